@@ -1,0 +1,1 @@
+"""Keras layers: attention, position encodings, Transformer blocks, vision."""

@@ -1,0 +1,240 @@
+"""Scaled dot-product attention with a choice of implementation."""
+
+import math
+
+import keras
+from keras import ops
+
+from keras_attention.ops.chunked_attention import chunked_attention
+from keras_attention.ops.softmax import masked_softmax
+
+IMPLEMENTATIONS = ("auto", "xla", "chunked", "fused")
+
+# "auto" switches to the chunked kernel once one (Tq, Tk) score matrix per
+# batch row and head would hold more than this many entries (64 MiB in float32).
+_AUTO_CHUNKED_MIN_SCORES = 4096 * 4096
+_CHUNK_SIZE = 512
+
+
+def check_implementation(implementation):
+    """Raise a ValueError unless `implementation` is one of IMPLEMENTATIONS."""
+    if implementation not in IMPLEMENTATIONS:
+        raise ValueError(
+            f"`implementation` must be one of {IMPLEMENTATIONS}. "
+            f"Received: implementation={implementation!r}"
+        )
+
+
+def _check_inputs(query, key, value):
+    for name, tensor in (("query", query), ("key", key), ("value", value)):
+        if len(tensor.shape) != 4:
+            raise ValueError(
+                f"`{name}` must be 4D (batch, length, heads, head_dim). "
+                f"Received: {name}.shape={tuple(tensor.shape)}"
+            )
+    if not _dims_match(query.shape[-1], key.shape[-1]):
+        raise ValueError(
+            "`query` and `key` must have the same head_dim (last axis). "
+            f"Received: query.shape={tuple(query.shape)}, key.shape={tuple(key.shape)}"
+        )
+    if not _dims_match(key.shape[1], value.shape[1]):
+        raise ValueError(
+            "`key` and `value` must have the same length (axis 1). "
+            f"Received: key.shape={tuple(key.shape)}, value.shape={tuple(value.shape)}"
+        )
+    for axis, axis_name in ((0, "batch"), (2, "heads")):
+        sizes = {t.shape[axis] for t in (query, key, value)} - {None}
+        if len(sizes) > 1:
+            raise ValueError(
+                f"`query`, `key` and `value` must have the same {axis_name} size "
+                f"(axis {axis}). Received: query.shape={tuple(query.shape)}, "
+                f"key.shape={tuple(key.shape)}, value.shape={tuple(value.shape)}"
+            )
+
+
+def _dims_match(a, b):
+    return a is None or b is None or a == b
+
+
+def normalize_mask(mask, query, key):
+    """Bring a boolean mask to rank 4 broadcastable to (B, H, Tq, Tk).
+
+    Masks follow NumPy broadcasting against the (B, H, Tq, Tk) scores: a rank-2
+    mask is (Tq, Tk), rank 3 is (B, Tq, Tk) and rank 4 is (B, H, Tq, Tk).
+    """
+    if mask is None:
+        return None
+    mask = ops.convert_to_tensor(mask)
+    received_shape = tuple(mask.shape)
+    rank = len(received_shape)
+    if rank < 2 or rank > 4:
+        raise ValueError(
+            "`mask` must have rank 2 (Tq, Tk), 3 (B, Tq, Tk) or 4 (B, H, Tq, Tk). "
+            f"Received: mask.shape={tuple(mask.shape)}"
+        )
+    if rank == 2:
+        mask = mask[None, None]
+    elif rank == 3:
+        mask = mask[:, None]
+    target = (query.shape[0], query.shape[2], query.shape[1], key.shape[1])
+    for size, expected in zip(mask.shape, target):
+        if size is not None and expected is not None and size not in (1, expected):
+            raise ValueError(
+                "`mask` must broadcast to the attention scores (batch, heads, "
+                f"query_length, key_length) = {target}. "
+                f"Received: mask.shape={received_shape}"
+            )
+    return ops.cast(mask, "bool")
+
+
+def _causal(query_length, key_length):
+    # Top-left aligned, as in keras.ops.dot_product_attention.
+    rows = ops.arange(query_length, dtype="int32")[:, None]
+    cols = ops.arange(key_length, dtype="int32")[None, :]
+    return ops.greater_equal(rows, cols)[None, None]  # (1, 1, Tq, Tk)
+
+
+def attention_weights(query, key, mask=None, is_causal=False, scale=None):
+    """Softmax attention weights (B, H, Tq, Tk), float32, zero rows where all masked."""
+    scale = _default_scale(query) if scale is None else scale
+    scaled_query = query * ops.cast(scale, query.dtype)
+    logits = ops.einsum("bqhd,bkhd->bhqk", scaled_query, key)  # (B, H, Tq, Tk)
+    if is_causal:
+        causal = _causal(ops.shape(query)[1], ops.shape(key)[1])
+        mask = causal if mask is None else ops.logical_and(mask, causal)
+    return masked_softmax(logits, mask)
+
+
+def _default_scale(query):
+    head_dim = query.shape[-1]
+    if head_dim is None:
+        raise ValueError(
+            "`scale` is needed when the head_dim of `query` is unknown. "
+            f"Received: query.shape={tuple(query.shape)}"
+        )
+    return 1.0 / math.sqrt(head_dim)
+
+
+def dot_product_attention(
+    query,
+    key,
+    value,
+    mask=None,
+    is_causal=False,
+    scale=None,
+    dropout_rate=0.0,
+    training=False,
+    return_weights=False,
+    implementation="auto",
+    seed=None,
+):
+    """Scaled dot-product attention, softmax(q k^T * scale) v, per head.
+
+    Shapes follow `keras.ops.dot_product_attention`: heads on axis 2.
+
+    Args:
+        query: (batch, query_length, heads, head_dim).
+        key: (batch, key_length, heads, head_dim).
+        value: (batch, key_length, heads, value_dim).
+        mask: optional boolean mask, True = may attend, broadcastable to
+            (batch, heads, query_length, key_length) with NumPy rules: rank 2
+            is (Tq, Tk), rank 3 is (B, Tq, Tk). Use `ops.key_padding_mask` to
+            turn a (B, Tk) padding mask into (B, 1, 1, Tk).
+        is_causal: query i sees keys 0..i only (top-left aligned).
+        scale: multiplies the scores; defaults to 1 / sqrt(head_dim).
+        dropout_rate: dropout on the attention weights when `training`.
+        training: whether dropout is active.
+        return_weights: also return the weights (batch, heads, Tq, Tk).
+        implementation: "xla" materialises the scores; "chunked" walks over
+            blocks of keys in O(length) extra memory with the same result;
+            "fused" calls `keras.ops.dot_product_attention` (the backend's
+            fused kernel where it has one); "auto" picks "chunked" for long
+            sequences without dropout or weights, else "xla".
+        seed: int or `keras.random.SeedGenerator` for dropout.
+
+    A query whose every key is masked gets output 0 and weights 0 on every
+    implementation and dtype. The softmax runs in float32.
+
+    Returns:
+        output (batch, query_length, heads, value_dim) in the dtype of
+        `value`, and with `return_weights=True` also the weights in that dtype.
+
+    Example:
+
+    >>> import numpy as np
+    >>> import keras_attention as ka
+    >>> q = np.random.rand(2, 5, 4, 8).astype("float32")
+    >>> kv = np.random.rand(2, 7, 4, 8).astype("float32")
+    >>> out, w = ka.ops.dot_product_attention(q, kv, kv, return_weights=True)
+    >>> tuple(out.shape), tuple(w.shape)
+    ((2, 5, 4, 8), (2, 4, 5, 7))
+    >>> chunked = ka.ops.dot_product_attention(q, kv, kv, implementation="chunked")
+    >>> bool(np.allclose(out, chunked, atol=1e-6))
+    True
+    """
+    check_implementation(implementation)
+    if not isinstance(dropout_rate, (int, float)) or not 0.0 <= dropout_rate < 1.0:
+        raise ValueError(
+            f"`dropout_rate` must be a float in [0, 1). Received: dropout_rate={dropout_rate!r}"
+        )
+    query = ops.convert_to_tensor(query)
+    key = ops.convert_to_tensor(key)
+    value = ops.convert_to_tensor(value)
+    _check_inputs(query, key, value)
+    mask = normalize_mask(mask, query, key)
+    scale = _default_scale(query) if scale is None else scale
+    use_dropout = bool(training) and dropout_rate > 0.0
+
+    if implementation == "auto":
+        implementation = _choose_implementation(query, key, use_dropout, return_weights)
+    if implementation == "chunked":
+        if use_dropout:
+            raise ValueError(
+                'implementation="chunked" does not support dropout. '
+                f"Received: dropout_rate={dropout_rate}, training={training}"
+            )
+        output = chunked_attention(query, key, value, mask, is_causal, scale, _CHUNK_SIZE)
+        if not return_weights:
+            return output
+        weights = attention_weights(query, key, mask, is_causal, scale)
+        return output, ops.cast(weights, value.dtype)
+    if implementation == "fused":
+        if use_dropout or return_weights:
+            raise ValueError(
+                'implementation="fused" can neither apply dropout nor return weights. '
+                f"Received: dropout_rate={dropout_rate}, training={training}, "
+                f"return_weights={return_weights}"
+            )
+        return _fused_attention(query, key, value, mask, is_causal, scale)
+
+    weights = attention_weights(query, key, mask, is_causal, scale)
+    weights = ops.cast(weights, value.dtype)
+    dropped = keras.random.dropout(weights, dropout_rate, seed=seed) if use_dropout else weights
+    output = ops.einsum("bhqk,bkhd->bqhd", dropped, value)  # (B, Tq, H, Dv)
+    return (output, weights) if return_weights else output
+
+
+def _choose_implementation(query, key, use_dropout, return_weights):
+    if use_dropout or return_weights:
+        return "xla"
+    query_length, key_length = query.shape[1], key.shape[1]
+    if query_length is None or key_length is None:
+        return "xla"
+    if query_length * key_length >= _AUTO_CHUNKED_MIN_SCORES:
+        return "chunked"
+    return "xla"
+
+
+def _fused_attention(query, key, value, mask, is_causal, scale):
+    output = ops.dot_product_attention(
+        query, key, value, mask=mask, scale=scale, is_causal=is_causal
+    )
+    if mask is None:
+        return output  # top-left causal or no mask: every query sees a key
+    # keras spreads a fully masked row uniformly over the keys; make it 0.
+    if is_causal:
+        mask = ops.logical_and(mask, _causal(ops.shape(query)[1], ops.shape(key)[1]))
+    sees_any_key = ops.any(mask, axis=-1)  # (mB, mH, Tq)
+    # (mB, mH, Tq) -> (mB, Tq, mH, 1) to broadcast against (B, Tq, H, Dv)
+    sees_any_key = ops.transpose(sees_any_key, (0, 2, 1))[..., None]
+    return ops.where(sees_any_key, output, ops.zeros_like(output))

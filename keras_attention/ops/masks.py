@@ -1,0 +1,166 @@
+"""Boolean attention masks: True means "may attend".
+
+Every mask here is a boolean tensor that broadcasts against attention scores
+shaped `(batch, heads, query_length, key_length)`. Masks made from one sequence
+(padding) are `(batch, length)`; masks made from positions (causal, sliding
+window) are `(query_length, key_length)`. `merge_masks` combines any of them.
+
+Example:
+
+>>> import keras_attention as ka
+>>> ka.ops.causal_mask(3).numpy().astype(int).tolist()
+[[1, 0, 0], [1, 1, 0], [1, 1, 1]]
+>>> ka.ops.causal_mask(1, 4, offset=2).numpy().astype(int).tolist()
+[[1, 1, 1, 0]]
+"""
+
+from keras import ops
+
+
+def _check_non_negative_int(name, value, allow_tensor=True):
+    if isinstance(value, bool):
+        raise ValueError(f"`{name}` must be a non-negative integer. Received: {name}={value!r}")
+    if isinstance(value, int):
+        if value < 0:
+            raise ValueError(
+                f"`{name}` must be a non-negative integer. Received: {name}={value}"
+            )
+        return
+    if allow_tensor and hasattr(value, "dtype"):
+        return
+    raise ValueError(f"`{name}` must be a non-negative integer. Received: {name}={value!r}")
+
+
+def causal_mask(query_length, key_length=None, offset=0):
+    """Lower-triangular mask: query `i` sees keys `0 .. offset + i`.
+
+    `offset` is the absolute position of the first query, which is what a
+    decoder needs when it runs one token at a time against a key/value cache:
+    the query at cache index `p` is called with `query_length=1, offset=p`.
+
+    Args:
+        query_length: number of queries (int or scalar tensor).
+        key_length: number of keys; defaults to `offset + query_length`.
+        offset: absolute position of the first query (int or scalar tensor).
+
+    Returns:
+        bool tensor `(query_length, key_length)`.
+    """
+    _check_non_negative_int("query_length", query_length)
+    _check_non_negative_int("offset", offset)
+    if key_length is None:
+        key_length = query_length + offset
+    _check_non_negative_int("key_length", key_length)
+    query_positions = ops.arange(query_length, dtype="int32") + ops.cast(offset, "int32")
+    key_positions = ops.arange(key_length, dtype="int32")
+    # (Tq, 1) >= (1, Tk) -> (Tq, Tk)
+    return ops.greater_equal(query_positions[:, None], key_positions[None, :])
+
+
+def sliding_window_mask(query_length, key_length=None, window=None, offset=0, causal=True):
+    """Local attention: query at position p sees keys with |p - k| < window.
+
+    With `causal=True` (the default) only keys `p - window + 1 .. p` are visible,
+    as in Longformer/Mistral-style causal local attention.
+
+    Returns:
+        bool tensor `(query_length, key_length)`.
+    """
+    if isinstance(window, bool) or not isinstance(window, int) or window <= 0:
+        raise ValueError(f"`window` must be a positive integer. Received: window={window!r}")
+    _check_non_negative_int("query_length", query_length)
+    _check_non_negative_int("offset", offset)
+    if key_length is None:
+        key_length = query_length + offset
+    query_positions = ops.arange(query_length, dtype="int32") + ops.cast(offset, "int32")
+    key_positions = ops.arange(key_length, dtype="int32")
+    distance = query_positions[:, None] - key_positions[None, :]  # (Tq, Tk)
+    mask = ops.less(ops.abs(distance), window)
+    if causal:
+        mask = ops.logical_and(mask, ops.greater_equal(distance, 0))
+    return mask
+
+
+def padding_mask_from_lengths(lengths, max_length):
+    """`(batch, max_length)` mask with the first `lengths[b]` positions True."""
+    _check_non_negative_int("max_length", max_length)
+    lengths = ops.convert_to_tensor(lengths)
+    if len(lengths.shape) != 1:
+        raise ValueError(
+            "`lengths` must be a 1D tensor of sequence lengths (batch,). "
+            f"Received: lengths.shape={tuple(lengths.shape)}"
+        )
+    positions = ops.arange(max_length, dtype="int32")
+    # (1, T) < (B, 1) -> (B, T)
+    return ops.less(positions[None, :], ops.cast(lengths, "int32")[:, None])
+
+
+def padding_mask_from_ids(token_ids, padding_id=0):
+    """`(batch, length)` mask that is False where `token_ids == padding_id`."""
+    token_ids = ops.convert_to_tensor(token_ids)
+    if len(token_ids.shape) < 1:
+        raise ValueError(
+            "`token_ids` must have at least one dimension. "
+            f"Received: token_ids.shape={tuple(token_ids.shape)}"
+        )
+    return ops.not_equal(token_ids, ops.cast(padding_id, token_ids.dtype))
+
+
+def key_padding_mask(key_mask):
+    """Turn a `(batch, key_length)` padding mask into `(batch, 1, 1, key_length)`.
+
+    The result broadcasts over heads and queries of `(B, H, Tq, Tk)` scores.
+    """
+    key_mask = ops.cast(key_mask, "bool")
+    if len(key_mask.shape) != 2:
+        raise ValueError(
+            "`key_mask` must be a (batch, key_length) mask. "
+            f"Received: key_mask.shape={tuple(key_mask.shape)}"
+        )
+    return key_mask[:, None, None, :]
+
+
+def query_key_mask(query_mask=None, key_mask=None):
+    """`(batch, query_length, key_length)` mask from per-sequence padding masks.
+
+    A query position that is padding attends to nothing; a key position that
+    is padding is seen by no one. Either argument may be None.
+    """
+    mask = None
+    if query_mask is not None:
+        mask = ops.cast(query_mask, "bool")[:, :, None]  # (B, Tq, 1)
+    if key_mask is not None:
+        key = ops.cast(key_mask, "bool")[:, None, :]  # (B, 1, Tk)
+        mask = key if mask is None else ops.logical_and(mask, key)
+    return mask
+
+
+def merge_masks(*masks):
+    """Logical AND of the given masks, skipping `None`; None if all are None.
+
+    The masks must broadcast against one another, e.g. a `(B, Tq, Tk)` padding
+    mask with a `(Tq, Tk)` causal mask.
+    """
+    merged = None
+    for mask in masks:
+        if mask is None:
+            continue
+        mask = ops.cast(mask, "bool")
+        if merged is None:
+            merged = mask
+            continue
+        if not _broadcastable(merged.shape, mask.shape):
+            raise ValueError(
+                "Masks must broadcast against one another. Received masks of "
+                f"shapes {tuple(merged.shape)} and {tuple(mask.shape)}"
+            )
+        merged = ops.logical_and(merged, mask)
+    return merged
+
+
+def _broadcastable(shape_a, shape_b):
+    for a, b in zip(reversed(tuple(shape_a)), reversed(tuple(shape_b))):
+        if a is None or b is None or a == 1 or b == 1 or a == b:
+            continue
+        return False
+    return True
