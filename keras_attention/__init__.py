@@ -6,4 +6,5 @@
 
 from keras_attention import layers
 from keras_attention import ops
+from keras_attention import visualization
 from keras_attention.version import __version__

@@ -1,0 +1,152 @@
+"""Additive (Bahdanau) attention: score(q, k) = v^T tanh(W_q q + W_k k + b)."""
+
+import keras
+from keras import ops
+
+from keras_attention.layers.base_attention import BaseAttention
+from keras_attention.layers.base_attention import clone_initializer
+
+
+@keras.saving.register_keras_serializable(package="keras_attention")
+class AdditiveAttention(BaseAttention):
+    """Additive attention of Bahdanau et al., for any query and key sizes.
+
+    The alignment score of a query `q` and a key `k` is a one-hidden-layer
+    MLP, `e = v^T tanh(W_q q + W_k k + b)`, with `W_q` `(Dq, units)`,
+    `W_k` `(Dk, units)`, `b` `(units,)` and `v` `(units,)` learned; the
+    weights are `softmax(e)` over the keys and the output is the weighted
+    sum of the values. Keys default to the values.
+
+    Paper: [Bahdanau et al., 2015](https://arxiv.org/abs/1409.0473).
+
+    The term `W_k k + b` depends on the keys only: a decoder attending to a
+    fixed memory at every step computes it once with
+    `precompute_keys(memory)` and passes it as `precomputed_keys=`.
+
+    Weights, in `get_weights()` order: `query_dense/kernel` `(Dq, units)`,
+    `key_dense/kernel` `(Dk, units)`, `key_dense/bias` `(units,)` (with
+    `use_bias=True`), `score_dense/kernel` `(units, 1)` (the vector `v`).
+
+    Args:
+        units: size of the hidden layer of the score MLP.
+        dropout: fraction of the attention weights dropped in training.
+        use_bias: whether the score MLP has the bias `b`.
+        kernel_initializer: initializer of `W_q`, `W_k` and `v`.
+        bias_initializer: initializer of `b`.
+        seed: int seed of the dropout.
+        **kwargs: base layer arguments (`name`, `dtype`, ...).
+
+    Call arguments:
+        query: `(B, Dq)` (one decoder step) or `(B, Tq, Dq)`.
+        value: `(B, Tv, Dv)` or an image feature map `(B, H, W, Dv)`.
+        key: optional, `(B, Tv, Dk)` or `(B, H, W, Dk)`; defaults to `value`.
+        query_mask: optional bool `(B, Tq)` (`(B,)` for one step); False
+            zeroes the output and the weights of that query. Defaults to
+            the Keras mask of `query`, which is passed on to the output.
+        value_mask: optional bool `(B, Tv)` or `(B, H, W)`; False hides that
+            position. Defaults to the Keras mask of `value` (e.g. from
+            `keras.layers.Embedding(mask_zero=True)`).
+        return_attention_scores: also return the attention weights.
+        training: whether dropout is active.
+        precomputed_keys: optional `precompute_keys(key)`, `(B, Tv, units)`
+            or `(B, H, W, units)`, used instead of recomputing `W_k k + b`.
+
+    Returns:
+        output `(B, [Tq,] Dv)` and, with `return_attention_scores=True`, the
+        weights `(B, [Tq,] Tv)` or `(B, [Tq,] H, W)`, in the compute dtype.
+        A query that sees no key gets output 0 and weights 0.
+
+    Example:
+
+    >>> import numpy as np
+    >>> from keras_attention.layers.additive_attention import AdditiveAttention
+    >>> attention = AdditiveAttention(units=16)
+    >>> decoder_state = np.random.rand(2, 32).astype("float32")  # one step
+    >>> encoder_outputs = np.random.rand(2, 7, 24).astype("float32")
+    >>> context, weights = attention(decoder_state, encoder_outputs,
+    ...                              return_attention_scores=True)
+    >>> tuple(context.shape), tuple(weights.shape)
+    ((2, 24), (2, 7))
+    >>> feature_map = np.random.rand(2, 3, 3, 24).astype("float32")
+    >>> context, weights = attention(decoder_state, feature_map,
+    ...                              return_attention_scores=True)
+    >>> tuple(context.shape), tuple(weights.shape)
+    ((2, 24), (2, 3, 3))
+    """
+
+    def __init__(
+        self,
+        units,
+        dropout=0.0,
+        use_bias=True,
+        kernel_initializer="glorot_uniform",
+        bias_initializer="zeros",
+        seed=None,
+        **kwargs,
+    ):
+        super().__init__(dropout=dropout, seed=seed, **kwargs)
+        if isinstance(units, bool) or not isinstance(units, int) or units <= 0:
+            raise ValueError(f"`units` must be a positive integer. Received: units={units!r}")
+        self.units = units
+        self.use_bias = use_bias
+        self.kernel_initializer = keras.initializers.get(kernel_initializer)
+        self.bias_initializer = keras.initializers.get(bias_initializer)
+
+    def build(self, query_shape, value_shape, key_shape=None):
+        super().build(query_shape, value_shape, key_shape)
+        key_shape = value_shape if key_shape is None else key_shape
+        for name, shape in (("query", query_shape), ("key", key_shape)):
+            if shape[-1] is None:
+                raise ValueError(
+                    f"The last axis of `{name}` must be known to build the layer. "
+                    f"Received: {name}_shape={tuple(shape)}"
+                )
+        self.query_dense = keras.layers.Dense(
+            self.units,
+            use_bias=False,
+            kernel_initializer=clone_initializer(self.kernel_initializer),
+            dtype=self.dtype_policy,
+            name="query_dense",
+        )
+        self.query_dense.build(tuple(query_shape))
+        self.key_dense = keras.layers.Dense(
+            self.units,
+            use_bias=self.use_bias,
+            kernel_initializer=clone_initializer(self.kernel_initializer),
+            bias_initializer=clone_initializer(self.bias_initializer),
+            dtype=self.dtype_policy,
+            name="key_dense",
+        )
+        self.key_dense.build(tuple(key_shape))
+        self.score_dense = keras.layers.Dense(
+            1,
+            use_bias=False,
+            kernel_initializer=clone_initializer(self.kernel_initializer),
+            dtype=self.dtype_policy,
+            name="score_dense",
+        )
+        self.score_dense.build((None, self.units))
+
+    def _project_keys(self, key):
+        return self.key_dense(key)  # (B, ..., units): W_k k + b
+
+    def _projected_key_size(self):
+        return self.units
+
+    def _compute_scores(self, query, key):
+        projected_query = self.query_dense(query)  # (B, Tq, units)
+        # (B, Tq, 1, units) + (B, 1, S, units) -> (B, Tq, S, units)
+        hidden = ops.tanh(projected_query[:, :, None, :] + key[:, None, :, :])
+        return ops.squeeze(self.score_dense(hidden), -1)  # (B, Tq, S)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "units": self.units,
+                "use_bias": self.use_bias,
+                "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
+                "bias_initializer": keras.initializers.serialize(self.bias_initializer),
+            }
+        )
+        return config

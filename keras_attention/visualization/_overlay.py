@@ -1,0 +1,58 @@
+"""Showing an image with an attention heat map laid over it."""
+
+import numpy as np
+
+# Opacity of the heat map where attention peaks. It fades to transparent
+# where attention is lowest, so unattended regions show the plain image.
+_PEAK_ALPHA = 0.7
+
+
+def as_display_image(image, argument="image"):
+    """Validates an image and scales its pixels from 0..255 to 0..1.
+
+    Args:
+        image: (H, W), (H, W, 1) or (H, W, 3) pixels, uint8 or float in 0..255.
+        argument: the argument name to use in error messages.
+
+    Returns:
+        float (H, W) or (H, W, 3) array in [0, 1].
+    """
+    pixels = np.asarray(image)
+    if pixels.ndim == 3 and pixels.shape[-1] == 1:
+        pixels = pixels[..., 0]  # (H, W)
+    if not (pixels.ndim == 2 or (pixels.ndim == 3 and pixels.shape[-1] == 3)):
+        raise ValueError(
+            f"Expected `{argument}` to have shape (H, W, 3), (H, W, 1) or (H, W). "
+            f"Received: {argument}.shape={np.shape(image)}"
+        )
+    return np.clip(pixels.astype("float64") / 255.0, 0.0, 1.0)
+
+
+def draw_image(axes, display_image, title=None):
+    """Draws `display_image` on `axes` without ticks or frame.
+
+    Args:
+        axes: a matplotlib `Axes`.
+        display_image: output of `as_display_image`.
+        title: optional panel title.
+    """
+    if display_image.ndim == 2:
+        axes.imshow(display_image, cmap="gray", vmin=0.0, vmax=1.0)
+    else:
+        axes.imshow(display_image)
+    if title is not None:
+        axes.set_title(title)
+    axes.set_axis_off()
+
+
+def draw_overlay(axes, display_image, heat_map, title=None):
+    """Draws `display_image` on `axes` with `heat_map` (same H, W) on top.
+
+    Args:
+        axes: a matplotlib `Axes`.
+        display_image: output of `as_display_image`.
+        heat_map: (H, W) array in [0, 1], already at the image's resolution.
+        title: optional panel title.
+    """
+    draw_image(axes, display_image, title=title)
+    axes.imshow(heat_map, cmap="jet", vmin=0.0, vmax=1.0, alpha=_PEAK_ALPHA * heat_map)

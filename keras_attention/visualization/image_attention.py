@@ -1,0 +1,155 @@
+"""Spatial attention of an image captioner, drawn over the image word by word."""
+
+import math
+
+import numpy as np
+
+from keras_attention.visualization._labels import as_labels
+from keras_attention.visualization._matplotlib import new_figure
+from keras_attention.visualization._overlay import as_display_image
+from keras_attention.visualization._overlay import draw_image
+from keras_attention.visualization._overlay import draw_overlay
+
+
+def _bilinear_matrix(source_size, target_size):
+    """(target_size, source_size) matrix that linearly interpolates one axis.
+
+    Pixel centres are aligned the way image resizing aligns them
+    (`keras.ops.image.resize`, `tf.image.resize`): output pixel `i` reads
+    source coordinate `(i + 0.5) * source_size / target_size - 0.5`, clamped
+    at the borders.
+    """
+    coordinates = (np.arange(target_size) + 0.5) * source_size / target_size - 0.5
+    coordinates = np.clip(coordinates, 0.0, source_size - 1)
+    lower = np.floor(coordinates).astype("int64")
+    upper = np.minimum(lower + 1, source_size - 1)
+    fraction = coordinates - lower
+    rows = np.arange(target_size)
+    matrix = np.zeros((target_size, source_size))
+    np.add.at(matrix, (rows, lower), 1.0 - fraction)
+    np.add.at(matrix, (rows, upper), fraction)
+    return matrix
+
+
+def upsample_attention(attention, image_shape):
+    """Resizes an (h, w) attention map to an (H, W) image, scaled to [0, 1].
+
+    The map is resized bilinearly (so a feature-map cell becomes a smooth
+    blob centred on the image region it covers) and then min-max scaled so
+    its smallest value is 0 and its largest 1, ready to draw as a heat map.
+    A constant map carries no "where" information and comes out as zeros.
+
+    Args:
+        attention: (h, w) attention weights over a feature map.
+        image_shape: (H, W), the height and width to resize to.
+
+    Returns:
+        float64 NumPy array of shape (H, W) with values in [0, 1].
+
+    Example:
+
+    >>> import numpy as np
+    >>> from keras_attention.visualization.image_attention import upsample_attention
+    >>> attention = np.array([[0.0, 1.0], [0.0, 0.0]])
+    >>> heat_map = upsample_attention(attention, (4, 4))
+    >>> heat_map.shape
+    (4, 4)
+    >>> heat_map[0].tolist()  # top row: brightest under the attended top-right cell
+    [0.0, 0.25, 0.75, 1.0]
+    """
+    attention = np.asarray(attention, dtype="float64")
+    if attention.ndim != 2 or attention.size == 0:
+        raise ValueError(
+            "Expected `attention` to be a non-empty 2D (h, w) map. "
+            f"Received: attention.shape={attention.shape}"
+        )
+    if not np.all(np.isfinite(attention)):
+        raise ValueError(
+            "Expected `attention` to hold only finite values. "
+            f"Received: attention={attention}"
+        )
+    shape = tuple(image_shape)
+    if len(shape) != 2 or not all(
+        isinstance(size, (int, np.integer)) and size > 0 for size in shape
+    ):
+        raise ValueError(
+            "Expected `image_shape` to be (H, W), two positive integers. "
+            f"Received: image_shape={image_shape}"
+        )
+    height, width = shape
+    rows = _bilinear_matrix(attention.shape[0], height)  # (H, h)
+    columns = _bilinear_matrix(attention.shape[1], width)  # (W, w)
+    resized = rows @ attention @ columns.T  # (H, h) @ (h, w) @ (w, W) -> (H, W)
+    low, high = resized.min(), resized.max()
+    if high - low <= 0.0:
+        return np.zeros_like(resized)
+    return (resized - low) / (high - low)
+
+
+def plot_caption_attention(image, attention, words, columns=4, title=None):
+    """Draws where a captioner looked while it generated each word.
+
+    The first panel is the image itself; each following panel shows the
+    image with that word's attention map (bilinearly upsampled from the
+    feature-map grid) laid over it as a heat map, titled with the word, as in
+    the "Show, Attend and Tell" figures (Xu et al. 2015).
+
+    Args:
+        image: (H, W, 3) pixels, uint8 or float in 0..255 (grayscale
+            (H, W) and (H, W, 1) work too).
+        attention: (T, h, w) attention over the (h, w) feature grid, one map
+            per generated word.
+        words: the T generated words (strings or bytes), one per map.
+        columns: panels per row.
+        title: optional title above the panels (for example the caption).
+
+    Returns:
+        A `matplotlib.figure.Figure` with T + 1 axes: the image, then one per
+        word.
+
+    Example:
+
+    >>> import numpy as np
+    >>> from keras_attention.visualization.image_attention import plot_caption_attention
+    >>> image = np.zeros((32, 32, 3), dtype="uint8")
+    >>> attention = np.random.default_rng(0).random((3, 4, 4))
+    >>> figure = plot_caption_attention(image, attention, ["a", "bird", "flying"])
+    >>> [axes.get_title() for axes in figure.axes]
+    ['', 'a', 'bird', 'flying']
+    """
+    display_image = as_display_image(image)
+    labels = as_labels(words, "words")
+    attention = np.asarray(attention, dtype="float64")
+    if attention.ndim != 3:
+        raise ValueError(
+            "Expected `attention` to have shape (T, h, w): one (h, w) map per word. "
+            f"Received: attention.shape={attention.shape}"
+        )
+    if attention.shape[0] != len(labels):
+        raise ValueError(
+            "Expected one attention map per word, len(words) == attention.shape[0]. "
+            f"Received: len(words)={len(labels)}, attention.shape={attention.shape}"
+        )
+    if not isinstance(columns, (int, np.integer)) or columns < 1:
+        raise ValueError(
+            f"Expected `columns` to be a positive integer. Received: columns={columns}"
+        )
+
+    panels = len(labels) + 1
+    columns = min(int(columns), panels)
+    rows = math.ceil(panels / columns)
+    # Panels about 2.5 inches wide, keeping the image's aspect ratio.
+    height, width = display_image.shape[:2]
+    panel_width = 2.5
+    figure = new_figure(
+        figsize=(panel_width * columns, (panel_width * height / width + 0.4) * rows)
+    )
+    draw_image(figure.add_subplot(rows, columns, 1), display_image)
+    for index, (word, word_attention) in enumerate(zip(labels, attention)):
+        heat_map = upsample_attention(word_attention, (height, width))
+        draw_overlay(
+            figure.add_subplot(rows, columns, index + 2), display_image, heat_map, title=word
+        )
+    if title is not None:
+        figure.suptitle(title)
+    return figure

@@ -1,0 +1,223 @@
+"""DotProductAttention against NumPy implementations of Luong et al.'s scores."""
+
+import re
+
+import keras
+import numpy as np
+import pytest
+from layer_harness import HARNESS_CHECKS
+from layer_harness import LayerSpec
+from layer_harness import run_check
+
+from keras_attention.layers.dot_product_attention import DotProductAttention
+
+RNG = np.random.default_rng(11)
+
+
+def _normal(*shape):
+    return RNG.normal(size=shape).astype("float32")
+
+
+def _luong_scores(query, key, score_mode, kernel=None):
+    """query (B, Tq, Dq), key (B, S, Dk) -> (B, Tq, S), written out per pair."""
+    scores = np.zeros((query.shape[0], query.shape[1], key.shape[1]))
+    for b, t, s in np.ndindex(*scores.shape):
+        q, k = query[b, t].astype("float64"), key[b, s].astype("float64")
+        if score_mode == "dot":
+            scores[b, t, s] = np.dot(q, k)
+        elif score_mode == "scaled_dot":
+            scores[b, t, s] = np.dot(q, k) / np.sqrt(k.size)
+        else:  # general: q^T W k
+            scores[b, t, s] = q @ kernel @ k
+    return scores
+
+
+def _attend(scores, value, mask):
+    """Masked softmax over keys and weighted sum; rows with no visible key are 0."""
+    weights = np.zeros_like(scores)
+    for b, t in np.ndindex(*scores.shape[:2]):
+        visible = mask[b, t]
+        if visible.any():
+            exponentials = np.exp(scores[b, t, visible] - scores[b, t, visible].max())
+            weights[b, t, visible] = exponentials / exponentials.sum()
+    return np.einsum("bts,bsd->btd", weights, value), weights  # (B, Tq, Dv), (B, Tq, S)
+
+
+def _kernel(layer):
+    weights = layer.get_weights()
+    return weights[0] if weights else None
+
+
+@pytest.mark.parametrize("score_mode", ["dot", "scaled_dot", "general"])
+def test_sequence_query_with_masks_matches_numpy(score_mode):
+    query_dim = 4 if score_mode != "general" else 3
+    query, key, value = _normal(2, 3, query_dim), _normal(2, 5, 4), _normal(2, 5, 6)
+    query_mask = np.array([[True, False, True], [True, True, True]])
+    value_mask = np.array([[True, True, False, True, False], [False, True, True, True, True]])
+    layer = DotProductAttention(score_mode=score_mode)
+    output, weights = layer(
+        query, value, key=key, query_mask=query_mask, value_mask=value_mask,
+        return_attention_scores=True,
+    )
+    if score_mode == "general":
+        assert _kernel(layer).shape == (query_dim, 4)
+    scores = _luong_scores(query, key, score_mode, _kernel(layer))
+    mask = query_mask[:, :, None] & value_mask[:, None, :]
+    expected_output, expected_weights = _attend(scores, value, mask)
+    np.testing.assert_allclose(weights, expected_weights, atol=1e-5)
+    np.testing.assert_allclose(output, expected_output, atol=1e-5)
+
+
+def test_scaling_divides_the_dot_scores_by_sqrt_key_size():
+    # Large scores: the unscaled softmax is far peakier than the scaled one.
+    query, value = 3.0 * _normal(1, 1, 16), 3.0 * _normal(1, 6, 16)
+    dot = DotProductAttention(score_mode="dot")(query, value, return_attention_scores=True)[1]
+    scaled = DotProductAttention(score_mode="scaled_dot")(query, value, return_attention_scores=True)[1]
+    mask = np.ones((1, 1, 6), bool)
+    np.testing.assert_allclose(dot, _attend(_luong_scores(query, value, "dot"), value, mask)[1], atol=1e-5)
+    expected_scaled = _attend(_luong_scores(query, value, "dot") / 4.0, value, mask)[1]
+    np.testing.assert_allclose(scaled, expected_scaled, atol=1e-5)
+
+
+@pytest.mark.parametrize("score_mode", ["scaled_dot", "general"])
+def test_single_step_query_on_feature_map_matches_numpy(score_mode):
+    batch, height, width = 2, 3, 2
+    query, feature_map = _normal(batch, 5), _normal(batch, height, width, 5)
+    value_mask = np.ones((batch, height, width), bool)
+    value_mask[0, :, 1] = False  # hide the right column of the first image
+    layer = DotProductAttention(score_mode=score_mode)
+    output, weights = layer(query, feature_map, value_mask=value_mask, return_attention_scores=True)
+    assert tuple(output.shape) == (batch, 5) and tuple(weights.shape) == (batch, height, width)
+
+    positions = feature_map.reshape(batch, height * width, 5)  # (B, S, D)
+    scores = _luong_scores(query[:, None], positions, score_mode, _kernel(layer))
+    expected_output, expected_weights = _attend(scores, positions, value_mask.reshape(batch, 1, -1))
+    np.testing.assert_allclose(weights, expected_weights.reshape(batch, height, width), atol=1e-5)
+    np.testing.assert_allclose(output, expected_output[:, 0], atol=1e-5)
+
+
+def test_sequence_query_on_feature_map_gives_per_query_maps():
+    query, feature_map = _normal(2, 4, 3), _normal(2, 2, 2, 3)
+    output, weights = DotProductAttention(score_mode="dot")(
+        query, feature_map, return_attention_scores=True
+    )
+    positions = feature_map.reshape(2, 4, 3)
+    expected_output, expected_weights = _attend(
+        _luong_scores(query, positions, "dot"), positions, np.ones((2, 4, 4), bool)
+    )
+    np.testing.assert_allclose(weights, expected_weights.reshape(2, 4, 2, 2), atol=1e-5)
+    np.testing.assert_allclose(output, expected_output, atol=1e-5)
+
+
+def test_embedding_masks_are_used_and_query_mask_reaches_the_output():
+    vocabulary, dim = 12, 4
+    query_ids = np.array([[5, 6, 7, 0], [1, 2, 0, 0]], "int32")
+    value_ids = np.array([[3, 0, 0], [9, 10, 11]], "int32")
+    query_tokens = keras.Input((None,), dtype="int32")
+    value_tokens = keras.Input((None,), dtype="int32")
+    query_embedding = keras.layers.Embedding(vocabulary, dim, mask_zero=True)
+    value_embedding = keras.layers.Embedding(vocabulary, dim, mask_zero=True)
+    attended = DotProductAttention(score_mode="dot")(
+        query_embedding(query_tokens), value_embedding(value_tokens)
+    )
+    pooled = keras.layers.GlobalAveragePooling1D()(attended)
+    model = keras.Model([query_tokens, value_tokens], [attended, pooled])
+    output, pooled_output = model([query_ids, value_ids])
+
+    query = query_embedding.get_weights()[0][query_ids]
+    value = value_embedding.get_weights()[0][value_ids]
+    query_mask, value_mask = query_ids != 0, value_ids != 0
+    expected, _ = _attend(
+        _luong_scores(query, value, "dot"), value, query_mask[:, :, None] & value_mask[:, None, :]
+    )
+    np.testing.assert_allclose(output, expected, atol=1e-5)
+    expected_pooled = expected.sum(axis=1) / query_mask.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(pooled_output, expected_pooled, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("score_mode", ["scaled_dot", "general"])
+def test_fully_masked_rows_give_zeros(score_mode, dtype):
+    query, value = _normal(2, 3, 4), _normal(2, 5, 4)
+    query_mask = np.array([[True, True, False], [True, True, True]])
+    value_mask = np.ones((2, 5), bool)
+    value_mask[1] = False
+    layer = DotProductAttention(score_mode=score_mode, dtype=dtype)
+    output, weights = layer(
+        query, value, query_mask=query_mask, value_mask=value_mask, return_attention_scores=True
+    )
+    assert keras.backend.standardize_dtype(output.dtype) == dtype
+    output = np.asarray(keras.ops.cast(output, "float32"))
+    weights = np.asarray(keras.ops.cast(weights, "float32"))
+    assert np.all(np.isfinite(output)) and np.all(np.isfinite(weights))
+    for rows in (np.s_[1], np.s_[0, 2]):  # no visible key; a padded query
+        np.testing.assert_array_equal(output[rows], 0.0)
+        np.testing.assert_array_equal(weights[rows], 0.0)
+    np.testing.assert_allclose(weights[0, :2].sum(axis=-1), 1.0, atol=1e-2)
+
+
+def test_precompute_keys_returns_the_keys():
+    layer = DotProductAttention(score_mode="general")
+    query, memory = _normal(2, 3), _normal(2, 4, 5)
+    layer.build(query.shape, memory.shape)
+    keys = layer.precompute_keys(memory)
+    np.testing.assert_allclose(keys, memory)
+    np.testing.assert_allclose(
+        layer(query, memory, precomputed_keys=keys), layer(query, memory), atol=1e-6
+    )
+
+
+@pytest.mark.parametrize("score_mode", ["cosine", "Dot", None])
+def test_unknown_score_mode_is_rejected(score_mode):
+    with pytest.raises(ValueError, match=re.escape(f"Received: score_mode={score_mode!r}")):
+        DotProductAttention(score_mode=score_mode)
+
+
+@pytest.mark.parametrize("score_mode", ["dot", "scaled_dot"])
+def test_dot_scores_need_equal_query_and_key_sizes(score_mode):
+    layer = DotProductAttention(score_mode=score_mode)
+    message = "Received: query_shape=(2, 3, 5), key_shape=(2, 4, 6)"
+    with pytest.raises(ValueError, match=re.escape(message)):
+        layer(_normal(2, 3, 5), _normal(2, 4, 6))
+    with pytest.raises(ValueError, match=re.escape("Received: query_shape=(2, 5), key_shape=(2, 4, 3)")):
+        DotProductAttention(score_mode=score_mode)(_normal(2, 5), _normal(2, 4, 5), key=_normal(2, 4, 3))
+
+
+@pytest.mark.parametrize("dropout", [-0.5, 1.0, None])
+def test_dropout_must_be_in_zero_one(dropout):
+    with pytest.raises(ValueError, match=re.escape(f"Received: dropout={dropout!r}")):
+        DotProductAttention(dropout=dropout)
+
+
+def test_compute_output_shape():
+    layer = DotProductAttention(score_mode="general")
+    assert layer.compute_output_shape((None, None, 3), (None, None, 7)) == (None, None, 7)
+    assert layer.compute_output_shape((4, 3), (4, 5, 6, 7)) == (4, 7)
+
+
+SPECS = [
+    LayerSpec(
+        "general_sequence_with_value_mask",
+        DotProductAttention,
+        {"score_mode": "general", "dropout": 0.1},
+        inputs=[_normal(2, 3, 5), _normal(2, 4, 6)],
+        tensor_kwargs={"value_mask": np.array([[True, True, False, False], [True] * 4])},
+    ),
+    LayerSpec(
+        "scaled_dot_feature_map_single_step",
+        DotProductAttention,
+        {"score_mode": "scaled_dot"},
+        inputs=[_normal(2, 6), _normal(2, 3, 2, 6)],
+        tensor_kwargs={"value_mask": np.array([[[True, False]] * 3, [[True, True]] * 3])},
+        call_kwargs={"return_attention_scores": True},
+        trainable=False,
+    ),
+]
+
+
+# The weightless "scaled_dot" spec trains nothing, which Keras warns about.
+@pytest.mark.filterwarnings("ignore:The model does not have any trainable weights")
+@pytest.mark.parametrize("check", HARNESS_CHECKS)
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
+def test_harness(spec, check, tmp_path):
+    run_check(spec, check, tmp_path)

@@ -1,0 +1,95 @@
+import matplotlib.image
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from keras_attention.visualization.image_attention import plot_caption_attention
+from keras_attention.visualization.image_attention import upsample_attention
+
+WORDS = ["a", "bird", "flying", "over", "water"]
+
+
+def _reference_heat_map(attention, size):
+    """Bilinear resize by TensorFlow, then min-max scaling."""
+    resized = tf.image.resize(attention[..., None], size, method="bilinear").numpy()[..., 0]
+    return (resized - resized.min()) / (resized.max() - resized.min())
+
+
+def _image(height=48, width=64):
+    rng = np.random.default_rng(0)
+    return rng.integers(0, 256, size=(height, width, 3), dtype=np.uint8)
+
+
+@pytest.mark.parametrize("size", [(32, 48), (7, 5), (3, 3)])
+def test_upsample_matches_bilinear_resize(size):
+    attention = np.random.default_rng(1).random((3, 4))
+    heat_map = upsample_attention(attention, size)
+    assert heat_map.shape == size
+    np.testing.assert_allclose(heat_map, _reference_heat_map(attention, size), atol=1e-5)
+    assert heat_map.min() == 0.0 and heat_map.max() == 1.0
+
+
+def test_upsampled_peak_sits_over_the_attended_cell():
+    attention = np.zeros((4, 4))
+    attention[1, 2] = 1.0  # second row, third column of a 4 x 4 grid
+    heat_map = upsample_attention(attention, (40, 80))  # each cell covers 10 x 20 pixels
+    row, column = np.unravel_index(heat_map.argmax(), heat_map.shape)
+    assert 10 <= row < 20 and 40 <= column < 60
+
+
+def test_constant_attention_has_no_peak():
+    np.testing.assert_array_equal(upsample_attention(np.full((2, 3), 0.5), (4, 6)), 0.0)
+
+
+def test_upsample_rejects_bad_input():
+    with pytest.raises(ValueError, match=r"non-empty 2D \(h, w\) map. Received: attention.shape=\(2, 3, 4\)"):
+        upsample_attention(np.zeros((2, 3, 4)), (8, 8))
+    with pytest.raises(ValueError, match="finite values. Received: attention="):
+        upsample_attention(np.array([[0.0, np.nan]]), (8, 8))
+    with pytest.raises(ValueError, match=r"two positive integers. Received: image_shape=\(8, 8, 3\)"):
+        upsample_attention(np.zeros((2, 2)), (8, 8, 3))
+    with pytest.raises(ValueError, match=r"Received: image_shape=\(0, 8\)"):
+        upsample_attention(np.zeros((2, 2)), (0, 8))
+
+
+def test_caption_figure_has_the_image_then_one_panel_per_word(tmp_path):
+    image = _image()
+    attention = np.random.default_rng(2).random((len(WORDS), 3, 4))
+    figure = plot_caption_attention(image, attention, WORDS, columns=3, title="a bird")
+
+    assert len(figure.axes) == len(WORDS) + 1
+    assert [axes.get_title() for axes in figure.axes] == [""] + WORDS
+    assert figure.get_suptitle() == "a bird"
+    np.testing.assert_allclose(figure.axes[0].images[0].get_array(), image / 255.0)
+    for axes, word_attention in zip(figure.axes[1:], attention):
+        picture, heat_map = axes.images
+        # The heat map covers exactly the image's pixels, so it lines up with it.
+        assert heat_map.get_array().shape == image.shape[:2]
+        assert heat_map.get_extent() == picture.get_extent()
+        np.testing.assert_allclose(
+            heat_map.get_array(), _reference_heat_map(word_attention, image.shape[:2]), atol=1e-5
+        )
+
+    path = tmp_path / "caption.png"
+    figure.savefig(path)
+    pixels = matplotlib.image.imread(path)
+    assert pixels.ndim == 3 and pixels.shape[2] == 4 and pixels.std() > 0.0
+
+
+def test_caption_figure_accepts_grayscale_float_images():
+    image = np.linspace(0.0, 255.0, 32 * 32).reshape(32, 32, 1)
+    figure = plot_caption_attention(image, np.ones((1, 2, 2)), [b"bird"])
+    assert [axes.get_title() for axes in figure.axes] == ["", "bird"]
+    np.testing.assert_allclose(figure.axes[0].images[0].get_array(), image[..., 0] / 255.0)
+
+
+def test_caption_figure_rejects_bad_input():
+    image = _image()
+    with pytest.raises(ValueError, match=r"len\(words\) == attention.shape\[0\]. Received: len\(words\)=5, attention.shape=\(4, 3, 3\)"):
+        plot_caption_attention(image, np.ones((4, 3, 3)), WORDS)
+    with pytest.raises(ValueError, match=r"shape \(T, h, w\).*Received: attention.shape=\(5, 9\)"):
+        plot_caption_attention(image, np.ones((5, 9)), WORDS)
+    with pytest.raises(ValueError, match=r"Received: image.shape=\(48, 64, 4\)"):
+        plot_caption_attention(np.zeros((48, 64, 4)), np.ones((5, 3, 3)), WORDS)
+    with pytest.raises(ValueError, match="positive integer. Received: columns=0"):
+        plot_caption_attention(image, np.ones((5, 3, 3)), WORDS, columns=0)
