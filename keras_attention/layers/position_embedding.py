@@ -1,0 +1,184 @@
+"""Learned position embedding: a table with one trainable row per position."""
+
+import keras
+from keras import ops
+
+MERGE_MODES = (None, "add", "concat")
+
+
+def _validate_merge(merge, concat_dim):
+    """Checks the `merge` / `concat_dim` pair shared by the position layers."""
+    if merge not in MERGE_MODES:
+        raise ValueError(
+            f"`merge` must be one of {MERGE_MODES}. Received: merge={merge!r}"
+        )
+    if concat_dim is None:
+        return
+    if merge != "concat":
+        raise ValueError(
+            "`concat_dim` is only used with merge='concat'. "
+            f"Received: concat_dim={concat_dim!r}, merge={merge!r}"
+        )
+    if isinstance(concat_dim, bool) or not isinstance(concat_dim, int) or concat_dim <= 0:
+        raise ValueError(
+            f"`concat_dim` must be a positive integer. Received: concat_dim={concat_dim!r}"
+        )
+
+
+def _encoding_dim(input_dim, merge, concat_dim):
+    """Width of the encoding: the input width, or `concat_dim` when concatenating."""
+    if merge == "concat" and concat_dim is not None:
+        return concat_dim
+    if input_dim is None:
+        raise ValueError(
+            "The last (feature) dimension of the input must be known. "
+            f"Received: input feature dimension={input_dim}"
+        )
+    return input_dim
+
+
+def _merged_shape(input_shape, merge, encoding_dim):
+    """Output shape of `_merge_encoding` for an input of `input_shape`."""
+    input_shape = tuple(input_shape)
+    if merge == "add":
+        return input_shape
+    if merge is None:
+        return input_shape[:-1] + (encoding_dim,)
+    width = None if input_shape[-1] is None else input_shape[-1] + encoding_dim
+    return input_shape[:-1] + (width,)
+
+
+def _merge_encoding(inputs, encoding, merge):
+    """Returns the encoding, `inputs + encoding` or `[inputs, encoding]`.
+
+    `encoding` has the shape of one example (every axis of `inputs` but the
+    batch, with its own last width) and is broadcast over the batch.
+    """
+    encoding = encoding[None]  # (1, ..., E)
+    if merge == "add":
+        return inputs + encoding
+    shape = tuple(ops.shape(inputs)[:-1]) + (ops.shape(encoding)[-1],)
+    encoding = ops.broadcast_to(encoding, shape)  # (B, ..., E)
+    if merge is None:
+        return encoding
+    return ops.concatenate([inputs, encoding], axis=-1)  # (B, ..., D + E)
+
+
+def _check_positive_int(name, value):
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ValueError(f"`{name}` must be a positive integer. Received: {name}={value!r}")
+
+
+@keras.saving.register_keras_serializable(package="keras_attention")
+class PositionEmbedding(keras.layers.Layer):
+    """Learned position embedding: row `p` of a trainable table encodes position `p`.
+
+    The table has `max_length` rows (the "lookup table" option of positional
+    encoding in [Vaswani et al., 2017](https://arxiv.org/abs/1706.03762), as
+    used by BERT and GPT-2). The encoding is returned, added to the input or
+    concatenated to it.
+
+    Args:
+        max_length: number of rows of the table: the longest sequence (plus
+            `start_index`) the layer can encode.
+        merge: `None` returns the embedding `(B, T, E)`; `"add"` returns
+            `inputs + embedding`; `"concat"` returns
+            `concatenate([inputs, embedding], axis=-1)`.
+        embeddings_initializer: initializer of the table.
+        concat_dim: width `E` of the table with `merge="concat"`; defaults
+            to the input width. Only valid with `merge="concat"`.
+        **kwargs: base layer arguments (`name`, `dtype`, ...).
+
+    Call arguments:
+        inputs: `(B, T, D)`; only its shape is used unless merging.
+        start_index: position of the first element (int or scalar integer
+            tensor), for decoding one step at a time with a cache.
+
+    Returns:
+        `(B, T, E)` (merge `None`, `E = D`), `(B, T, D)` (`"add"`) or
+        `(B, T, D + E)` (`"concat"`), in the compute dtype. A Keras mask on
+        `inputs` is passed through.
+
+    A static `T` (plus a Python-int `start_index`) longer than the table
+    raises a `ValueError`. A length or `start_index` known only at run time
+    cannot be checked when the model is built: TensorFlow then raises an
+    `InvalidArgumentError` when it runs, except inside XLA-compiled loops,
+    where positions past the table read its last row.
+
+    Example:
+
+    >>> import numpy as np
+    >>> from keras_attention.layers.position_embedding import PositionEmbedding
+    >>> layer = PositionEmbedding(max_length=8, merge="add")
+    >>> tuple(layer(np.zeros((2, 5, 4))).shape)
+    (2, 5, 4)
+    """
+
+    def __init__(
+        self,
+        max_length,
+        merge=None,
+        embeddings_initializer="glorot_uniform",
+        concat_dim=None,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        _check_positive_int("max_length", max_length)
+        _validate_merge(merge, concat_dim)
+        self.max_length = max_length
+        self.merge = merge
+        self.embeddings_initializer = keras.initializers.get(embeddings_initializer)
+        self.concat_dim = concat_dim
+        self.supports_masking = True
+
+    def build(self, input_shape):
+        if len(input_shape) != 3:
+            raise ValueError(
+                "`inputs` must be (batch, length, features). "
+                f"Received: inputs.shape={tuple(input_shape)}"
+            )
+        self._check_length(input_shape[1], 0)
+        encoding_dim = _encoding_dim(input_shape[-1], self.merge, self.concat_dim)
+        self.embeddings = self.add_weight(
+            name="embeddings",
+            shape=(self.max_length, encoding_dim),
+            initializer=self.embeddings_initializer,
+            trainable=True,
+        )
+
+    def _check_length(self, length, start_index):
+        if length is None or not isinstance(start_index, int):
+            return
+        if start_index < 0 or start_index + length > self.max_length:
+            raise ValueError(
+                "The positions start_index .. start_index + sequence_length - 1 "
+                f"must lie in the table of max_length={self.max_length} rows. "
+                f"Received: sequence_length={length}, start_index={start_index}"
+            )
+
+    def call(self, inputs, start_index=0):
+        self._check_length(inputs.shape[1], start_index)
+        length = ops.shape(inputs)[1]
+        encoding_dim = self.embeddings.shape[-1]
+        table = ops.convert_to_tensor(self.embeddings)
+        start = ops.cast(start_index, "int32")
+        rows = ops.slice(table, (start, 0), (length, encoding_dim))  # (T, E)
+        return _merge_encoding(inputs, ops.cast(rows, self.compute_dtype), self.merge)
+
+    def compute_output_shape(self, input_shape):
+        encoding_dim = _encoding_dim(input_shape[-1], self.merge, self.concat_dim)
+        return _merged_shape(input_shape, self.merge, encoding_dim)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "max_length": self.max_length,
+                "merge": self.merge,
+                "embeddings_initializer": keras.initializers.serialize(
+                    self.embeddings_initializer
+                ),
+                "concat_dim": self.concat_dim,
+            }
+        )
+        return config
