@@ -1,1 +1,45 @@
-"""Keras layers: attention, position encodings, Transformer blocks, vision."""
+"""Keras layers: attention, position encodings, Transformer blocks, vision.
+
+Every layer is registered for serialization under the package name
+"keras_attention", so saved `.keras` files load without `custom_objects`.
+"""
+
+from keras_attention.layers.additive_attention import AdditiveAttention
+from keras_attention.layers.base_attention import BaseAttention
+from keras_attention.layers.class_token import ClassToken
+from keras_attention.layers.dot_product_attention import DotProductAttention
+from keras_attention.layers.multi_head_attention import MultiHeadAttention
+from keras_attention.layers.patch_embedding import PatchEmbedding
+from keras_attention.layers.position_embedding import PositionEmbedding
+from keras_attention.layers.position_embedding_2d import PositionEmbedding2D
+from keras_attention.layers.rotary_embedding import RotaryEmbedding
+from keras_attention.layers.self_attention import SelfAttention
+from keras_attention.layers.sinusoidal_position_encoding import SinusoidalPositionEncoding
+from keras_attention.layers.sinusoidal_position_encoding_2d import SinusoidalPositionEncoding2D
+from keras_attention.layers.spatial_self_attention import SpatialSelfAttention
+from keras_attention.layers.stochastic_depth import StochasticDepth
+from keras_attention.layers.token_and_position_embedding import TokenAndPositionEmbedding
+from keras_attention.layers.token_pooling import TokenPooling
+from keras_attention.layers.transformer_decoder_block import TransformerDecoderBlock
+from keras_attention.layers.transformer_encoder_block import TransformerEncoderBlock
+
+__all__ = [
+    "AdditiveAttention",
+    "BaseAttention",
+    "ClassToken",
+    "DotProductAttention",
+    "MultiHeadAttention",
+    "PatchEmbedding",
+    "PositionEmbedding",
+    "PositionEmbedding2D",
+    "RotaryEmbedding",
+    "SelfAttention",
+    "SinusoidalPositionEncoding",
+    "SinusoidalPositionEncoding2D",
+    "SpatialSelfAttention",
+    "StochasticDepth",
+    "TokenAndPositionEmbedding",
+    "TokenPooling",
+    "TransformerDecoderBlock",
+    "TransformerEncoderBlock",
+]

@@ -5,6 +5,7 @@ from keras import ops
 
 from keras_attention.ops.masks import query_key_mask
 from keras_attention.ops.softmax import masked_softmax
+from keras_attention.validation import check_rate
 
 
 class BaseAttention(keras.layers.Layer):
@@ -73,8 +74,7 @@ class BaseAttention(keras.layers.Layer):
 
     def __init__(self, dropout=0.0, seed=None, **kwargs):
         super().__init__(**kwargs)
-        if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0.0 <= dropout < 1.0:
-            raise ValueError(f"`dropout` must be a float in [0, 1). Received: dropout={dropout!r}")
+        check_rate("dropout", dropout)
         self.dropout = dropout
         self.seed = seed
         self.seed_generator = keras.random.SeedGenerator(seed) if dropout > 0 else None

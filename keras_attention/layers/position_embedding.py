@@ -3,6 +3,8 @@
 import keras
 from keras import ops
 
+from keras_attention.validation import check_positive_int
+
 MERGE_MODES = (None, "add", "concat")
 
 
@@ -64,9 +66,6 @@ def _merge_encoding(inputs, encoding, merge):
     return ops.concatenate([inputs, encoding], axis=-1)  # (B, ..., D + E)
 
 
-def _check_positive_int(name, value):
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ValueError(f"`{name}` must be a positive integer. Received: {name}={value!r}")
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
@@ -123,7 +122,7 @@ class PositionEmbedding(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        _check_positive_int("max_length", max_length)
+        check_positive_int("max_length", max_length)
         _validate_merge(merge, concat_dim)
         self.max_length = max_length
         self.merge = merge

@@ -6,9 +6,9 @@ import keras
 from keras import ops
 
 from keras_attention.layers.position_embedding import PositionEmbedding
-from keras_attention.layers.position_embedding import _check_positive_int
 from keras_attention.layers.sinusoidal_position_encoding import SinusoidalPositionEncoding
 from keras_attention.layers.sinusoidal_position_encoding import _check_max_wavelength
+from keras_attention.validation import check_positive_int
 
 POSITION_MODES = ("learned", "sinusoidal")
 
@@ -78,9 +78,9 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        _check_positive_int("vocabulary_size", vocabulary_size)
-        _check_positive_int("sequence_length", sequence_length)
-        _check_positive_int("embedding_dim", embedding_dim)
+        check_positive_int("vocabulary_size", vocabulary_size)
+        check_positive_int("sequence_length", sequence_length)
+        check_positive_int("embedding_dim", embedding_dim)
         if position not in POSITION_MODES:
             raise ValueError(
                 f"`position` must be one of {POSITION_MODES}. Received: position={position!r}"

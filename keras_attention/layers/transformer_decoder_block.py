@@ -1,0 +1,348 @@
+"""The Transformer decoder block: masked self-attention, cross-attention, MLP."""
+
+import keras
+from keras import ops
+
+from keras_attention.layers import transformer_block_common as common
+from keras_attention.layers.multi_head_attention import MultiHeadAttention
+
+
+@keras.saving.register_keras_serializable(package="keras_attention")
+class TransformerDecoderBlock(keras.layers.Layer):
+    """Masked self-attention, optional cross-attention on a context, and an MLP.
+
+    Vaswani et al., "Attention Is All You Need" (https://arxiv.org/abs/1706.03762).
+    Each sub-block is residual with LayerNorm after (`norm_first=False`) or
+    before (`norm_first=True`) it. Without a context the block is a
+    decoder-only (GPT-style) block. The weights are created in the order of
+    `keras_hub.layers.TransformerDecoder`.
+
+    For incremental decoding the block takes fixed-size key/value caches
+    `(batch, 2, max_length, num_heads, key_dim)` updated in place at
+    `self_attention_cache_update_index`, so that feeding one token at a time
+    gives the same outputs as the full causal pass. The cross-attention cache
+    holds the projected context and is computed once
+    (`compute_cross_attention_cache`, or on the first cached call).
+
+    Args:
+        num_heads: number of attention heads (self and cross).
+        intermediate_dim: width of the MLP's hidden layer.
+        dropout: dropout after each sub-block and on attention weights.
+        activation: activation of the MLP's hidden layer.
+        norm_first: pre-norm when True, post-norm when False.
+        layer_norm_epsilon: epsilon of the LayerNorms.
+        key_dim: size of each head; defaults to `hidden_dim // num_heads`.
+        kernel_initializer: initializer of the dense kernels.
+        bias_initializer: initializer of the biases.
+        implementation: attention kernel, see `ka.ops.dot_product_attention`.
+        rotary_max_wavelength: if set, rotary positions in self-attention.
+
+    Call arguments:
+        inputs: (batch, length, hidden_dim) decoder sequence.
+        context: optional (batch, context_length, context_dim) encoder output
+            to cross-attend to. Whether the block has cross-attention is fixed
+            by the first call (build).
+        padding_mask: optional (batch, key_length) bool over the self-attention
+            keys: the decoder tokens, or with a cache the cache positions.
+            Defaults to the keras mask of `inputs`.
+        context_padding_mask: optional (batch, context_length) bool; defaults
+            to the keras mask of `context`.
+        attention_mask: optional (batch, length, key_length) bool for
+            self-attention.
+        self_attention_cache: optional (batch, 2, max_length, heads, key_dim).
+        self_attention_cache_update_index: where `inputs` go in the cache.
+        cross_attention_cache: optional (batch, 2, context_length, heads,
+            key_dim) projected context.
+        use_causal_mask: mask future tokens in self-attention.
+        return_attention_scores: also return the attention weights.
+        training: whether dropout is active.
+
+    Returns:
+        `output` (batch, length, hidden_dim), followed, in this order and only
+        when present, by: the self-attention weights (batch, heads, length,
+        key_length) and cross-attention weights (batch, heads, length,
+        context_length) when `return_attention_scores=True`; the updated
+        self-attention cache and the cross-attention cache when
+        `self_attention_cache` is given.
+
+    Example:
+
+    >>> import numpy as np
+    >>> import keras_attention as ka
+    >>> block = ka.layers.TransformerDecoderBlock(num_heads=2, intermediate_dim=32)
+    >>> x = np.random.rand(2, 4, 16).astype("float32")
+    >>> context = np.random.rand(2, 6, 16).astype("float32")
+    >>> y, self_scores, cross_scores = block(x, context, return_attention_scores=True)
+    >>> tuple(y.shape), tuple(self_scores.shape), tuple(cross_scores.shape)
+    ((2, 4, 16), (2, 2, 4, 4), (2, 2, 4, 6))
+    """
+
+    def __init__(
+        self,
+        num_heads,
+        intermediate_dim,
+        dropout=0.0,
+        activation="relu",
+        norm_first=False,
+        layer_norm_epsilon=1e-5,
+        key_dim=None,
+        kernel_initializer="glorot_uniform",
+        bias_initializer="zeros",
+        implementation="auto",
+        rotary_max_wavelength=None,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        common.check_block_arguments(
+            num_heads=num_heads,
+            intermediate_dim=intermediate_dim,
+            dropout=dropout,
+            key_dim=key_dim,
+            implementation=implementation,
+        )
+        self.num_heads = num_heads
+        self.intermediate_dim = intermediate_dim
+        self.dropout = dropout
+        self.activation = keras.activations.get(activation)
+        self.norm_first = norm_first
+        self.layer_norm_epsilon = layer_norm_epsilon
+        self.key_dim = key_dim
+        self.kernel_initializer = keras.initializers.get(kernel_initializer)
+        self.bias_initializer = keras.initializers.get(bias_initializer)
+        self.implementation = implementation
+        self.rotary_max_wavelength = rotary_max_wavelength
+        self.supports_masking = True
+        self._cross_attention_layer = None
+
+    @property
+    def has_cross_attention(self):
+        """Whether the block was built with a context to cross-attend to."""
+        return self._cross_attention_layer is not None
+
+    def _layer_norm(self, name, shape):
+        norm = keras.layers.LayerNormalization(
+            epsilon=self.layer_norm_epsilon, dtype=self.dtype_policy, name=name
+        )
+        norm.build(shape)
+        return norm
+
+    def build(self, inputs_shape, context_shape=None):
+        hidden_dim = common.hidden_dim_of(inputs_shape, "inputs")
+        self._key_dim = common.key_dim_for(hidden_dim, self.num_heads, self.key_dim)
+        self._self_attention_layer = MultiHeadAttention(
+            num_heads=self.num_heads,
+            key_dim=self._key_dim,
+            dropout=self.dropout,
+            implementation=self.implementation,
+            rotary_max_wavelength=self.rotary_max_wavelength,
+            name="self_attention",
+            **common.dense_kwargs(self),
+        )
+        self._self_attention_layer.build(inputs_shape, inputs_shape)
+        self._self_attention_layer_norm = self._layer_norm("self_attention_layer_norm", inputs_shape)
+        if context_shape is not None:
+            common.hidden_dim_of(context_shape, "context")
+            self._cross_attention_layer = MultiHeadAttention(
+                num_heads=self.num_heads,
+                key_dim=self._key_dim,
+                dropout=self.dropout,
+                implementation=self.implementation,
+                name="cross_attention",
+                **common.dense_kwargs(self),
+            )
+            self._cross_attention_layer.build(inputs_shape, context_shape)
+            self._cross_attention_layer_norm = self._layer_norm(
+                "cross_attention_layer_norm", inputs_shape
+            )
+        self._feedforward_intermediate_dense = keras.layers.Dense(
+            self.intermediate_dim,
+            activation=self.activation,
+            name="feedforward_intermediate_dense",
+            **common.dense_kwargs(self),
+        )
+        self._feedforward_intermediate_dense.build(inputs_shape)
+        self._feedforward_output_dense = keras.layers.Dense(
+            hidden_dim, name="feedforward_output_dense", **common.dense_kwargs(self)
+        )
+        self._feedforward_output_dense.build(tuple(inputs_shape[:-1]) + (self.intermediate_dim,))
+        self._feedforward_layer_norm = self._layer_norm("feedforward_layer_norm", inputs_shape)
+        self._dropout_layer = keras.layers.Dropout(self.dropout, dtype=self.dtype_policy)
+        self.built = True
+
+    def compute_cross_attention_cache(self, context):
+        """Project `context` once into the (batch, 2, context_length, heads, key_dim) cache."""
+        if not self.has_cross_attention:
+            raise ValueError(
+                "This block has no cross-attention: it was built without a `context`. "
+                "Received: a request for a cross-attention cache"
+            )
+        return self._cross_attention_layer.compute_cache(context)
+
+    def call(
+        self,
+        inputs,
+        context=None,
+        padding_mask=None,
+        context_padding_mask=None,
+        attention_mask=None,
+        self_attention_cache=None,
+        self_attention_cache_update_index=None,
+        cross_attention_cache=None,
+        use_causal_mask=True,
+        return_attention_scores=False,
+        training=None,
+    ):
+        self._check_call(context, self_attention_cache, self_attention_cache_update_index)
+        if padding_mask is None and self_attention_cache is None:
+            # With a cache the keys are the cache positions, which the keras
+            # mask of the new tokens does not describe.
+            padding_mask = common.keras_mask_of(inputs)
+        self_mask = common.self_attention_mask(padding_mask, attention_mask)
+        scores = []
+
+        residual = inputs
+        x = self._self_attention_layer_norm(inputs) if self.norm_first else inputs
+        attention_kwargs = {}
+        if self_attention_cache is not None:
+            attention_kwargs = {
+                "cache": self_attention_cache,
+                "cache_update_index": self_attention_cache_update_index,
+            }
+        attended = self._self_attention_layer(
+            x,
+            x,
+            attention_mask=self_mask,
+            use_causal_mask=use_causal_mask,
+            return_attention_scores=True,
+            training=training,
+            **attention_kwargs,
+        )
+        x, self_scores = attended[0], attended[1]
+        if self_attention_cache is not None:
+            self_attention_cache = attended[2]
+        scores.append(self_scores)
+        x = residual + self._dropout_layer(x, training=training)
+        if not self.norm_first:
+            x = self._self_attention_layer_norm(x)
+
+        if self.has_cross_attention:
+            if self_attention_cache is not None and cross_attention_cache is None:
+                cross_attention_cache = self.compute_cross_attention_cache(context)
+            if context_padding_mask is None:
+                context_padding_mask = common.keras_mask_of(context)
+            cross_mask = None
+            if context_padding_mask is not None:
+                cross_mask = ops.cast(context_padding_mask, "bool")[:, None, :]  # (B, 1, S)
+            residual = x
+            if self.norm_first:
+                x = self._cross_attention_layer_norm(x)
+            cross_kwargs = {} if cross_attention_cache is None else {"cache": cross_attention_cache}
+            attended = self._cross_attention_layer(
+                x,
+                context,
+                attention_mask=cross_mask,
+                return_attention_scores=True,
+                training=training,
+                **cross_kwargs,
+            )
+            x, cross_scores = attended[0], attended[1]
+            scores.append(cross_scores)
+            x = residual + self._dropout_layer(x, training=training)
+            if not self.norm_first:
+                x = self._cross_attention_layer_norm(x)
+
+        residual = x
+        if self.norm_first:
+            x = self._feedforward_layer_norm(x)
+        x = self._feedforward_output_dense(self._feedforward_intermediate_dense(x))
+        x = residual + self._dropout_layer(x, training=training)
+        if not self.norm_first:
+            x = self._feedforward_layer_norm(x)
+
+        outputs = [x]
+        if return_attention_scores:
+            outputs.extend(scores)
+        if self_attention_cache is not None:
+            outputs.append(self_attention_cache)
+            if self.has_cross_attention:
+                outputs.append(cross_attention_cache)
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def _check_call(self, context, self_attention_cache, cache_update_index):
+        if context is not None and not self.has_cross_attention:
+            raise ValueError(
+                "This block was built without cross-attention (its first call had no "
+                "`context`), so it cannot take one now. Received: context with shape "
+                f"{tuple(context.shape)}"
+            )
+        if context is None and self.has_cross_attention:
+            raise ValueError(
+                "This block has cross-attention and needs a `context`. Received: context=None"
+            )
+        if context is not None and context.shape[-1] is not None:
+            expected = self._cross_attention_layer.key_dense.kernel.shape[0]
+            if context.shape[-1] != expected:
+                raise ValueError(
+                    f"`context` must have {expected} features (the width it was built "
+                    f"with). Received: context.shape={tuple(context.shape)}"
+                )
+        if (self_attention_cache is None) != (cache_update_index is None):
+            raise ValueError(
+                "`self_attention_cache` and `self_attention_cache_update_index` go "
+                f"together. Received: self_attention_cache is "
+                f"{'None' if self_attention_cache is None else 'set'}, "
+                f"self_attention_cache_update_index={cache_update_index!r}"
+            )
+
+    def compute_mask(self, inputs, context=None, mask=None):
+        return mask
+
+    def compute_output_shape(self, inputs_shape, context_shape=None):
+        return inputs_shape
+
+    def compute_output_spec(
+        self,
+        inputs,
+        context=None,
+        self_attention_cache=None,
+        cross_attention_cache=None,
+        return_attention_scores=False,
+        **kwargs,
+    ):
+        def spec(shape, dtype=self.compute_dtype):
+            return keras.KerasTensor(tuple(shape), dtype=dtype)
+
+        batch, length = inputs.shape[0], inputs.shape[1]
+        outputs = [spec(inputs.shape)]
+        if return_attention_scores:
+            key_length = length if self_attention_cache is None else self_attention_cache.shape[2]
+            outputs.append(spec((batch, self.num_heads, length, key_length)))
+            if context is not None:
+                outputs.append(spec((batch, self.num_heads, length, context.shape[1])))
+        if self_attention_cache is not None:
+            outputs.append(spec(self_attention_cache.shape, self_attention_cache.dtype))
+            if context is not None:
+                cross_shape = (batch, 2, context.shape[1], self.num_heads, self.key_dim or None)
+                if cross_attention_cache is not None:
+                    cross_shape = cross_attention_cache.shape
+                outputs.append(spec(cross_shape, self_attention_cache.dtype))
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "num_heads": self.num_heads,
+                "intermediate_dim": self.intermediate_dim,
+                "dropout": self.dropout,
+                "activation": keras.activations.serialize(self.activation),
+                "norm_first": self.norm_first,
+                "layer_norm_epsilon": self.layer_norm_epsilon,
+                "key_dim": self.key_dim,
+                "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
+                "bias_initializer": keras.initializers.serialize(self.bias_initializer),
+                "implementation": self.implementation,
+                "rotary_max_wavelength": self.rotary_max_wavelength,
+            }
+        )
+        return config

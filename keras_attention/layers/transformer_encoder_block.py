@@ -1,0 +1,210 @@
+"""The Transformer encoder block: self-attention and an MLP, each residual."""
+
+import keras
+
+from keras_attention.layers import transformer_block_common as common
+from keras_attention.layers.multi_head_attention import MultiHeadAttention
+from keras_attention.layers.stochastic_depth import StochasticDepth
+
+
+@keras.saving.register_keras_serializable(package="keras_attention")
+class TransformerEncoderBlock(keras.layers.Layer):
+    """Multi-head self-attention and a two-layer MLP with residuals and LayerNorm.
+
+    Vaswani et al., "Attention Is All You Need" (https://arxiv.org/abs/1706.03762):
+
+        x = norm(x + attention(x))      # norm_first=False (post-norm, the paper)
+        x = norm(x + mlp(x))
+
+    or, with `norm_first=True` (pre-norm, as in ViT and GPT-2):
+
+        x = x + attention(norm(x))
+        x = x + mlp(norm(x))
+
+    The weights are created in the same order and shapes as
+    `keras_hub.layers.TransformerEncoder`, so its weights can be copied in.
+
+    Args:
+        num_heads: number of attention heads.
+        intermediate_dim: width of the MLP's hidden layer.
+        dropout: dropout after attention and after the MLP, and on the
+            attention weights.
+        activation: activation of the MLP's hidden layer.
+        norm_first: pre-norm when True, post-norm when False.
+        layer_norm_epsilon: epsilon of the LayerNorms.
+        key_dim: size of each head; defaults to `hidden_dim // num_heads`.
+        stochastic_depth_rate: probability of dropping each residual branch
+            per example while training (for small-data ViTs).
+        kernel_initializer: initializer of the dense kernels.
+        bias_initializer: initializer of the biases.
+        implementation: attention kernel, see `ka.ops.dot_product_attention`.
+        rotary_max_wavelength: if set, rotary positions in the attention.
+
+    Call arguments:
+        inputs: (batch, length, hidden_dim).
+        padding_mask: optional (batch, length) bool, False at padding. The
+            keras mask of `inputs` is used when it is not given.
+        attention_mask: optional (batch, length, length) bool.
+        return_attention_scores: also return the attention weights.
+        training: whether dropout is active.
+
+    Returns:
+        (batch, length, hidden_dim), and with `return_attention_scores=True`
+        also the weights (batch, num_heads, length, length).
+
+    Example:
+
+    >>> import numpy as np
+    >>> import keras_attention as ka
+    >>> block = ka.layers.TransformerEncoderBlock(num_heads=2, intermediate_dim=32)
+    >>> x = np.random.rand(2, 5, 16).astype("float32")
+    >>> y, scores = block(x, return_attention_scores=True)
+    >>> tuple(y.shape), tuple(scores.shape)
+    ((2, 5, 16), (2, 2, 5, 5))
+    """
+
+    def __init__(
+        self,
+        num_heads,
+        intermediate_dim,
+        dropout=0.0,
+        activation="relu",
+        norm_first=False,
+        layer_norm_epsilon=1e-5,
+        key_dim=None,
+        stochastic_depth_rate=0.0,
+        kernel_initializer="glorot_uniform",
+        bias_initializer="zeros",
+        implementation="auto",
+        rotary_max_wavelength=None,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        common.check_block_arguments(
+            num_heads=num_heads,
+            intermediate_dim=intermediate_dim,
+            dropout=dropout,
+            key_dim=key_dim,
+            implementation=implementation,
+        )
+        self.num_heads = num_heads
+        self.intermediate_dim = intermediate_dim
+        self.dropout = dropout
+        self.activation = keras.activations.get(activation)
+        self.norm_first = norm_first
+        self.layer_norm_epsilon = layer_norm_epsilon
+        self.key_dim = key_dim
+        self.stochastic_depth_rate = stochastic_depth_rate
+        self.kernel_initializer = keras.initializers.get(kernel_initializer)
+        self.bias_initializer = keras.initializers.get(bias_initializer)
+        self.implementation = implementation
+        self.rotary_max_wavelength = rotary_max_wavelength
+        self.supports_masking = True
+
+    def _dense_kwargs(self):
+        return common.dense_kwargs(self)
+
+    def build(self, inputs_shape):
+        hidden_dim = common.hidden_dim_of(inputs_shape, "inputs")
+        key_dim = common.key_dim_for(hidden_dim, self.num_heads, self.key_dim)
+        self._self_attention_layer = MultiHeadAttention(
+            num_heads=self.num_heads,
+            key_dim=key_dim,
+            dropout=self.dropout,
+            implementation=self.implementation,
+            rotary_max_wavelength=self.rotary_max_wavelength,
+            name="self_attention_layer",
+            **self._dense_kwargs(),
+        )
+        self._self_attention_layer.build(inputs_shape, inputs_shape)
+        self._self_attention_layer_norm = keras.layers.LayerNormalization(
+            epsilon=self.layer_norm_epsilon, dtype=self.dtype_policy, name="self_attention_layer_norm"
+        )
+        self._self_attention_layer_norm.build(inputs_shape)
+        self._feedforward_layer_norm = keras.layers.LayerNormalization(
+            epsilon=self.layer_norm_epsilon, dtype=self.dtype_policy, name="feedforward_layer_norm"
+        )
+        self._feedforward_layer_norm.build(inputs_shape)
+        self._feedforward_intermediate_dense = keras.layers.Dense(
+            self.intermediate_dim,
+            activation=self.activation,
+            name="feedforward_intermediate_dense",
+            **self._dense_kwargs(),
+        )
+        self._feedforward_intermediate_dense.build(inputs_shape)
+        self._feedforward_output_dense = keras.layers.Dense(
+            hidden_dim, name="feedforward_output_dense", **self._dense_kwargs()
+        )
+        self._feedforward_output_dense.build(tuple(inputs_shape[:-1]) + (self.intermediate_dim,))
+        self._dropout_layer = keras.layers.Dropout(self.dropout, dtype=self.dtype_policy)
+        self._stochastic_depth = StochasticDepth(self.stochastic_depth_rate, dtype=self.dtype_policy)
+        self.built = True
+
+    def call(
+        self,
+        inputs,
+        padding_mask=None,
+        attention_mask=None,
+        return_attention_scores=False,
+        training=None,
+    ):
+        if padding_mask is None:
+            padding_mask = common.keras_mask_of(inputs)
+        self_attention_mask = common.self_attention_mask(padding_mask, attention_mask)
+
+        residual = inputs
+        x = self._self_attention_layer_norm(inputs) if self.norm_first else inputs
+        x, scores = self._self_attention_layer(
+            x,
+            x,
+            attention_mask=self_attention_mask,
+            return_attention_scores=True,
+            training=training,
+        )
+        x = residual + self._stochastic_depth(self._dropout_layer(x, training=training), training=training)
+        if not self.norm_first:
+            x = self._self_attention_layer_norm(x)
+
+        residual = x
+        if self.norm_first:
+            x = self._feedforward_layer_norm(x)
+        x = self._feedforward_output_dense(self._feedforward_intermediate_dense(x))
+        x = residual + self._stochastic_depth(self._dropout_layer(x, training=training), training=training)
+        if not self.norm_first:
+            x = self._feedforward_layer_norm(x)
+        return (x, scores) if return_attention_scores else x
+
+    def compute_mask(self, inputs, mask=None):
+        return mask
+
+    def compute_output_shape(self, inputs_shape):
+        return inputs_shape
+
+    def compute_output_spec(self, inputs, return_attention_scores=False, **kwargs):
+        output = keras.KerasTensor(inputs.shape, dtype=self.compute_dtype)
+        if not return_attention_scores:
+            return output
+        batch, length = inputs.shape[0], inputs.shape[1]
+        scores = keras.KerasTensor((batch, self.num_heads, length, length), dtype=self.compute_dtype)
+        return output, scores
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "num_heads": self.num_heads,
+                "intermediate_dim": self.intermediate_dim,
+                "dropout": self.dropout,
+                "activation": keras.activations.serialize(self.activation),
+                "norm_first": self.norm_first,
+                "layer_norm_epsilon": self.layer_norm_epsilon,
+                "key_dim": self.key_dim,
+                "stochastic_depth_rate": self.stochastic_depth_rate,
+                "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
+                "bias_initializer": keras.initializers.serialize(self.bias_initializer),
+                "implementation": self.implementation,
+                "rotary_max_wavelength": self.rotary_max_wavelength,
+            }
+        )
+        return config
+

@@ -1,0 +1,148 @@
+import keras
+import keras_hub
+import numpy as np
+import pytest
+import tensorflow as tf
+from layer_harness import HARNESS_CHECKS, LayerSpec, run_check
+
+from keras_attention.layers.transformer_decoder_block import TransformerDecoderBlock
+
+rng = np.random.default_rng(0)
+X = rng.normal(size=(2, 6, 16)).astype("float32")
+CONTEXT = rng.normal(size=(2, 5, 12)).astype("float32")
+DECODER_PADDING = np.array([[1] * 6, [1] * 4 + [0] * 2], bool)
+CONTEXT_PADDING = np.array([[1] * 5, [1] * 3 + [0] * 2], bool)
+
+SPECS = [
+    LayerSpec(
+        "cross_attention",
+        TransformerDecoderBlock,
+        {"num_heads": 2, "intermediate_dim": 24},
+        inputs=[X, CONTEXT],
+        tensor_kwargs={"padding_mask": DECODER_PADDING, "context_padding_mask": CONTEXT_PADDING},
+        call_kwargs={"return_attention_scores": True},
+    ),
+    LayerSpec(
+        "decoder_only_pre_norm",
+        TransformerDecoderBlock,
+        {"num_heads": 4, "intermediate_dim": 8, "norm_first": True, "dropout": 0.1},
+        inputs=[X],
+    ),
+]
+
+
+@pytest.mark.parametrize("check", HARNESS_CHECKS)
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
+def test_harness(spec, check, tmp_path):
+    run_check(spec, check, tmp_path)
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_matches_keras_hub_decoder_with_copied_weights(norm_first):
+    theirs = keras_hub.layers.TransformerDecoder(
+        intermediate_dim=24, num_heads=2, normalize_first=norm_first
+    )
+    expected = np.asarray(
+        theirs(X, CONTEXT, decoder_padding_mask=DECODER_PADDING, encoder_padding_mask=CONTEXT_PADDING)
+    )
+    ours = TransformerDecoderBlock(num_heads=2, intermediate_dim=24, norm_first=norm_first)
+    ours(X, CONTEXT)
+    assert [w.shape for w in ours.get_weights()] == [w.shape for w in theirs.get_weights()]
+    ours.set_weights(theirs.get_weights())
+    got = ours(X, CONTEXT, padding_mask=DECODER_PADDING, context_padding_mask=CONTEXT_PADDING)
+    # keras-hub spreads fully masked rows uniformly; with these masks no row is.
+    np.testing.assert_allclose(np.asarray(got), expected, atol=1e-5)
+
+
+def test_scores_are_causal_and_hide_padding():
+    block = TransformerDecoderBlock(num_heads=2, intermediate_dim=8)
+    _, self_scores, cross_scores = block(
+        X, CONTEXT, context_padding_mask=CONTEXT_PADDING, return_attention_scores=True
+    )
+    self_scores, cross_scores = np.asarray(self_scores), np.asarray(cross_scores)
+    upper = np.triu(np.ones((6, 6), bool), k=1)
+    assert np.all(self_scores[:, :, upper] == 0.0)
+    np.testing.assert_allclose(self_scores.sum(-1), 1.0, atol=1e-5)
+    assert np.all(cross_scores[1, :, :, 3:] == 0.0)
+
+
+def _decode_one_token_at_a_time(block, inputs, context, padding_mask):
+    batch, length, _ = inputs.shape
+    cache = tf.zeros((batch, 2, length, block.num_heads, 8))
+    cross_cache = block.compute_cross_attention_cache(context) if context is not None else None
+
+    @tf.function(jit_compile=True)
+    def step(token, cache, index, cross_cache):
+        arguments = {
+            "padding_mask": padding_mask,
+            "self_attention_cache": cache,
+            "self_attention_cache_update_index": index,
+            "return_attention_scores": True,
+        }
+        if context is None:
+            output, scores, cache = block(token, **arguments)
+            return output, scores, cache
+        output, scores, _, cache, _ = block(
+            token, context, cross_attention_cache=cross_cache, **arguments
+        )
+        return output, scores, cache
+
+    outputs, all_scores = [], []
+    for index in range(length):
+        output, scores, cache = step(inputs[:, index : index + 1], cache, tf.constant(index), cross_cache)
+        outputs.append(np.asarray(output))
+        all_scores.append(np.asarray(scores))
+    return np.concatenate(outputs, axis=1), np.concatenate(all_scores, axis=2)
+
+
+@pytest.mark.parametrize("with_context", [True, False])
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_cached_decoding_equals_full_causal_pass(with_context, norm_first):
+    block = TransformerDecoderBlock(num_heads=2, intermediate_dim=24, norm_first=norm_first)
+    context = CONTEXT if with_context else None
+    arguments = (X, context) if with_context else (X,)
+    full, full_scores = block(*arguments, return_attention_scores=True)[:2]
+    stepped, stepped_scores = _decode_one_token_at_a_time(block, X, context, None)
+    np.testing.assert_allclose(stepped, np.asarray(full), atol=1e-5)
+    np.testing.assert_allclose(stepped_scores, np.asarray(full_scores), atol=1e-5)
+
+
+def test_cached_decoding_with_left_padded_prompts():
+    # Example 1 starts with two padding tokens, as a batch of left-padded prompts.
+    padding = np.array([[1] * 6, [0, 0] + [1] * 4], bool)
+    block = TransformerDecoderBlock(num_heads=2, intermediate_dim=24)
+    full = np.asarray(block(X, CONTEXT, padding_mask=padding))
+    stepped, _ = _decode_one_token_at_a_time(block, X, CONTEXT, padding)
+    np.testing.assert_allclose(stepped, full, atol=1e-5)
+
+
+def test_bad_calls():
+    block = TransformerDecoderBlock(num_heads=2, intermediate_dim=8)
+    block(X, CONTEXT)
+    with pytest.raises(ValueError, match="needs a `context`. Received: context=None"):
+        block(X)
+    with pytest.raises(ValueError, match="context.*12 features.*Received: context.shape=\\(2, 5, 7\\)"):
+        block(X, CONTEXT[..., :7])
+    with pytest.raises(ValueError, match="go together.*self_attention_cache_update_index=3"):
+        block(X, CONTEXT, self_attention_cache_update_index=3)
+    decoder_only = TransformerDecoderBlock(num_heads=2, intermediate_dim=8)
+    decoder_only(X)
+    with pytest.raises(ValueError, match="without cross-attention.*Received: context"):
+        decoder_only(X, CONTEXT)
+    with pytest.raises(ValueError, match="no cross-attention"):
+        decoder_only.compute_cross_attention_cache(CONTEXT)
+    with pytest.raises(ValueError, match="num_heads.*Received: num_heads=-1"):
+        TransformerDecoderBlock(num_heads=-1, intermediate_dim=8)
+
+
+def test_trains_as_a_decoder_only_language_model_layer():
+    # Next-token prediction on a counting sequence mod 5: learnable only causally.
+    tokens = (np.arange(9)[None, :] + np.arange(16)[:, None]) % 5
+    inputs = keras.Input((8,), dtype="int32")
+    x = keras.layers.Embedding(5, 16)(inputs)
+    x = TransformerDecoderBlock(num_heads=2, intermediate_dim=32)(x)
+    model = keras.Model(inputs, keras.layers.Dense(5)(x))
+    loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    model.compile(keras.optimizers.Adam(1e-2), loss, jit_compile=True)
+    history = model.fit(tokens[:, :-1], tokens[:, 1:], epochs=20, verbose=0)
+    assert history.history["loss"][-1] < 0.5 * history.history["loss"][0]
