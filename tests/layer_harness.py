@@ -239,8 +239,6 @@ def _check_mixed(spec, policy):
         assert np.all(np.isfinite(value)), "non-finite output"
         scale = max(1.0, float(np.max(np.abs(expected))))
         np.testing.assert_allclose(value, expected, atol=spec.mixed_tolerance * scale)
-    _, history = _train_one_epoch(spec, spec.make_layer(dtype=policy), jit_compile=True)
-    assert all(np.isfinite(history.history["loss"]))
 
 
 def _check_mixed_float16(spec, tmp_path):
@@ -270,7 +268,7 @@ def _check_saved_model(spec, tmp_path):
     # One more example than the spec's batch: the signature must not fix it.
     bigger = [np.concatenate([array, array[:1]], axis=0) for array in spec.all_inputs()]
     expected = _numpy(model(bigger, training=False))
-    served = reloaded.serve(bigger if len(bigger) > 1 else bigger[0])
+    served = reloaded.serve(bigger)
     got = [np.asarray(t) for t in _flatten(served)]
     assert len(got) == len(expected)
     for a, b in zip(got, expected):
