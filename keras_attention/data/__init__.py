@@ -1,0 +1,1 @@
+"""tf.data pipelines: tfds loaders, user files and built-in offline datasets."""

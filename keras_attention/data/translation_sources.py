@@ -1,0 +1,182 @@
+"""Sentence pairs for translation from the built-in corpus, a TSV file or tfds.
+
+`load_translation_pairs(dataset)` understands the `--dataset` values of the
+translation example:
+
+- `"builtin"`: the offline English -> Spanish corpus of
+  `keras_attention.data.translation_corpus`;
+- `"tsv:PATH"`: a UTF-8 file of `source<TAB>target` lines;
+- a tensorflow-datasets name such as `"ted_hrlr_translate/pt_to_en"`, read
+  with `as_supervised=True`.
+
+Example:
+
+>>> from keras_attention.data.translation_sources import load_translation_pairs
+>>> splits = load_translation_pairs("builtin", num_pairs=40)
+>>> sorted(splits)
+['test', 'train', 'validation']
+>>> source, target = next(iter(splits["train"]))
+>>> source.dtype.name, target.dtype.name, source.shape.rank
+('string', 'string', 0)
+"""
+
+import os
+import re
+import warnings
+
+import tensorflow as tf
+
+from keras_attention.data.translation_corpus import builtin_translation_splits
+from keras_attention.data.translation_corpus import split_translation_pairs
+
+TSV_PREFIX = "tsv:"
+# Dataset names as tfds spells them: "name", "name/config", "name/config:1.0.0".
+_TFDS_NAME = re.compile(r"[a-z][a-z0-9_]*(/[A-Za-z0-9_.\-]+)?(:[0-9.*]+)?")
+_MAX_REPORTED_LINES = 10
+
+
+def _unknown_dataset_error(dataset):
+    return ValueError(
+        "`dataset` must be 'builtin', 'tsv:PATH' or a tensorflow-datasets name such as "
+        f"'ted_hrlr_translate/pt_to_en'. Received: dataset={dataset!r}"
+    )
+
+
+def _pairs_dataset(pairs):
+    sources = tf.constant([source for source, _ in pairs], dtype=tf.string, shape=[len(pairs)])
+    targets = tf.constant([target for _, target in pairs], dtype=tf.string, shape=[len(pairs)])
+    return tf.data.Dataset.from_tensor_slices((sources, targets))
+
+
+def read_tsv_pairs(path):
+    """Read `source<TAB>target` lines, warning about the lines it skips.
+
+    A line is skipped when it does not have exactly two tab-separated fields,
+    when a side is empty (after stripping spaces) or when it is not valid
+    UTF-8. One warning names the first skipped line numbers and their count.
+
+    Args:
+        path: path of a UTF-8 text file.
+
+    Returns:
+        list of `(source, target)` string tuples, in file order.
+
+    Example:
+
+    >>> import os, tempfile
+    >>> from keras_attention.data.translation_sources import read_tsv_pairs
+    >>> with tempfile.TemporaryDirectory() as directory:
+    ...     path = os.path.join(directory, "pairs.tsv")
+    ...     with open(path, "w", encoding="utf-8") as file:
+    ...         _ = file.write("hello\\thola\\nthank you\\tgracias\\n")
+    ...     read_tsv_pairs(path)
+    [('hello', 'hola'), ('thank you', 'gracias')]
+    """
+    if not os.path.isfile(path):
+        raise ValueError(f"The translation file does not exist. Received: path={path!r}")
+    pairs, bad_lines = [], []
+    with open(path, "rb") as file:
+        for number, raw_line in enumerate(file, start=1):
+            try:
+                line = raw_line.decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError:
+                bad_lines.append(number)
+                continue
+            fields = [field.strip() for field in line.rstrip("\r\n").split("\t")]
+            if len(fields) == 2 and all(fields):
+                pairs.append((fields[0], fields[1]))
+            else:
+                bad_lines.append(number)
+    if bad_lines:
+        shown = ", ".join(str(number) for number in bad_lines[:_MAX_REPORTED_LINES])
+        more = len(bad_lines) - _MAX_REPORTED_LINES
+        warnings.warn(
+            f"Skipped {len(bad_lines)} malformed line(s) of {path} (a line must be "
+            f"`source<TAB>target` in UTF-8 with both sides non-empty): line(s) {shown}"
+            + (f" and {more} more." if more > 0 else "."),
+            stacklevel=2,
+        )
+    if not pairs:
+        raise ValueError(
+            "The translation file must hold at least one valid `source<TAB>target` line. "
+            f"Received: path={path!r} with {len(bad_lines)} malformed line(s) and no valid one"
+        )
+    return pairs
+
+
+def _load_tfds(name, splits, data_dir):
+    import tensorflow_datasets as tfds  # Imported here: slow, and only this source needs it.
+
+    try:
+        tfds.builder(name, data_dir=data_dir)
+    except tfds.core.registered.DatasetNotFoundError as error:
+        raise _unknown_dataset_error(name) from error
+    datasets = tfds.load(name, split=list(splits), as_supervised=True, data_dir=data_dir)
+    spec = datasets[0].element_spec
+    if not (
+        isinstance(spec, tuple)
+        and len(spec) == 2
+        and all(isinstance(s, tf.TensorSpec) and s.dtype == tf.string for s in spec)
+    ):
+        raise ValueError(
+            "`dataset` must be a tensorflow-datasets translation set whose supervised "
+            f"examples are (source, target) strings. Received: dataset={name!r} "
+            f"with element_spec={spec}"
+        )
+    return dict(zip(splits, datasets))
+
+
+def load_translation_pairs(
+    dataset="builtin",
+    *,
+    num_pairs=20000,
+    seed=0,
+    validation_fraction=0.05,
+    test_fraction=0.05,
+    tfds_splits=("train", "validation", "test"),
+    data_dir=None,
+):
+    """Load translation pairs as `tf.data` datasets, one per split.
+
+    The built-in corpus and TSV files are split by a seeded shuffle so that no
+    source sentence is in two splits; tfds datasets keep their own splits.
+
+    Args:
+        dataset: `"builtin"`, `"tsv:PATH"` or a tensorflow-datasets name such
+            as `"ted_hrlr_translate/pt_to_en"`.
+        num_pairs: number of built-in pairs over all splits (builtin only).
+        seed: seed of the built-in sentences and of the builtin/TSV split.
+        validation_fraction: share of the "validation" split (builtin, TSV).
+        test_fraction: share of the "test" split (builtin, TSV).
+        tfds_splits: the tfds splits to load (tfds only).
+        data_dir: tfds data directory; None for the tfds default (tfds only).
+
+    Returns:
+        dict of split name -> `tf.data.Dataset` of `(source, target)` scalar
+        `tf.string` pairs; "train", "validation", "test" for builtin and TSV,
+        `tfds_splits` for tfds.
+
+    Example:
+
+    >>> from keras_attention.data.translation_sources import load_translation_pairs
+    >>> splits = load_translation_pairs("builtin", num_pairs=100, seed=1)
+    >>> {name: int(split.cardinality()) for name, split in splits.items()}
+    {'train': 90, 'validation': 5, 'test': 5}
+    """
+    if not isinstance(dataset, str):
+        raise _unknown_dataset_error(dataset)
+    if dataset == "builtin":
+        pair_splits = builtin_translation_splits(
+            num_pairs=num_pairs,
+            seed=seed,
+            validation_fraction=validation_fraction,
+            test_fraction=test_fraction,
+        )
+    elif dataset.startswith(TSV_PREFIX):
+        pairs = read_tsv_pairs(dataset[len(TSV_PREFIX):])
+        pair_splits = split_translation_pairs(pairs, validation_fraction, test_fraction, seed)
+    elif _TFDS_NAME.fullmatch(dataset):
+        return _load_tfds(dataset, tuple(tfds_splits), data_dir)
+    else:
+        raise _unknown_dataset_error(dataset)
+    return {name: _pairs_dataset(pairs) for name, pairs in pair_splits.items()}
