@@ -5,6 +5,7 @@ Every layer is registered for serialization under the package name
 """
 
 from keras_attention.layers.additive_attention import AdditiveAttention
+from keras_attention.layers.attention_decoder import AttentionDecoder
 from keras_attention.layers.base_attention import BaseAttention
 from keras_attention.layers.class_token import ClassToken
 from keras_attention.layers.dot_product_attention import DotProductAttention
@@ -25,6 +26,7 @@ from keras_attention.layers.transformer_encoder_block import TransformerEncoderB
 
 __all__ = [
     "AdditiveAttention",
+    "AttentionDecoder",
     "BaseAttention",
     "ClassToken",
     "DotProductAttention",
