@@ -1,5 +1,6 @@
 """Argument checks and mask plumbing shared by the Transformer blocks."""
 
+import keras
 from keras import ops
 
 from keras_attention.layers.base_attention import clone_initializer
@@ -13,12 +14,69 @@ from keras_attention.validation import check_rate
 
 
 
-def check_block_arguments(num_heads, intermediate_dim, dropout, key_dim, implementation):
-    check_positive_int("num_heads", num_heads)
-    check_positive_int("intermediate_dim", intermediate_dim)
-    check_positive_int("key_dim", key_dim, allow_none=True)
-    check_rate("dropout", dropout)
-    check_implementation(implementation)
+class TransformerBlock(keras.layers.Layer):
+    """The arguments, checks and config that the encoder and decoder blocks share."""
+
+    def __init__(
+        self,
+        num_heads,
+        intermediate_dim,
+        dropout=0.0,
+        activation="relu",
+        norm_first=False,
+        layer_norm_epsilon=1e-5,
+        key_dim=None,
+        kernel_initializer="glorot_uniform",
+        bias_initializer="zeros",
+        implementation="auto",
+        rotary_max_wavelength=None,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        check_positive_int("num_heads", num_heads)
+        check_positive_int("intermediate_dim", intermediate_dim)
+        check_positive_int("key_dim", key_dim, allow_none=True)
+        check_rate("dropout", dropout)
+        check_implementation(implementation)
+        self.num_heads = num_heads
+        self.intermediate_dim = intermediate_dim
+        self.dropout = dropout
+        self.activation = keras.activations.get(activation)
+        self.norm_first = norm_first
+        self.layer_norm_epsilon = layer_norm_epsilon
+        self.key_dim = key_dim
+        self.kernel_initializer = keras.initializers.get(kernel_initializer)
+        self.bias_initializer = keras.initializers.get(bias_initializer)
+        self.implementation = implementation
+        self.rotary_max_wavelength = rotary_max_wavelength
+        self.supports_masking = True
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "num_heads": self.num_heads,
+                "intermediate_dim": self.intermediate_dim,
+                "dropout": self.dropout,
+                "activation": keras.activations.serialize(self.activation),
+                "norm_first": self.norm_first,
+                "layer_norm_epsilon": self.layer_norm_epsilon,
+                "key_dim": self.key_dim,
+                "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
+                "bias_initializer": keras.initializers.serialize(self.bias_initializer),
+                "implementation": self.implementation,
+                "rotary_max_wavelength": self.rotary_max_wavelength,
+            }
+        )
+        return config
+
+    def layer_norm(self, name, shape):
+        """A built LayerNormalization sublayer in the block's dtype policy."""
+        norm = keras.layers.LayerNormalization(
+            epsilon=self.layer_norm_epsilon, dtype=self.dtype_policy, name=name
+        )
+        norm.build(shape)
+        return norm
 
 
 def hidden_dim_of(shape, name):

@@ -8,7 +8,7 @@ from keras_attention.layers.multi_head_attention import MultiHeadAttention
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
-class TransformerDecoderBlock(keras.layers.Layer):
+class TransformerDecoderBlock(common.TransformerBlock):
     """Masked self-attention, optional cross-attention on a context, and an MLP.
 
     Vaswani et al., "Attention Is All You Need" (https://arxiv.org/abs/1706.03762).
@@ -92,39 +92,26 @@ class TransformerDecoderBlock(keras.layers.Layer):
         rotary_max_wavelength=None,
         **kwargs,
     ):
-        super().__init__(**kwargs)
-        common.check_block_arguments(
+        super().__init__(
             num_heads=num_heads,
             intermediate_dim=intermediate_dim,
             dropout=dropout,
+            activation=activation,
+            norm_first=norm_first,
+            layer_norm_epsilon=layer_norm_epsilon,
             key_dim=key_dim,
+            kernel_initializer=kernel_initializer,
+            bias_initializer=bias_initializer,
             implementation=implementation,
+            rotary_max_wavelength=rotary_max_wavelength,
+            **kwargs,
         )
-        self.num_heads = num_heads
-        self.intermediate_dim = intermediate_dim
-        self.dropout = dropout
-        self.activation = keras.activations.get(activation)
-        self.norm_first = norm_first
-        self.layer_norm_epsilon = layer_norm_epsilon
-        self.key_dim = key_dim
-        self.kernel_initializer = keras.initializers.get(kernel_initializer)
-        self.bias_initializer = keras.initializers.get(bias_initializer)
-        self.implementation = implementation
-        self.rotary_max_wavelength = rotary_max_wavelength
-        self.supports_masking = True
         self._cross_attention_layer = None
 
     @property
     def has_cross_attention(self):
         """Whether the block was built with a context to cross-attend to."""
         return self._cross_attention_layer is not None
-
-    def _layer_norm(self, name, shape):
-        norm = keras.layers.LayerNormalization(
-            epsilon=self.layer_norm_epsilon, dtype=self.dtype_policy, name=name
-        )
-        norm.build(shape)
-        return norm
 
     def build(self, inputs_shape, context_shape=None):
         hidden_dim = common.hidden_dim_of(inputs_shape, "inputs")
@@ -139,7 +126,7 @@ class TransformerDecoderBlock(keras.layers.Layer):
             **common.dense_kwargs(self),
         )
         self._self_attention_layer.build(inputs_shape, inputs_shape)
-        self._self_attention_layer_norm = self._layer_norm("self_attention_layer_norm", inputs_shape)
+        self._self_attention_layer_norm = self.layer_norm("self_attention_layer_norm", inputs_shape)
         if context_shape is not None:
             common.hidden_dim_of(context_shape, "context")
             self._cross_attention_layer = MultiHeadAttention(
@@ -151,7 +138,7 @@ class TransformerDecoderBlock(keras.layers.Layer):
                 **common.dense_kwargs(self),
             )
             self._cross_attention_layer.build(inputs_shape, context_shape)
-            self._cross_attention_layer_norm = self._layer_norm(
+            self._cross_attention_layer_norm = self.layer_norm(
                 "cross_attention_layer_norm", inputs_shape
             )
         self._feedforward_intermediate_dense = keras.layers.Dense(
@@ -165,7 +152,7 @@ class TransformerDecoderBlock(keras.layers.Layer):
             hidden_dim, name="feedforward_output_dense", **common.dense_kwargs(self)
         )
         self._feedforward_output_dense.build(tuple(inputs_shape[:-1]) + (self.intermediate_dim,))
-        self._feedforward_layer_norm = self._layer_norm("feedforward_layer_norm", inputs_shape)
+        self._feedforward_layer_norm = self.layer_norm("feedforward_layer_norm", inputs_shape)
         self._dropout_layer = keras.layers.Dropout(self.dropout, dtype=self.dtype_policy)
         self.built = True
 
@@ -327,22 +314,3 @@ class TransformerDecoderBlock(keras.layers.Layer):
                     cross_shape = cross_attention_cache.shape
                 outputs.append(spec(cross_shape, self_attention_cache.dtype))
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "num_heads": self.num_heads,
-                "intermediate_dim": self.intermediate_dim,
-                "dropout": self.dropout,
-                "activation": keras.activations.serialize(self.activation),
-                "norm_first": self.norm_first,
-                "layer_norm_epsilon": self.layer_norm_epsilon,
-                "key_dim": self.key_dim,
-                "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
-                "bias_initializer": keras.initializers.serialize(self.bias_initializer),
-                "implementation": self.implementation,
-                "rotary_max_wavelength": self.rotary_max_wavelength,
-            }
-        )
-        return config

@@ -5,10 +5,11 @@ import keras
 from keras_attention.layers import transformer_block_common as common
 from keras_attention.layers.multi_head_attention import MultiHeadAttention
 from keras_attention.layers.stochastic_depth import StochasticDepth
+from keras_attention.validation import check_rate
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
-class TransformerEncoderBlock(keras.layers.Layer):
+class TransformerEncoderBlock(common.TransformerBlock):
     """Multi-head self-attention and a two-layer MLP with residuals and LayerNorm.
 
     Vaswani et al., "Attention Is All You Need" (https://arxiv.org/abs/1706.03762):
@@ -79,30 +80,22 @@ class TransformerEncoderBlock(keras.layers.Layer):
         rotary_max_wavelength=None,
         **kwargs,
     ):
-        super().__init__(**kwargs)
-        common.check_block_arguments(
+        super().__init__(
             num_heads=num_heads,
             intermediate_dim=intermediate_dim,
             dropout=dropout,
+            activation=activation,
+            norm_first=norm_first,
+            layer_norm_epsilon=layer_norm_epsilon,
             key_dim=key_dim,
+            kernel_initializer=kernel_initializer,
+            bias_initializer=bias_initializer,
             implementation=implementation,
+            rotary_max_wavelength=rotary_max_wavelength,
+            **kwargs,
         )
-        self.num_heads = num_heads
-        self.intermediate_dim = intermediate_dim
-        self.dropout = dropout
-        self.activation = keras.activations.get(activation)
-        self.norm_first = norm_first
-        self.layer_norm_epsilon = layer_norm_epsilon
-        self.key_dim = key_dim
+        check_rate("stochastic_depth_rate", stochastic_depth_rate)
         self.stochastic_depth_rate = stochastic_depth_rate
-        self.kernel_initializer = keras.initializers.get(kernel_initializer)
-        self.bias_initializer = keras.initializers.get(bias_initializer)
-        self.implementation = implementation
-        self.rotary_max_wavelength = rotary_max_wavelength
-        self.supports_masking = True
-
-    def _dense_kwargs(self):
-        return common.dense_kwargs(self)
 
     def build(self, inputs_shape):
         hidden_dim = common.hidden_dim_of(inputs_shape, "inputs")
@@ -114,26 +107,20 @@ class TransformerEncoderBlock(keras.layers.Layer):
             implementation=self.implementation,
             rotary_max_wavelength=self.rotary_max_wavelength,
             name="self_attention_layer",
-            **self._dense_kwargs(),
+            **common.dense_kwargs(self),
         )
         self._self_attention_layer.build(inputs_shape, inputs_shape)
-        self._self_attention_layer_norm = keras.layers.LayerNormalization(
-            epsilon=self.layer_norm_epsilon, dtype=self.dtype_policy, name="self_attention_layer_norm"
-        )
-        self._self_attention_layer_norm.build(inputs_shape)
-        self._feedforward_layer_norm = keras.layers.LayerNormalization(
-            epsilon=self.layer_norm_epsilon, dtype=self.dtype_policy, name="feedforward_layer_norm"
-        )
-        self._feedforward_layer_norm.build(inputs_shape)
+        self._self_attention_layer_norm = self.layer_norm("self_attention_layer_norm", inputs_shape)
+        self._feedforward_layer_norm = self.layer_norm("feedforward_layer_norm", inputs_shape)
         self._feedforward_intermediate_dense = keras.layers.Dense(
             self.intermediate_dim,
             activation=self.activation,
             name="feedforward_intermediate_dense",
-            **self._dense_kwargs(),
+            **common.dense_kwargs(self),
         )
         self._feedforward_intermediate_dense.build(inputs_shape)
         self._feedforward_output_dense = keras.layers.Dense(
-            hidden_dim, name="feedforward_output_dense", **self._dense_kwargs()
+            hidden_dim, name="feedforward_output_dense", **common.dense_kwargs(self)
         )
         self._feedforward_output_dense.build(tuple(inputs_shape[:-1]) + (self.intermediate_dim,))
         self._dropout_layer = keras.layers.Dropout(self.dropout, dtype=self.dtype_policy)
@@ -190,21 +177,6 @@ class TransformerEncoderBlock(keras.layers.Layer):
 
     def get_config(self):
         config = super().get_config()
-        config.update(
-            {
-                "num_heads": self.num_heads,
-                "intermediate_dim": self.intermediate_dim,
-                "dropout": self.dropout,
-                "activation": keras.activations.serialize(self.activation),
-                "norm_first": self.norm_first,
-                "layer_norm_epsilon": self.layer_norm_epsilon,
-                "key_dim": self.key_dim,
-                "stochastic_depth_rate": self.stochastic_depth_rate,
-                "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
-                "bias_initializer": keras.initializers.serialize(self.bias_initializer),
-                "implementation": self.implementation,
-                "rotary_max_wavelength": self.rotary_max_wavelength,
-            }
-        )
+        config["stochastic_depth_rate"] = self.stochastic_depth_rate
         return config
 
