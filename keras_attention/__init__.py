@@ -4,7 +4,9 @@
 >>> layer = ka.layers.MultiHeadAttention(num_heads=2, key_dim=8)
 """
 
+from keras_attention import data
 from keras_attention import layers
 from keras_attention import ops
+from keras_attention import text
 from keras_attention import visualization
 from keras_attention.version import __version__
