@@ -35,6 +35,8 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from keras_attention.data.image_arguments import check_split_fractions
+from keras_attention.data.image_arguments import image_size_pair
 from keras_attention.data.shapes_classification import shape_classification_splits
 
 SPLIT_NAMES = ("train", "validation", "test")
@@ -75,35 +77,8 @@ class ImageClassificationData:
         return len(self.class_names)
 
 
-def _image_size_pair(image_size):
-    """`image_size` as `(height, width)` of positive ints."""
-    if isinstance(image_size, (int, np.integer)) and not isinstance(image_size, bool):
-        pair = (int(image_size), int(image_size))
-    elif isinstance(image_size, (tuple, list)) and len(image_size) == 2:
-        pair = tuple(image_size)
-    else:
-        pair = None
-    if pair is None or not all(
-        isinstance(side, (int, np.integer)) and not isinstance(side, bool) and side > 0
-        for side in pair
-    ):
-        raise ValueError(
-            "`image_size` must be a positive int or a (height, width) pair of positive ints. "
-            f"Received: image_size={image_size!r}"
-        )
-    return int(pair[0]), int(pair[1])
 
 
-def _check_fractions(validation_fraction, test_fraction):
-    fractions = {"validation_fraction": validation_fraction, "test_fraction": test_fraction}
-    for name, value in fractions.items():
-        if not 0.0 <= value < 1.0:
-            raise ValueError(f"`{name}` must be in [0, 1). Received: {name}={value!r}")
-    if validation_fraction + test_fraction >= 1.0:
-        raise ValueError(
-            "`validation_fraction + test_fraction` must be below 1. Received: "
-            f"validation_fraction={validation_fraction!r}, test_fraction={test_fraction!r}"
-        )
 
 
 def _to_float_image(image, label, size):
@@ -248,8 +223,8 @@ def load_image_classification_dataset(
     >>> [int(data.splits[name].cardinality()) for name in ("train", "validation", "test")]
     [12, 12, 0]
     """
-    size = _image_size_pair(image_size)
-    _check_fractions(validation_fraction, test_fraction)
+    size = image_size_pair(image_size)
+    check_split_fractions(validation_fraction, test_fraction)
     if not isinstance(dataset, str):
         raise ValueError(f"`dataset` must be {_DATASET_CHOICES}. Received: dataset={dataset!r}")
     if dataset == "builtin":
