@@ -1,0 +1,19 @@
+"""Greedy and beam-search decoding with fixed-size caches, compiled with XLA."""
+
+from keras_attention.generation.beam_search import beam_search
+from keras_attention.generation.beam_search import length_penalty
+from keras_attention.generation.decoder_adapter import DecoderAdapter
+from keras_attention.generation.decoder_for_model import decoder_for_model
+from keras_attention.generation.greedy_search import greedy_search
+from keras_attention.generation.rnn_translator_decoder import RNNTranslatorDecoder
+from keras_attention.generation.transformer_translator_decoder import TransformerTranslatorDecoder
+
+__all__ = [
+    "DecoderAdapter",
+    "RNNTranslatorDecoder",
+    "TransformerTranslatorDecoder",
+    "beam_search",
+    "decoder_for_model",
+    "greedy_search",
+    "length_penalty",
+]

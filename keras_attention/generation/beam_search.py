@@ -1,0 +1,207 @@
+"""Beam search with the GNMT length penalty, for encoder-decoder models."""
+
+import keras
+from keras import ops
+
+from keras_attention.generation import search_common as common
+
+
+def length_penalty(length, alpha):
+    """The GNMT length normaliser `((5 + length) / 6) ** alpha`.
+
+    Wu et al., "Google's Neural Machine Translation System"
+    (https://arxiv.org/abs/1609.08144), section 7. Scores are divided by it,
+    so `alpha > 0` favours longer sequences and `alpha = 0` leaves them as
+    they are.
+
+    Args:
+        length: number of tokens (int or tensor).
+        alpha: the strength of the penalty, >= 0.
+
+    Returns:
+        The penalty, float32, of the shape of `length`.
+
+    Example:
+
+    >>> float(length_penalty(7, 0.5))
+    1.4142...
+    """
+    length = ops.cast(length, "float32")
+    return ops.power((5.0 + length) / 6.0, alpha)
+
+
+def beam_search(
+    decoder,
+    inputs,
+    start_id,
+    end_id,
+    max_length,
+    beam_width=4,
+    length_penalty=0.6,
+    jit_compile=True,
+):
+    """Decodes the most likely sequences with a beam of `beam_width` hypotheses.
+
+    Every example keeps `beam_width` hypotheses. At each step each live
+    hypothesis is extended by every token and each finished one is carried
+    as it is; the `beam_width` best candidates under the normalised score
+
+        score(Y) = sum_t log p(y_t | y_<t, x) / ((5 + |Y|) / 6) ** length_penalty
+
+    (|Y| counts the produced tokens, `end_id` included) survive. The encoder
+    output and its mask are repeated for every beam, so examples of
+    different source lengths in one batch decode as they would alone. The
+    search runs as one XLA program (one `keras.ops.while_loop`) traced once
+    per input shape, and stops when every hypothesis of every example has
+    ended. The padding id 0 is never produced. With `beam_width=1` it is
+    greedy search.
+
+    Args:
+        decoder: a decoder adapter (`decoder_for_model(model)`, or any
+            `DecoderAdapter`).
+        inputs: the encoder input of a batch (for a translator, source ids
+            `(B, S)` with 0 as padding).
+        start_id: the token fed at position 0.
+        end_id: the token that ends a sequence.
+        max_length: the most tokens produced per sequence.
+        beam_width: number of hypotheses kept per example.
+        length_penalty: GNMT's `alpha` >= 0; 0 ranks by log-probability.
+        jit_compile: compile the search with XLA.
+
+    Returns:
+        `(tokens, attention, scores)` for the best hypothesis of each
+        example: `tokens` `(B, max_length)` int32 (without `start_id`, with
+        `end_id`, then 0s); `attention` `(B, max_length, S...)` float32, the
+        attention weights on the encoder output when each token was chosen;
+        `scores` `(B,)` float32, the normalised log-probability above.
+
+    Example:
+
+    >>> import numpy as np
+    >>> from keras_attention.models.transformer_translator import transformer_translator
+    >>> from keras_attention.generation.decoder_for_model import decoder_for_model
+    >>> model = transformer_translator(
+    ...     source_vocabulary_size=12, target_vocabulary_size=12, max_source_length=6,
+    ...     max_target_length=5, hidden_dim=8, num_layers=1, num_heads=2, intermediate_dim=16)
+    >>> tokens, attention, scores = beam_search(
+    ...     decoder_for_model(model), np.array([[4, 5, 6, 0], [7, 0, 0, 0]]), start_id=1,
+    ...     end_id=2, max_length=5, beam_width=3)
+    >>> tuple(tokens.shape), tuple(attention.shape), tuple(scores.shape)
+    ((2, 5), (2, 5, 4), (2,))
+    """
+    common.check_search_arguments(decoder, start_id, end_id, max_length)
+    common.check_positive_int("beam_width", beam_width)
+    alpha = length_penalty
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or alpha < 0:
+        raise ValueError(
+            f"`length_penalty` must be a number >= 0. Received: length_penalty={alpha!r}"
+        )
+    settings = (int(start_id), int(end_id), int(max_length), int(beam_width), float(alpha))
+
+    def make_search():
+        def search(inputs):
+            return _beam_loop(decoder, inputs, *settings)
+
+        return search
+
+    search = common.compiled_search(decoder, ("beam",) + settings, make_search, jit_compile)
+    return search(inputs)
+
+
+def _normalised(log_probs, lengths, alpha):
+    return log_probs / length_penalty(lengths, alpha)
+
+
+def _beam_loop(decoder, inputs, start_id, end_id, max_length, beam_width, alpha):
+    encoder_state = decoder.encode(inputs)
+    batch_size, attention_shape = common.batch_and_positions(common.memory_mask_of(encoder_state))
+    beams = batch_size * beam_width
+    # Hypotheses are flattened batch-major: row b * beam_width + k.
+    encoder_state = keras.tree.map_structure(
+        lambda value: ops.repeat(value, beam_width, axis=0), encoder_state  # (B * K, ...)
+    )
+    # Only the first hypothesis is alive at the start; the others are dead
+    # (finished with an impossible score), so the first step does not fill the
+    # beam with copies of one sequence.
+    first = ops.equal(ops.arange(beam_width), 0)[None, :]  # (1, K)
+    state = {
+        "tokens": ops.zeros((beams, max_length), "int32"),
+        "attention": ops.zeros((beams, max_length) + attention_shape, "float32"),
+        "previous": ops.full((beams,), start_id, "int32"),
+        "log_probs": ops.tile(
+            ops.cast(ops.where(first, 0.0, common.IMPOSSIBLE), "float32"), (batch_size, 1)
+        ),
+        "lengths": ops.zeros((batch_size, beam_width), "int32"),
+        "finished": ops.tile(ops.logical_not(first), (batch_size, 1)),
+        "cache": decoder.initial_cache(encoder_state, beams, max_length),
+    }
+
+    def not_done(index, state):
+        return ops.logical_and(
+            ops.less(index, max_length), ops.logical_not(ops.all(state["finished"]))
+        )
+
+    def decode_one(index, state):
+        logits, cache, attention = decoder.step(
+            state["previous"], index, state["cache"], encoder_state
+        )
+        vocabulary_size = logits.shape[-1]
+        log_probs = common.next_token_log_probs(logits)  # (B * K, V)
+        log_probs = ops.reshape(log_probs, (batch_size, beam_width, vocabulary_size))  # (B, K, V)
+        finished, lengths = state["finished"], state["lengths"]
+        # A live hypothesis extends by any token; a finished one stays as it
+        # is, which the padding slot (token 0) stands for.
+        extended = state["log_probs"][..., None] + log_probs  # (B, K, V)
+        is_padding = ops.equal(ops.arange(vocabulary_size), common.PADDING_ID)  # (V,)
+        kept = ops.where(is_padding, state["log_probs"][..., None], common.IMPOSSIBLE)  # (B, K, V)
+        candidates = ops.where(finished[..., None], kept, extended)  # (B, K, V)
+        candidate_lengths = ops.where(finished, lengths, index + 1)  # (B, K)
+        ranking = _normalised(candidates, candidate_lengths[..., None], alpha)  # (B, K, V)
+        flat_shape = (batch_size, beam_width * vocabulary_size)
+        # (B, K * V) -> the K best candidates (B, K), as indices parent * V + token
+        _, chosen = ops.top_k(ops.reshape(ranking, flat_shape), beam_width)
+        parent = chosen // vocabulary_size  # (B, K)
+        token = ops.cast(chosen % vocabulary_size, "int32")  # (B, K)
+
+        new_log_probs = ops.take_along_axis(
+            ops.reshape(candidates, flat_shape), chosen, axis=1  # (B, K * V) -> (B, K)
+        )
+        parent_finished = ops.take_along_axis(finished, parent, axis=1)  # (B, K)
+        new_lengths = ops.take_along_axis(candidate_lengths, parent, axis=1)  # (B, K)
+        new_finished = ops.logical_or(
+            ops.logical_or(parent_finished, ops.equal(token, end_id)),
+            ops.less(new_log_probs, common.IMPOSSIBLE / 2),  # a dead hypothesis
+        )
+
+        rows = ops.reshape(
+            ops.arange(batch_size)[:, None] * beam_width + parent, (beams,)
+        )  # (B * K,) parent row of every new hypothesis
+        token = ops.reshape(token, (beams,))  # (B * K,)
+        parent_finished = ops.reshape(parent_finished, (beams,))  # (B * K,)
+        attention = ops.take(ops.cast(attention, "float32"), rows, axis=0)  # (B * K, S...)
+        attention = common.zero_where(parent_finished, attention)
+
+        def reorder(value):
+            return ops.take(value, rows, axis=0)  # each new hypothesis gets its parent's row
+        return index + 1, {
+            "tokens": common.write_at(reorder(state["tokens"]), index, token),
+            "attention": common.write_at(reorder(state["attention"]), index, attention),
+            "previous": token,
+            "log_probs": new_log_probs,
+            "lengths": new_lengths,
+            "finished": new_finished,
+            "cache": keras.tree.map_structure(reorder, cache),
+        }
+
+    index = ops.convert_to_tensor(0, "int32")
+    _, state = ops.while_loop(not_done, decode_one, (index, state), maximum_iterations=max_length)
+
+    scores = _normalised(state["log_probs"], state["lengths"], alpha)  # (B, K)
+    best = ops.cast(ops.argmax(scores, axis=1), "int32")  # (B,)
+    rows = ops.arange(batch_size, dtype="int32") * beam_width + best  # (B,)
+    best_scores = ops.take_along_axis(scores, best[:, None], axis=1)[:, 0]  # (B,)
+    return (
+        ops.take(state["tokens"], rows, axis=0),
+        ops.take(state["attention"], rows, axis=0),
+        best_scores,
+    )

@@ -1,0 +1,96 @@
+"""Greedy decoding: the most likely next token, one position at a time."""
+
+from keras import ops
+
+from keras_attention.generation import search_common as common
+
+
+def greedy_search(decoder, inputs, start_id, end_id, max_length, jit_compile=True):
+    """Decodes by taking the most likely token at every step.
+
+    The whole search (encoding, then one `keras.ops.while_loop` over the
+    positions with fixed-shape caches) runs as one XLA program, traced once
+    per input shape and reused by later calls with inputs of the same
+    shapes. The loop stops as soon as every sequence has produced `end_id`.
+    The padding id 0 is never produced.
+
+    Args:
+        decoder: a decoder adapter (`decoder_for_model(model)`, or any
+            `DecoderAdapter`).
+        inputs: the encoder input of a batch (for a translator, source ids
+            `(B, S)` with 0 as padding).
+        start_id: the token fed at position 0.
+        end_id: the token that ends a sequence.
+        max_length: the most tokens produced per sequence.
+        jit_compile: compile the search with XLA.
+
+    Returns:
+        `(tokens, attention)`: `tokens` `(B, max_length)` int32, the produced
+        tokens (without `start_id`, with `end_id`, then 0s); `attention`
+        `(B, max_length, S...)` float32, the attention weights on the encoder
+        output when each token was chosen (0 after the end).
+
+    Example:
+
+    >>> import numpy as np
+    >>> from keras_attention.models.transformer_translator import transformer_translator
+    >>> from keras_attention.generation.decoder_for_model import decoder_for_model
+    >>> model = transformer_translator(
+    ...     source_vocabulary_size=12, target_vocabulary_size=12, max_source_length=6,
+    ...     max_target_length=5, hidden_dim=8, num_layers=1, num_heads=2, intermediate_dim=16)
+    >>> tokens, attention = greedy_search(
+    ...     decoder_for_model(model), np.array([[4, 5, 6, 0]]), start_id=1, end_id=2,
+    ...     max_length=5)
+    >>> tuple(tokens.shape), tuple(attention.shape)
+    ((1, 5), (1, 5, 4))
+    """
+    common.check_search_arguments(decoder, start_id, end_id, max_length)
+
+    def make_search():
+        def search(inputs):
+            return _greedy_loop(decoder, inputs, int(start_id), int(end_id), int(max_length))
+
+        return search
+
+    search = common.compiled_search(
+        decoder, ("greedy", int(start_id), int(end_id), int(max_length)), make_search, jit_compile
+    )
+    return search(inputs)
+
+
+def _greedy_loop(decoder, inputs, start_id, end_id, max_length):
+    encoder_state = decoder.encode(inputs)
+    batch_size, attention_shape = common.batch_and_positions(common.memory_mask_of(encoder_state))
+    state = {
+        "tokens": ops.zeros((batch_size, max_length), "int32"),
+        "attention": ops.zeros((batch_size, max_length) + attention_shape, "float32"),
+        "previous": ops.full((batch_size,), start_id, "int32"),
+        "finished": ops.zeros((batch_size,), "bool"),
+        "cache": decoder.initial_cache(encoder_state, batch_size, max_length),
+    }
+
+    def not_done(index, state):
+        return ops.logical_and(
+            ops.less(index, max_length), ops.logical_not(ops.all(state["finished"]))
+        )
+
+    def decode_one(index, state):
+        logits, cache, attention = decoder.step(
+            state["previous"], index, state["cache"], encoder_state
+        )
+        log_probs = common.next_token_log_probs(logits)  # (B, V)
+        token = ops.cast(ops.argmax(log_probs, axis=-1), "int32")  # (B,)
+        finished = state["finished"]
+        token = ops.where(finished, common.PADDING_ID, token)
+        attention = common.zero_where(finished, ops.cast(attention, "float32"))  # (B, S...)
+        return index + 1, {
+            "tokens": common.write_at(state["tokens"], index, token),
+            "attention": common.write_at(state["attention"], index, attention),
+            "previous": token,
+            "finished": ops.logical_or(finished, ops.equal(token, end_id)),
+            "cache": cache,
+        }
+
+    index = ops.convert_to_tensor(0, "int32")
+    _, state = ops.while_loop(not_done, decode_one, (index, state), maximum_iterations=max_length)
+    return state["tokens"], state["attention"]

@@ -1,0 +1,95 @@
+"""Argument checks, XLA compilation and tensor plumbing shared by the searches."""
+
+import numpy as np
+import tensorflow as tf
+from keras import ops
+
+from keras_attention.generation.decoder_adapter import MEMORY_MASK
+
+# Score of an impossible choice: finite, so that sums and ratios stay finite.
+IMPOSSIBLE = -1e9
+PADDING_ID = 0
+
+
+def check_positive_int(name, value):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
+        raise ValueError(f"`{name}` must be a positive integer. Received: {name}={value!r}")
+
+
+def check_search_arguments(decoder, start_id, end_id, max_length):
+    for method in ("encode", "initial_cache", "step"):
+        if not callable(getattr(decoder, method, None)):
+            raise ValueError(
+                "`decoder` must be a decoder adapter with `encode`, `initial_cache` and "
+                "`step` methods (see `keras_attention.generation.decoder_for_model`). "
+                f"Received: decoder={decoder!r}"
+            )
+    vocabulary_size = getattr(decoder, "vocabulary_size", None)
+    for name, value in (("start_id", start_id), ("end_id", end_id)):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, np.integer))
+            or value < 0
+            or (vocabulary_size is not None and value >= vocabulary_size)
+        ):
+            raise ValueError(
+                f"`{name}` must be a token id in [0, {vocabulary_size}). Received: {name}={value!r}"
+            )
+    check_positive_int("max_length", max_length)
+    limit = getattr(decoder, "max_length", None)
+    if limit is not None and max_length > limit:
+        raise ValueError(
+            f"`max_length` must be at most {limit}, the longest sequence the model's "
+            f"decoder supports. Received: max_length={max_length}"
+        )
+
+
+def compiled_search(decoder, key, make_search, jit_compile):
+    """The search function for `key`, traced once per input shape.
+
+    The functions live on the decoder adapter, so that decoding again with
+    inputs of the same shapes reuses the compiled XLA program.
+    """
+    functions = vars(decoder).setdefault("_compiled_searches", {})
+    key = key + (bool(jit_compile),)
+    if key not in functions:
+        # The loop is written with keras.ops control flow: no autograph needed.
+        functions[key] = tf.function(make_search(), jit_compile=bool(jit_compile), autograph=False)
+    return functions[key]
+
+
+def memory_mask_of(encoder_state):
+    if not isinstance(encoder_state, dict) or MEMORY_MASK not in encoder_state:
+        keys = sorted(encoder_state) if isinstance(encoder_state, dict) else encoder_state
+        raise ValueError(
+            f"The decoder's `encode` must return a dict with a {MEMORY_MASK!r} entry "
+            f"(bool, batch first). Received: {keys!r}"
+        )
+    return encoder_state[MEMORY_MASK]
+
+
+def batch_and_positions(memory_mask):
+    """The batch size and the memory's positions `(S...)`: ints, or scalar
+    tensors where the size is known only at run time (e.g. in a serving
+    signature)."""
+    shape = ops.shape(memory_mask)
+    return shape[0], tuple(shape[1:])
+
+
+def next_token_log_probs(logits):
+    """log softmax in float32 over the tokens that may be produced (not padding)."""
+    logits = ops.cast(logits, "float32")  # (B, V)
+    is_padding = ops.equal(ops.arange(ops.shape(logits)[-1]), PADDING_ID)  # (V,)
+    return ops.log_softmax(ops.where(is_padding, IMPOSSIBLE, logits), axis=-1)
+
+
+def write_at(buffer, index, values):
+    """`buffer[:, index] = values` for a (B, L, ...) buffer and (B, ...) values."""
+    start = [0, index] + [0] * (len(buffer.shape) - 2)
+    return ops.slice_update(buffer, start, ops.expand_dims(values, 1))  # (B, 1, ...)
+
+
+def zero_where(condition, values):
+    """Zeroes the rows of `values` (B, ...) where `condition` (B,) is True."""
+    condition = ops.reshape(condition, (-1,) + (1,) * (len(values.shape) - 1))  # (B, 1, ...)
+    return ops.where(condition, ops.zeros_like(values), values)

@@ -1,0 +1,77 @@
+import keras
+import numpy as np
+import pytest
+
+from keras_attention.models.translation_losses import MaskedSparseCategoricalAccuracy
+from keras_attention.models.translation_losses import masked_sparse_categorical_crossentropy
+
+rng = np.random.default_rng(0)
+LOGITS = rng.normal(size=(3, 4, 6)).astype("float32")
+LABELS = np.array([[3, 1, 5, 0], [2, 0, 0, 0], [4, 4, 1, 2]])
+
+
+def _numpy_masked_crossentropy(labels, logits, ignore_label=0):
+    shifted = logits - logits.max(-1, keepdims=True)
+    log_probs = shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))
+    picked = np.take_along_axis(log_probs, labels[..., None], axis=-1)[..., 0]
+    real = labels != ignore_label
+    return -(picked * real).sum() / real.sum()
+
+
+def test_loss_is_the_mean_over_real_tokens():
+    got = float(masked_sparse_categorical_crossentropy(LABELS, LOGITS))
+    np.testing.assert_allclose(got, _numpy_masked_crossentropy(LABELS, LOGITS), rtol=1e-5)
+    # Padded positions do not count, whatever their logits.
+    noisy = LOGITS + 10 * (LABELS == 0)[..., None] * rng.normal(size=LOGITS.shape)
+    noisy_loss = float(masked_sparse_categorical_crossentropy(LABELS, noisy))
+    np.testing.assert_allclose(noisy_loss, got, rtol=1e-5)
+
+
+def test_loss_from_probabilities_and_other_ignore_label():
+    probabilities = np.asarray(keras.ops.softmax(LOGITS))
+    got = masked_sparse_categorical_crossentropy(
+        LABELS, probabilities, ignore_label=4, from_logits=False
+    )
+    np.testing.assert_allclose(float(got), _numpy_masked_crossentropy(LABELS, LOGITS, 4), rtol=1e-4)
+
+
+def test_loss_of_a_batch_of_padding_is_zero():
+    padding = np.zeros((2, 3), "int32")
+    assert float(masked_sparse_categorical_crossentropy(padding, LOGITS[:2, :3])) == 0.0
+
+
+def test_accuracy_counts_real_tokens_over_batches():
+    metric = MaskedSparseCategoricalAccuracy()
+    predicted = LOGITS.argmax(-1)
+    hits, total = 0, 0
+    for rows in (slice(0, 1), slice(1, 3)):  # two batches of different sizes
+        metric.update_state(LABELS[rows], LOGITS[rows])
+        real = LABELS[rows] != 0
+        hits += ((predicted[rows] == LABELS[rows]) & real).sum()
+        total += real.sum()
+    np.testing.assert_allclose(float(metric.result()), hits / total, rtol=1e-6)
+    metric.reset_state()
+    perfect = np.eye(6)[LABELS] * 5.0
+    metric.update_state(LABELS, perfect)
+    assert float(metric.result()) == 1.0
+
+
+def test_accuracy_with_sentence_weights_and_config():
+    metric = MaskedSparseCategoricalAccuracy(ignore_label=0, name="token_accuracy")
+    weights = np.array([1.0, 0.0, 2.0])
+    metric.update_state(LABELS, LOGITS, sample_weight=weights)
+    real = (LABELS != 0) * weights[:, None]
+    expected = ((LOGITS.argmax(-1) == LABELS) * real).sum() / real.sum()
+    np.testing.assert_allclose(float(metric.result()), expected, rtol=1e-6)
+    clone = MaskedSparseCategoricalAccuracy.from_config(metric.get_config())
+    assert clone.name == "token_accuracy" and clone.ignore_label == 0
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="ignore_label.*Received: ignore_label='pad'"):
+        masked_sparse_categorical_crossentropy(LABELS, LOGITS, ignore_label="pad")
+    shapes = "Received: y_true.shape=\\(3, 4\\), y_pred.shape=\\(3, 4\\)"
+    with pytest.raises(ValueError, match=f"one more axis.*{shapes}"):
+        masked_sparse_categorical_crossentropy(LABELS, LOGITS[..., 0])
+    with pytest.raises(ValueError, match="ignore_label.*Received: ignore_label=None"):
+        MaskedSparseCategoricalAccuracy(ignore_label=None)
