@@ -5,7 +5,9 @@
 """
 
 from keras_attention import data
+from keras_attention import generation
 from keras_attention import layers
+from keras_attention import models
 from keras_attention import ops
 from keras_attention import text
 from keras_attention import visualization
