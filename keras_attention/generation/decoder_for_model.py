@@ -2,13 +2,13 @@
 
 from keras_attention.generation.rnn_translator_decoder import RNNTranslatorDecoder
 from keras_attention.generation.transformer_translator_decoder import TransformerTranslatorDecoder
-from keras_attention.models import rnn_attention_translator as rnn_names
-from keras_attention.models import transformer_translator as transformer_names
+from keras_attention.models.rnn_attention_translator import ATTENTION_DECODER
+from keras_attention.models.transformer_translator import DECODER_BLOCK_PREFIX
 
 # The layer that tells each model family apart, and the adapter that decodes it.
 _ADAPTERS = (
-    (f"{transformer_names.DECODER_BLOCK_PREFIX}0", TransformerTranslatorDecoder),
-    (rnn_names.ATTENTION_DECODER, RNNTranslatorDecoder),
+    (f"{DECODER_BLOCK_PREFIX}0", TransformerTranslatorDecoder),
+    (ATTENTION_DECODER, RNNTranslatorDecoder),
 )
 
 

@@ -2,10 +2,17 @@
 
 from keras import ops
 
-from keras_attention.generation.decoder_adapter import MEMORY_MASK
 from keras_attention.generation.decoder_adapter import DecoderAdapter
+from keras_attention.generation.decoder_adapter import MEMORY_MASK
 from keras_attention.generation.transformer_translator_decoder import numbered_layers
-from keras_attention.models import rnn_attention_translator as names
+from keras_attention.models.rnn_attention_translator import ATTENTION_DECODER
+from keras_attention.models.rnn_attention_translator import LOGITS
+from keras_attention.models.rnn_attention_translator import MEMORY_PROJECTION
+from keras_attention.models.rnn_attention_translator import PADDING_ID
+from keras_attention.models.rnn_attention_translator import SOURCE_EMBEDDING
+from keras_attention.models.rnn_attention_translator import SOURCE_ENCODER
+from keras_attention.models.rnn_attention_translator import STATE_BRIDGE_PREFIX
+from keras_attention.models.rnn_attention_translator import TARGET_EMBEDDING
 
 MEMORY = "memory"
 PRECOMPUTED_KEYS = "precomputed_keys"
@@ -45,33 +52,33 @@ class RNNTranslatorDecoder(DecoderAdapter):
 
     def __init__(self, model):
         required = (
-            names.SOURCE_EMBEDDING,
-            names.SOURCE_ENCODER,
-            names.MEMORY_PROJECTION,
-            names.TARGET_EMBEDDING,
-            names.ATTENTION_DECODER,
-            names.LOGITS,
+            SOURCE_EMBEDDING,
+            SOURCE_ENCODER,
+            MEMORY_PROJECTION,
+            TARGET_EMBEDDING,
+            ATTENTION_DECODER,
+            LOGITS,
         )
         present = {layer.name for layer in model.layers}
-        self.state_bridges = numbered_layers(model, names.STATE_BRIDGE_PREFIX)
+        self.state_bridges = numbered_layers(model, STATE_BRIDGE_PREFIX)
         if not set(required) <= present or not self.state_bridges:
             raise ValueError(
                 "`model` must be an RNN attention translator with layers "
                 f"{required + ('state_bridge_0',)}. Received: model with layers {sorted(present)}"
             )
         self.model = model
-        self.source_embedding = model.get_layer(names.SOURCE_EMBEDDING)
-        self.source_encoder = model.get_layer(names.SOURCE_ENCODER)
-        self.memory_projection = model.get_layer(names.MEMORY_PROJECTION)
-        self.target_embedding = model.get_layer(names.TARGET_EMBEDDING)
-        self.attention_decoder = model.get_layer(names.ATTENTION_DECODER)
-        self.logits_layer = model.get_layer(names.LOGITS)
+        self.source_embedding = model.get_layer(SOURCE_EMBEDDING)
+        self.source_encoder = model.get_layer(SOURCE_ENCODER)
+        self.memory_projection = model.get_layer(MEMORY_PROJECTION)
+        self.target_embedding = model.get_layer(TARGET_EMBEDDING)
+        self.attention_decoder = model.get_layer(ATTENTION_DECODER)
+        self.logits_layer = model.get_layer(LOGITS)
         self.vocabulary_size = self.logits_layer.units
         self.max_length = None
 
     def encode(self, inputs):
         source = ops.cast(inputs, "int32")
-        source_mask = ops.not_equal(source, names.PADDING_ID)  # (B, S)
+        source_mask = ops.not_equal(source, PADDING_ID)  # (B, S)
         encoded = self.source_encoder(
             self.source_embedding(source), mask=source_mask, training=False
         )

@@ -2,9 +2,16 @@
 
 from keras import ops
 
-from keras_attention.generation.decoder_adapter import MEMORY_MASK
 from keras_attention.generation.decoder_adapter import DecoderAdapter
-from keras_attention.models import transformer_translator as names
+from keras_attention.generation.decoder_adapter import MEMORY_MASK
+from keras_attention.models.transformer_translator import DECODER_BLOCK_PREFIX
+from keras_attention.models.transformer_translator import DECODER_FINAL_NORM
+from keras_attention.models.transformer_translator import ENCODER_BLOCK_PREFIX
+from keras_attention.models.transformer_translator import ENCODER_FINAL_NORM
+from keras_attention.models.transformer_translator import LOGITS
+from keras_attention.models.transformer_translator import PADDING_ID
+from keras_attention.models.transformer_translator import SOURCE_EMBEDDING
+from keras_attention.models.transformer_translator import TARGET_EMBEDDING
 
 MEMORY = "memory"
 
@@ -55,10 +62,10 @@ class TransformerTranslatorDecoder(DecoderAdapter):
     """
 
     def __init__(self, model):
-        required = (names.SOURCE_EMBEDDING, names.TARGET_EMBEDDING, names.LOGITS)
+        required = (SOURCE_EMBEDDING, TARGET_EMBEDDING, LOGITS)
         present = {layer.name for layer in model.layers}
-        self.encoder_blocks = numbered_layers(model, names.ENCODER_BLOCK_PREFIX)
-        self.decoder_blocks = numbered_layers(model, names.DECODER_BLOCK_PREFIX)
+        self.encoder_blocks = numbered_layers(model, ENCODER_BLOCK_PREFIX)
+        self.decoder_blocks = numbered_layers(model, DECODER_BLOCK_PREFIX)
         if not set(required) <= present or not self.encoder_blocks or not self.decoder_blocks:
             raise ValueError(
                 "`model` must be a Transformer translator with layers "
@@ -66,17 +73,17 @@ class TransformerTranslatorDecoder(DecoderAdapter):
                 f"Received: model with layers {sorted(present)}"
             )
         self.model = model
-        self.source_embedding = model.get_layer(names.SOURCE_EMBEDDING)
-        self.target_embedding = model.get_layer(names.TARGET_EMBEDDING)
-        self.encoder_final_norm = optional_layer(model, names.ENCODER_FINAL_NORM)
-        self.decoder_final_norm = optional_layer(model, names.DECODER_FINAL_NORM)
-        self.logits_layer = model.get_layer(names.LOGITS)
+        self.source_embedding = model.get_layer(SOURCE_EMBEDDING)
+        self.target_embedding = model.get_layer(TARGET_EMBEDDING)
+        self.encoder_final_norm = optional_layer(model, ENCODER_FINAL_NORM)
+        self.decoder_final_norm = optional_layer(model, DECODER_FINAL_NORM)
+        self.logits_layer = model.get_layer(LOGITS)
         self.vocabulary_size = self.logits_layer.units
         self.max_length = self.target_embedding.sequence_length
 
     def encode(self, inputs):
         source = ops.cast(inputs, "int32")
-        source_mask = ops.not_equal(source, names.PADDING_ID)  # (B, S)
+        source_mask = ops.not_equal(source, PADDING_ID)  # (B, S)
         x = self.source_embedding(source)  # (B, S, D)
         for block in self.encoder_blocks:
             x = block(x, padding_mask=source_mask, training=False)
