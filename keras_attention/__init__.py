@@ -9,6 +9,7 @@ from keras_attention import generation
 from keras_attention import layers
 from keras_attention import models
 from keras_attention import ops
+from keras_attention import serving
 from keras_attention import text
 from keras_attention import visualization
 from keras_attention.version import __version__

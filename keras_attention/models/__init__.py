@@ -1,4 +1,4 @@
-"""Functional-API models built from the layers: translators (and more to come).
+"""Functional-API model builders: Vision Transformer and translators.
 
 >>> import keras_attention as ka
 >>> model = ka.models.transformer_translator(
@@ -14,3 +14,13 @@ from keras_attention.models.rnn_attention_translator import rnn_attention_transl
 from keras_attention.models.transformer_translator import transformer_translator
 from keras_attention.models.translation_losses import MaskedSparseCategoricalAccuracy
 from keras_attention.models.translation_losses import masked_sparse_categorical_crossentropy
+from keras_attention.models.vision_transformer import TrainingAugmentation
+from keras_attention.models.vision_transformer import copy_vision_transformer_weights
+from keras_attention.models.vision_transformer import get_attention_scores
+from keras_attention.models.vision_transformer import vision_transformer
+from keras_attention.models.vision_transformer import vision_transformer_attention_model
+from keras_attention.models.vision_transformer import vision_transformer_no_decay_variables
+from keras_attention.models.vision_transformer import vision_transformer_token_layout
+from keras_attention.models.vit_presets import VIT_PRESETS
+from keras_attention.models.vit_presets import vision_transformer_from_preset
+from keras_attention.models.vit_presets import vision_transformer_preset

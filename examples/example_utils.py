@@ -1,0 +1,243 @@
+"""Command-line pieces shared by the example training scripts.
+
+Every script takes the same core flags (`add_common_arguments`), sets up
+precision and the distribution strategy from them (`configure_precision`,
+`make_strategy`), and trains with the same callbacks (`training_callbacks`):
+per-epoch `.keras` checkpoints, a backup that lets an interrupted run resume
+from its last finished epoch, and TensorBoard logs.
+
+Example:
+
+>>> import argparse
+>>> parser = argparse.ArgumentParser()
+>>> parser = add_common_arguments(parser, epochs=3, batch_size=16, output_dir="runs/demo")
+>>> args = parser.parse_args(["--strategy", "mirrored"])
+>>> args.dataset, args.epochs, args.strategy, args.mixed_precision
+('builtin', 3, 'mirrored', False)
+"""
+
+import importlib.util
+import json
+import os
+import warnings
+
+import keras
+import tensorflow as tf
+
+STRATEGIES = ("default", "mirrored")
+
+
+def add_common_arguments(parser, *, epochs, batch_size, output_dir, dataset="builtin"):
+    """Adds the flags every example script shares to an `argparse` parser.
+
+    Flags: `--dataset`, `--epochs`, `--batch-size`, `--output-dir`,
+    `--export DIR` (write a SavedModel there), `--strategy
+    {default,mirrored}` and `--mixed-precision`.
+
+    Args:
+        parser: an `argparse.ArgumentParser`.
+        epochs: default number of epochs.
+        batch_size: default global batch size.
+        output_dir: default folder for checkpoints, logs and figures.
+        dataset: default `--dataset`.
+
+    Returns:
+        `parser`.
+
+    Example:
+
+    >>> import argparse
+    >>> parser = add_common_arguments(
+    ...     argparse.ArgumentParser(), epochs=1, batch_size=8, output_dir="out")
+    >>> parser.parse_args(["--batch-size", "4", "--export", "served"]).export
+    'served'
+    """
+    parser.add_argument("--dataset", default=dataset, help=f"data source (default: {dataset})")
+    parser.add_argument("--epochs", type=_positive_int, default=epochs, help="training epochs")
+    parser.add_argument(
+        "--batch-size", type=_positive_int, default=batch_size, help="global batch size"
+    )
+    parser.add_argument(
+        "--output-dir",
+        default=output_dir,
+        help="folder for checkpoints, TensorBoard logs, the backup and figures",
+    )
+    parser.add_argument("--export", metavar="DIR", help="write a TensorFlow SavedModel to DIR")
+    parser.add_argument(
+        "--strategy",
+        choices=STRATEGIES,
+        default="default",
+        help="'mirrored' trains on every local GPU (or the CPU) with tf.distribute",
+    )
+    parser.add_argument(
+        "--mixed-precision",
+        action="store_true",
+        help="float32 weights, 16-bit compute (float16 on GPU, bfloat16 on CPU)",
+    )
+    return parser
+
+
+def _positive_int(text):
+    value = int(text)
+    if value <= 0:
+        raise ValueError(f"Expected a positive integer. Received: {text!r}")
+    return value
+
+
+def configure_precision(mixed_precision):
+    """Sets Keras' global dtype policy for the flag `--mixed-precision`.
+
+    Call it before building the model. Mixed precision keeps float32
+    weights and computes in float16 on a GPU (Keras adds loss scaling when
+    compiling) or bfloat16 on a CPU.
+
+    Args:
+        mixed_precision: bool.
+
+    Returns:
+        the policy name set: "float32", "mixed_float16" or "mixed_bfloat16".
+
+    Example:
+
+    >>> configure_precision(False)
+    'float32'
+    """
+    if not mixed_precision:
+        policy = "float32"
+    elif tf.config.list_logical_devices("GPU"):
+        policy = "mixed_float16"
+    else:
+        policy = "mixed_bfloat16"
+    keras.config.set_dtype_policy(policy)
+    return policy
+
+
+def make_strategy(name):
+    """The `tf.distribute` strategy for the flag `--strategy`.
+
+    Args:
+        name: "default" (the current strategy: one device) or "mirrored"
+            (`tf.distribute.MirroredStrategy` over every local GPU, or the
+            CPU when there is none).
+
+    Returns:
+        a `tf.distribute.Strategy`; build and compile the model inside its
+        `scope()`, and give `fit` the global batch size.
+
+    Example:
+
+    >>> make_strategy("default").num_replicas_in_sync
+    1
+    """
+    if name not in STRATEGIES:
+        raise ValueError(f"`strategy` must be one of {STRATEGIES}. Received: strategy={name!r}")
+    if name == "mirrored":
+        return tf.distribute.MirroredStrategy()
+    return tf.distribute.get_strategy()
+
+
+def jit_compile_for(strategy):
+    """Whether `compile(jit_compile=...)` can use XLA under `strategy`.
+
+    XLA cannot run a `MirroredStrategy` whose replicas are several CPU
+    devices (logical CPUs): a replica's variables live on another device
+    than the one its compiled step runs on. Over GPUs, or on one device,
+    XLA works.
+
+    Args:
+        strategy: a `tf.distribute.Strategy`.
+
+    Returns:
+        bool: False only for several replicas on CPU devices.
+
+    Example:
+
+    >>> jit_compile_for(make_strategy("default"))
+    True
+    """
+    if strategy.num_replicas_in_sync <= 1:
+        return True
+    return not any("CPU" in device.upper() for device in strategy.extended.worker_devices)
+
+
+def training_callbacks(output_dir):
+    """The callbacks every example trains with.
+
+    - `ModelCheckpoint` writes the model to
+      `output_dir/checkpoints/epoch_NNN.keras` after every epoch;
+    - `BackupAndRestore` keeps the training state (weights, optimizer,
+      epoch) in `output_dir/backup`: running the same command again after
+      an interruption resumes from the last finished epoch, and the backup is
+      removed once training ends;
+    - `TensorBoard` writes logs to `output_dir/logs`
+      (`tensorboard --logdir output_dir/logs`) when the `tensorboard`
+      package is installed (`pip install tensorboard`; TensorFlow no longer
+      installs it); without it a message says so and no logs are written.
+
+    The progress bar comes from `fit(verbose=1)`.
+
+    Args:
+        output_dir: the run's folder (created if missing).
+
+    Returns:
+        list of `keras.callbacks.Callback`.
+
+    Example:
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     callbacks = training_callbacks(folder)
+    >>> [type(callback).__name__ for callback in callbacks][:2]
+    ['ModelCheckpoint', 'BackupAndRestore']
+    """
+    os.makedirs(os.path.join(output_dir, "checkpoints"), exist_ok=True)
+    callbacks = [
+        keras.callbacks.ModelCheckpoint(
+            os.path.join(output_dir, "checkpoints", "epoch_{epoch:03d}.keras"), save_freq="epoch"
+        ),
+        keras.callbacks.BackupAndRestore(os.path.join(output_dir, "backup")),
+    ]
+    if tensorboard_available():
+        callbacks.append(keras.callbacks.TensorBoard(os.path.join(output_dir, "logs")))
+    else:
+        warnings.warn("TensorBoard logs are off: `pip install tensorboard` to write them.")
+    return callbacks
+
+
+def tensorboard_available():
+    """Whether the `tensorboard` package, which writes TensorBoard logs, is installed.
+
+    Returns:
+        bool.
+
+    Example:
+
+    >>> isinstance(tensorboard_available(), bool)
+    True
+    """
+    return importlib.util.find_spec("tensorboard") is not None
+
+
+def write_metrics(output_dir, metrics):
+    """Writes a run's final numbers to `output_dir/metrics.json`.
+
+    Args:
+        output_dir: the run's folder (created if missing).
+        metrics: dict of JSON-serialisable values.
+
+    Returns:
+        the path written.
+
+    Example:
+
+    >>> import json, tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = write_metrics(folder, {"accuracy": 0.5})
+    ...     print(json.load(open(path)))
+    {'accuracy': 0.5}
+    """
+    os.makedirs(output_dir, exist_ok=True)
+    path = os.path.join(output_dir, "metrics.json")
+    with open(path, "w") as file:
+        json.dump(metrics, file, indent=2)
+    return path

@@ -1,0 +1,187 @@
+"""Export an image classifier as a TensorFlow SavedModel: pixels in, labels out."""
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+SERVING_SIGNATURE = "serving_default"
+
+
+def _check_classifier(model):
+    inputs = getattr(model, "inputs", None) if isinstance(model, keras.Model) else None
+    outputs = getattr(model, "outputs", None) if isinstance(model, keras.Model) else None
+    if not inputs or not outputs or len(inputs) != 1 or len(outputs) != 1:
+        raise ValueError(
+            "`model` must be a functional keras.Model with one image input and one logits "
+            f"output. Received: model={model!r}"
+        )
+    image_shape = tuple(model.inputs[0].shape)
+    if len(image_shape) != 4 or image_shape[-1] is None:
+        raise ValueError(
+            "`model` must take images (batch, height, width, channels) with known channels. "
+            f"Received: model input shape={image_shape}"
+        )
+    num_classes = model.outputs[0].shape[-1]
+    if len(model.outputs[0].shape) != 2 or num_classes is None:
+        raise ValueError(
+            "`model` must return logits (batch, num_classes). "
+            f"Received: model output shape={tuple(model.outputs[0].shape)}"
+        )
+    return image_shape, num_classes
+
+
+def _check_class_names(class_names, num_classes):
+    if (
+        isinstance(class_names, (str, bytes))
+        or not hasattr(class_names, "__len__")
+        or len(class_names) != num_classes
+    ):
+        raise ValueError(
+            "`class_names` must be a list with one name per model output "
+            f"({num_classes} names). Received: class_names={class_names!r}"
+        )
+    return [str(name) for name in class_names]
+
+
+def _checked_images(images, channels):
+    """`images` once its channels and size are checked, with a readable error.
+
+    A serving signature does not check shapes itself: without this check a
+    bad request fails deep in the graph with a message about convolutions.
+    """
+    shape = tf.shape(images)
+    size_check = tf.debugging.Assert(
+        tf.logical_and(tf.equal(shape[-1], channels), tf.reduce_all(shape[1:3] > 0)),
+        [
+            f"`images` must be (batch, height, width, {channels}) with height, width > 0.",
+            "Received: images.shape=",
+            shape,
+        ],
+        summarize=4,
+    )
+    with tf.control_dependencies([size_check]):
+        return tf.identity(images)
+
+
+def export_image_classifier(model, path, class_names=None):
+    """Writes a SavedModel serving raw pixels of any size to class labels.
+
+    The `serving_default` signature takes `images`, float32
+    `(B, H, W, C)` with pixel values in 0..255 and any `H` and `W` (the
+    model resizes them), and returns `probabilities` `(B, num_classes)`
+    float32 (softmax of the model's logits) and `labels` `(B,)` string (the
+    most probable class name). The SavedModel needs only TensorFlow to run
+    (`tf.saved_model.load(path).signatures["serving_default"](images=...)`),
+    and `saved_model_cli show --all --dir path` describes it.
+
+    A request whose channel count is not `C` or whose height or width is 0
+    fails with a `tf.errors.InvalidArgumentError` whose message says
+    `images` must be `(batch, height, width, C)` and gives the received
+    shape; one that is not 4D fails in the resize ("input must be
+    4-dimensional").
+
+    Args:
+        model: a functional `keras.Model` mapping float32 images
+            `(B, H, W, C)` in 0..255 to logits `(B, num_classes)`, such as
+            `vision_transformer` builds. It is run with `training=False`.
+        path: folder to write the SavedModel to.
+        class_names: the `num_classes` label strings, in output order;
+            defaults to the model's `class_names` attribute.
+
+    Returns:
+        `path` as a string.
+
+    Example:
+
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> import tensorflow as tf
+    >>> from keras_attention.models.vision_transformer import vision_transformer
+    >>> from keras_attention.serving.image_classifier_export import export_image_classifier
+    >>> model = vision_transformer(image_size=8, patch_size=4, num_classes=2,
+    ...     hidden_dim=8, num_layers=1, num_heads=2, mlp_dim=8)
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = export_image_classifier(model, os.path.join(folder, "vit"), ["cat", "dog"])
+    ...     serve = tf.saved_model.load(path).signatures["serving_default"]
+    ...     result = serve(images=tf.zeros((3, 20, 10, 3)))
+    >>> result["probabilities"].shape, result["labels"].shape
+    (TensorShape([3, 2]), TensorShape([3]))
+    """
+    image_shape, num_classes = _check_classifier(model)
+    if class_names is None:
+        class_names = getattr(model, "class_names", None)
+        if class_names is None:
+            raise ValueError(
+                "`class_names` is required when the model has no `class_names` attribute. "
+                "Received: class_names=None"
+            )
+    class_names = _check_class_names(class_names, num_classes)
+    label_table = tf.constant(class_names, dtype=tf.string)
+
+    channels = image_shape[-1]
+
+    def serve(images):
+        images = _checked_images(images, channels)
+        logits = model(images, training=False)
+        probabilities = tf.nn.softmax(tf.cast(logits, tf.float32), axis=-1)  # (B, classes)
+        labels = tf.gather(label_table, tf.argmax(probabilities, axis=-1))  # (B,)
+        return {"probabilities": probabilities, "labels": labels}
+
+    archive = keras.export.ExportArchive()
+    archive.track(model)
+    archive.add_endpoint(
+        name=SERVING_SIGNATURE,
+        fn=serve,
+        input_signature=[
+            tf.TensorSpec(
+                shape=(None, None, None, image_shape[-1]), dtype=tf.float32, name="images"
+            )
+        ],
+    )
+    path = str(path)
+    archive.write_out(path, verbose=False)
+    return path
+
+
+def load_image_classifier(path):
+    """Loads the `serving_default` function of an exported image classifier.
+
+    Plain TensorFlow: equivalent to
+    `tf.saved_model.load(path).signatures["serving_default"]`, keeping the
+    loaded object alive.
+
+    Args:
+        path: a folder written by `export_image_classifier`.
+
+    Returns:
+        A callable `serve(images=...)` returning the dict with
+        `probabilities` and `labels`.
+
+    Example:
+
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> from keras_attention.models.vision_transformer import vision_transformer
+    >>> from keras_attention.serving.image_classifier_export import (
+    ...     export_image_classifier, load_image_classifier)
+    >>> model = vision_transformer(image_size=8, patch_size=4, num_classes=2,
+    ...     hidden_dim=8, num_layers=1, num_heads=2, mlp_dim=8)
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     serve = load_image_classifier(export_image_classifier(model, folder, ["a", "b"]))
+    ...     labels = serve(images=np.zeros((1, 8, 8, 3), "float32"))["labels"].numpy()
+    >>> labels.tolist()[0] in (b"a", b"b")
+    True
+    """
+    loaded = tf.saved_model.load(str(path))
+    if SERVING_SIGNATURE not in loaded.signatures:
+        raise ValueError(
+            f"`path` must hold a SavedModel with a {SERVING_SIGNATURE!r} signature. "
+            f"Received: path={path!r} with signatures {sorted(loaded.signatures)}"
+        )
+    serve = loaded.signatures[SERVING_SIGNATURE]
+
+    def call(images):
+        return serve(images=tf.convert_to_tensor(np.asarray(images), dtype=tf.float32))
+
+    call.saved_model = loaded  # keeps the variables alive
+    return call

@@ -1,0 +1,180 @@
+"""The ViT example script end to end, and the command-line pieces all examples share."""
+
+import argparse
+import doctest
+import importlib.util
+import json
+import os
+import pathlib
+import sys
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
+
+
+def _load(name):
+    if str(EXAMPLES) not in sys.path:
+        sys.path.insert(0, str(EXAMPLES))
+    spec = importlib.util.spec_from_file_location(f"_example_{name}", EXAMPLES / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def example_utils():
+    return _load("example_utils")
+
+
+@pytest.fixture(scope="module")
+def train_vit():
+    return _load("train_vit")
+
+
+def test_train_vit_end_to_end(train_vit, example_utils, tmp_path, monkeypatch):
+    # A one-block ViT keeps the XLA compilation short.
+    monkeypatch.setattr(
+        train_vit,
+        "SMALL_ARCHITECTURE",
+        dict(patch_size=8, hidden_dim=16, num_layers=1, num_heads=2, mlp_dim=16),
+    )
+    monkeypatch.setattr(train_vit, "NUM_ROLLOUT_IMAGES", 2)
+    output_dir = tmp_path / "run"
+    export_dir = tmp_path / "served"
+    metrics = train_vit.main(
+        [
+            "--epochs", "1",
+            "--batch-size", "16",
+            "--builtin-sizes", "32", "16", "16",
+            "--output-dir", str(output_dir),
+            "--export", str(export_dir),
+        ]
+    )
+    assert 0.0 <= metrics["test_accuracy"] <= 1.0 and metrics["test_images"] == 16
+    assert json.loads((output_dir / "metrics.json").read_text()) == metrics
+    assert (output_dir / "checkpoints" / "epoch_001.keras").exists()
+    assert (output_dir / "confusion_matrix.png").stat().st_size > 0
+    assert sorted(p.name for p in output_dir.glob("rollout_*.png")) == ["rollout_0.png", "rollout_1.png"]
+    if example_utils.tensorboard_available():
+        assert any((output_dir / "logs").rglob("*tfevents*"))
+    assert not (output_dir / "backup").exists() or not any((output_dir / "backup").iterdir())
+    # The checkpoint is a complete model; the export serves any image size.
+    restored = keras.saving.load_model(output_dir / "checkpoints" / "epoch_001.keras")
+    assert restored.output_shape == (None, 12)
+    serve = tf.saved_model.load(str(export_dir)).signatures["serving_default"]
+    result = serve(images=tf.zeros((2, 50, 40, 3)))
+    assert result["probabilities"].shape == (2, 12) and result["labels"].shape == (2,)
+
+
+def test_train_vit_flags(train_vit):
+    args = train_vit.parse_args([])
+    assert (args.dataset, args.preset, args.output_dir, args.strategy) == ("builtin", "small", "runs/vit", "default")
+    assert args.export is None and not args.mixed_precision
+    args = train_vit.parse_args(
+        ["--preset", "B/16", "--patch-size", "32", "--image-size", "64", "--label-smoothing", "0.2"]
+    )
+    model = train_vit.build_model(args, num_classes=5, class_names=list("abcde"))
+    assert model.get_layer("patch_embedding").hidden_dim == 768
+    assert model.get_layer("patch_embedding").patch_size == 32
+    assert model.output_shape == (None, 5) and args.label_smoothing == 0.2
+    with pytest.raises(SystemExit):
+        train_vit.parse_args(["--preset", "Z/16"])
+
+
+def test_common_flags(example_utils):
+    parser = example_utils.add_common_arguments(
+        argparse.ArgumentParser(), epochs=2, batch_size=8, output_dir="out"
+    )
+    args = parser.parse_args([])
+    assert (args.dataset, args.epochs, args.batch_size, args.output_dir) == ("builtin", 2, 8, "out")
+    assert (args.export, args.strategy, args.mixed_precision) == (None, "default", False)
+    args = parser.parse_args(
+        ["--dataset", "cifar10", "--epochs", "3", "--batch-size", "4", "--output-dir", "o",
+         "--export", "e", "--strategy", "mirrored", "--mixed-precision"]
+    )
+    assert (args.dataset, args.epochs, args.batch_size, args.export) == ("cifar10", 3, 4, "e")
+    assert args.strategy == "mirrored" and args.mixed_precision
+    for bad in (["--strategy", "tpu"], ["--epochs", "0"]):
+        with pytest.raises(SystemExit):
+            parser.parse_args(bad)
+
+
+def test_precision_and_strategy(example_utils):
+    assert example_utils.configure_precision(True) == "mixed_bfloat16"  # no GPU in the tests
+    assert keras.config.dtype_policy().name == "mixed_bfloat16"
+    assert example_utils.configure_precision(False) == "float32"
+    assert isinstance(example_utils.make_strategy("mirrored"), tf.distribute.MirroredStrategy)
+    assert example_utils.make_strategy("default") is tf.distribute.get_strategy()
+    assert example_utils.jit_compile_for(tf.distribute.get_strategy())
+    # XLA cannot run replicas on several logical CPUs (tests/conftest.py makes two).
+    assert not example_utils.jit_compile_for(tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"]))
+    assert example_utils.jit_compile_for(tf.distribute.MirroredStrategy(["/cpu:0"]))
+    with pytest.raises(ValueError, match=r"`strategy` must be one of \('default', 'mirrored'\). Received: strategy='tpu'"):
+        example_utils.make_strategy("tpu")
+
+
+class _Interrupt(keras.callbacks.Callback):
+    def __init__(self, epoch):
+        super().__init__()
+        self.epoch = epoch
+
+    def on_epoch_begin(self, epoch, logs=None):
+        if epoch == self.epoch:
+            raise RuntimeError("interrupted")
+
+
+def test_interrupted_training_resumes(example_utils, tmp_path):
+    x = np.random.default_rng(0).normal(size=(8, 3)).astype("float32")
+    y = x.sum(-1, keepdims=True)
+
+    def model():
+        m = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+        m.compile(keras.optimizers.SGD(0.1), "mse")
+        return m
+
+    initial = model().get_weights()
+    reference = model()
+    reference.set_weights(initial)
+    reference.fit(x, y, epochs=5, batch_size=8, verbose=0)
+
+    first = model()
+    first.set_weights(initial)
+    callbacks = example_utils.training_callbacks(str(tmp_path))
+    with pytest.raises(RuntimeError, match="interrupted"):
+        first.fit(x, y, epochs=5, batch_size=8, verbose=0, callbacks=callbacks + [_Interrupt(3)])
+    second = model()  # a new process builds a new model with other initial weights
+    history = second.fit(
+        x, y, epochs=5, batch_size=8, verbose=0, callbacks=example_utils.training_callbacks(str(tmp_path))
+    )
+    assert len(history.history["loss"]) == 2  # only epochs 4 and 5 run again
+    # Full-batch SGD: resuming gives exactly the weights of an uninterrupted run.
+    for got, want in zip(second.get_weights(), reference.get_weights()):
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert sorted(p.name for p in (tmp_path / "checkpoints").glob("*.keras")) == [
+        f"epoch_00{i}.keras" for i in range(1, 6)
+    ]
+
+
+def test_tensorboard_callback_when_installed(example_utils, tmp_path, monkeypatch):
+    monkeypatch.setattr(example_utils, "tensorboard_available", lambda: True)
+    names = [type(c).__name__ for c in example_utils.training_callbacks(str(tmp_path))]
+    assert names == ["ModelCheckpoint", "BackupAndRestore", "TensorBoard"]
+    assert example_utils.training_callbacks(str(tmp_path))[2].log_dir == str(tmp_path / "logs")
+    monkeypatch.setattr(example_utils, "tensorboard_available", lambda: False)
+    names = [type(c).__name__ for c in example_utils.training_callbacks(str(tmp_path))]
+    assert names == ["ModelCheckpoint", "BackupAndRestore"]
+
+
+def test_write_metrics(example_utils, tmp_path):
+    path = example_utils.write_metrics(str(tmp_path / "new"), {"accuracy": 0.25, "epochs": 2})
+    assert json.loads(pathlib.Path(path).read_text()) == {"accuracy": 0.25, "epochs": 2}
+    assert os.path.basename(path) == "metrics.json"
+
+
+def test_example_utils_docstrings(example_utils):
+    results = doctest.testmod(example_utils, optionflags=doctest.ELLIPSIS)
+    assert results.attempted > 0 and results.failed == 0
