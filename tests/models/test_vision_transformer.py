@@ -386,7 +386,11 @@ def test_mixed_bfloat16_forward():
 
 
 def test_mirrored_strategy_fit():
-    strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    # One reduction path for every MirroredStrategy of the test process: two
+    # default (collective) strategies in one process trip over each other.
+    strategy = tf.distribute.MirroredStrategy(
+        ["/cpu:0", "/cpu:1"], cross_device_ops=tf.distribute.ReductionToOneDevice()
+    )
     with strategy.scope():
         model = _compiled(vision_transformer(**TINY))
     history = model.fit(_images(4, 8, 8), np.array([0, 1, 2, 0]), batch_size=4, epochs=1, verbose=0)
