@@ -2,6 +2,9 @@
 
 from keras_attention.generation.beam_search import beam_search
 from keras_attention.generation.beam_search import length_penalty
+from keras_attention.generation.captioner_decoders import ShowAttendTellDecoder
+from keras_attention.generation.captioner_decoders import TransformerCaptionerDecoder
+from keras_attention.generation.captioner_decoders import captioner_decoder
 from keras_attention.generation.decoder_adapter import DecoderAdapter
 from keras_attention.generation.decoder_for_model import decoder_for_model
 from keras_attention.generation.greedy_search import greedy_search
@@ -11,8 +14,11 @@ from keras_attention.generation.transformer_translator_decoder import Transforme
 __all__ = [
     "DecoderAdapter",
     "RNNTranslatorDecoder",
+    "ShowAttendTellDecoder",
+    "TransformerCaptionerDecoder",
     "TransformerTranslatorDecoder",
     "beam_search",
+    "captioner_decoder",
     "decoder_for_model",
     "greedy_search",
     "length_penalty",

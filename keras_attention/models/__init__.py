@@ -1,4 +1,4 @@
-"""Functional-API model builders: Vision Transformer and translators.
+"""Functional-API model builders: translators, captioners and the Vision Transformer.
 
 >>> import keras_attention as ka
 >>> model = ka.models.transformer_translator(
@@ -10,7 +10,18 @@
 ['source', 'target']
 """
 
+from keras_attention.models.caption_attention_metrics import attention_on_mask
+from keras_attention.models.caption_attention_metrics import attention_on_objects_summary
+from keras_attention.models.caption_attention_metrics import mask_coverage_on_grid
+from keras_attention.models.caption_attention_metrics import object_attention_fractions
+from keras_attention.models.captioning_losses import DoublyStochasticAttentionRegularizer
+from keras_attention.models.captioning_losses import doubly_stochastic_penalty
+from keras_attention.models.image_backbones import image_backbone
+from keras_attention.models.image_backbones import image_size_of
 from keras_attention.models.rnn_attention_translator import rnn_attention_translator
+from keras_attention.models.show_attend_tell_captioner import caption_attention_model
+from keras_attention.models.show_attend_tell_captioner import show_attend_tell_captioner
+from keras_attention.models.transformer_captioner import transformer_captioner
 from keras_attention.models.transformer_translator import transformer_translator
 from keras_attention.models.translation_losses import MaskedSparseCategoricalAccuracy
 from keras_attention.models.translation_losses import masked_sparse_categorical_crossentropy

@@ -2,3 +2,8 @@
 
 from keras_attention.serving.image_classifier_export import export_image_classifier
 from keras_attention.serving.image_classifier_export import load_image_classifier
+from keras_attention.serving.caption_export import export_captioner
+from keras_attention.serving.caption_export import make_caption_function
+from keras_attention.serving.translator_export import export_translator
+from keras_attention.serving.translator_export import load_translator
+from keras_attention.serving.translator_export import make_translation_function

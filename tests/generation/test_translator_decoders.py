@@ -141,7 +141,7 @@ def test_decodes_inside_a_graph_with_unknown_batch_and_source_length(build):
 def test_adapters_reject_other_models():
     inputs = keras.Input((3,))
     other = keras.Model(inputs, keras.layers.Dense(2, name="head")(inputs))
-    with pytest.raises(ValueError, match="translation model.*Received: model with layers"):
+    with pytest.raises(ValueError, match="must be a translator.*Received: model with layers"):
         decoder_for_model(other)
     with pytest.raises(ValueError, match="Transformer translator.*Received: model with layers"):
         TransformerTranslatorDecoder(other)

@@ -1,0 +1,190 @@
+"""Export an image captioner as a TensorFlow SavedModel: pixels in, captions and attention out.
+
+The exported graph holds the whole pipeline: resizing, XLA-compiled greedy or
+beam-search decoding with the model's caches, and turning ids into text;
+`make_caption_function` builds that graph for use in the same process. Loading
+it needs only TensorFlow (the ids become text with graph ops, no tokenizer).
+"""
+
+import keras
+import tensorflow as tf
+
+from keras_attention.generation.beam_search import beam_search
+from keras_attention.generation.captioner_decoders import captioner_decoder
+from keras_attention.generation.greedy_search import greedy_search
+from keras_attention.models.image_backbones import image_size_of
+from keras_attention.serving.image_classifier_export import SERVING_SIGNATURE
+from keras_attention.serving.image_classifier_export import _checked_images
+from keras_attention.text.subword_encoder import SubwordEncoder
+from keras_attention.validation import check_positive_int
+
+
+def _as_encoder(encoder):
+    if isinstance(encoder, SubwordEncoder):
+        return encoder
+    if isinstance(encoder, (list, tuple)):
+        return SubwordEncoder(list(encoder))
+    raise ValueError(
+        "`encoder` must be a SubwordEncoder or its vocabulary (a list of tokens with "
+        f"'[PAD]', '[UNK]', '[START]' and '[END]'). Received: encoder={encoder!r:.100}"
+    )
+
+
+def make_caption_function(model, encoder, max_length, beam_width=1, *, decode_batch_size=8):
+    """A `tf.function` that captions raw images: the graph `export_captioner` saves.
+
+    `caption(images)` takes float32 `(B, H, W, 3)` pixels in 0..255 of any
+    `B`, `H` and `W` and returns a dict of
+
+    - `caption`: `(B,)` string, the decoded captions;
+    - `attention`: `(B, max_length, h, w)` float32, the attention over the
+      `h x w` feature grid when each token was chosen (0 after the end);
+    - `caption_tokens`: `(B, max_length)` string, the produced tokens the
+      attention maps stand for (the end token included, "" after it).
+
+    Images are resized to the model's `image_size` (bilinear with
+    antialiasing), then decoded by greedy search (`beam_width=1`) or beam
+    search in one XLA-compiled program per group of `decode_batch_size`
+    images (the last group padded), so one compiled program serves batches
+    of every size. The input signature takes 3 channels only; an image of
+    height or width 0 fails with a `tf.errors.InvalidArgumentError` naming
+    `images` and its shape.
+
+    Args:
+        model: a captioner built by `show_attend_tell_captioner` or
+            `transformer_captioner` (or re-loaded from a `.keras` file).
+        encoder: the `SubwordEncoder` the captions were encoded with, or its
+            vocabulary (a list of tokens); its start and end tokens start and
+            stop decoding.
+        max_length: the most tokens produced per caption, the end token
+            included (at most the Transformer's `max_caption_length`).
+        beam_width: 1 for greedy search, more for beam search.
+        decode_batch_size: images decoded together by one compiled search.
+
+    Returns:
+        A `tf.function` with input signature `images: (None, None, None, 3)
+        tf.float32`.
+
+    Example:
+
+    >>> import numpy as np
+    >>> from keras_attention.models.show_attend_tell_captioner import show_attend_tell_captioner
+    >>> from keras_attention.serving.caption_export import make_caption_function
+    >>> vocabulary = ["[PAD]", "[UNK]", "[START]", "[END]", "a", "red", "circle"]
+    >>> model = show_attend_tell_captioner(
+    ...     vocabulary_size=7, max_caption_length=5, image_size=16, embedding_dim=8,
+    ...     units=16, attention_units=8)
+    >>> caption = make_caption_function(model, vocabulary, max_length=4, decode_batch_size=2)
+    >>> outputs = caption(np.zeros((3, 40, 50, 3), "float32"))
+    >>> outputs["caption"].shape, tuple(outputs["attention"].shape)  # a 4x4 grid
+    (TensorShape([3]), (3, 4, 4, 4))
+    """
+    encoder = _as_encoder(encoder)
+    decoder = captioner_decoder(model)
+    check_positive_int("max_length", max_length)
+    check_positive_int("beam_width", beam_width)
+    check_positive_int("decode_batch_size", decode_batch_size)
+    if decoder.max_length is not None and max_length > decoder.max_length:
+        raise ValueError(
+            f"`max_length` must be at most {decoder.max_length}, the longest caption the model "
+            f"reads. Received: max_length={max_length}"
+        )
+    if decoder.vocabulary_size != encoder.vocabulary_size:
+        raise ValueError(
+            f"`encoder` must have one token per model output ({decoder.vocabulary_size}). "
+            f"Received: encoder with {encoder.vocabulary_size} tokens"
+        )
+    image_size = image_size_of(model)
+    group_size, length, grid = int(decode_batch_size), int(max_length), decoder.grid_size
+    start_id, end_id = encoder.start_id, encoder.end_id
+    token_strings = tf.constant(encoder.vocabulary, dtype=tf.string)
+
+    def decode_group(images):  # (C, S, S, 3) -> (C, L), (C, L, h, w)
+        if beam_width == 1:
+            return greedy_search(decoder, images, start_id, end_id, length)
+        tokens, attention, _ = beam_search(
+            decoder, images, start_id, end_id, length, beam_width=int(beam_width)
+        )
+        return tokens, attention
+
+    def caption(images):
+        images = _checked_images(images, 3)
+        count = tf.shape(images)[0]
+        # Resized here, outside XLA, which has no antialiased resize.
+        images = tf.image.resize(images, (image_size, image_size), antialias=True)
+        padded_count = -(-count // group_size) * group_size
+        images = tf.pad(images, [[0, padded_count - count], [0, 0], [0, 0], [0, 0]])
+        groups = tf.reshape(images, (-1, group_size, image_size, image_size, 3))  # (G, C, S, S, 3)
+        tokens, attention = tf.map_fn(
+            decode_group,
+            groups,
+            fn_output_signature=(
+                tf.TensorSpec((group_size, length), tf.int32),
+                tf.TensorSpec((group_size, length) + grid, tf.float32),
+            ),
+        )  # (G, C, L), (G, C, L, h, w)
+        tokens = tf.reshape(tokens, (-1, length))[:count]  # (B, L)
+        attention = tf.reshape(attention, (-1, length) + grid)[:count]  # (B, L, h, w)
+        pieces = tf.where(tf.equal(tokens, 0), "", tf.gather(token_strings, tokens))  # (B, L)
+        return {"caption": encoder.decode(tokens), "attention": attention, "caption_tokens": pieces}
+
+    return tf.function(
+        caption,
+        input_signature=[tf.TensorSpec((None, None, None, 3), tf.float32, name="images")],
+        autograph=False,
+    )
+
+
+def export_captioner(model, path, encoder, max_length, beam_width=1, *, decode_batch_size=8):
+    """Writes a SavedModel that captions raw images and returns where it looked.
+
+    The `serving_default` signature takes `images`, float32 `(B, H, W, 3)`
+    with pixel values in 0..255 and any `B`, `H` and `W`, and returns
+    `caption` `(B,)` string, `attention` `(B, max_length, h, w)` float32 and
+    `caption_tokens` `(B, max_length)` string: the graph of
+    `make_caption_function`, whose resizing, XLA-compiled decoding and
+    detokenization all run inside the SavedModel. It needs only TensorFlow
+    to run (`tf.saved_model.load(path).signatures["serving_default"]
+    (images=...)`), and `saved_model_cli show --all --dir path` describes it.
+
+    Args:
+        model: a captioner built by `show_attend_tell_captioner` or
+            `transformer_captioner` (or re-loaded from a `.keras` file).
+        path: folder to write the SavedModel to.
+        encoder: the `SubwordEncoder` the captions were encoded with, or its
+            vocabulary (a list of tokens).
+        max_length: the most tokens produced per caption, the end token
+            included.
+        beam_width: 1 for greedy search, more for beam search.
+        decode_batch_size: images decoded together by one compiled search.
+
+    Returns:
+        `path` as a string.
+
+    Example:
+
+    >>> import os, tempfile
+    >>> import tensorflow as tf
+    >>> from keras_attention.models.transformer_captioner import transformer_captioner
+    >>> from keras_attention.serving.caption_export import export_captioner
+    >>> vocabulary = ["[PAD]", "[UNK]", "[START]", "[END]", "a", "red", "circle"]
+    >>> model = transformer_captioner(
+    ...     vocabulary_size=7, max_caption_length=5, image_size=16, hidden_dim=16,
+    ...     num_layers=1, num_heads=2, intermediate_dim=32)
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = export_captioner(model, os.path.join(folder, "captioner"), vocabulary,
+    ...                             max_length=4, decode_batch_size=2)
+    ...     serve = tf.saved_model.load(path).signatures["serving_default"]
+    ...     outputs = serve(images=tf.zeros((3, 50, 40, 3)))
+    >>> outputs["caption"].shape, tuple(outputs["attention"].shape)
+    (TensorShape([3]), (3, 4, 4, 4))
+    """
+    caption = make_caption_function(
+        model, encoder, max_length, beam_width, decode_batch_size=decode_batch_size
+    )
+    archive = keras.export.ExportArchive()
+    archive.track(model)
+    archive.add_endpoint(name=SERVING_SIGNATURE, fn=caption)
+    path = str(path)
+    archive.write_out(path, verbose=False)
+    return path

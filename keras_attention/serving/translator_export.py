@@ -1,0 +1,366 @@
+"""Export a translation model as a TensorFlow SavedModel: text in, translation out.
+
+The exported graph holds the whole pipeline: WordPiece tokenization of the
+source, XLA-compiled greedy or beam-search decoding with the model's key/value
+caches, and detokenization of the result; `make_translation_function` builds
+that graph for use in the same process. The tokenizer's ops come from
+tensorflow-text (which keras-hub installs), so a serving process runs
+`import tensorflow_text` before `tf.saved_model.load`; it does not need this
+package.
+"""
+
+import os
+import tempfile
+
+import tensorflow as tf
+
+from keras_attention.generation.beam_search import beam_search
+from keras_attention.generation.decoder_for_model import decoder_for_model
+from keras_attention.generation.greedy_search import greedy_search
+from keras_attention.models.show_attend_tell_captioner import IMAGE_ENCODER
+from keras_attention.models.transformer_translator import SOURCE_EMBEDDING
+from keras_attention.text.subword_encoder import SubwordEncoder
+from keras_attention.validation import check_positive_int
+
+SERVING_SIGNATURE = "serving_default"
+SOURCE_VOCABULARY_ASSET = "source_vocabulary.txt"
+TARGET_VOCABULARY_ASSET = "target_vocabulary.txt"
+
+
+def _check_arguments(model, source_encoder, target_encoder, lengths, beam_width, length_penalty):
+    for name, encoder in (("source_encoder", source_encoder), ("target_encoder", target_encoder)):
+        if not isinstance(encoder, SubwordEncoder):
+            raise ValueError(
+                f"`{name}` must be a keras_attention SubwordEncoder. Received: {name}={encoder!r}"
+            )
+    for name, value in lengths.items():
+        check_positive_int(name, value)
+    check_positive_int("beam_width", beam_width)
+    if (
+        isinstance(length_penalty, bool)
+        or not isinstance(length_penalty, (int, float))
+        or length_penalty < 0
+    ):
+        raise ValueError(
+            f"`length_penalty` must be a number >= 0. Received: length_penalty={length_penalty!r}"
+        )
+    if _layer_or_none(model, IMAGE_ENCODER) is not None:
+        raise ValueError(
+            "`model` must be a translator built by `transformer_translator` or "
+            f"`rnn_attention_translator`. Received: model={model.name!r}, a captioner "
+            "(export it with `export_captioner`)"
+        )
+    decoder = decoder_for_model(model)  # raises ValueError for other models
+    source_embedding = _layer_or_none(model, SOURCE_EMBEDDING)
+    vocabulary_sizes = (
+        # The Transformer's embedding calls it `vocabulary_size`, keras' Embedding `input_dim`.
+        ("source", source_encoder, getattr(
+            source_embedding, "vocabulary_size", getattr(source_embedding, "input_dim", None))),
+        ("target", target_encoder, decoder.vocabulary_size),
+    )
+    for side, encoder, model_size in vocabulary_sizes:
+        if model_size is not None and encoder.vocabulary_size != model_size:
+            raise ValueError(
+                f"`{side}_encoder` must have as many tokens as the model has {side} ids "
+                f"({model_size}). Received: {side}_encoder.vocabulary_size="
+                f"{encoder.vocabulary_size}"
+            )
+    # A Transformer has a position table per side: longer inputs have no position.
+    position_limits = (
+        ("max_source_length", getattr(source_embedding, "sequence_length", None)),
+        ("max_target_length", decoder.max_length),
+    )
+    for name, limit in position_limits:
+        if limit is not None and lengths[name] > limit:
+            raise ValueError(
+                f"`{name}` must be at most {limit}, the longest sequence the model's position "
+                f"embedding covers. Received: {name}={lengths[name]}"
+            )
+    return decoder
+
+
+def _layer_or_none(model, name):
+    return next((layer for layer in model.layers if layer.name == name), None)
+
+
+def _write_vocabulary(encoder, folder, filename):
+    path = os.path.join(folder, filename)
+    with open(path, "w", encoding="utf-8") as file:
+        file.write("".join(token + "\n" for token in encoder.vocabulary))
+    return path
+
+
+def _token_strings(vocabulary, ids):
+    """The piece of every id `(B, L)`, with "" for padding (id 0)."""
+    pieces = tf.gather(tf.constant(vocabulary, dtype=tf.string), ids)  # (B, L)
+    return tf.where(tf.equal(ids, 0), "", pieces)
+
+
+def make_translation_function(
+    model,
+    source_encoder,
+    target_encoder,
+    max_source_length,
+    max_target_length,
+    beam_width=1,
+    *,
+    length_penalty=0.6,
+    decode_batch_size=8,
+):
+    """A `tf.function` that translates strings: the graph `export_translator` saves.
+
+    `translate(text)` takes a `(B,)` string tensor of source sentences and
+    returns a dict of
+
+    - `translation`: `(B,)` string, the decoded target sentences;
+    - `attention`: `(B, T, S)` float32 with `T = max_target_length` and
+      `S = max_source_length`, the attention on the source pieces when each
+      target piece was chosen (rows after the end of a translation are 0);
+    - `source_tokens`: `(B, S)` string, the source pieces the columns of
+      `attention` stand for ("" for padding);
+    - `translation_tokens`: `(B, T)` string, the produced pieces the rows
+      stand for (the end token included, "" after it).
+
+    The text is cut into WordPiece ids (sources longer than
+    `max_source_length` pieces are cut), decoded by greedy search
+    (`beam_width=1`) or beam search in one XLA-compiled program, and the ids
+    are joined back into text. Decoding runs on fixed-size groups of
+    `decode_batch_size` sentences (the last one padded), so one compiled
+    program serves batches of every size.
+
+    Args:
+        model: a translation model built by `transformer_translator` or
+            `rnn_attention_translator` (or re-loaded from a `.keras` file).
+        source_encoder: the `SubwordEncoder` the model's source ids come from.
+        target_encoder: the `SubwordEncoder` of the target ids; its start and
+            end tokens start and stop decoding.
+        max_source_length: number of source pieces the model reads.
+        max_target_length: most target pieces produced, the end token
+            included.
+        beam_width: 1 for greedy search, more for beam search.
+        length_penalty: GNMT length penalty of beam search (`alpha` >= 0).
+        decode_batch_size: number of sentences decoded together.
+
+    Returns:
+        A `tf.function` with input signature `text: (None,) tf.string`.
+
+    Example:
+
+    >>> from keras_attention.models.rnn_attention_translator import rnn_attention_translator
+    >>> from keras_attention.serving.translator_export import make_translation_function
+    >>> from keras_attention.text.subword_encoder import SubwordEncoder
+    >>> encoder = SubwordEncoder(["[PAD]", "[UNK]", "[START]", "[END]", "a", "b"])
+    >>> model = rnn_attention_translator(
+    ...     source_vocabulary_size=6, target_vocabulary_size=6, embedding_dim=4, units=4)
+    >>> translate = make_translation_function(
+    ...     model, encoder, encoder, max_source_length=4, max_target_length=3)
+    >>> outputs = translate(["a b a", "b"])
+    >>> outputs["translation"].shape, outputs["attention"].shape
+    (TensorShape([2]), TensorShape([2, 3, 4]))
+    >>> outputs["source_tokens"].numpy().tolist()
+    [[b'a', b'b', b'a', b''], [b'b', b'', b'', b'']]
+    """
+    lengths = {
+        "max_source_length": max_source_length,
+        "max_target_length": max_target_length,
+        "decode_batch_size": decode_batch_size,
+    }
+    decoder = _check_arguments(
+        model, source_encoder, target_encoder, lengths, beam_width, length_penalty
+    )
+    source_length, target_length = int(max_source_length), int(max_target_length)
+    group_size = int(decode_batch_size)
+    start_id, end_id = target_encoder.start_id, target_encoder.end_id
+
+    def decode_group(source_ids):  # (C, S) -> (C, T), (C, T, S)
+        if beam_width == 1:
+            return greedy_search(decoder, source_ids, start_id, end_id, target_length)
+        tokens, attention, _ = beam_search(
+            decoder,
+            source_ids,
+            start_id,
+            end_id,
+            target_length,
+            beam_width=int(beam_width),
+            length_penalty=float(length_penalty),
+        )
+        return tokens, attention
+
+    def translate(text):
+        source_ids = source_encoder.encode(text, source_length)  # (B, S)
+        batch_size = tf.shape(source_ids)[0]
+        padded_size = -(-batch_size // group_size) * group_size
+        padded = tf.pad(source_ids, [[0, padded_size - batch_size], [0, 0]])  # (N * C, S)
+        groups = tf.reshape(padded, [-1, group_size, source_length])  # (N, C, S)
+        tokens, attention = tf.map_fn(
+            decode_group,
+            groups,
+            fn_output_signature=(
+                tf.TensorSpec([group_size, target_length], tf.int32),
+                tf.TensorSpec([group_size, target_length, source_length], tf.float32),
+            ),
+        )  # (N, C, T), (N, C, T, S)
+        tokens = tf.reshape(tokens, [-1, target_length])[:batch_size]  # (B, T)
+        attention = tf.reshape(attention, [-1, target_length, source_length])  # (N * C, T, S)
+        return {
+            "translation": target_encoder.decode(tokens),
+            "attention": attention[:batch_size],
+            "source_tokens": _token_strings(source_encoder.vocabulary, source_ids),
+            "translation_tokens": _token_strings(target_encoder.vocabulary, tokens),
+        }
+
+    return tf.function(
+        translate,
+        input_signature=[tf.TensorSpec([None], tf.string, name="text")],
+        autograph=False,
+    )
+
+
+def export_translator(
+    model,
+    path,
+    source_encoder,
+    target_encoder,
+    max_source_length,
+    max_target_length,
+    beam_width=1,
+    *,
+    length_penalty=0.6,
+    decode_batch_size=8,
+):
+    """Writes a SavedModel that translates strings, tokenizer and decoding included.
+
+    The `serving_default` signature takes `text`, a `(B,)` string tensor of
+    source sentences, and returns `translation` `(B,)` string, `attention`
+    `(B, T, S)` float32 (`T = max_target_length`, `S = max_source_length`),
+    and the pieces its axes stand for, `source_tokens` `(B, S)` and
+    `translation_tokens` `(B, T)` strings: the graph of
+    `make_translation_function`, whose tokenization, XLA-compiled greedy
+    (`beam_width=1`) or beam-search decoding and detokenization all run
+    inside the SavedModel.
+
+    The vocabularies are constants of the graph, so the folder needs no other
+    file; they are also written as assets (`assets/source_vocabulary.txt`,
+    `assets/target_vocabulary.txt`, one token per line, in id order) and
+    reachable as `loaded.source_vocabulary.asset_path`. Loading needs
+    TensorFlow and tensorflow-text, not this package:
+
+        import tensorflow as tf
+        import tensorflow_text  # registers the tokenizer's ops
+        translate = tf.saved_model.load(path).signatures["serving_default"]
+        translate(text=tf.constant(["the dog sleeps"]))["translation"]
+
+    `saved_model_cli show --all --dir path` describes the signature.
+
+    Args:
+        model: a translation model built by `transformer_translator` or
+            `rnn_attention_translator` (or re-loaded from a `.keras` file).
+        path: folder to write the SavedModel to.
+        source_encoder: the `SubwordEncoder` the model's source ids come from.
+        target_encoder: the `SubwordEncoder` of the target ids.
+        max_source_length: number of source pieces the model reads.
+        max_target_length: most target pieces produced, the end token
+            included.
+        beam_width: 1 for greedy search, more for beam search.
+        length_penalty: GNMT length penalty of beam search (`alpha` >= 0).
+        decode_batch_size: number of sentences decoded together.
+
+    Returns:
+        `path` as a string.
+
+    Example:
+
+    >>> import os, tempfile
+    >>> import tensorflow as tf
+    >>> from keras_attention.models.transformer_translator import transformer_translator
+    >>> from keras_attention.serving.translator_export import export_translator
+    >>> from keras_attention.text.subword_encoder import SubwordEncoder
+    >>> encoder = SubwordEncoder(["[PAD]", "[UNK]", "[START]", "[END]", "a", "b"])
+    >>> model = transformer_translator(
+    ...     source_vocabulary_size=6, target_vocabulary_size=6, max_source_length=4,
+    ...     max_target_length=3, hidden_dim=8, num_layers=1, num_heads=2, intermediate_dim=8)
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = export_translator(model, os.path.join(folder, "nmt"), encoder, encoder,
+    ...                              max_source_length=4, max_target_length=3)
+    ...     translate = tf.saved_model.load(path).signatures["serving_default"]
+    ...     outputs = translate(text=tf.constant(["a b", "b"]))
+    >>> outputs["translation"].dtype.name, tuple(outputs["translation"].shape)
+    ('string', (2,))
+    >>> tuple(outputs["attention"].shape)
+    (2, 3, 4)
+    """
+    translate = make_translation_function(
+        model,
+        source_encoder,
+        target_encoder,
+        max_source_length,
+        max_target_length,
+        beam_width,
+        length_penalty=length_penalty,
+        decode_batch_size=decode_batch_size,
+    )
+    module = tf.Module()
+    # The variables must belong to the saved object for the graph to use them.
+    module.model_variables = list(model.variables)
+    module.translate = translate
+    path = str(path)
+    with tempfile.TemporaryDirectory() as folder:
+        # Saving copies each asset file into `path/assets`.
+        module.source_vocabulary = tf.saved_model.Asset(
+            _write_vocabulary(source_encoder, folder, SOURCE_VOCABULARY_ASSET)
+        )
+        module.target_vocabulary = tf.saved_model.Asset(
+            _write_vocabulary(target_encoder, folder, TARGET_VOCABULARY_ASSET)
+        )
+        signature = translate.get_concrete_function()
+        tf.saved_model.save(module, path, signatures={SERVING_SIGNATURE: signature})
+    return path
+
+
+def load_translator(path):
+    """Loads the `serving_default` function of an exported translator.
+
+    Plain TensorFlow plus tensorflow-text: it imports `tensorflow_text` (to
+    register the tokenizer's ops) and returns
+    `tf.saved_model.load(path).signatures["serving_default"]`, keeping the
+    loaded object alive.
+
+    Args:
+        path: a folder written by `export_translator`.
+
+    Returns:
+        A callable `translate(text)` taking a list or `(B,)` tensor of
+        strings and returning the dict of `translation`, `attention`,
+        `source_tokens` and `translation_tokens`.
+
+    Example:
+
+    >>> import os, tempfile
+    >>> from keras_attention.models.rnn_attention_translator import rnn_attention_translator
+    >>> from keras_attention.serving.translator_export import export_translator, load_translator
+    >>> from keras_attention.text.subword_encoder import SubwordEncoder
+    >>> encoder = SubwordEncoder(["[PAD]", "[UNK]", "[START]", "[END]", "a", "b"])
+    >>> model = rnn_attention_translator(
+    ...     source_vocabulary_size=6, target_vocabulary_size=6, embedding_dim=4, units=4)
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     translate = load_translator(export_translator(
+    ...         model, folder, encoder, encoder, max_source_length=4, max_target_length=3))
+    ...     outputs = translate(["a b a"])
+    >>> outputs["translation"].shape, outputs["translation_tokens"].shape
+    (TensorShape([1]), TensorShape([1, 3]))
+    """
+    import tensorflow_text  # noqa: F401  Registers the tokenizer's ops before loading.
+
+    loaded = tf.saved_model.load(str(path))
+    if SERVING_SIGNATURE not in loaded.signatures:
+        raise ValueError(
+            f"`path` must hold a SavedModel with a {SERVING_SIGNATURE!r} signature. "
+            f"Received: path={path!r} with signatures {sorted(loaded.signatures)}"
+        )
+    serve = loaded.signatures[SERVING_SIGNATURE]
+
+    def call(text):
+        return serve(text=tf.reshape(tf.convert_to_tensor(text, dtype=tf.string), [-1]))
+
+    call.saved_model = loaded  # keeps the variables alive
+    return call

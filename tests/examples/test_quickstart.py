@@ -1,0 +1,32 @@
+"""The quickstart runs end to end: train, score, plot, export and reload."""
+
+import importlib.util
+import pathlib
+
+EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
+
+
+def _load_quickstart():
+    spec = importlib.util.spec_from_file_location("_example_quickstart", EXAMPLES / "quickstart.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_quickstart_with_a_tiny_corpus(tmp_path, capsys):
+    quickstart = _load_quickstart()
+    result = quickstart.main(
+        ["--epochs", "1", "--num-pairs", "200", "--hidden-dim", "8", "--num-layers", "1",
+         "--output-dir", str(tmp_path)]
+    )
+    printed = capsys.readouterr().out
+    assert f"BLEU {result['bleu']:.1f}, chrF {result['chrf']:.1f} on 10 sentences" in printed
+    assert pathlib.Path(result["alignment_plot"]) == tmp_path / "alignment.png"
+    assert (tmp_path / "alignment.png").stat().st_size > 0
+    assert (pathlib.Path(result["export_dir"]) / "saved_model.pb").exists()
+    # The reloaded SavedModel translated each new sentence into a string.
+    translations = result["new_translations"]
+    assert len(translations) == len(quickstart.NEW_SENTENCES)
+    assert all(isinstance(text, str) for text in translations)
+    for sentence, translation in zip(quickstart.NEW_SENTENCES, translations):
+        assert f"  {sentence} -> {translation}" in printed

@@ -1,0 +1,162 @@
+"""The translation example end to end: TSV and built-in data, resuming, MirroredStrategy."""
+
+import importlib.util
+import json
+import pathlib
+import sys
+
+import keras
+import numpy as np
+import pytest
+
+from keras_attention.data.translation_corpus import builtin_translation_pairs
+from keras_attention.data.translation_corpus import split_translation_pairs
+from keras_attention.serving.translator_export import load_translator
+from keras_attention.text.subword_encoder import SubwordEncoder
+
+EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
+# Tiny models and few held-out sentences keep the XLA compilations short.
+TINY = [
+    "--hidden-dim", "8", "--num-layers", "1", "--num-heads", "2", "--batch-size", "8",
+    "--max-length", "12", "--vocabulary-size", "150", "--eval-sentences", "4",
+    "--samples", "2", "--plots", "1",
+]
+BAD_LINES = r"Skipped 3 malformed line\(s\) of .*: line\(s\) 3, 7, 10\."
+
+
+def _load(name):
+    if str(EXAMPLES) not in sys.path:
+        sys.path.insert(0, str(EXAMPLES))
+    spec = importlib.util.spec_from_file_location(f"_example_{name}", EXAMPLES / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def train_nmt():
+    return _load("train_nmt")
+
+
+class _Interrupted(Exception):
+    """Stands for a crash or Ctrl-C in the middle of training."""
+
+
+class _Watcher(keras.callbacks.Callback):
+    """Records where training starts; optionally stops it after an epoch."""
+
+    def __init__(self, interrupt_after_epoch=None):
+        super().__init__()
+        self.interrupt_after_epoch = interrupt_after_epoch
+        self.epochs = []
+        self.start_weights = None
+        self.last_weights = None
+
+    def on_train_begin(self, logs=None):
+        # Runs after BackupAndRestore's, so it sees the restored state.
+        self.start_weights = self.model.get_weights()
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self.epochs.append(epoch)
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.last_weights = self.model.get_weights()
+        if epoch == self.interrupt_after_epoch:
+            raise _Interrupted
+
+
+def _watch(monkeypatch, module):
+    """Adds `watchers[-1]` to the callbacks of the next run; returns `watchers`."""
+    original, watchers = module.example_utils.training_callbacks, []
+    monkeypatch.setattr(
+        module.example_utils, "training_callbacks", lambda folder: original(folder) + watchers[-1:]
+    )
+    return watchers
+
+
+def _write_tsv(path):
+    """60 good pairs and 3 malformed lines, at lines 3, 7 and 10."""
+    lines = [f"{source}\t{target}" for source, target in builtin_translation_pairs(60, seed=1)]
+    lines.insert(2, "a line without a tab")
+    lines.insert(6, "a source without target\t")
+    lines.insert(9, "one\ttwo\tthree")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    bad = (3, 7, 10)
+    return [tuple(line.split("\t")) for number, line in enumerate(lines, 1) if number not in bad]
+
+
+def test_tsv_run_warns_about_bad_lines_and_exports(train_nmt, tmp_path):
+    pairs = _write_tsv(tmp_path / "pairs.tsv")
+    output_dir, export_dir = tmp_path / "run", tmp_path / "served"
+    with pytest.warns(UserWarning, match=BAD_LINES):
+        metrics = train_nmt.main(
+            ["--dataset", f"tsv:{tmp_path / 'pairs.tsv'}", "--epochs", "1",
+             "--output-dir", str(output_dir), "--export", str(export_dir), *TINY]
+        )
+    assert (metrics["model"], metrics["split"], metrics["replicas"]) == ("transformer", "test", 1)
+    assert metrics["sentences"] == 3  # 5% of 60 sources
+    assert 0.0 <= metrics["bleu"] <= 100.0 and 0.0 <= metrics["chrf"] <= 100.0
+    assert json.loads((output_dir / "metrics.json").read_text()) == metrics
+    assert (output_dir / "checkpoints" / "epoch_001.keras").exists()
+    assert (output_dir / "alignment_0.png").stat().st_size > 0
+    # The saved vocabularies spell every training sentence without unknown words.
+    train_pairs = split_translation_pairs(pairs)["train"]  # the split the script makes
+    for side, name in ((0, "source"), (1, "target")):
+        encoder = SubwordEncoder.load(output_dir / "vocabulary" / name)
+        ids = encoder.encode([pair[side] for pair in train_pairs], 40).numpy()
+        assert encoder.unknown_id not in ids
+        assets = (export_dir / "assets" / f"{name}_vocabulary.txt").read_text(encoding="utf-8")
+        assert assets.splitlines() == encoder.vocabulary
+    assert (export_dir / "saved_model.pb").exists()
+
+
+def test_mirrored_rnn_run_resumes_after_an_interruption(train_nmt, tmp_path, monkeypatch):
+    output_dir, export_dir = tmp_path / "run", tmp_path / "served"
+    argv = ["--model", "rnn", "--builtin-pairs", "200", "--epochs", "2", "--strategy", "mirrored",
+            "--output-dir", str(output_dir), *TINY]
+
+    # The first run stops after its first epoch, as if the machine went down.
+    watchers = _watch(monkeypatch, train_nmt)
+    first = _Watcher(interrupt_after_epoch=0)
+    watchers.append(first)
+    with pytest.raises(_Interrupted):
+        train_nmt.main(argv)
+    assert first.epochs == [0]
+    assert any((output_dir / "backup").iterdir())
+
+    # The same command again continues with the second epoch, from the saved weights.
+    second = _Watcher()
+    watchers.append(second)
+    metrics = train_nmt.main(argv + ["--export", str(export_dir)])
+    assert second.epochs == [1]
+    for restored, saved in zip(second.start_weights, first.last_weights, strict=True):
+        np.testing.assert_array_equal(restored, saved)
+    assert not (output_dir / "backup").exists()  # removed once training ends
+
+    assert metrics["replicas"] == 2  # the two logical CPUs of tests/conftest.py
+    assert (metrics["model"], metrics["dataset"], metrics["sentences"]) == ("rnn", "builtin", 4)
+    restored = keras.saving.load_model(output_dir / "checkpoints" / "epoch_002.keras")
+    assert restored.get_layer("attention_decoder") is not None
+    # The mirrored variables export like plain ones: the SavedModel restores them.
+    serve = load_translator(export_dir)
+    assert len(serve.saved_model.model_variables) == len(restored.variables)
+    outputs = serve.saved_model.signatures["serving_default"].structured_outputs
+    assert outputs["attention"].shape.as_list() == [None, 12, 12]
+
+
+def test_flags_and_model_defaults(train_nmt):
+    args = train_nmt.parse_args([])
+    assert (args.model, args.dataset, args.output_dir, args.export) == (
+        "transformer", "builtin", "runs/nmt", None)
+    transformer_defaults = train_nmt.MODEL_DEFAULTS["transformer"]
+    assert (args.epochs, args.hidden_dim, args.learning_rate) == (
+        transformer_defaults["epochs"], transformer_defaults["hidden_dim"],
+        transformer_defaults["learning_rate"])
+    args = train_nmt.parse_args(["--model", "rnn", "--epochs", "7", "--cell", "lstm"])
+    assert (args.epochs, args.hidden_dim) == (7, train_nmt.MODEL_DEFAULTS["rnn"]["hidden_dim"])
+    model = train_nmt.build_model(args, source_vocabulary_size=30, target_vocabulary_size=40)
+    assert model.output_shape == (None, None, 40)
+    assert model.get_layer("attention_decoder") is not None
+    for bad in (["--model", "cnn"], ["--strategy", "tpu"], ["--epochs", "0"]):
+        with pytest.raises(SystemExit):
+            train_nmt.parse_args(bad)

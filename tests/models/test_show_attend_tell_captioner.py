@@ -1,0 +1,152 @@
+import keras
+import numpy as np
+import pytest
+from layer_harness import HARNESS_CHECKS
+from layer_harness import LayerSpec
+from layer_harness import run_check
+
+from keras_attention.models.captioning_losses import DoublyStochasticAttentionRegularizer
+from keras_attention.models.captioning_losses import doubly_stochastic_penalty
+from keras_attention.models.show_attend_tell_captioner import caption_attention_model
+from keras_attention.models.show_attend_tell_captioner import show_attend_tell_captioner
+from keras_attention.models.translation_losses import masked_sparse_categorical_crossentropy
+
+RNG = np.random.default_rng(0)
+IMAGES = RNG.uniform(0, 255, (2, 16, 16, 3)).astype("float32")
+CAPTIONS = np.array([[2, 5, 6, 7, 0], [2, 8, 0, 0, 0]])
+
+
+def _captioner(**overrides):
+    arguments = dict(
+        vocabulary_size=10, max_caption_length=6, image_size=16, embedding_dim=8, units=16,
+        attention_units=8, dropout=0.0,
+    )
+    return show_attend_tell_captioner(**{**arguments, **overrides})
+
+
+def _numpy_penalty(alignments, step_mask):
+    """Xu et al. eq. 14 per caption: sum_ij (1 - sum_t m_t a_tij)^2."""
+    totals = (alignments * step_mask[:, :, None, None]).sum(axis=1)  # (B, h, w)
+    return ((1.0 - totals) ** 2).sum(axis=(1, 2))
+
+
+def test_logits_and_alignments():
+    model = _captioner()
+    logits, alignments = caption_attention_model(model)({"image": IMAGES, "caption": CAPTIONS})
+    assert tuple(logits.shape) == (2, 5, 10)
+    assert keras.backend.standardize_dtype(logits.dtype) == "float32"
+    alignments = np.asarray(alignments)
+    assert alignments.shape == (2, 5, 4, 4)  # a 4x4 grid for 16-pixel images, stride 4
+    np.testing.assert_allclose(alignments.sum(axis=(2, 3)), 1.0, atol=1e-5)
+    # The model takes images of any size: they are resized inside.
+    assert tuple(model({"image": IMAGES[:, :11], "caption": CAPTIONS}).shape) == (2, 5, 10)
+
+
+def test_model_adds_the_doubly_stochastic_penalty_over_real_steps():
+    model = _captioner(doubly_stochastic_lambda=0.7)
+    inputs = {"image": IMAGES, "caption": CAPTIONS}
+    _, alignments = caption_attention_model(model)(inputs)
+    model(inputs)
+    (loss,) = model.losses
+    step_mask = (CAPTIONS != 0).astype("float64")
+    expected = 0.7 * _numpy_penalty(np.asarray(alignments, "float64"), step_mask).sum() / step_mask.sum()
+    np.testing.assert_allclose(float(loss), expected, rtol=1e-5)
+
+
+def test_penalty_by_hand():
+    # One caption, two steps over a 1x2 grid: step 1 all on the left cell,
+    # step 2 split evenly: sums (1.5, 0.5) -> (1 - 1.5)^2 + (1 - 0.5)^2 = 0.5.
+    alignments = np.array([[[[1.0, 0.0]], [[0.5, 0.5]]]])  # (1, 2, 1, 2)
+    np.testing.assert_allclose(np.asarray(doubly_stochastic_penalty(alignments)), [0.5])
+    # Padding steps do not count: only step 1 -> (1 - 1)^2 + (1 - 0)^2 = 1.
+    mask = np.array([[True, False]])
+    np.testing.assert_allclose(np.asarray(doubly_stochastic_penalty(alignments, mask)), [1.0])
+    sequence = RNG.dirichlet(np.ones(5), size=(3, 4))  # (B, T, S) sequence alignments
+    np.testing.assert_allclose(
+        np.asarray(doubly_stochastic_penalty(sequence)),
+        ((1.0 - sequence.sum(axis=1)) ** 2).sum(axis=1),
+        rtol=1e-5,
+    )
+
+
+def test_penalty_and_regularizer_reject_bad_arguments():
+    with pytest.raises(ValueError, match=r"`alignments` must be .* Received: alignments.shape=\(2, 3\)"):
+        doubly_stochastic_penalty(np.ones((2, 3)))
+    with pytest.raises(ValueError, match=r"`step_mask` must be \(batch, steps\). Received: step_mask.shape=\(2,\)"):
+        doubly_stochastic_penalty(np.ones((2, 3, 4)), np.ones((2,), bool))
+    with pytest.raises(ValueError, match=r"`strength` must be a number >= 0. Received: strength=-1"):
+        DoublyStochasticAttentionRegularizer(strength=-1)
+
+
+SPECS = [
+    LayerSpec(
+        "regularizer",
+        DoublyStochasticAttentionRegularizer,
+        {"strength": 0.5},
+        inputs=[
+            RNG.normal(size=(2, 3, 4)).astype("float32"),
+            RNG.dirichlet(np.ones(6), size=(2, 3)).reshape(2, 3, 2, 3).astype("float32"),
+        ],
+        tensor_kwargs={"step_mask": np.array([[True, True, False], [True, False, False]])},
+        dynamic_axes=[[1], [1, 2, 3]],
+        trainable=False,
+    )
+]
+
+
+@pytest.mark.parametrize("check", HARNESS_CHECKS)
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
+def test_regularizer_harness(spec, check, tmp_path):
+    run_check(spec, check, tmp_path)
+
+
+def test_keras_file_round_trip(tmp_path):
+    model = _captioner(dropout=0.3)
+    inputs = {"image": IMAGES, "caption": CAPTIONS}
+    expected = np.asarray(model(inputs))
+    # A plain call is in inference mode: dropout is off.
+    np.testing.assert_array_equal(np.asarray(model(inputs)), expected)
+    model.save(tmp_path / "captioner.keras")
+    restored = keras.saving.load_model(tmp_path / "captioner.keras")
+    np.testing.assert_allclose(np.asarray(restored(inputs)), expected, atol=1e-6)
+    assert len(restored.losses) == 1
+
+
+@pytest.mark.parametrize("policy", ["mixed_float16", "mixed_bfloat16"])
+def test_mixed_precision_forward_is_finite(policy):
+    keras.config.set_dtype_policy(policy)
+    model = _captioner()
+    logits = model({"image": IMAGES, "caption": CAPTIONS})
+    assert keras.backend.standardize_dtype(logits.dtype) == "float32"
+    assert np.all(np.isfinite(np.asarray(logits)))
+    assert all(variable.dtype == "float32" for variable in model.weights)
+    assert np.isfinite(float(model.losses[0]))
+
+
+def test_jit_compiled_fit_lowers_the_loss():
+    model = _captioner(image_size=16, units=8, embedding_dim=4, attention_units=4)
+    images = RNG.uniform(0, 255, (8, 16, 16, 3)).astype("float32")
+    captions = np.tile([[2, 4, 5, 6, 3]], (8, 1))
+    x = {"image": images, "caption": captions[:, :-1]}
+    model.compile(
+        optimizer=keras.optimizers.Adam(0.02), loss=masked_sparse_categorical_crossentropy,
+        jit_compile=True,
+    )
+    history = model.fit(x, captions[:, 1:], batch_size=8, epochs=6, verbose=0)
+    losses = history.history["loss"]
+    assert np.all(np.isfinite(losses)) and losses[-1] < losses[0]
+
+
+def test_bad_arguments_and_inputs():
+    with pytest.raises(ValueError, match=r"`backbone` must be 'small_cnn' or the name of a keras.applications model .* Received: backbone='NoSuchNet'"):
+        _captioner(backbone="NoSuchNet")
+    with pytest.raises(ValueError, match=r"`units` must be a positive integer. Received: units=0"):
+        _captioner(units=0)
+    with pytest.raises(ValueError, match=r"`dropout` must be a float in \[0, 1\). Received: dropout=1.5"):
+        _captioner(dropout=1.5)
+    with pytest.raises(ValueError, match=r"`doubly_stochastic_lambda` must be a number >= 0. Received: doubly_stochastic_lambda=-0.1"):
+        _captioner(doubly_stochastic_lambda=-0.1)
+    with pytest.raises(ValueError, match=r"name 'image' .* expected axis -1 of input shape to have value 3, but received input with shape \(2, 16, 16, 1\)"):
+        _captioner()({"image": IMAGES[..., :1], "caption": CAPTIONS})
+    with pytest.raises(ValueError, match=r"`model` must be a Show, Attend and Tell captioner .* Received"):
+        caption_attention_model(keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)]))

@@ -1,0 +1,95 @@
+import keras
+import numpy as np
+import pytest
+
+from keras_attention.models.transformer_captioner import transformer_captioner
+from keras_attention.models.translation_losses import masked_sparse_categorical_crossentropy
+
+RNG = np.random.default_rng(0)
+IMAGES = RNG.uniform(0, 255, (2, 16, 16, 3)).astype("float32")
+CAPTIONS = np.array([[2, 5, 6, 7, 0], [2, 8, 0, 0, 0]])
+
+
+def _captioner(**overrides):
+    arguments = dict(
+        vocabulary_size=10, max_caption_length=6, image_size=16, hidden_dim=16, num_layers=1,
+        num_heads=2, intermediate_dim=16, dropout=0.0,
+    )
+    return transformer_captioner(**{**arguments, **overrides})
+
+
+def test_logits_shape_dtype_and_layout():
+    model = _captioner(num_layers=2, encoder_layers=2)
+    logits = model({"image": IMAGES, "caption": CAPTIONS})
+    assert tuple(logits.shape) == (2, 5, 10)
+    assert keras.backend.standardize_dtype(logits.dtype) == "float32"
+    encoder = model.get_layer("image_encoder")
+    assert encoder.output_shape == (None, 16, 16)  # a 4x4 grid of 16-wide image tokens
+    assert [layer.name for layer in encoder.layers if "encoder_block" in layer.name] == [
+        "encoder_block_0",
+        "encoder_block_1",
+    ]
+    without = _captioner(encoder_layers=0).get_layer("image_encoder")
+    assert not [layer for layer in without.layers if "encoder_block" in layer.name]
+
+
+def test_real_positions_ignore_padding_and_the_future():
+    model = _captioner(num_layers=2)
+    full = np.asarray(model({"image": IMAGES, "caption": CAPTIONS}))
+    # Other ids in the padded tail and after position 1 change nothing before them.
+    changed = CAPTIONS.copy()
+    changed[1, 2:] = [4, 4, 4]
+    changed[0, 2:] = [9, 9, 9]
+    other = np.asarray(model({"image": IMAGES, "caption": changed}))
+    np.testing.assert_allclose(other[1, :2], full[1, :2], atol=1e-5)
+    np.testing.assert_allclose(other[0, :2], full[0, :2], atol=1e-5)
+    # The image matters.
+    assert not np.allclose(np.asarray(model({"image": IMAGES[::-1], "caption": CAPTIONS}))[0], full[0])
+
+
+def test_keras_file_round_trip(tmp_path):
+    model = _captioner(dropout=0.3, encoder_layers=1)
+    inputs = {"image": IMAGES, "caption": CAPTIONS}
+    expected = np.asarray(model(inputs))
+    np.testing.assert_array_equal(np.asarray(model(inputs)), expected)  # inference by default
+    model.save(tmp_path / "captioner.keras")
+    restored = keras.saving.load_model(tmp_path / "captioner.keras")
+    np.testing.assert_allclose(np.asarray(restored(inputs)), expected, atol=1e-6)
+
+
+@pytest.mark.parametrize("policy", ["mixed_float16", "mixed_bfloat16"])
+def test_mixed_precision_forward_is_finite(policy):
+    keras.config.set_dtype_policy(policy)
+    model = _captioner()
+    logits = model({"image": IMAGES, "caption": CAPTIONS})
+    assert keras.backend.standardize_dtype(logits.dtype) == "float32"
+    assert np.all(np.isfinite(np.asarray(logits)))
+    assert all(variable.dtype == "float32" for variable in model.weights)
+
+
+def test_jit_compiled_fit_lowers_the_loss():
+    model = _captioner(image_size=8, hidden_dim=8, intermediate_dim=8, encoder_layers=0)
+    images = RNG.uniform(0, 255, (8, 8, 8, 3)).astype("float32")
+    captions = np.tile([[2, 4, 5, 6, 3]], (8, 1))
+    model.compile(
+        optimizer=keras.optimizers.Adam(0.02), loss=masked_sparse_categorical_crossentropy,
+        jit_compile=True,
+    )
+    history = model.fit(
+        {"image": images, "caption": captions[:, :-1]}, captions[:, 1:], epochs=6, verbose=0
+    )
+    losses = history.history["loss"]
+    assert np.all(np.isfinite(losses)) and losses[-1] < losses[0]
+
+
+def test_bad_arguments_and_inputs():
+    with pytest.raises(ValueError, match=r"`backbone` must be 'small_cnn' or the name of a keras.applications model .* Received: backbone='nope'"):
+        _captioner(backbone="nope")
+    with pytest.raises(ValueError, match=r"`hidden_dim` must be a multiple of `num_heads`. Received: hidden_dim=16, num_heads=3"):
+        _captioner(num_heads=3)
+    with pytest.raises(ValueError, match=r"`encoder_layers` must be an integer >= 0. Received: encoder_layers=-1"):
+        _captioner(encoder_layers=-1)
+    with pytest.raises(ValueError, match=r"`max_caption_length` must be a positive integer. Received: max_caption_length=0"):
+        _captioner(max_caption_length=0)
+    with pytest.raises(ValueError, match=r"name 'image' .* expected shape=\(None, None, None, 3\), found shape=\(2, 32, 32, 4\)"):
+        _captioner()({"image": np.zeros((2, 32, 32, 4), "float32"), "caption": CAPTIONS})

@@ -1,0 +1,130 @@
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from keras_attention.generation.captioner_decoders import captioner_decoder
+from keras_attention.generation.greedy_search import greedy_search
+from keras_attention.models.show_attend_tell_captioner import show_attend_tell_captioner
+from keras_attention.models.transformer_captioner import transformer_captioner
+from keras_attention.serving.caption_export import export_captioner
+from keras_attention.serving.caption_export import make_caption_function
+from keras_attention.text.subword_encoder import SubwordEncoder
+
+VOCABULARY = ["[PAD]", "[UNK]", "[START]", "[END]", "a", "red", "blue", "circle", "square"]
+IMAGES = np.random.default_rng(0).uniform(0, 255, (3, 24, 20, 3)).astype("float32")
+MAX_LENGTH = 5
+
+# Loads and runs the SavedModel in a process where keras_attention cannot be imported.
+_SERVE_WITHOUT_THE_PACKAGE = """
+import json, sys
+sys.modules["keras_attention"] = None  # any import of the package now fails
+import numpy as np
+import tensorflow as tf
+serve = tf.saved_model.load(sys.argv[1]).signatures["serving_default"]
+images = np.load(sys.argv[2])
+outputs = serve(images=tf.constant(images))
+print(json.dumps({
+    "caption": [text.decode("utf-8") for text in outputs["caption"].numpy()],
+    "attention": outputs["attention"].numpy().tolist(),
+}))
+"""
+
+
+def _sharpened(model):
+    """Larger logits weights, so that different images get different captions."""
+    for layer in model.layers:
+        if layer.name == "logits":
+            kernel, bias = layer.get_weights()
+            layer.set_weights([kernel * 8.0, bias])
+    return model
+
+
+def _transformer():
+    return _sharpened(
+        transformer_captioner(
+            vocabulary_size=len(VOCABULARY), max_caption_length=6, image_size=16, hidden_dim=16,
+            num_layers=1, num_heads=2, intermediate_dim=16, dropout=0.0,
+        )
+    )
+
+
+def _expected(model, images):
+    """Greedy decoding in this process, on images resized as the export resizes them."""
+    resized = tf.image.resize(images, (16, 16), antialias=True)
+    encoder = SubwordEncoder(VOCABULARY)
+    tokens, attention = greedy_search(
+        captioner_decoder(model), resized, encoder.start_id, encoder.end_id, MAX_LENGTH,
+        jit_compile=False,
+    )
+    return [text.decode("utf-8") for text in encoder.decode(tokens).numpy()], np.asarray(attention)
+
+
+def test_export_round_trip_without_the_package(tmp_path):
+    model = _transformer()
+    path = export_captioner(model, tmp_path / "captioner", VOCABULARY, MAX_LENGTH, decode_batch_size=2)
+    np.save(tmp_path / "images.npy", IMAGES)
+    script = tmp_path / "serve.py"
+    script.write_text(_SERVE_WITHOUT_THE_PACKAGE)
+    environment = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
+    result = subprocess.run(
+        [sys.executable, str(script), path, str(tmp_path / "images.npy")],
+        capture_output=True, text=True, check=True, cwd=tmp_path, env=environment,
+    )
+    served = json.loads(result.stdout.strip().splitlines()[-1])
+    captions, attention = _expected(model, IMAGES)
+    assert served["caption"] == captions
+    np.testing.assert_allclose(np.array(served["attention"]), attention, atol=1e-5)
+    assert np.array(served["attention"]).shape == (3, MAX_LENGTH, 4, 4)
+
+    cli = os.path.join(os.path.dirname(sys.executable), "saved_model_cli")
+    shown = subprocess.run(
+        [cli, "show", "--all", "--dir", path], capture_output=True, text=True, check=True,
+        env=environment,
+    ).stdout
+    assert "signature_def['serving_default']" in shown
+    for name in ("images", "caption", "attention", "caption_tokens"):
+        assert f"['{name}']" in shown
+
+
+def test_caption_function_matches_greedy_decoding_and_serves_any_batch():
+    model = _sharpened(
+        show_attend_tell_captioner(
+            vocabulary_size=len(VOCABULARY), max_caption_length=6, image_size=16,
+            embedding_dim=8, units=16, attention_units=8, dropout=0.0,
+        )
+    )
+    caption = make_caption_function(model, SubwordEncoder(VOCABULARY), MAX_LENGTH, decode_batch_size=2)
+    outputs = caption(IMAGES)
+    captions, attention = _expected(model, IMAGES)
+    assert [text.decode("utf-8") for text in outputs["caption"].numpy()] == captions
+    np.testing.assert_allclose(outputs["attention"].numpy(), attention, atol=1e-5)
+    # The tokens the attention rows stand for, "" after the end.
+    tokens = outputs["caption_tokens"].numpy()
+    for row, text in zip(tokens, captions):
+        words = [token.decode("utf-8") for token in row if token]
+        assert " ".join(word for word in words if word != "[END]") == text
+    # One image, and a batch that does not fill the last group.
+    assert caption(IMAGES[:1])["caption"].shape == (1,)
+    assert caption(np.concatenate([IMAGES] * 2))["attention"].shape == (6, MAX_LENGTH, 4, 4)
+
+
+def test_bad_requests_and_arguments(tmp_path):
+    model = _transformer()
+    caption = make_caption_function(model, VOCABULARY, MAX_LENGTH, decode_batch_size=2)
+    with pytest.raises(TypeError, match=r"shape=\(1, 8, 8, 1\).* to TensorSpec\(shape=\(None, None, None, 3\)"):
+        caption(tf.zeros((1, 8, 8, 1)))  # the signature takes 3 channels only
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"`images` must be \(batch, height, width, 3\) with height, width > 0"):
+        caption(tf.zeros((1, 0, 8, 3)))
+    with pytest.raises(ValueError, match=r"`max_length` must be at most 6, .* Received: max_length=7"):
+        make_caption_function(model, VOCABULARY, 7)
+    with pytest.raises(ValueError, match=r"`encoder` must have one token per model output \(9\). Received: encoder with 5 tokens"):
+        make_caption_function(model, VOCABULARY[:5], MAX_LENGTH)
+    with pytest.raises(ValueError, match=r"`encoder` must be a SubwordEncoder or its vocabulary .* Received: encoder=42"):
+        make_caption_function(model, 42, MAX_LENGTH)
+    with pytest.raises(ValueError, match=r"`beam_width` must be a positive integer. Received: beam_width=0"):
+        make_caption_function(model, VOCABULARY, MAX_LENGTH, beam_width=0)
