@@ -5,6 +5,7 @@ from keras import ops
 
 from keras_attention.layers.base_attention import BaseAttention
 from keras_attention.layers.base_attention import clone_initializer
+from keras_attention.layers.base_attention import project_queries
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
@@ -134,10 +135,13 @@ class AdditiveAttention(BaseAttention):
         return self.units
 
     def _compute_scores(self, query, key):
-        projected_query = self.query_dense(query)  # (B, Tq, units)
+        projected_query = project_queries(self.query_dense, query)  # (B, Tq, units)
         # (B, Tq, 1, units) + (B, 1, S, units) -> (B, Tq, S, units)
         hidden = ops.tanh(projected_query[:, :, None, :] + key[:, None, :, :])
-        return ops.squeeze(self.score_dense(hidden), -1)  # (B, Tq, S)
+        # v^T hidden as an einsum on the kernel, not `score_dense(hidden)`: see
+        # `project_queries` for why Dense is avoided on rank > 2 inputs here.
+        v = ops.cast(self.score_dense.kernel[:, 0], hidden.dtype)  # (units,)
+        return ops.einsum("bqsu,u->bqs", hidden, v)  # (B, Tq, S)
 
     def get_config(self):
         config = super().get_config()

@@ -302,6 +302,17 @@ class BaseAttention(keras.layers.Layer):
         return None
 
 
+def project_queries(dense, query):
+    """`dense(query)` for a bias-free `Dense` on a (B, Tq, E) query, as an einsum.
+
+    Keras' Dense multiplies rank-3 inputs through a tensordot whose gradient
+    XLA cannot compile inside a loop once the batch size is dynamic (an
+    `AttentionDecoder` trained with a partial last batch); the einsum's can.
+    """
+    kernel = ops.cast(dense.kernel, query.dtype)  # (E, units)
+    return ops.einsum("bqe,eu->bqu", query, kernel)  # (B, Tq, units)
+
+
 def clone_initializer(initializer):
     """A fresh copy of a Keras initializer, so two weights never share one draw.
 

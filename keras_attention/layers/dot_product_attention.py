@@ -7,6 +7,7 @@ from keras import ops
 
 from keras_attention.layers.base_attention import BaseAttention
 from keras_attention.layers.base_attention import clone_initializer
+from keras_attention.layers.base_attention import project_queries
 
 SCORE_MODES = ("scaled_dot", "dot", "general")
 
@@ -125,7 +126,7 @@ class DotProductAttention(BaseAttention):
     def _compute_scores(self, query, key):
         if self.score_mode == "general":
             # q^T W k = (q W) . k: projecting the queries is cheaper than the keys.
-            query = self.query_dense(query)  # (B, Tq, Dk)
+            query = project_queries(self.query_dense, query)  # (B, Tq, Dk)
         elif self.score_mode == "scaled_dot":
             query = query * ops.cast(1.0 / math.sqrt(key.shape[-1]), query.dtype)
         return ops.matmul(query, ops.swapaxes(key, 1, 2))  # (B, Tq, S)

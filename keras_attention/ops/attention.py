@@ -2,11 +2,12 @@
 
 import math
 
-import keras
 from keras import ops
 
 from keras_attention.ops.chunked_attention import chunked_attention
-from keras_attention.ops.softmax import masked_softmax
+from keras_attention.ops.hashed_dropout import hashed_dropout
+from keras_attention.ops.softmax import softmax_with_empty_rows
+from keras_attention.ops.softmax import zero_empty_rows
 
 IMPLEMENTATIONS = ("auto", "xla", "chunked", "fused")
 
@@ -96,13 +97,27 @@ def _causal(query_length, key_length):
 
 def attention_weights(query, key, mask=None, is_causal=False, scale=None):
     """Softmax attention weights (B, H, Tq, Tk), float32, zero rows where all masked."""
+    weights, sees_any_key = _weights_and_nonempty_rows(query, key, mask, is_causal, scale)
+    return zero_empty_rows(weights, sees_any_key)
+
+
+def _weights_and_nonempty_rows(query, key, mask, is_causal, scale):
+    """Softmax weights whose fully masked rows are NOT yet zeroed, and which rows see a key.
+
+    `sees_any_key` (mB, mH, Tq | 1, 1) is False on the rows whose every key
+    is hidden, or None when no row can be empty; see `softmax_with_empty_rows`.
+    """
     scale = _default_scale(query) if scale is None else scale
     scaled_query = query * ops.cast(scale, query.dtype)
     logits = ops.einsum("bqhd,bkhd->bhqk", scaled_query, key)  # (B, H, Tq, Tk)
     if is_causal:
         causal = _causal(ops.shape(query)[1], ops.shape(key)[1])
         mask = causal if mask is None else ops.logical_and(mask, causal)
-    return masked_softmax(logits, mask)
+    weights, sees_any_key = softmax_with_empty_rows(logits, mask)
+    if is_causal and mask is causal:
+        # Top-left causal alone hides no whole row: every query sees key 0.
+        sees_any_key = None
+    return weights, sees_any_key
 
 
 def _default_scale(query):
@@ -207,11 +222,17 @@ def dot_product_attention(
             )
         return _fused_attention(query, key, value, mask, is_causal, scale)
 
-    weights = attention_weights(query, key, mask, is_causal, scale)
+    weights, sees_any_key = _weights_and_nonempty_rows(query, key, mask, is_causal, scale)
     weights = ops.cast(weights, value.dtype)
-    dropped = keras.random.dropout(weights, dropout_rate, seed=seed) if use_dropout else weights
+    dropped = hashed_dropout(weights, dropout_rate, seed) if use_dropout else weights
     output = ops.einsum("bhqk,bkhd->bqhd", dropped, value)  # (B, Tq, H, Dv)
-    return (output, weights) if return_weights else output
+    if sees_any_key is not None:
+        # Zero the rows that see no key on the output, (B, Tq, H, Dv), which is
+        # Tk / Dv times smaller than the weights: (mB, mH, mQ, 1) -> (mB, mQ, mH, 1).
+        output = output * ops.cast(ops.transpose(sees_any_key, (0, 2, 1, 3)), output.dtype)
+    if not return_weights:
+        return output
+    return output, zero_empty_rows(weights, sees_any_key)
 
 
 def _choose_implementation(query, key, use_dropout, return_weights):

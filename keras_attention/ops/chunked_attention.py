@@ -1,79 +1,187 @@
-"""Exact memory-efficient attention over blocks of keys.
+"""Exact memory-efficient attention over tiles of queries and keys.
 
 Rabe and Staats, "Self-attention does not need O(n^2) memory"
-(https://arxiv.org/abs/2112.05682): walk over blocks of keys keeping, for every
-query, a running maximum `m`, a running sum of exponentials `l` and a running
-weighted sum of values. The result equals the materialised softmax up to
-float32 rounding while only one `(query_length, block_size)` slab of scores
+(https://arxiv.org/abs/2112.05682), tiled as in FlashAttention
+(https://arxiv.org/abs/2205.14135): walk over blocks of keys keeping, for
+every query, a running maximum `m`, a running sum of exponentials `l` and a
+running weighted sum of values. The result equals the materialised softmax up
+to float32 rounding while only one `(query_block, key_block)` tile of scores
 exists at a time. The gradient is written by hand and recomputes the scores of
-each block from the saved log-sum-exp (as FlashAttention does), so the backward
-pass needs no `O(n^2)` storage either.
+each tile from the saved log-sum-exp, so the backward pass needs no `O(n^2)`
+storage either.
+
+Without a causal mask all queries form one block and the loop runs over key
+blocks only (the largest matrix products). With a causal mask and known
+lengths the queries are cut into blocks too, and the tiles that the mask hides
+entirely are never visited, which halves the work of long sequences. Tiles
+that no mask touches skip the masking altogether.
 """
 
 from keras import ops
 
-from keras_attention.ops.softmax import _MASKED_LOGIT
+from keras_attention.ops.softmax import MASKED_LOGIT
 
 
-def _split_key_blocks(tensor, num_blocks, block_size):
-    """(B, Tk_padded, ...) -> (num_blocks, B, block_size, ...)."""
-    shape = ops.shape(tensor)
-    blocks = ops.reshape(tensor, (shape[0], num_blocks, block_size) + tuple(shape[2:]))
-    # (B, nb, blk, ...) -> (nb, B, blk, ...)
-    return ops.moveaxis(blocks, 1, 0)
+def _heads_first(tensor):
+    """(B, T, H, D) -> (B, H, T, D): matrix products per head need no transposes."""
+    return ops.transpose(tensor, (0, 2, 1, 3))
 
 
-def _merge_key_blocks(blocks, key_length):
-    """(num_blocks, B, block_size, ...) -> (B, key_length, ...)."""
-    blocks = ops.moveaxis(blocks, 0, 1)  # (B, nb, blk, ...)
-    shape = ops.shape(blocks)
-    merged = ops.reshape(blocks, (shape[0], shape[1] * shape[2]) + tuple(shape[3:]))
-    return merged[:, :key_length]
-
-
-def _pad_keys(tensor, padding):
+def _pad_axis(tensor, axis, padding, value=0):
+    if isinstance(padding, int) and padding == 0:
+        return tensor
     pad_width = [(0, 0)] * len(tensor.shape)
-    pad_width[1] = (0, padding)
-    return ops.pad(tensor, pad_width)
+    pad_width[axis] = (0, padding)
+    return ops.pad(tensor, pad_width, constant_values=value)
 
 
-class _BlockMasks:
-    """Yields the boolean mask of one key block, (mB, mH, Tq | 1, block_size)."""
+def _rows(tensor, start, size, axis):
+    """`size` entries of `tensor` from `start` along `axis` (a dynamic slice)."""
+    starts = [0] * len(tensor.shape)
+    starts[axis] = start
+    sizes = list(ops.shape(tensor))
+    sizes[axis] = size
+    return ops.slice(tensor, starts, sizes)
 
-    def __init__(self, mask, is_causal, query_length, key_length, num_blocks, block_size):
+
+def _unpad(tensor, padding, length):
+    """The first `length` entries of axis 2, unless nothing was padded."""
+    if isinstance(padding, int) and padding == 0:
+        return tensor
+    return tensor[:, :, :length]
+
+
+def _loop(start, stop, body, carry):
+    """`ops.fori_loop`, skipped when the bounds say statically that it is empty."""
+    if isinstance(start, int) and isinstance(stop, int) and start >= stop:
+        return carry
+    return ops.fori_loop(start, stop, body, carry)
+
+
+def _write_rows(tensor, start, update, axis):
+    """`tensor` with `update` written from `start` along `axis`."""
+    starts = [0] * len(tensor.shape)
+    starts[axis] = start
+    return ops.slice_update(tensor, starts, update)
+
+
+class _Tiling:
+    """Block sizes, block counts and which tiles each mask touches.
+
+    Query block `i` holds queries `[i * query_block, (i + 1) * query_block)`,
+    key block `j` keys `[j * key_block, (j + 1) * key_block)`; lengths are
+    padded up to whole blocks. Ranges of blocks come back as (start, stop)
+    pairs of ints or int32 scalars (inside loops).
+    """
+
+    def __init__(self, query, key, mask, is_causal, block_size):
+        query_length, key_length = query.shape[1], key.shape[1]
         self.is_causal = is_causal
-        self.query_length = query_length
+        self.has_mask = mask is not None
+        if key_length is not None:
+            self.key_block = min(block_size, key_length)
+            self.num_key_blocks = -(-key_length // self.key_block)
+            self.key_padding = self.num_key_blocks * self.key_block - key_length
+        else:
+            key_length = ops.shape(key)[1]
+            self.key_block = block_size
+            self.num_key_blocks = (key_length + block_size - 1) // block_size
+            self.key_padding = self.num_key_blocks * block_size - key_length
         self.key_length = key_length
-        self.block_size = block_size
-        self.mask_blocks = None
-        self.mask = None
-        if mask is not None:
-            if mask.shape[-1] == 1:
-                self.mask = mask  # broadcasts over keys, no need to split
-            else:
-                padding = num_blocks * block_size - key_length
-                pad_width = [(0, 0)] * 3 + [(0, padding)]
-                padded = ops.pad(mask, pad_width, constant_values=False)
-                mask_shape = ops.shape(padded)
-                # (mB, mH, mQ, nb * blk) -> (nb, mB, mH, mQ, blk)
-                blocks = ops.reshape(
-                    padded, tuple(mask_shape[:3]) + (num_blocks, block_size)
-                )
-                self.mask_blocks = ops.moveaxis(blocks, 3, 0)
+        # Keys added to fill the last block must be hidden there.
+        self.last_block_padded = not isinstance(self.key_padding, int) or self.key_padding > 0
+        mask_rows_known = mask is None or mask.shape[2] is not None
+        lengths_known = query_length is not None and key.shape[1] is not None
+        if is_causal and lengths_known and mask_rows_known:
+            self.query_block = min(block_size, query_length)
+            self.num_query_blocks = -(-query_length // self.query_block)
+            self.query_padding = self.num_query_blocks * self.query_block - query_length
+        else:
+            self.query_block = query_length if query_length is not None else ops.shape(query)[1]
+            self.num_query_blocks = 1
+            self.query_padding = 0
+        self.query_length = self.query_block * self.num_query_blocks - self.query_padding
+        self.tiled_queries = self.num_query_blocks > 1
 
-    def __call__(self, block_index, mask_block=None):
-        key_positions = block_index * self.block_size + ops.arange(self.block_size, dtype="int32")
-        # Keys past the true length are padding added to fill the last block.
+    def key_range(self, query_block_index):
+        """Key blocks that query block `i` sees, as (full_stop, stop).
+
+        Blocks [0, full_stop) are entirely visible and need no mask;
+        blocks [full_stop, stop) are partly visible and need one.
+        """
+        stop = self.num_key_blocks
+        full_stop = stop - 1 if self.last_block_padded else stop
+        if self.is_causal:
+            i = query_block_index
+            first_query = i * self.query_block
+            last_query = (i + 1) * self.query_block - 1
+            # Key block j is fully visible when its last key <= the first query.
+            full_stop = ops.minimum(full_stop, (first_query + 1) // self.key_block)
+            # ... and partly visible while its first key <= the last query.
+            stop = ops.minimum(stop, last_query // self.key_block + 1)
+        if self.has_mask:
+            full_stop = 0
+        return full_stop, stop
+
+    def query_range(self, key_block_index):
+        """Query blocks that see key block `j`, as (start, full_start).
+
+        Blocks [start, full_start) see it partly and need a mask; blocks
+        [full_start, num_query_blocks) see all of it.
+        """
+        j = key_block_index
+        start, full_start = 0, 0
+        if self.is_causal:
+            blocks = self.num_query_blocks
+            # Query block i sees key block j once its last query >= the first key.
+            start = ops.minimum((j * self.key_block) // self.query_block, blocks)
+            # ... and all of it once its first query >= the last key.
+            full_start = ops.minimum(
+                ops.maximum(start, -(-((j + 1) * self.key_block - 1) // self.query_block)),
+                blocks,
+            )
+        if self.has_mask:
+            full_start = self.num_query_blocks
+        if self.last_block_padded:
+            full_start = ops.where(
+                ops.equal(j, self.num_key_blocks - 1), self.num_query_blocks, full_start
+            )
+        return start, full_start
+
+    def visible(self, query_block_index, key_block_index, mask):
+        """Boolean (mB, mH, q, k) mask of one tile: causality, key padding, `mask`."""
+        key_positions = key_block_index * self.key_block + ops.arange(
+            self.key_block, dtype="int32"
+        )
         visible = ops.less(key_positions, self.key_length)[None, None, None, :]
         if self.is_causal:
-            query_positions = ops.arange(self.query_length, dtype="int32")
+            query_positions = query_block_index * self.query_block + ops.arange(
+                self.query_block, dtype="int32"
+            )
             causal = ops.greater_equal(query_positions[:, None], key_positions[None, :])
             visible = ops.logical_and(visible, causal[None, None])
-        if mask_block is not None:
-            visible = ops.logical_and(visible, mask_block)
-        elif self.mask is not None:
-            visible = ops.logical_and(visible, self.mask)
+        if mask is not None:
+            tile = self.mask_tile(mask, query_block_index, key_block_index)
+            visible = ops.logical_and(visible, tile)
         return visible
+
+    def pad_mask(self, mask):
+        """Pad a (mB, mH, mQ, mK) mask with False up to whole blocks."""
+        if mask is None:
+            return None
+        if mask.shape[-1] != 1:
+            mask = _pad_axis(mask, 3, self.key_padding, False)
+        if self.tiled_queries and mask.shape[2] != 1:
+            mask = _pad_axis(mask, 2, self.query_padding, False)
+        return mask
+
+    def mask_tile(self, mask, query_block_index, key_block_index):
+        """The (mB, mH, q | 1, k | 1) part of a padded mask that one tile reads."""
+        if mask.shape[-1] != 1:
+            mask = _rows(mask, key_block_index * self.key_block, self.key_block, 3)
+        if self.tiled_queries and mask.shape[2] != 1:
+            mask = _rows(mask, query_block_index * self.query_block, self.query_block, 2)
+        return mask
 
 
 def chunked_attention(query, key, value, mask, is_causal, scale, block_size=512):
@@ -86,119 +194,196 @@ def chunked_attention(query, key, value, mask, is_causal, scale, block_size=512)
         mask: None or a rank-4 boolean tensor broadcastable to (B, H, Tq, Tk).
         is_causal: bool, query i sees keys 0..i.
         scale: python float multiplying the scores.
-        block_size: number of keys per block.
+        block_size: number of keys (and, when causal, queries) per block.
 
     Returns:
         output (B, Tq, H, Dv) in the dtype of `value`; rows with every key
         masked are 0.
+
+    Example:
+
+    >>> import numpy as np
+    >>> from keras_attention.ops.attention import dot_product_attention
+    >>> q = np.random.rand(1, 9, 2, 4).astype("float32")
+    >>> out = chunked_attention(q, q, q, None, True, 0.5, block_size=4)
+    >>> full = dot_product_attention(q, q, q, is_causal=True, scale=0.5, implementation="xla")
+    >>> bool(np.allclose(out, full, atol=1e-6))
+    True
     """
-    key_length = ops.shape(key)[1]
-    query_length = ops.shape(query)[1]
-    static_key_length = key.shape[1]
-    if static_key_length is not None:
-        block_size = min(block_size, static_key_length)
-        num_blocks = -(-static_key_length // block_size)
-        padding = num_blocks * block_size - static_key_length
-    else:
-        num_blocks = (key_length + block_size - 1) // block_size
-        padding = num_blocks * block_size - key_length
+    tiling = _Tiling(query, key, mask, is_causal, block_size)
     output_dtype = value.dtype
-    masks = _BlockMasks(mask, is_causal, query_length, key_length, num_blocks, block_size)
+    mask = tiling.pad_mask(mask)
 
     @ops.custom_gradient
     def attend(query, key, value):
-        scaled_query = query * ops.cast(scale, query.dtype)
-        key_blocks = _split_key_blocks(_pad_keys(key, padding), num_blocks, block_size)
-        value_blocks = _split_key_blocks(_pad_keys(value, padding), num_blocks, block_size)
-        mask_blocks = masks.mask_blocks
+        # (B, T, H, D) -> (B, H, T, D), padded to whole blocks.
+        scaled_query = _heads_first(query * ops.cast(scale, query.dtype))
+        scaled_query = _pad_axis(scaled_query, 2, tiling.query_padding)
+        keys = _pad_axis(_heads_first(key), 2, tiling.key_padding)
+        values = _pad_axis(_heads_first(value), 2, tiling.key_padding)
 
-        def block_inputs(block_index):
-            key_block = ops.take(key_blocks, block_index, axis=0)  # (B, blk, H, D)
-            value_block = ops.take(value_blocks, block_index, axis=0)  # (B, blk, H, Dv)
-            mask_block = None
-            if mask_blocks is not None:
-                mask_block = ops.take(mask_blocks, block_index, axis=0)  # (mB, mH, mQ, blk)
-            return key_block, value_block, mask_block
+        def query_rows(tensor, i):
+            if not tiling.tiled_queries:
+                return tensor
+            return _rows(tensor, i * tiling.query_block, tiling.query_block, 2)
 
-        def block_scores(key_block, block_index, mask_block):
-            visible = masks(block_index, mask_block)
-            scores = ops.einsum("bqhd,bkhd->bhqk", scaled_query, key_block)  # (B, H, Tq, blk)
-            scores = ops.where(visible, ops.cast(scores, "float32"), _MASKED_LOGIT)
+        def key_rows(tensor, j):
+            return _rows(tensor, j * tiling.key_block, tiling.key_block, 2)
+
+        def tile_scores(query_block, i, j, masked):
+            key_block = key_rows(keys, j)
+            scores = ops.einsum("bhqd,bhkd->bhqk", query_block, key_block)  # (B, H, q, k)
+            scores = ops.cast(scores, "float32")
+            visible = tiling.visible(i, j, mask) if masked else None
+            if visible is not None:
+                scores = ops.where(visible, scores, MASKED_LOGIT)
             return scores, visible
 
-        def forward_step(block_index, carry):
-            accumulator, row_max, row_sum = carry
-            key_block, value_block, mask_block = block_inputs(block_index)
-            scores, visible = block_scores(key_block, block_index, mask_block)
-            new_max = ops.maximum(row_max, ops.max(scores, axis=-1))  # (B, H, Tq)
-            correction = ops.exp(row_max - new_max)
-            probabilities = ops.where(visible, ops.exp(scores - new_max[..., None]), 0.0)
-            row_sum = row_sum * correction + ops.sum(probabilities, axis=-1)
-            block_output = ops.einsum(
-                "bhqk,bkhd->bqhd", ops.cast(probabilities, value_block.dtype), value_block
-            )  # (B, Tq, H, Dv)
-            # (B, H, Tq) -> (B, Tq, H, 1) to rescale the accumulator
-            correction = ops.transpose(correction, (0, 2, 1))[..., None]
-            accumulator = accumulator * correction + ops.cast(block_output, "float32")
-            return accumulator, new_max, row_sum
+        def attend_query_block(i):
+            query_block = query_rows(scaled_query, i)  # (B, H, q, D)
 
-        batch, heads = ops.shape(query)[0], ops.shape(query)[2]
-        init = (
-            ops.zeros((batch, query_length, heads, ops.shape(value)[-1]), "float32"),
-            ops.full((batch, heads, query_length), _MASKED_LOGIT, "float32"),
-            ops.zeros((batch, heads, query_length), "float32"),
-        )
-        accumulator, row_max, row_sum = ops.fori_loop(0, num_blocks, forward_step, init)
-        has_keys = row_sum > 0.0
-        safe_sum = ops.where(has_keys, row_sum, 1.0)
-        # (B, H, Tq) -> (B, Tq, H, 1)
-        output = accumulator / ops.transpose(safe_sum, (0, 2, 1))[..., None]
-        log_sum_exp = ops.where(has_keys, row_max + ops.log(safe_sum), 0.0)
+            def step(masked):
+                def body(j, carry):
+                    accumulator, row_max, row_sum = carry
+                    scores, visible = tile_scores(query_block, i, j, masked)
+                    new_max = ops.maximum(row_max, ops.max(scores, axis=-1))  # (B, H, q)
+                    correction = ops.exp(row_max - new_max)
+                    probabilities = ops.exp(scores - new_max[..., None])
+                    if visible is not None:
+                        probabilities = ops.where(visible, probabilities, 0.0)
+                    row_sum = row_sum * correction + ops.sum(probabilities, axis=-1)
+                    block_output = ops.einsum(
+                        "bhqk,bhkd->bhqd",
+                        ops.cast(probabilities, values.dtype),
+                        key_rows(values, j),
+                    )  # (B, H, q, Dv)
+                    accumulator = accumulator * correction[..., None] + ops.cast(
+                        block_output, "float32"
+                    )
+                    return accumulator, new_max, row_sum
+
+                return body
+
+            shape = ops.shape(query_block)
+            carry = (
+                ops.zeros((shape[0], shape[1], shape[2], ops.shape(values)[-1]), "float32"),
+                ops.full((shape[0], shape[1], shape[2]), MASKED_LOGIT, "float32"),
+                ops.zeros((shape[0], shape[1], shape[2]), "float32"),
+            )
+            full_stop, stop = tiling.key_range(i)
+            carry = _loop(0, full_stop, step(False), carry)
+            accumulator, row_max, row_sum = _loop(full_stop, stop, step(True), carry)
+            has_keys = row_sum > 0.0
+            safe_sum = ops.where(has_keys, row_sum, 1.0)
+            output = accumulator / safe_sum[..., None]  # (B, H, q, Dv)
+            log_sum_exp = ops.where(has_keys, row_max + ops.log(safe_sum), 0.0)  # (B, H, q)
+            return output, log_sum_exp
+
+        if tiling.tiled_queries:
+            shape = ops.shape(scaled_query)
+            padded_length = tiling.num_query_blocks * tiling.query_block
+
+            def forward_over_query_blocks(i, carry):
+                output, log_sum_exp = carry
+                block_output, block_log_sum_exp = attend_query_block(i)
+                start = i * tiling.query_block
+                output = _write_rows(output, start, block_output, 2)
+                log_sum_exp = _write_rows(log_sum_exp, start, block_log_sum_exp, 2)
+                return output, log_sum_exp
+
+            output, log_sum_exp = ops.fori_loop(
+                0,
+                tiling.num_query_blocks,
+                forward_over_query_blocks,
+                (
+                    ops.zeros(
+                        (shape[0], shape[1], padded_length, ops.shape(values)[-1]), "float32"
+                    ),
+                    ops.zeros((shape[0], shape[1], padded_length), "float32"),
+                ),
+            )
+        else:
+            output, log_sum_exp = attend_query_block(0)
 
         def grad(*args, upstream=None):
             if upstream is None:
                 upstream = args[0]
-            d_output = ops.cast(upstream, "float32")
-            # D_i = sum_d dO_id * O_id, (B, Tq, H) -> (B, H, Tq)
-            delta = ops.transpose(ops.sum(d_output * output, axis=-1), (0, 2, 1))
+            # (B, Tq, H, Dv) -> (B, H, Tq_padded, Dv)
+            d_output = _heads_first(ops.cast(upstream, "float32"))
+            d_output = _pad_axis(d_output, 2, tiling.query_padding)
+            delta = ops.sum(d_output * output, axis=-1)  # D_i = sum_d dO_id * O_id, (B, H, Tq)
             query32 = ops.cast(scaled_query, "float32")
+            keys32 = ops.cast(keys, "float32")
+            values32 = ops.cast(values, "float32")
 
-            def backward_step(block_index, carry):
-                d_query, d_key_blocks, d_value_blocks = carry
-                key_block, value_block, mask_block = block_inputs(block_index)
-                scores, visible = block_scores(key_block, block_index, mask_block)
-                probabilities = ops.where(
-                    visible, ops.exp(scores - log_sum_exp[..., None]), 0.0
-                )  # (B, H, Tq, blk)
-                value32 = ops.cast(value_block, "float32")
-                key32 = ops.cast(key_block, "float32")
-                d_value = ops.einsum("bhqk,bqhd->bkhd", probabilities, d_output)
-                d_probabilities = ops.einsum("bqhd,bkhd->bhqk", d_output, value32)
-                d_scores = probabilities * (d_probabilities - delta[..., None])
-                d_query = d_query + ops.einsum("bhqk,bkhd->bqhd", d_scores, key32)
-                d_key = ops.einsum("bhqk,bqhd->bkhd", d_scores, query32)
-                start = [block_index, 0, 0, 0, 0]
-                d_key_blocks = ops.slice_update(d_key_blocks, start, d_key[None])
-                d_value_blocks = ops.slice_update(d_value_blocks, start, d_value[None])
-                return d_query, d_key_blocks, d_value_blocks
+            def key_block_gradients(j, d_query):
+                key_block = key_rows(keys32, j)  # (B, H, k, D)
+                value_block = key_rows(values32, j)  # (B, H, k, Dv)
 
-            init = (
-                ops.zeros(ops.shape(query), "float32"),
-                ops.zeros(ops.shape(key_blocks), "float32"),
-                ops.zeros(ops.shape(value_blocks), "float32"),
+                def step(masked):
+                    def body(i, carry):
+                        d_query, d_key, d_value = carry
+                        scores, visible = tile_scores(query_rows(scaled_query, i), i, j, masked)
+                        probabilities = ops.exp(scores - query_rows(log_sum_exp, i)[..., None])
+                        if visible is not None:
+                            probabilities = ops.where(visible, probabilities, 0.0)  # (B, H, q, k)
+                        d_output_block = query_rows(d_output, i)  # (B, H, q, Dv)
+                        d_value = d_value + ops.einsum(
+                            "bhqk,bhqd->bhkd", probabilities, d_output_block
+                        )
+                        d_probabilities = ops.einsum(
+                            "bhqd,bhkd->bhqk", d_output_block, value_block
+                        )  # (B, H, q, k)
+                        d_scores = probabilities * (
+                            d_probabilities - query_rows(delta, i)[..., None]
+                        )
+                        d_key = d_key + ops.einsum(
+                            "bhqk,bhqd->bhkd", d_scores, query_rows(query32, i)
+                        )
+                        d_query_block = ops.einsum("bhqk,bhkd->bhqd", d_scores, key_block)
+                        if tiling.tiled_queries:
+                            start = i * tiling.query_block
+                            d_query = _write_rows(
+                                d_query, start, query_rows(d_query, i) + d_query_block, 2
+                            )
+                        else:
+                            d_query = d_query + d_query_block
+                        return d_query, d_key, d_value
+
+                    return body
+
+                carry = (d_query, ops.zeros_like(key_block), ops.zeros_like(value_block))
+                start, full_start = tiling.query_range(j)
+                carry = _loop(start, full_start, step(True), carry)
+                return _loop(full_start, tiling.num_query_blocks, step(False), carry)
+
+            def backward_over_key_blocks(j, carry):
+                d_query, d_keys, d_values = carry
+                d_query, d_key, d_value = key_block_gradients(j, d_query)
+                start = j * tiling.key_block
+                d_keys = _write_rows(d_keys, start, d_key, 2)
+                d_values = _write_rows(d_values, start, d_value, 2)
+                return d_query, d_keys, d_values
+
+            d_query, d_keys, d_values = ops.fori_loop(
+                0,
+                tiling.num_key_blocks,
+                backward_over_key_blocks,
+                (ops.zeros_like(query32), ops.zeros_like(keys32), ops.zeros_like(values32)),
             )
-            d_query, d_key_blocks, d_value_blocks = ops.fori_loop(
-                0, num_blocks, backward_step, init
-            )
+            # (B, H, T_padded, D) -> (B, T, H, D)
+            d_query = _heads_first(_unpad(d_query, tiling.query_padding, tiling.query_length))
             d_query = d_query * scale
-            d_key = _merge_key_blocks(d_key_blocks, key_length)
-            d_value = _merge_key_blocks(d_value_blocks, key_length)
+            d_key = _heads_first(_unpad(d_keys, tiling.key_padding, tiling.key_length))
+            d_value = _heads_first(_unpad(d_values, tiling.key_padding, tiling.key_length))
             return (
                 ops.cast(d_query, query.dtype),
                 ops.cast(d_key, key.dtype),
                 ops.cast(d_value, value.dtype),
             )
 
-        return ops.cast(output, output_dtype), grad
+        # (B, H, Tq_padded, Dv) -> (B, Tq, H, Dv)
+        result = _heads_first(_unpad(output, tiling.query_padding, tiling.query_length))
+        return ops.cast(result, output_dtype), grad
 
     return attend(query, key, value)

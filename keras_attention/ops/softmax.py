@@ -4,7 +4,7 @@ from keras import ops
 
 # Finite stand-in for -inf: large enough that exp() underflows to 0 in float32,
 # finite so that `x - max(x)` never computes `-inf - (-inf)`.
-_MASKED_LOGIT = -1e30
+MASKED_LOGIT = -1e30
 
 
 def masked_softmax(logits, mask=None, axis=-1):
@@ -31,13 +31,48 @@ def masked_softmax(logits, mask=None, axis=-1):
     >>> np.round(np.asarray(w), 2).tolist()
     [[0.5, 0.5, 0.0], [0.0, 0.0, 0.0]]
     """
+    weights, nonempty_rows = softmax_with_empty_rows(logits, mask, axis)
+    return zero_empty_rows(weights, nonempty_rows)
+
+
+def softmax_with_empty_rows(logits, mask=None, axis=-1):
+    """float32 masked softmax that leaves fully masked rows uniform, and says which they are.
+
+    Hidden logits become `MASKED_LOGIT`, whose exponential underflows to 0
+    next to any real logit, so one fused softmax serves masked and unmasked
+    rows alike. A row with nothing visible comes out uniform instead; the
+    returned `nonempty_rows` (the mask reduced over `axis`, kept as size 1)
+    is False there, so the caller can zero those rows, possibly on a smaller
+    tensor than the weights (attention zeroes its output rather than the
+    (B, H, Tq, Tk) weights).
+
+    Args:
+        logits: scores, any float dtype.
+        mask: optional boolean tensor broadcastable to `logits`; True = keep.
+        axis: the axis to normalise over.
+
+    Returns:
+        (weights, nonempty_rows): float32 weights of the shape of `logits`,
+        and a boolean tensor, or None when `mask` is None.
+
+    Example:
+
+    >>> import numpy as np
+    >>> weights, nonempty = softmax_with_empty_rows(
+    ...     np.zeros((2, 2)), mask=np.array([[1, 0], [0, 0]], bool))
+    >>> np.asarray(weights).tolist(), np.asarray(nonempty).tolist()
+    ([[1.0, 0.0], [0.5, 0.5]], [[True], [False]])
+    """
     logits = ops.cast(logits, "float32")
     if mask is None:
-        return ops.softmax(logits, axis=axis)
+        return ops.softmax(logits, axis=axis), None
     mask = ops.cast(mask, "bool")
-    logits = ops.where(mask, logits, _MASKED_LOGIT)
-    row_max = ops.stop_gradient(ops.max(logits, axis=axis, keepdims=True))
-    exponentials = ops.where(mask, ops.exp(logits - row_max), 0.0)
-    total = ops.sum(exponentials, axis=axis, keepdims=True)
-    # Fully masked rows have total == 0: divide by 1 instead so they stay 0.
-    return exponentials / ops.where(total > 0.0, total, 1.0)
+    logits = ops.where(mask, logits, MASKED_LOGIT)
+    return ops.softmax(logits, axis=axis), ops.any(mask, axis=axis, keepdims=True)
+
+
+def zero_empty_rows(tensor, nonempty_rows):
+    """`tensor` with the rows where `nonempty_rows` is False set to 0 (None: unchanged)."""
+    if nonempty_rows is None:
+        return tensor
+    return tensor * ops.cast(nonempty_rows, tensor.dtype)

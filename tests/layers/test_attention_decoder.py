@@ -341,6 +341,32 @@ def test_jit_compiled_fit_learns_to_copy_the_memory():
     assert losses[-1] < 0.85 * entropy, (losses, entropy)
 
 
+@pytest.mark.parametrize("name", CONFIGS)
+def test_jit_compiled_fit_with_a_partial_last_batch(name):
+    # 5 examples in batches of 2: the last batch has 1, so the compiled
+    # program sees a batch size that is not a constant of the graph.
+    kwargs, image = CONFIGS[name]
+    memory, mask = _memory(image)
+    rng = np.random.default_rng(1)
+    memory = np.concatenate([memory, memory, memory[:1]])
+    mask = np.concatenate([mask, mask, mask[:1]])
+    inputs = rng.normal(size=(5, 3, 4)).astype("float32")
+    targets = rng.normal(size=(5, 3, 2)).astype("float32")
+
+    decoder = _decoder(**kwargs)
+    inputs_in = keras.Input((None, 4))
+    memory_in = keras.Input(memory.shape[1:])
+    mask_in = keras.Input(mask.shape[1:], dtype="bool")
+    outputs, _ = decoder(inputs_in, memory_in, memory_mask=mask_in)
+    model = keras.Model([inputs_in, memory_in, mask_in], keras.layers.Dense(2)(outputs))
+    model.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse", jit_compile=True)
+    before = model.evaluate([inputs, memory, mask], targets, batch_size=5, verbose=0)
+    history = model.fit([inputs, memory, mask], targets, batch_size=2, epochs=3, verbose=0)
+    after = model.evaluate([inputs, memory, mask], targets, batch_size=5, verbose=0)
+    assert np.all(np.isfinite(history.history["loss"]))
+    assert after < before, (before, after)
+
+
 def test_cell_dropout_is_active_only_in_training_with_a_new_mask_per_call():
     decoder = AttentionDecoder(
         keras.layers.LSTMCell(8, dropout=0.5, recurrent_dropout=0.5),

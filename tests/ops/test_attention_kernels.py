@@ -231,3 +231,25 @@ def test_bad_shapes_raise(shapes, match):
     q, k, v = (np.zeros(s, "float32") for s in shapes)
     with pytest.raises(ValueError, match=match):
         attention.dot_product_attention(q, k, v)
+
+
+@pytest.mark.parametrize("block_size", [1, 3, 4, 16])
+@pytest.mark.parametrize("is_causal", [False, True])
+@pytest.mark.parametrize("mask_name", ["none", "rank3"])
+@pytest.mark.parametrize("lengths", [(10, 10), (6, 10)])
+def test_chunked_gradients_over_tiles_equal_materialised(block_size, is_causal, mask_name, lengths):
+    # Causal attention with known lengths is cut into query blocks as well as
+    # key blocks, and skips the tiles the mask hides; lengths that are not
+    # multiples of the block size leave padded rows in the last tiles.
+    query_length, key_length = lengths
+    q, k, v = _qkv(query_length=query_length, key_length=key_length)
+    mask = None
+    if mask_name == "rank3":
+        mask = np.asarray(
+            attention.normalize_mask(rng.random((2, query_length, key_length)) > 0.3, q, k)
+        )
+    expected_loss, expected = _loss_and_gradients(q, k, v, mask, is_causal, "xla")
+    loss, got = _loss_and_gradients(q, k, v, mask, is_causal, None, block_size=block_size)
+    np.testing.assert_allclose(float(loss), float(expected_loss), rtol=1e-5)
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g, e, atol=1e-5)

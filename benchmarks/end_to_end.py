@@ -1,0 +1,412 @@
+"""End to end: training throughput of the example models at their defaults.
+
+Each model comes from the builder of its example script
+(`examples/train_vit.py`, `train_nmt.py`, `train_captioning.py`): the
+script's `parse_args([])` gives its defaults, its `build_model` and
+`compile_model` make and compile the model exactly as a run with no argument
+does. Synthetic batches of the example's batch size and shapes stand in for
+the data (throughput does not depend on the values). A step is one
+`train_on_batch`; examples/s = batch size / median step time.
+
+Where keras-hub has the same architecture, it runs side by side in the same
+process with the same batch, loss, optimizer type and XLA setting:
+
+- ViT: `keras_hub.models.ViTBackbone` (same patches, width, depth, heads,
+  MLP) with a class-token `Dense` head;
+- translator: `keras_hub.layers` token-and-position embeddings,
+  `TransformerEncoder` and `TransformerDecoder` blocks of the same sizes.
+
+The Show, Attend and Tell captioner has no keras or keras-hub counterpart:
+its throughput is reported alone. A model whose builder or example is
+missing is skipped with the reason.
+
+With `device="gpu"` a further case trains ViT-B/16 on 224 x 224 images under
+`mixed_bfloat16` with XLA and reports images/s and the model FLOPs
+utilisation (MFU): the model's training FLOPs per second over the bf16
+matrix-multiplication rate measured on the same GPU.
+"""
+
+import importlib.util
+import os
+import sys
+import warnings
+
+import numpy as np
+
+from benchmarks import timing
+
+TITLE = "End to end: training throughput of the example models"
+REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EXAMPLES_DIR = os.path.join(REPOSITORY, "examples")
+FULL = {"warmup": 2, "repeats": 15, "steps_per_epoch": 100, "caption_length": 16}
+QUICK = {"warmup": 0, "repeats": 2, "steps_per_epoch": 10, "caption_length": 6}
+GPU = {"preset": "B/16", "image_size": 224, "batch": 128, "warmup": 3, "repeats": 10}
+
+
+def load_example(file_name):
+    """Import an example script as a module (its directory on sys.path, as when run)."""
+    path = os.path.join(EXAMPLES_DIR, file_name)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"no example script {path}")
+    if EXAMPLES_DIR not in sys.path:
+        sys.path.insert(0, EXAMPLES_DIR)
+    name = "benchmark_" + os.path.splitext(file_name)[0]
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# Quick runs (the smoke test) shrink the example models to compile fast.
+QUICK_ARCHITECTURE = dict(patch_size=16, hidden_dim=16, num_layers=1, num_heads=2, mlp_dim=32)
+QUICK_ARGS = dict(
+    batch_size=4, hidden_dim=16, num_layers=1, num_heads=2, vocabulary_size=40, max_length=8,
+    image_size=32,
+)
+
+
+def _quick_args(args, quick):
+    if quick:
+        for name, value in QUICK_ARGS.items():
+            if hasattr(args, name):
+                setattr(args, name, value)
+    return args
+
+
+def _compile_quickly(model, quick):
+    # Graph mode compiles several times faster than XLA: enough to check the code.
+    if quick:
+        model.jit_compile = False
+
+
+def _rng():
+    return np.random.default_rng(0)
+
+
+# ---------------------------------------------------------------------------
+# Vision Transformer
+
+
+def vit_case(settings, quick):
+    """Our ViT at the example's defaults against keras-hub's ViTBackbone."""
+    import keras
+    import keras_hub
+
+    from keras_attention.data.shapes_classification import shape_classification_class_names
+
+    example = load_example("train_vit.py")
+    args = _quick_args(example.parse_args([]), quick)
+    if quick:
+        # This module's own copy of the example: the script itself is unchanged.
+        example.SMALL_ARCHITECTURE = dict(QUICK_ARCHITECTURE)
+        args.image_size = 32
+    class_names = list(shape_classification_class_names())
+    num_classes = len(class_names)
+    keras.utils.set_random_seed(0)
+    ours = example.build_model(args, num_classes, class_names)
+    example.compile_model(ours, args, settings["steps_per_epoch"])
+    _compile_quickly(ours, quick)
+    size = example.image_size_of(args)
+    architecture = dict(example.SMALL_ARCHITECTURE)
+    if getattr(args, "patch_size", None):
+        architecture["patch_size"] = args.patch_size
+
+    inputs = keras.Input((size, size, 3))
+    scaled = keras.layers.Rescaling(1 / 127.5, offset=-1.0)(inputs)
+    tokens = keras_hub.models.ViTBackbone(
+        image_shape=(size, size, 3),
+        patch_size=architecture["patch_size"],
+        num_layers=architecture["num_layers"],
+        num_heads=architecture["num_heads"],
+        hidden_dim=architecture["hidden_dim"],
+        mlp_dim=architecture["mlp_dim"],
+    )(scaled)
+    logits = keras.layers.Dense(num_classes)(tokens[:, 0])
+    theirs = keras.Model(inputs, logits)
+    theirs.compile(
+        optimizer=keras.optimizers.AdamW(1e-3, weight_decay=args.weight_decay),
+        loss=keras.losses.CategoricalCrossentropy(
+            from_logits=True, label_smoothing=args.label_smoothing
+        ),
+        metrics=["accuracy"],
+        jit_compile=ours.jit_compile,
+    )
+    rng = _rng()
+    images = rng.uniform(0, 255, size=(args.batch_size, size, size, 3)).astype("float32")
+    labels = np.eye(num_classes, dtype="float32")[rng.integers(0, num_classes, args.batch_size)]
+    config = {
+        "example": "examples/train_vit.py",
+        "image_size": size,
+        "batch": args.batch_size,
+        "jit_compile": bool(ours.jit_compile),
+        **architecture,
+    }
+    return "ViT (train_vit.py defaults)", config, ours, theirs, (images, labels)
+
+
+# ---------------------------------------------------------------------------
+# Transformer translator
+
+
+def _keras_hub_translator(vocabulary_size, length, hidden_dim, num_layers, num_heads, dropout):
+    import keras
+    import keras_hub
+
+    source = keras.Input((length,), dtype="int32", name="source")
+    target = keras.Input((length,), dtype="int32", name="target")
+    x = keras_hub.layers.TokenAndPositionEmbedding(
+        vocabulary_size, length, hidden_dim, mask_zero=True
+    )(source)
+    x = keras.layers.Dropout(dropout)(x)
+    for _ in range(num_layers):
+        x = keras_hub.layers.TransformerEncoder(2 * hidden_dim, num_heads, dropout=dropout)(x)
+    y = keras_hub.layers.TokenAndPositionEmbedding(
+        vocabulary_size, length, hidden_dim, mask_zero=True
+    )(target)
+    y = keras.layers.Dropout(dropout)(y)
+    for _ in range(num_layers):
+        y = keras_hub.layers.TransformerDecoder(2 * hidden_dim, num_heads, dropout=dropout)(y, x)
+    logits = keras.layers.Dense(vocabulary_size, dtype="float32")(y)
+    return keras.Model({"source": source, "target": target}, logits)
+
+
+def translator_case(settings, quick):
+    """Our Transformer translator at the example's defaults against keras-hub layers."""
+    import keras
+
+    from keras_attention.models.translation_losses import masked_sparse_categorical_crossentropy
+
+    example = load_example("train_nmt.py")
+    args = _quick_args(example.parse_args([]), quick)
+    vocabulary, length = args.vocabulary_size, args.max_length
+    keras.utils.set_random_seed(0)
+    ours = example.build_model(args, vocabulary, vocabulary)
+    example.compile_model(ours, args, settings["steps_per_epoch"])
+    _compile_quickly(ours, quick)
+    theirs = _keras_hub_translator(
+        vocabulary, length, args.hidden_dim, args.num_layers, args.num_heads, args.dropout
+    )
+    theirs.compile(
+        optimizer=keras.optimizers.Adam(1e-3),
+        loss=masked_sparse_categorical_crossentropy,
+        jit_compile=ours.jit_compile,
+    )
+    rng = _rng()
+    shape = (args.batch_size, length)
+    source = rng.integers(3, vocabulary, size=shape).astype("int32")
+    target = rng.integers(3, vocabulary, size=shape).astype("int32")
+    source[:, -length // 4 :] = 0  # padding, as short sentences have
+    target[:, -length // 4 :] = 0
+    labels = np.concatenate([target[:, 1:], np.zeros((shape[0], 1), "int32")], axis=1)
+    config = {
+        "example": "examples/train_nmt.py",
+        "batch": args.batch_size,
+        "length": length,
+        "vocabulary": vocabulary,
+        "hidden_dim": args.hidden_dim,
+        "num_layers": args.num_layers,
+        "num_heads": args.num_heads,
+        "dropout": args.dropout,
+        "jit_compile": bool(ours.jit_compile),
+    }
+    data = ({"source": source, "target": target}, labels)
+    return "Transformer translator (train_nmt.py defaults)", config, ours, theirs, data
+
+
+# ---------------------------------------------------------------------------
+# Captioner
+
+
+def captioner_case(settings, quick):
+    """Our default captioner (Show, Attend and Tell) at the example's defaults, alone."""
+    import keras
+
+    example = load_example("train_captioning.py")
+    args = _quick_args(example.parse_args([]), quick)
+    vocabulary, length = args.vocabulary_size, settings["caption_length"]
+    keras.utils.set_random_seed(0)
+    ours = example.build_model(args, vocabulary, length)
+    example.compile_model(ours, args, settings["steps_per_epoch"])
+    _compile_quickly(ours, quick)
+    rng = _rng()
+    size = args.image_size
+    images = rng.uniform(0, 255, size=(args.batch_size, size, size, 3)).astype("float32")
+    captions = rng.integers(3, vocabulary, size=(args.batch_size, length)).astype("int32")
+    labels = np.concatenate(
+        [captions[:, 1:], np.zeros((args.batch_size, 1), "int32")], axis=1
+    )
+    config = {
+        "example": "examples/train_captioning.py",
+        "model": args.model,
+        "image_size": size,
+        "batch": args.batch_size,
+        "caption_length": length,
+        "vocabulary": vocabulary,
+        "hidden_dim": args.hidden_dim,
+        "jit_compile": str(ours.jit_compile),
+    }
+    data = ({"image": images, "caption": captions}, labels)
+    return f"Captioner {args.model} (train_captioning.py defaults)", config, ours, None, data
+
+
+# ---------------------------------------------------------------------------
+# ViT-B/16 on a GPU
+
+
+def vit_flops_per_image(image_size, patch_size, hidden_dim, num_layers, mlp_dim, num_classes):
+    """Training FLOPs of one image through a ViT: 3 x the forward multiply-adds x 2.
+
+    Counts the matrix products (patch projection, attention projections,
+    scores, weighted sums, MLP, head); elementwise work is left out, as
+    usual for MFU.
+    """
+    tokens = (image_size // patch_size) ** 2 + 1
+    patch_inputs = patch_size * patch_size * 3
+    per_layer = (
+        4 * tokens * hidden_dim * hidden_dim  # q, k, v, output projections
+        + 2 * tokens * tokens * hidden_dim  # scores and weighted sum
+        + 2 * tokens * hidden_dim * mlp_dim  # MLP
+    )
+    forward = (tokens - 1) * patch_inputs * hidden_dim + num_layers * per_layer
+    forward += hidden_dim * num_classes
+    return 3 * 2 * forward
+
+
+def bf16_matmul_rate(size=8192, repeats=10):
+    """Measured bf16 matrix-multiplication FLOP/s of the default device (XLA)."""
+    import tensorflow as tf
+
+    a = tf.random.normal((size, size), dtype=tf.bfloat16)
+    b = tf.random.normal((size, size), dtype=tf.bfloat16)
+
+    @tf.function(jit_compile=True)
+    def chained(a, b):
+        c = a
+        for _ in range(4):
+            c = tf.matmul(c, b) * tf.constant(1e-2, tf.bfloat16)
+        return tf.reduce_sum(tf.cast(c[:1, :1], tf.float32))
+
+    samples = timing.compare({"matmul": lambda: chained(a, b)}, warmup=2, repeats=repeats)
+    return 4 * 2 * size**3 / samples.summary("matmul")["median_s"]
+
+
+def vit_gpu_case(gpu_settings):
+    """ViT at a paper size under mixed_bfloat16 + XLA: images/s and MFU."""
+    import keras
+
+    from keras_attention.models.vision_transformer import vision_transformer
+    from keras_attention.models.vit_presets import vision_transformer_preset
+
+    architecture = vision_transformer_preset(gpu_settings["preset"])
+    size, batch, num_classes = gpu_settings["image_size"], gpu_settings["batch"], 1000
+    keras.utils.set_random_seed(0)
+    model = vision_transformer(image_size=size, num_classes=num_classes, **architecture)
+    model.compile(
+        optimizer=keras.optimizers.AdamW(1e-3),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        jit_compile=True,
+    )
+    rng = _rng()
+    images = rng.uniform(0, 255, size=(batch, size, size, 3)).astype("float32")
+    labels = rng.integers(0, num_classes, size=batch).astype("int32")
+    samples = timing.compare(
+        {"ours": lambda: model.train_on_batch(images, labels)},
+        warmup=gpu_settings["warmup"],
+        repeats=gpu_settings["repeats"],
+    )
+    step = samples.summary("ours")["median_s"]
+    flops = batch * vit_flops_per_image(
+        size,
+        architecture["patch_size"],
+        architecture["hidden_dim"],
+        architecture["num_layers"],
+        architecture["mlp_dim"],
+        num_classes,
+    )
+    peak = bf16_matmul_rate()
+    return timing.case_result(
+        f"ViT-{gpu_settings['preset']} {size}px bf16 XLA",
+        {**gpu_settings, **architecture, "policy": keras.config.dtype_policy().name},
+        samples,
+        images_per_second=batch / step,
+        model_tflops_per_second=flops / step / 1e12,
+        measured_bf16_matmul_tflops=peak / 1e12,
+        mfu=flops / step / peak,
+        table_columns={"examples/s ours": batch / step, "MFU %": 100 * flops / step / peak},
+    )
+
+
+# ---------------------------------------------------------------------------
+
+
+CASES = (("vit", vit_case), ("translator", translator_case), ("captioner", captioner_case))
+
+
+def run(quick=False, device="cpu"):
+    """Measure the training throughput of every example model; returns the JSON payload.
+
+    Args:
+        quick: tiny versions of the models, batch 4, few repetitions (for the
+            smoke test).
+        device: "cpu" or "gpu" (on "gpu" also ViT-B/16 at 224 px, bf16).
+
+    Returns:
+        dict, as written to results/end_to_end.json.
+    """
+    settings = QUICK if quick else FULL
+    results, skipped = [], []
+    with timing.tf_device(device), warnings.catch_warnings():
+        # keras-hub's embeddings hand a mask to layers that drop it, and say so at every trace.
+        warnings.filterwarnings("ignore", message=".*does not support masking.*")
+        for name, make_case in CASES:
+            try:
+                case, config, ours, theirs, (inputs, labels) = make_case(settings, quick)
+            except (ImportError, FileNotFoundError, AttributeError, TypeError) as error:
+                skipped.append({"case": name, "reason": f"{type(error).__name__}: {error}"})
+                continue
+            if quick:
+                case = case.replace("defaults)", "defaults, shrunk)")
+            timing.log(f"end_to_end: {case}")
+            steps = {"ours": lambda m=ours: m.train_on_batch(inputs, labels)}
+            if theirs is not None:
+                steps["keras_hub"] = lambda m=theirs: m.train_on_batch(inputs, labels)
+            samples = timing.compare(steps, warmup=settings["warmup"], repeats=settings["repeats"])
+            batch = config["batch"]
+            columns = {
+                f"examples/s {label}": batch / samples.summary(label)["median_s"]
+                for label in steps
+            }
+            ratios = {}
+            if theirs is not None:
+                ratios["time ours/keras_hub"] = samples.ratio("ours", "keras_hub")
+            results.append(
+                timing.case_result(
+                    case,
+                    config,
+                    samples,
+                    ratios=ratios,
+                    peer="keras_hub" if theirs is not None else None,
+                    examples_per_second=columns,
+                    table_columns=columns,
+                )
+            )
+        if device == "gpu":
+            results.append(vit_gpu_case(GPU))
+    notes = [
+        "examples/s = batch / median train_on_batch time; ratio < 1: ours faster.",
+        "the captioner has no keras or keras-hub counterpart, so it has no ratio.",
+    ]
+    if device != "gpu":
+        notes.append(
+            "ViT-B/16 at 224 px (bf16, XLA, images/s and MFU) runs only with --device gpu."
+        )
+    return timing.make_payload(
+        "end_to_end",
+        TITLE,
+        results,
+        quick=quick,
+        device=device,
+        settings={**settings, **({"gpu": GPU} if device == "gpu" else {})},
+        skipped=skipped,
+        notes=notes,
+    )

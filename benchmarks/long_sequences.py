@@ -1,0 +1,209 @@
+"""Long sequences: chunked against materialised attention, time and peak memory.
+
+Causal self-attention of one sequence (batch 1, 4 heads, head_dim 64) at
+2k, 4k, 8k and 16k tokens, compiled with XLA, forward only and forward plus
+backward, with three kernels:
+
+- "chunked": `ka.ops.dot_product_attention(..., implementation="chunked")`,
+- "xla": the same function with `implementation="xla"` (materialised scores),
+- "keras": `keras.ops.dot_product_attention` (materialised scores).
+
+Peak memory is the allocator's peak above what was live before the call
+(`timing.peak_memory`, `extra_mib`). Configurations whose estimated memory
+exceeds the budget (16 GiB, or half the memory available when the run
+starts if that is less) are skipped and listed as such. The chunked output
+is checked against keras' before timing.
+"""
+
+import numpy as np
+
+from benchmarks import timing
+
+TITLE = "Long sequences: chunked vs materialised attention (causal, XLA)"
+KERNELS = ("chunked", "xla", "keras")
+FULL = {
+    "batch": 1,
+    "heads": 4,
+    "head_dim": 64,
+    "lengths": (2048, 4096, 8192, 16384),
+    "modes": ("forward", "forward+backward"),
+    "warmup": 1,
+    "repeats": 5,
+    "memory_budget_gib": 16.0,
+}
+QUICK = {
+    "batch": 1,
+    "heads": 2,
+    "head_dim": 8,
+    "lengths": (64,),
+    "modes": ("forward+backward",),
+    "warmup": 0,
+    "repeats": 2,
+    "memory_budget_gib": 16.0,
+}
+# Live (B, H, T, T) float32 buffers of the materialised kernels at their peak
+# (measured at 4k and 8k tokens, rounded up).
+_SCORE_BUFFERS = {
+    ("xla", "forward"): 2.5,
+    ("xla", "forward+backward"): 3.5,
+    ("keras", "forward"): 3.0,
+    ("keras", "forward+backward"): 4.5,
+}
+
+
+def _available_gib():
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable"):
+                    return int(line.split()[1]) / 2**20
+    except OSError:
+        pass
+    return None
+
+
+def memory_budget_gib(settings, device):
+    """The memory a configuration may take: the setting, less if the machine has less free."""
+    budget = settings["memory_budget_gib"]
+    if device == "cpu":
+        available = _available_gib()
+        if available is not None:
+            budget = min(budget, 0.5 * available)
+    return budget
+
+
+def estimated_gib(kernel, mode, batch, heads, length, head_dim):
+    """A rough upper bound of the memory one call takes, to skip what cannot fit."""
+    vectors = 8 * batch * length * heads * head_dim * 4  # q, k, v, output and gradients
+    if kernel == "chunked":
+        return vectors / 2**30
+    scores = batch * heads * length * length * 4
+    return (_SCORE_BUFFERS[kernel, mode] * scores + vectors) / 2**30
+
+
+def _attention(kernel):
+    import keras
+
+    from keras_attention.ops.attention import dot_product_attention
+
+    if kernel == "keras":
+        return lambda q, k, v: keras.ops.dot_product_attention(q, k, v, is_causal=True)
+    return lambda q, k, v: dot_product_attention(q, k, v, is_causal=True, implementation=kernel)
+
+
+def _compiled(kernel, mode, cotangent):
+    """An XLA-compiled forward (or forward+backward) returning a scalar."""
+    import tensorflow as tf
+
+    attention = _attention(kernel)
+
+    def forward(q, k, v):
+        return tf.reduce_sum(attention(q, k, v) * cotangent)
+
+    def forward_backward(q, k, v):
+        with tf.GradientTape() as tape:
+            tape.watch([q, k, v])
+            loss = forward(q, k, v)
+        gradients = tape.gradient(loss, [q, k, v])
+        return loss + tf.add_n([tf.reduce_sum(g) for g in gradients]) * 0.0
+
+    return tf.function(forward if mode == "forward" else forward_backward, jit_compile=True)
+
+
+def run(quick=False, device="cpu"):
+    """Time and measure every configuration; returns the JSON payload.
+
+    Args:
+        quick: tiny sizes and few repetitions (for the smoke test).
+        device: "cpu" or "gpu".
+
+    Returns:
+        dict, as written to results/long_sequences.json.
+    """
+    import tensorflow as tf
+
+    settings = QUICK if quick else FULL
+    batch, heads, head_dim = settings["batch"], settings["heads"], settings["head_dim"]
+    budget = memory_budget_gib(settings, device)
+    results, skipped = [], []
+    rng = np.random.default_rng(0)
+    with timing.tf_device(device):
+        for length in settings["lengths"]:
+            shape = (batch, length, heads, head_dim)
+            q, k, v, cotangent = (
+                tf.constant(rng.normal(size=shape).astype("float32")) for _ in range(4)
+            )
+            error = None
+            for mode in settings["modes"]:
+                case = f"T={length} {mode}"
+                kernels = []
+                for kernel in KERNELS:
+                    need = estimated_gib(kernel, mode, batch, heads, length, head_dim)
+                    if need > budget:
+                        skipped.append(
+                            {
+                                "case": f"{case} {kernel}",
+                                "reason": f"needs about {need:.1f} GiB, budget {budget:.1f} GiB",
+                            }
+                        )
+                    else:
+                        kernels.append(kernel)
+                if "chunked" not in kernels:
+                    continue
+                timing.log(f"long_sequences: {case} ({', '.join(kernels)})")
+                steps = {kernel: _compiled(kernel, mode, cotangent) for kernel in kernels}
+                memory = {
+                    kernel: timing.peak_memory(lambda f=steps[kernel]: f(q, k, v), device)
+                    for kernel in kernels
+                }
+                if error is None and "keras" in kernels:
+                    expected = np.asarray(_attention("keras")(q, k, v))
+                    received = np.asarray(_attention("chunked")(q, k, v))
+                    error = float(np.max(np.abs(expected - received)))
+                    if error > 1e-4:
+                        raise RuntimeError(f"chunked and keras attention differ by {error}")
+                samples = timing.compare(
+                    {kernel: (lambda f=steps[kernel]: f(q, k, v)) for kernel in kernels},
+                    warmup=settings["warmup"],
+                    repeats=settings["repeats"],
+                )
+                ratios = {}
+                for other in kernels[1:]:
+                    ratios[f"time chunked/{other}"] = samples.ratio("chunked", other)
+                    if memory[other]["extra_mib"] > 0 and memory["chunked"]["extra_mib"] > 0:
+                        ratios[f"memory chunked/{other}"] = (
+                            memory["chunked"]["extra_mib"] / memory[other]["extra_mib"]
+                        )
+                results.append(
+                    timing.case_result(
+                        case,
+                        {
+                            "batch": batch,
+                            "heads": heads,
+                            "head_dim": head_dim,
+                            "length": length,
+                            "mode": mode,
+                            "is_causal": True,
+                            "jit_compile": True,
+                        },
+                        samples,
+                        ratios=ratios,
+                        memory=memory,
+                        max_abs_output_difference=error,
+                        peer=None if len(kernels) == 1 else kernels[1:],
+                    )
+                )
+    return timing.make_payload(
+        "long_sequences",
+        TITLE,
+        results,
+        quick=quick,
+        device=device,
+        settings={**settings, "memory_budget_gib_used": budget},
+        skipped=skipped,
+        notes=[
+            "memory ratios compare the extra peak memory of one call (extra_mib); "
+            "time ratios are medians of per-round ratios.",
+            "targets at 8k tokens: memory chunked/xla <= 0.25, time chunked/xla <= 1.5.",
+        ],
+    )
