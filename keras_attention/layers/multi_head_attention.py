@@ -354,7 +354,7 @@ class MultiHeadAttention(keras.layers.Layer):
         key = _without_keras_mask(key)
 
         gate = self._gate_dense(query) if self.use_gate else None  # (B, *Q, N, Dv)
-        projected_query = self._query_dense(query)  # (B, *Q, N, Dk)
+        projected_query, scale = self._project_query(query)  # (B, *Q, N, Dk)
         position_offset = 0
         if cache is not None:
             self._check_cache(cache, query)
@@ -413,7 +413,7 @@ class MultiHeadAttention(keras.layers.Layer):
             folded_value,
             mask=mask,
             is_causal=bool(use_causal_mask) and not decoding,
-            scale=self._scale,
+            scale=scale,
             dropout_rate=self.dropout,
             training=use_dropout,
             return_weights=return_attention_scores,
@@ -478,6 +478,26 @@ class MultiHeadAttention(keras.layers.Layer):
         projected_key = self._rotate(self._key_dense(_without_keras_mask(key)), 0)  # (B, S, N, Dk)
         projected_value = self._value_dense(_without_keras_mask(value))  # (B, S, N, Dv)
         return ops.stack([projected_key, projected_value], axis=1)  # (B, 2, S, N, Dk)
+
+    def _project_query(self, query):
+        """(W_q x + b) / sqrt(key_dim), and the scale still to apply in the kernel (1 or not).
+
+        The scale multiplies the small (dim, N, Dk) kernel and the bias
+        instead of every query or every (B, N, Tq, Tk) score: under XLA on
+        CPU a separate multiply on either costs a pass over it. The
+        variables stay unscaled, so weights remain those of keras'
+        MultiHeadAttention. Quantized or LoRA projections keep their own call.
+        """
+        dense = self._query_dense
+        if getattr(dense, "quantization_mode", None) or getattr(dense, "lora_enabled", False):
+            return dense(query), self._scale
+        dtype = self.compute_dtype
+        query = ops.cast(query, dtype)
+        kernel = ops.cast(dense.kernel, dtype) * ops.cast(self._scale, dtype)
+        projected = ops.einsum(dense.equation, query, kernel)
+        if dense.bias is not None:
+            projected = projected + ops.cast(dense.bias, dtype) * ops.cast(self._scale, dtype)
+        return projected, 1.0
 
     def _implementation_for(self, return_scores, use_dropout):
         implementation = self.implementation

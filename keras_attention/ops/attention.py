@@ -5,7 +5,10 @@ import math
 from keras import ops
 
 from keras_attention.ops.chunked_attention import chunked_attention
+from keras_attention.ops.compilation import compiled_with_xla
 from keras_attention.ops.hashed_dropout import hashed_dropout
+from keras_attention.ops.query_scaling import scale_queries
+from keras_attention.ops.softmax import MASKED_LOGIT
 from keras_attention.ops.softmax import softmax_with_empty_rows
 from keras_attention.ops.softmax import zero_empty_rows
 
@@ -108,8 +111,7 @@ def _weights_and_nonempty_rows(query, key, mask, is_causal, scale):
     is hidden, or None when no row can be empty; see `softmax_with_empty_rows`.
     """
     scale = _default_scale(query) if scale is None else scale
-    scaled_query = query * ops.cast(scale, query.dtype)
-    logits = ops.einsum("bqhd,bkhd->bhqk", scaled_query, key)  # (B, H, Tq, Tk)
+    logits = ops.einsum("bqhd,bkhd->bhqk", scale_queries(query, scale), key)  # (B, H, Tq, Tk)
     if is_causal:
         causal = _causal(ops.shape(query)[1], ops.shape(key)[1])
         mask = causal if mask is None else ops.logical_and(mask, causal)
@@ -222,10 +224,17 @@ def dot_product_attention(
             )
         return _fused_attention(query, key, value, mask, is_causal, scale)
 
-    weights, sees_any_key = _weights_and_nonempty_rows(query, key, mask, is_causal, scale)
-    weights = ops.cast(weights, value.dtype)
-    dropped = hashed_dropout(weights, dropout_rate, seed) if use_dropout else weights
-    output = ops.einsum("bhqk,bkhd->bqhd", dropped, value)  # (B, Tq, H, Dv)
+    # XLA fuses the deferred normalisation into fewer passes over the scores;
+    # TensorFlow's graph executor is faster with its one-kernel softmax.
+    if return_weights or not compiled_with_xla():
+        weights, sees_any_key = _weights_and_nonempty_rows(query, key, mask, is_causal, scale)
+        weights = ops.cast(weights, value.dtype)
+        dropped = hashed_dropout(weights, dropout_rate, seed) if use_dropout else weights
+        output = ops.einsum("bhqk,bkhd->bqhd", dropped, value)  # (B, Tq, H, Dv)
+    else:
+        output, sees_any_key = _attend_then_normalize(
+            query, key, value, mask, is_causal, scale, dropout_rate if use_dropout else 0.0, seed
+        )
     if sees_any_key is not None:
         # Zero the rows that see no key on the output, (B, Tq, H, Dv), which is
         # Tk / Dv times smaller than the weights: (mB, mH, mQ, 1) -> (mB, mQ, mH, 1).
@@ -233,6 +242,36 @@ def dot_product_attention(
     if not return_weights:
         return output
     return output, zero_empty_rows(weights, sees_any_key)
+
+
+def _attend_then_normalize(query, key, value, mask, is_causal, scale, dropout_rate, seed):
+    """softmax(l) v computed as (exp(l - max) v) / sum(exp(l - max)).
+
+    Dividing the (B, Tq, H, Dv) output by the row sums instead of the
+    (B, H, Tq, Tk) exponentials saves a pass over the scores forward and
+    backward. Dropout commutes with the division (it scales elements, the
+    sum scales rows), so it applies to the exponentials.
+    """
+    logits = ops.einsum("bqhd,bkhd->bhqk", scale_queries(query, scale), key)  # (B, H, Tq, Tk)
+    logits = ops.cast(logits, "float32")
+    if is_causal:
+        causal = _causal(ops.shape(query)[1], ops.shape(key)[1])
+        mask = causal if mask is None else ops.logical_and(mask, causal)
+    sees_any_key = None
+    if mask is not None:
+        logits = ops.where(mask, logits, MASKED_LOGIT)
+        if not (is_causal and mask is causal):  # top-left causal alone empties no row
+            sees_any_key = ops.any(mask, axis=-1, keepdims=True)  # (mB, mH, Tq | 1, 1)
+    row_max = ops.stop_gradient(ops.max(logits, axis=-1, keepdims=True))  # (B, H, Tq, 1)
+    exponentials = ops.exp(logits - row_max)  # (B, H, Tq, Tk), in [0, 1]
+    row_sum = ops.sum(exponentials, axis=-1, keepdims=True)  # (B, H, Tq, 1), >= 1
+    exponentials = ops.cast(exponentials, value.dtype)
+    if dropout_rate:
+        exponentials = hashed_dropout(exponentials, dropout_rate, seed)
+    output = ops.einsum("bhqk,bkhd->bqhd", exponentials, value)  # (B, Tq, H, Dv)
+    # (B, H, Tq, 1) -> (B, Tq, H, 1)
+    row_sum = ops.transpose(row_sum, (0, 2, 1, 3))
+    return output / ops.cast(row_sum, output.dtype), sees_any_key
 
 
 def _choose_implementation(query, key, use_dropout, return_weights):

@@ -19,6 +19,7 @@ that no mask touches skip the masking altogether.
 
 from keras import ops
 
+from keras_attention.ops.query_scaling import scale_queries
 from keras_attention.ops.softmax import MASKED_LOGIT
 
 
@@ -217,7 +218,7 @@ def chunked_attention(query, key, value, mask, is_causal, scale, block_size=512)
     @ops.custom_gradient
     def attend(query, key, value):
         # (B, T, H, D) -> (B, H, T, D), padded to whole blocks.
-        scaled_query = _heads_first(query * ops.cast(scale, query.dtype))
+        scaled_query = _heads_first(scale_queries(query, scale))
         scaled_query = _pad_axis(scaled_query, 2, tiling.query_padding)
         keys = _pad_axis(_heads_first(key), 2, tiling.key_padding)
         values = _pad_axis(_heads_first(value), 2, tiling.key_padding)
@@ -373,7 +374,7 @@ def chunked_attention(query, key, value, mask, is_causal, scale, block_size=512)
             )
             # (B, H, T_padded, D) -> (B, T, H, D)
             d_query = _heads_first(_unpad(d_query, tiling.query_padding, tiling.query_length))
-            d_query = d_query * scale
+            d_query = scale_queries(d_query, scale)
             d_key = _heads_first(_unpad(d_keys, tiling.key_padding, tiling.key_length))
             d_value = _heads_first(_unpad(d_values, tiling.key_padding, tiling.key_length))
             return (

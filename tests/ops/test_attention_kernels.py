@@ -253,3 +253,56 @@ def test_chunked_gradients_over_tiles_equal_materialised(block_size, is_causal, 
     np.testing.assert_allclose(float(loss), float(expected_loss), rtol=1e-5)
     for g, e in zip(got, expected):
         np.testing.assert_allclose(g, e, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype, tolerance", [("float32", 2e-6), ("float16", 5e-3), ("bfloat16", 3e-2)])
+@pytest.mark.parametrize("is_causal", [False, True])
+def test_xla_compiled_attention_matches_reference_with_empty_rows(dtype, tolerance, is_causal):
+    # Under XLA the "xla" kernel divides the output by the row sums instead of
+    # normalising the weights; the result, the zero rows and the gradients
+    # must not change.
+    q, k, v = _qkv(query_length=5, key_length=7)
+    mask = _fully_masked_mask()
+    expected, _ = reference(q, k, v, mask, is_causal)
+    expected_loss = np.sum(expected**2)
+    variables = [tf.Variable(keras.ops.cast(t, dtype)) for t in (q, k, v)]
+
+    @tf.function(jit_compile=True)
+    def run():
+        with tf.GradientTape() as tape:
+            out = attention.dot_product_attention(
+                *variables, mask=mask, is_causal=is_causal, implementation="xla"
+            )
+            loss = tf.reduce_sum(tf.cast(out, "float32") ** 2)
+        return out, loss, tape.gradient(loss, variables)
+
+    output, loss, gradients = run()
+    output = np.asarray(tf.cast(output, "float32"))
+    np.testing.assert_allclose(output, expected, atol=tolerance * 10, rtol=tolerance * 10)
+    np.testing.assert_array_equal(output[0, 1], 0.0)
+    np.testing.assert_array_equal(output[1, 4], 0.0)
+    np.testing.assert_allclose(float(loss), expected_loss, rtol=tolerance * 10)
+    for gradient in gradients:
+        assert np.all(np.isfinite(np.asarray(tf.cast(gradient, "float32"))))
+
+
+def test_xla_compiled_gradients_equal_the_eager_softmax_gradients():
+    # Eager attention normalises the weights with softmax; compiled, it divides
+    # the output by the row sums instead.
+    q, k, v = _qkv(query_length=6, key_length=6)
+    mask = np.asarray(attention.normalize_mask(MASKS["key_padding"][:, :, :, :6], q, k))
+    expected_loss, expected = _loss_and_gradients(q, k, v, mask, True, "xla")
+    compiled = tf.function(_loss_and_gradients_in_graph, jit_compile=True)
+    loss, gradients = compiled(q, k, v, mask)
+    np.testing.assert_allclose(float(loss), float(expected_loss), rtol=1e-6)
+    for gradient, eager in zip(gradients, expected):
+        np.testing.assert_allclose(np.asarray(gradient), eager, atol=1e-5)
+
+
+def _loss_and_gradients_in_graph(q, k, v, mask):
+    with tf.GradientTape() as tape:
+        tape.watch([q, k, v])
+        out = attention.dot_product_attention(q, k, v, mask=mask, is_causal=True, implementation="xla")
+        weights = tf.constant(np.linspace(-1, 1, np.prod(out.shape)).reshape(out.shape), out.dtype)
+        loss = tf.reduce_sum(out * weights)
+    return loss, tape.gradient(loss, [q, k, v])
