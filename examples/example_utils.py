@@ -132,6 +132,13 @@ def make_strategy(name):
     if name not in STRATEGIES:
         raise ValueError(f"`strategy` must be one of {STRATEGIES}. Received: strategy={name!r}")
     if name == "mirrored":
+        if not tf.config.list_logical_devices("GPU"):
+            # CPU replicas sum their gradients through one device: collective
+            # ops gain nothing there, and a second collective strategy in the
+            # same process fails with "Shape mismatch in the collective instance".
+            return tf.distribute.MirroredStrategy(
+                cross_device_ops=tf.distribute.ReductionToOneDevice()
+            )
         return tf.distribute.MirroredStrategy()
     return tf.distribute.get_strategy()
 

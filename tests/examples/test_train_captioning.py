@@ -1,4 +1,4 @@
-"""The captioning example script end to end on a tiny built-in set."""
+"""The captioning example script end to end on a tiny built-in set, resuming, MirroredStrategy."""
 
 import importlib.util
 import json
@@ -9,6 +9,9 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
+from training_interruption import Interrupted
+from training_interruption import TrainingWatcher
+from training_interruption import watch_training
 
 EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
 
@@ -63,6 +66,35 @@ def test_train_captioning_end_to_end(train_captioning, tmp_path, capsys):
     # an 8x8 grid at 32 pixels.
     assert metrics["max_length"] >= 9
     assert outputs["attention"].shape.as_list() == [None, metrics["max_length"], 8, 8]
+
+
+def test_mirrored_run_resumes_after_an_interruption(train_captioning, tmp_path, monkeypatch):
+    output_dir = tmp_path / "run"
+    argv = [
+        "--epochs", "2", "--batch-size", "8", "--builtin-sizes", "16", "8", "4",
+        "--image-size", "32", "--hidden-dim", "16", "--samples", "1",
+        "--strategy", "mirrored", "--output-dir", str(output_dir),
+    ]
+    # The first run stops after its first epoch, as if the machine went down.
+    watchers = watch_training(monkeypatch, train_captioning)
+    first = TrainingWatcher(interrupt_after_epoch=0)
+    watchers.append(first)
+    with pytest.raises(Interrupted):
+        train_captioning.main(argv)
+    assert first.epochs == [0]
+    assert any((output_dir / "backup").iterdir())
+
+    # The same command again continues with the second epoch, from the saved weights.
+    second = TrainingWatcher()
+    watchers.append(second)
+    metrics = train_captioning.main(argv)
+    assert second.epochs == [1]
+    for restored, saved in zip(second.start_weights, first.last_weights, strict=True):
+        np.testing.assert_array_equal(restored, saved)
+    assert metrics["replicas"] == 2  # the two logical CPUs of tests/conftest.py
+    assert metrics["model"] == "show_attend_tell"
+    restored = keras.saving.load_model(output_dir / "checkpoints" / "epoch_002.keras")
+    assert restored.get_layer("attention_decoder") is not None
 
 
 def test_flags(train_captioning):

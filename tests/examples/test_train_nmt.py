@@ -8,6 +8,9 @@ import sys
 import keras
 import numpy as np
 import pytest
+from training_interruption import Interrupted
+from training_interruption import TrainingWatcher
+from training_interruption import watch_training
 
 from keras_attention.data.translation_corpus import builtin_translation_pairs
 from keras_attention.data.translation_corpus import split_translation_pairs
@@ -36,42 +39,6 @@ def _load(name):
 @pytest.fixture(scope="module")
 def train_nmt():
     return _load("train_nmt")
-
-
-class _Interrupted(Exception):
-    """Stands for a crash or Ctrl-C in the middle of training."""
-
-
-class _Watcher(keras.callbacks.Callback):
-    """Records where training starts; optionally stops it after an epoch."""
-
-    def __init__(self, interrupt_after_epoch=None):
-        super().__init__()
-        self.interrupt_after_epoch = interrupt_after_epoch
-        self.epochs = []
-        self.start_weights = None
-        self.last_weights = None
-
-    def on_train_begin(self, logs=None):
-        # Runs after BackupAndRestore's, so it sees the restored state.
-        self.start_weights = self.model.get_weights()
-
-    def on_epoch_begin(self, epoch, logs=None):
-        self.epochs.append(epoch)
-
-    def on_epoch_end(self, epoch, logs=None):
-        self.last_weights = self.model.get_weights()
-        if epoch == self.interrupt_after_epoch:
-            raise _Interrupted
-
-
-def _watch(monkeypatch, module):
-    """Adds `watchers[-1]` to the callbacks of the next run; returns `watchers`."""
-    original, watchers = module.example_utils.training_callbacks, []
-    monkeypatch.setattr(
-        module.example_utils, "training_callbacks", lambda folder: original(folder) + watchers[-1:]
-    )
-    return watchers
 
 
 def _write_tsv(path):
@@ -116,16 +83,16 @@ def test_mirrored_rnn_run_resumes_after_an_interruption(train_nmt, tmp_path, mon
             "--output-dir", str(output_dir), *TINY]
 
     # The first run stops after its first epoch, as if the machine went down.
-    watchers = _watch(monkeypatch, train_nmt)
-    first = _Watcher(interrupt_after_epoch=0)
+    watchers = watch_training(monkeypatch, train_nmt)
+    first = TrainingWatcher(interrupt_after_epoch=0)
     watchers.append(first)
-    with pytest.raises(_Interrupted):
+    with pytest.raises(Interrupted):
         train_nmt.main(argv)
     assert first.epochs == [0]
     assert any((output_dir / "backup").iterdir())
 
     # The same command again continues with the second epoch, from the saved weights.
-    second = _Watcher()
+    second = TrainingWatcher()
     watchers.append(second)
     metrics = train_nmt.main(argv + ["--export", str(export_dir)])
     assert second.epochs == [1]
