@@ -2,6 +2,7 @@
 
 import math
 
+import keras
 from keras import ops
 
 from keras_attention.ops.chunked_attention import chunked_attention
@@ -225,8 +226,10 @@ def dot_product_attention(
         return _fused_attention(query, key, value, mask, is_causal, scale)
 
     # XLA fuses the deferred normalisation into fewer passes over the scores;
-    # TensorFlow's graph executor is faster with its one-kernel softmax.
-    if return_weights or not compiled_with_xla():
+    # TensorFlow's graph executor is faster with its one-kernel softmax. In
+    # float16 the unnormalised sum over Tk keys could pass 65504: normalise first.
+    defer = compiled_with_xla() and keras.backend.standardize_dtype(value.dtype) != "float16"
+    if return_weights or not defer:
         weights, sees_any_key = _weights_and_nonempty_rows(query, key, mask, is_causal, scale)
         weights = ops.cast(weights, value.dtype)
         dropped = hashed_dropout(weights, dropout_rate, seed) if use_dropout else weights

@@ -306,3 +306,18 @@ def _loss_and_gradients_in_graph(q, k, v, mask):
         weights = tf.constant(np.linspace(-1, 1, np.prod(out.shape)).reshape(out.shape), out.dtype)
         loss = tf.reduce_sum(out * weights)
     return loss, tape.gradient(loss, [q, k, v])
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_compiled_attention_does_not_overflow_over_many_keys(dtype):
+    # Uniform attention over 4096 keys that all hold 20: the output is 20, but
+    # an unnormalised sum over the keys (81920) would overflow float16.
+    q = np.zeros((1, 2, 1, 8), "float32")
+    k = np.zeros((1, 4096, 1, 8), "float32")
+    v = np.full((1, 4096, 1, 8), 20.0, "float32")
+    q, k, v = (keras.ops.cast(t, dtype) for t in (q, k, v))
+    run = tf.function(
+        lambda q, k, v: attention.dot_product_attention(q, k, v, implementation="xla"),
+        jit_compile=True,
+    )
+    np.testing.assert_allclose(np.asarray(tf.cast(run(q, k, v), "float32")), 20.0, rtol=1e-2)
