@@ -9,10 +9,9 @@ it needs only TensorFlow (the ids become text with graph ops, no tokenizer).
 import keras
 import tensorflow as tf
 
-from keras_attention.generation.beam_search import beam_search
 from keras_attention.generation.captioner_decoders import captioner_decoder
-from keras_attention.generation.greedy_search import greedy_search
 from keras_attention.models.image_backbones import image_size_of
+from keras_attention.serving.grouped_decoding import decode_in_groups
 from keras_attention.serving.image_classifier_export import SERVING_SIGNATURE
 from keras_attention.serving.image_classifier_export import _checked_images
 from keras_attention.text.subword_encoder import SubwordEncoder
@@ -99,32 +98,13 @@ def make_caption_function(model, encoder, max_length, beam_width=1, *, decode_ba
     start_id, end_id = encoder.start_id, encoder.end_id
     token_strings = tf.constant(encoder.vocabulary, dtype=tf.string)
 
-    def decode_group(images):  # (C, S, S, 3) -> (C, L), (C, L, h, w)
-        if beam_width == 1:
-            return greedy_search(decoder, images, start_id, end_id, length)
-        tokens, attention, _ = beam_search(
-            decoder, images, start_id, end_id, length, beam_width=int(beam_width)
-        )
-        return tokens, attention
-
     def caption(images):
         images = _checked_images(images, 3)
-        count = tf.shape(images)[0]
         # Resized here, outside XLA, which has no antialiased resize.
         images = tf.image.resize(images, (image_size, image_size), antialias=True)
-        padded_count = -(-count // group_size) * group_size
-        images = tf.pad(images, [[0, padded_count - count], [0, 0], [0, 0], [0, 0]])
-        groups = tf.reshape(images, (-1, group_size, image_size, image_size, 3))  # (G, C, S, S, 3)
-        tokens, attention = tf.map_fn(
-            decode_group,
-            groups,
-            fn_output_signature=(
-                tf.TensorSpec((group_size, length), tf.int32),
-                tf.TensorSpec((group_size, length) + grid, tf.float32),
-            ),
-        )  # (G, C, L), (G, C, L, h, w)
-        tokens = tf.reshape(tokens, (-1, length))[:count]  # (B, L)
-        attention = tf.reshape(attention, (-1, length) + grid)[:count]  # (B, L, h, w)
+        tokens, attention = decode_in_groups(
+            decoder, images, start_id, end_id, length, grid, group_size, beam_width
+        )  # (B, L), (B, L, h, w)
         pieces = tf.where(tf.equal(tokens, 0), "", tf.gather(token_strings, tokens))  # (B, L)
         return {"caption": encoder.decode(tokens), "attention": attention, "caption_tokens": pieces}
 

@@ -14,11 +14,10 @@ import tempfile
 
 import tensorflow as tf
 
-from keras_attention.generation.beam_search import beam_search
 from keras_attention.generation.decoder_for_model import decoder_for_model
-from keras_attention.generation.greedy_search import greedy_search
 from keras_attention.models.show_attend_tell_captioner import IMAGE_ENCODER
 from keras_attention.models.transformer_translator import SOURCE_EMBEDDING
+from keras_attention.serving.grouped_decoding import decode_in_groups
 from keras_attention.text.subword_encoder import SubwordEncoder
 from keras_attention.validation import check_positive_int
 
@@ -172,39 +171,22 @@ def make_translation_function(
     group_size = int(decode_batch_size)
     start_id, end_id = target_encoder.start_id, target_encoder.end_id
 
-    def decode_group(source_ids):  # (C, S) -> (C, T), (C, T, S)
-        if beam_width == 1:
-            return greedy_search(decoder, source_ids, start_id, end_id, target_length)
-        tokens, attention, _ = beam_search(
+    def translate(text):
+        source_ids = source_encoder.encode(text, source_length)  # (B, S)
+        tokens, attention = decode_in_groups(
             decoder,
             source_ids,
             start_id,
             end_id,
             target_length,
-            beam_width=int(beam_width),
-            length_penalty=float(length_penalty),
-        )
-        return tokens, attention
-
-    def translate(text):
-        source_ids = source_encoder.encode(text, source_length)  # (B, S)
-        batch_size = tf.shape(source_ids)[0]
-        padded_size = -(-batch_size // group_size) * group_size
-        padded = tf.pad(source_ids, [[0, padded_size - batch_size], [0, 0]])  # (N * C, S)
-        groups = tf.reshape(padded, [-1, group_size, source_length])  # (N, C, S)
-        tokens, attention = tf.map_fn(
-            decode_group,
-            groups,
-            fn_output_signature=(
-                tf.TensorSpec([group_size, target_length], tf.int32),
-                tf.TensorSpec([group_size, target_length, source_length], tf.float32),
-            ),
-        )  # (N, C, T), (N, C, T, S)
-        tokens = tf.reshape(tokens, [-1, target_length])[:batch_size]  # (B, T)
-        attention = tf.reshape(attention, [-1, target_length, source_length])  # (N * C, T, S)
+            (source_length,),
+            group_size,
+            beam_width,
+            length_penalty,
+        )  # (B, T), (B, T, S)
         return {
             "translation": target_encoder.decode(tokens),
-            "attention": attention[:batch_size],
+            "attention": attention,
             "source_tokens": _token_strings(source_encoder.vocabulary, source_ids),
             "translation_tokens": _token_strings(target_encoder.vocabulary, tokens),
         }
