@@ -5,6 +5,7 @@ from keras import ops
 
 from keras_attention.layers.base_attention import clone_initializer
 from keras_attention.ops.attention import check_implementation
+from keras_attention.ops.hashed_dropout import hashed_dropout
 from keras_attention.ops.masks import merge_masks
 from keras_attention.validation import check_positive_int
 from keras_attention.validation import check_rate
@@ -69,6 +70,17 @@ class TransformerBlock(keras.layers.Layer):
             }
         )
         return config
+
+    def residual_dropout(self, x, training):
+        """Dropout on a sublayer's output before the residual sum.
+
+        The bits come from `hashed_dropout` rather than keras.random, whose
+        generator is slow under XLA on CPU; the seed state is that of the
+        block's `_dropout_layer`, built with the block.
+        """
+        if not training or self.dropout == 0:
+            return x
+        return hashed_dropout(x, self.dropout, self._dropout_layer.seed_generator)
 
     def layer_norm(self, name, shape):
         """A built LayerNormalization sublayer in the block's dtype policy."""

@@ -208,7 +208,7 @@ class TransformerDecoderBlock(common.TransformerBlock):
         if self_attention_cache is not None:
             self_attention_cache = attended[2]
         scores.append(self_scores)
-        x = residual + self._dropout_layer(x, training=training)
+        x = residual + self.residual_dropout(x, training)
         if not self.norm_first:
             x = self._self_attention_layer_norm(x)
 
@@ -234,7 +234,7 @@ class TransformerDecoderBlock(common.TransformerBlock):
             )
             x, cross_scores = attended[0], attended[1]
             scores.append(cross_scores)
-            x = residual + self._dropout_layer(x, training=training)
+            x = residual + self.residual_dropout(x, training)
             if not self.norm_first:
                 x = self._cross_attention_layer_norm(x)
 
@@ -242,7 +242,7 @@ class TransformerDecoderBlock(common.TransformerBlock):
         if self.norm_first:
             x = self._feedforward_layer_norm(x)
         x = self._feedforward_output_dense(self._feedforward_intermediate_dense(x))
-        x = residual + self._dropout_layer(x, training=training)
+        x = residual + self.residual_dropout(x, training)
         if not self.norm_first:
             x = self._feedforward_layer_norm(x)
 

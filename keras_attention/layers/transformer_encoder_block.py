@@ -5,7 +5,6 @@ import keras
 from keras_attention.layers import transformer_block_common as common
 from keras_attention.layers.multi_head_attention import MultiHeadAttention
 from keras_attention.layers.stochastic_depth import StochasticDepth
-from keras_attention.ops.hashed_dropout import hashed_dropout
 from keras_attention.validation import check_rate
 
 
@@ -152,7 +151,7 @@ class TransformerEncoderBlock(common.TransformerBlock):
             training=training,
         )
         x, scores = attended if return_attention_scores else (attended, None)
-        x = residual + self._stochastic_depth(self._dropout(x, training), training=training)
+        x = residual + self._stochastic_depth(self.residual_dropout(x, training), training=training)
         if not self.norm_first:
             x = self._self_attention_layer_norm(x)
 
@@ -160,17 +159,10 @@ class TransformerEncoderBlock(common.TransformerBlock):
         if self.norm_first:
             x = self._feedforward_layer_norm(x)
         x = self._feedforward_output_dense(self._feedforward_intermediate_dense(x))
-        x = residual + self._stochastic_depth(self._dropout(x, training), training=training)
+        x = residual + self._stochastic_depth(self.residual_dropout(x, training), training=training)
         if not self.norm_first:
             x = self._feedforward_layer_norm(x)
         return (x, scores) if return_attention_scores else x
-
-    def _dropout(self, x, training):
-        # The bits come from a hash rather than keras.random, whose generator is
-        # slow under XLA on CPU; the seed state stays that of `_dropout_layer`.
-        if not training or self.dropout == 0:
-            return x
-        return hashed_dropout(x, self.dropout, self._dropout_layer.seed_generator)
 
     def compute_mask(self, inputs, mask=None):
         return mask
