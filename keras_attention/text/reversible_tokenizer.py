@@ -1,0 +1,484 @@
+"""A tokenizer whose ids decode back to the exact text, in plain TensorFlow.
+
+Text is cut into pieces that keep their leading space ("it's a dog" ->
+"it", "'", "s", " a", " dog"), so joining the pieces gives the text back:
+no rule has to guess where spaces went, and "15.04.1957" stays
+"15.04.1957". A piece the vocabulary does not hold is spelled with its
+characters, and a character it does not hold with its UTF-8 bytes, so every
+string has ids and comes back unchanged.
+
+Both directions are TensorFlow string and lookup ops only (no
+tensorflow-text), so they trace into `tf.data` pipelines and into SavedModel
+signatures that load with TensorFlow alone.
+"""
+
+import collections
+import json
+import os
+import re
+
+import numpy as np
+import tensorflow as tf
+
+from keras_attention.validation import check_positive_int
+
+VOCABULARY_FILENAME = "vocabulary.json"
+SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[START]", "[END]")
+NUM_BYTES = 256
+# ASCII whitespace: runs of it become one space and ends are trimmed, the one
+# change `decode(encode(text))` makes to a text.
+_WHITESPACE_RUN = r"[ \t\n\r\f\v]+"
+_LETTER = r"[\pL\pM]"
+_TEXT_BATCH_SIZE = 1024
+
+
+def _byte_token(value):
+    return f"<0x{value:02X}>"
+
+
+def normalize_whitespace(text):
+    """What `decode(encode(text))` gives back: whitespace runs as one space, ends trimmed.
+
+    The same rule in Python, for comparing with the tokenizer's output.
+
+    Args:
+        text: a `str`.
+
+    Returns:
+        `str`.
+
+    Example:
+
+    >>> from keras_attention.text.reversible_tokenizer import normalize_whitespace
+    >>> normalize_whitespace("  it's \\t 15.04.1957 \\n")
+    "it's 15.04.1957"
+    """
+    return re.sub(_WHITESPACE_RUN, " ", text).strip(" ")
+
+
+def split_pieces(texts):
+    """Cut strings into the pieces the tokenizer looks up, each with its leading space.
+
+    A piece is a run of letters (and combining marks), a single digit, or a
+    single other character (punctuation, symbols), with the space before it
+    if there is one. Whitespace is normalised first (`normalize_whitespace`),
+    so joining a row's pieces gives the normalised text back.
+
+    Args:
+        texts: `tf.string` tensor `(B,)`.
+
+    Returns:
+        `tf.RaggedTensor` of strings `(B, None)`.
+
+    Example:
+
+    >>> from keras_attention.text.reversible_tokenizer import split_pieces
+    >>> split_pieces(["it's 15.04, ok"]).to_list()
+    [[b'it', b"'", b's', b' 1', b'5', b'.', b'0', b'4', b',', b' ok']]
+    """
+    texts = tf.convert_to_tensor(texts, dtype=tf.string)
+    texts = tf.strings.strip(tf.strings.regex_replace(texts, _WHITESPACE_RUN, " "))  # (B,)
+    characters = tf.strings.unicode_split(texts, "UTF-8")  # (B, C) ragged
+    flat = characters.flat_values  # (N,)
+    is_space = tf.equal(flat, " ")
+    is_letter = tf.strings.regex_full_match(flat, _LETTER)
+    previous_space = tf.concat([[False], is_space[:-1]], axis=0)  # (N,)
+    previous_letter = tf.concat([[False], is_letter[:-1]], axis=0)  # (N,)
+    rows = characters.value_rowids()  # (N,)
+    row_start = tf.equal(
+        tf.range(tf.size(flat, out_type=tf.int64)), tf.gather(characters.row_starts(), rows)
+    )  # (N,)
+    # A piece starts at a space, and at any character that neither follows a
+    # space (it joins that space's piece) nor continues a run of letters.
+    starts = row_start | is_space | ~(previous_space | (is_letter & previous_letter))
+    piece_index = tf.cumsum(tf.cast(starts, tf.int32)) - 1  # (N,)
+    num_pieces = tf.reduce_sum(tf.cast(starts, tf.int32))
+    pieces = tf.strings.unsorted_segment_join(flat, piece_index, num_pieces)  # (P,)
+    pieces_per_row = tf.math.unsorted_segment_sum(
+        tf.cast(starts, tf.int64), rows, tf.shape(texts, out_type=tf.int64)[0]
+    )  # (B,)
+    return tf.RaggedTensor.from_row_lengths(pieces, pieces_per_row)
+
+
+class ReversibleTokenizer:
+    """Encodes text into padded ids and decodes ids back into the same text.
+
+    The vocabulary starts with the special tokens `[PAD]` (id 0), `[UNK]`,
+    `[START]`, `[END]`, then the 256 byte tokens `<0x00>` ... `<0xFF>`, then
+    the space, characters and frequent pieces learned by `train`. Encoding
+    looks each piece up whole, then falls back to its characters, then to
+    their bytes; decoding joins the pieces of the ids. So
+    `decode(encode(text)) == normalize_whitespace(text)` for every string,
+    however little of it the vocabulary holds; `[UNK]` is never produced.
+
+    Args:
+        vocabulary: list of distinct tokens in id order, as `train` makes:
+            the special tokens and the byte tokens first.
+
+    Example:
+
+    >>> from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
+    >>> tokenizer = ReversibleTokenizer.train(["it's a dog, isn't it?", "15.04.1957"], 400)
+    >>> ids = tokenizer.encode(["It's 01.01.35!"], sequence_length=20, add_end=True)
+    >>> tokenizer.decode(ids).numpy().tolist()
+    [b"It's 01.01.35!"]
+    >>> tokenizer.decode(tokenizer.encode("Ça va ?", 20)).numpy().decode("utf-8")
+    'Ça va ?'
+    """
+
+    def __init__(self, vocabulary):
+        if (
+            isinstance(vocabulary, str)
+            or not isinstance(vocabulary, (list, tuple))
+            or not all(isinstance(token, str) and token for token in vocabulary)
+            or len(set(vocabulary)) != len(vocabulary)
+        ):
+            raise ValueError(
+                "`vocabulary` must be a list of distinct non-empty strings. "
+                f"Received: vocabulary={vocabulary!r:.200}"
+            )
+        expected_head = list(SPECIAL_TOKENS) + [_byte_token(value) for value in range(NUM_BYTES)]
+        if list(vocabulary[: len(expected_head)]) != expected_head:
+            raise ValueError(
+                "`vocabulary` must start with the special tokens "
+                f"{list(SPECIAL_TOKENS)} and the byte tokens <0x00> ... <0xFF>, as "
+                f"`ReversibleTokenizer.train` makes it. Received: vocabulary={vocabulary[:6]!r}..."
+            )
+        self._vocabulary = list(vocabulary)
+        self._num_head = len(expected_head)
+        # What each id stands for in text: byte tokens are their raw byte,
+        # special tokens nothing (they are dropped before joining anyway).
+        surfaces = [b""] * len(SPECIAL_TOKENS) + [bytes([value]) for value in range(NUM_BYTES)]
+        surfaces += [token.encode("utf-8") for token in self._vocabulary[self._num_head :]]
+        self._surfaces = tf.constant(surfaces, dtype=tf.string)
+        learned = self._vocabulary[self._num_head :]
+        self._piece_ids = tf.lookup.StaticHashTable(
+            tf.lookup.KeyValueTensorInitializer(
+                tf.constant(learned or [""], dtype=tf.string),
+                tf.constant(
+                    list(range(self._num_head, len(self._vocabulary))) if learned else [-1],
+                    dtype=tf.int32,
+                ),
+            ),
+            default_value=-1,
+        )
+        # Traced once per tokenizer with tensor arguments, so that eager
+        # calls, tf.data maps and SavedModels share one small graph.
+        self._traced_encode = tf.function(
+            self._encode,
+            autograph=False,
+            input_signature=[
+                tf.TensorSpec([None], tf.string),
+                tf.TensorSpec([], tf.int32),
+                tf.TensorSpec([], tf.bool),
+                tf.TensorSpec([], tf.bool),
+            ],
+        )
+
+    @classmethod
+    def train(cls, texts, vocabulary_size, min_frequency=2):
+        """Learn a vocabulary from text: every character seen, then the commonest pieces.
+
+        Args:
+            texts: a list of strings, or a `tf.data.Dataset` of strings
+                (scalars or batches).
+            vocabulary_size: largest number of tokens, the 4 special and
+                256 byte tokens included; the vocabulary comes out smaller
+                when the text has fewer distinct characters and pieces.
+            min_frequency: pieces seen fewer times than this are left to be
+                spelled with characters.
+
+        Returns:
+            a `ReversibleTokenizer`.
+
+        Example:
+
+        >>> from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
+        >>> tokenizer = ReversibleTokenizer.train(["one two", "two one", "one"], 300)
+        >>> tokenizer.vocabulary[260:]  # " two", "two" and " one" are seen once only
+        ['o', 'n', 'e', ' ', 't', 'w', 'one']
+        """
+        num_head = len(SPECIAL_TOKENS) + NUM_BYTES
+        if (
+            isinstance(vocabulary_size, bool)
+            or not isinstance(vocabulary_size, int)
+            or vocabulary_size <= num_head
+        ):
+            raise ValueError(
+                f"`vocabulary_size` must be an integer larger than {num_head} (the special "
+                f"and byte tokens). Received: vocabulary_size={vocabulary_size!r}"
+            )
+        check_positive_int("min_frequency", min_frequency)
+        piece_counts = collections.Counter()
+        for batch in _text_batches(texts):
+            piece_counts.update(split_pieces(batch).flat_values.numpy().tolist())
+        character_counts = collections.Counter()
+        for piece, count in piece_counts.items():
+            for character in piece.decode("utf-8"):
+                character_counts[character] += count
+        # Counter.most_common keeps first-seen order among ties: deterministic.
+        learned = [character for character, _ in character_counts.most_common()]
+        known = set(learned)
+        for piece, count in piece_counts.most_common():
+            text = piece.decode("utf-8")
+            if count < min_frequency:
+                break
+            if text not in known:
+                learned.append(text)
+                known.add(text)
+        head = list(SPECIAL_TOKENS) + [_byte_token(value) for value in range(NUM_BYTES)]
+        return cls(head + learned[: vocabulary_size - num_head])
+
+    @property
+    def vocabulary(self):
+        """The tokens, in id order (a copy)."""
+        return list(self._vocabulary)
+
+    @property
+    def vocabulary_size(self):
+        """Number of tokens, special and byte tokens included."""
+        return len(self._vocabulary)
+
+    @property
+    def pad_id(self):
+        """Id of the padding token: always 0."""
+        return 0
+
+    @property
+    def unknown_id(self):
+        """Id of `[UNK]`; kept for the vocabulary layout, never produced by `encode`."""
+        return 1
+
+    @property
+    def start_id(self):
+        """Id of the start-of-sequence token."""
+        return 2
+
+    @property
+    def end_id(self):
+        """Id of the end-of-sequence token."""
+        return 3
+
+    def encode(self, strings, sequence_length, add_start=False, add_end=False):
+        """Turn strings into int32 ids of a fixed length.
+
+        Sequences longer than `sequence_length` are cut, keeping the end
+        token last when `add_end=True`; shorter ones are padded with 0.
+
+        Args:
+            strings: a string or a 1D batch of strings: Python `str`, a list
+                of them, or a `tf.string` tensor (also a symbolic one inside a
+                `tf.function` or `tf.data` map).
+            sequence_length: length of every output row, special tokens
+                included.
+            add_start: whether to put the start token first.
+            add_end: whether to put the end token after the text.
+
+        Returns:
+            int32 tensor `(B, sequence_length)`, or `(sequence_length,)` for a
+            single string.
+
+        Example:
+
+        >>> from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
+        >>> tokenizer = ReversibleTokenizer.train(["a b a", "b a b"], 300)
+        >>> tokenizer.vocabulary[260:]
+        [' ', 'a', 'b', ' b', ' a']
+        >>> tokenizer.encode(["a b", "b"], 4, add_start=True, add_end=True).numpy().tolist()
+        [[2, 261, 263, 3], [2, 262, 3, 0]]
+        """
+        num_special = int(bool(add_start)) + int(bool(add_end))
+        if (
+            isinstance(sequence_length, bool)
+            or not isinstance(sequence_length, int)
+            or sequence_length < num_special + 1
+        ):
+            raise ValueError(
+                "`sequence_length` must be an integer with room for one token besides the "
+                f"{num_special} start/end token(s). Received: sequence_length={sequence_length!r}"
+            )
+        strings = tf.convert_to_tensor(strings, dtype=tf.string)
+        if strings.shape.rank not in (0, 1):
+            raise ValueError(
+                "`strings` must be a string or a 1D batch of strings. "
+                f"Received: strings with shape={strings.shape}"
+            )
+        batch = tf.reshape(strings, [-1])  # (B,)
+        ids = self._traced_encode(batch, sequence_length, bool(add_start), bool(add_end))
+        ids = tf.ensure_shape(ids, [None, sequence_length])  # (B, L), static L for graphs
+        return ids[0] if strings.shape.rank == 0 else ids
+
+    def tokenize(self, strings):
+        """Ids of each string, unpadded, without special tokens.
+
+        Args:
+            strings: `tf.string` tensor `(B,)` or a list of strings.
+
+        Returns:
+            int32 `tf.RaggedTensor` `(B, None)`.
+
+        Example:
+
+        >>> from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
+        >>> tokenizer = ReversibleTokenizer.train(["ab ab ab"], 300)
+        >>> tokenizer.vocabulary[260:]
+        ['a', 'b', ' ', ' ab']
+        >>> tokenizer.tokenize(["ab abc"]).to_list()  # "c" is unknown: its byte, 4 + 99
+        [[260, 261, 262, 260, 261, 103]]
+        """
+        pieces = split_pieces(strings)  # (B, P) ragged
+        ids = self._piece_ids_with_fallback(pieces.flat_values)  # (P, None)
+        return pieces.with_flat_values(ids).merge_dims(1, 2)  # (B, None)
+
+    def _piece_ids_with_fallback(self, pieces):
+        """Ids `(P, None)` ragged of pieces `(P,)`: the piece, else its characters, else bytes."""
+        piece_ids = self._piece_ids.lookup(pieces)  # (P,)
+        characters = tf.strings.unicode_split(pieces, "UTF-8")  # (P, C)
+        character_ids = self._piece_ids.lookup(characters.flat_values)  # (N,)
+        byte_ids = tf.strings.bytes_split(characters.flat_values)  # (N, 1..4) ragged
+        byte_values = tf.reshape(tf.io.decode_raw(byte_ids.flat_values, tf.uint8), [-1])  # (bytes,)
+        byte_ids = byte_ids.with_flat_values(
+            tf.cast(byte_values, tf.int32) + len(SPECIAL_TOKENS)
+        )  # (N, 1..4): byte b has id 4 + b
+        per_character = _keep_known_or_fallback(character_ids, byte_ids)  # (N, None)
+        per_character = characters.with_flat_values(per_character).merge_dims(1, 2)  # (P, None)
+        return _keep_known_or_fallback(piece_ids, per_character)  # (P, None)
+
+    def _encode(self, batch, sequence_length, add_start, add_end):
+        """Encode strings `(B,)` into ids `(B, L)`; all arguments are tensors."""
+        num_start = tf.cast(add_start, tf.int32)
+        room = sequence_length - num_start - tf.cast(add_end, tf.int32)
+        ids = self.tokenize(batch)[:, :room]  # (B, None)
+        width = tf.stack([-1, sequence_length])  # -1: keep the batch size
+        padded = ids.to_tensor(default_value=self.pad_id, shape=width)  # (B, L)
+        start = tf.fill([tf.shape(batch)[0], 1], self.start_id)[:, :num_start]  # (B, 0 or 1)
+        padded = tf.concat([start, padded], axis=1)[:, :sequence_length]  # (B, L)
+        end_position = tf.cast(ids.row_lengths(), tf.int32) + num_start  # (B,)
+        at_end = tf.equal(tf.range(sequence_length)[None, :], end_position[:, None])  # (B, L)
+        return tf.where(tf.logical_and(at_end, add_end), self.end_id, padded)
+
+    def decode(self, ids):
+        """Turn ids back into text, one string per row.
+
+        Reading stops at the first end token; padding and start tokens are
+        dropped, and the pieces are joined as they are (they carry their
+        spaces). Leading and trailing spaces are trimmed, as `encode` never
+        makes them.
+
+        Args:
+            ids: integer ids `(B, T)` or `(T,)`: a tensor (also symbolic), a
+                NumPy array or nested lists.
+
+        Returns:
+            `tf.string` tensor `(B,)`, or a scalar for `(T,)` ids.
+
+        Example:
+
+        >>> from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
+        >>> tokenizer = ReversibleTokenizer.train(["a b"], 300)
+        >>> tokenizer.vocabulary[260:]
+        ['a', ' ', 'b']
+        >>> tokenizer.decode([[2, 260, 261, 262, 3, 260]]).numpy().tolist()
+        [b'a b']
+        """
+        ids = tf.convert_to_tensor(ids)
+        if not ids.dtype.is_integer or ids.shape.rank not in (1, 2):
+            raise ValueError(
+                "`ids` must be integer ids shaped (batch, length) or (length,). "
+                f"Received: ids with dtype={ids.dtype.name} and shape={ids.shape}"
+            )
+        batch = tf.reshape(tf.cast(ids, tf.int32), [-1, tf.shape(ids)[-1]])  # (B, T)
+        after_end = tf.cumsum(tf.cast(tf.equal(batch, self.end_id), tf.int32), axis=1) > 0
+        in_range = (batch >= 0) & (batch < self.vocabulary_size)
+        surfaces = tf.gather(self._surfaces, tf.where(in_range, batch, 0))  # (B, T)
+        surfaces = tf.where(after_end, "", surfaces)
+        text = tf.strings.strip(tf.strings.reduce_join(surfaces, axis=1))  # (B,)
+        return text[0] if ids.shape.rank == 1 else text
+
+    def save(self, directory):
+        """Write the vocabulary to `directory/vocabulary.json` (tokens may hold any character).
+
+        Args:
+            directory: folder to write to; created if missing.
+
+        Returns:
+            str, the path of the vocabulary file.
+
+        Example:
+
+        >>> import tempfile
+        >>> from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
+        >>> tokenizer = ReversibleTokenizer.train(["a\\u2028b"], 300)
+        >>> with tempfile.TemporaryDirectory() as directory:
+        ...     _ = tokenizer.save(directory)
+        ...     ReversibleTokenizer.load(directory).vocabulary == tokenizer.vocabulary
+        True
+        """
+        os.makedirs(directory, exist_ok=True)
+        path = os.path.join(directory, VOCABULARY_FILENAME)
+        with open(path, "w", encoding="utf-8") as file:
+            json.dump(self._vocabulary, file, ensure_ascii=False, indent=0)
+        return path
+
+    @classmethod
+    def load(cls, directory):
+        """Make a tokenizer from a vocabulary written by `save`.
+
+        Args:
+            directory: folder holding `vocabulary.json`.
+
+        Returns:
+            a `ReversibleTokenizer`.
+        """
+        path = os.path.join(directory, VOCABULARY_FILENAME)
+        if not os.path.isfile(path):
+            raise ValueError(
+                f"`directory` must hold a {VOCABULARY_FILENAME} written by `save`. "
+                f"Received: directory={directory!r}"
+            )
+        with open(path, encoding="utf-8") as file:
+            return cls(json.load(file))
+
+
+def _keep_known_or_fallback(ids, fallback):
+    """Per row: `[ids[i]]` where it is known (>= 0), else the row `fallback[i]`.
+
+    Args:
+        ids: int32 `(N,)`, -1 where unknown.
+        fallback: int32 ragged `(N, None)`.
+
+    Returns:
+        int32 ragged `(N, None)`.
+    """
+    known = ids >= 0  # (N,)
+    whole = tf.RaggedTensor.from_tensor(ids[:, None])  # (N, 1)
+    candidates = tf.concat([whole, fallback], axis=1)  # (N, 1 + F)
+    keep = tf.concat(
+        [
+            tf.RaggedTensor.from_tensor(known[:, None]),
+            tf.ones_like(fallback, dtype=tf.bool) & ~known[:, None],
+        ],
+        axis=1,
+    )  # (N, 1 + F)
+    return tf.ragged.boolean_mask(candidates, keep)
+
+
+def _text_batches(texts):
+    if isinstance(texts, tf.data.Dataset):
+        spec = texts.element_spec
+        if not isinstance(spec, tf.TensorSpec) or spec.dtype != tf.string:
+            raise ValueError(
+                "`texts` must be a tf.data.Dataset of strings. "
+                f"Received: texts with element_spec={spec}"
+            )
+        dataset = texts.batch(_TEXT_BATCH_SIZE) if spec.shape.rank == 0 else texts
+        yield from dataset
+        return
+    if isinstance(texts, str) or not isinstance(texts, (list, tuple, np.ndarray)) or not len(texts):
+        raise ValueError(
+            "`texts` must be a non-empty list of strings or a tf.data.Dataset of strings. "
+            f"Received: texts={texts!r:.80}"
+        )
+    texts = list(texts)
+    for begin in range(0, len(texts), _TEXT_BATCH_SIZE):
+        yield tf.constant(texts[begin : begin + _TEXT_BATCH_SIZE], dtype=tf.string)
