@@ -4,6 +4,7 @@
 >>> layer = ka.layers.MultiHeadAttention(num_heads=2, key_dim=8)
 """
 
+from keras_attention import callbacks
 from keras_attention import data
 from keras_attention import generation
 from keras_attention import layers

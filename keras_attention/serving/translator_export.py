@@ -1,12 +1,12 @@
 """Export a translation model as a TensorFlow SavedModel: text in, translation out.
 
-The exported graph holds the whole pipeline: WordPiece tokenization of the
-source, XLA-compiled greedy or beam-search decoding with the model's key/value
-caches, and detokenization of the result; `make_translation_function` builds
-that graph for use in the same process. The tokenizer's ops come from
-tensorflow-text (which keras-hub installs), so a serving process runs
-`import tensorflow_text` before `tf.saved_model.load`; it does not need this
-package.
+The exported graph holds the whole pipeline: tokenization of the source,
+XLA-compiled greedy or beam-search decoding with the model's key/value caches,
+and detokenization of the result; `make_translation_function` builds that
+graph for use in the same process. With `ReversibleTokenizer`s the graph is
+plain TensorFlow: a serving process needs neither this package nor
+tensorflow-text. With the WordPiece `SubwordEncoder` it runs
+`import tensorflow_text` before `tf.saved_model.load`.
 """
 
 import os
@@ -18,19 +18,24 @@ from keras_attention.generation.decoder_for_model import decoder_for_model
 from keras_attention.models.show_attend_tell_captioner import IMAGE_ENCODER
 from keras_attention.models.transformer_translator import SOURCE_EMBEDDING
 from keras_attention.serving.grouped_decoding import decode_in_groups
-from keras_attention.text.subword_encoder import SubwordEncoder
 from keras_attention.validation import check_positive_int
 
 SERVING_SIGNATURE = "serving_default"
 SOURCE_VOCABULARY_ASSET = "source_vocabulary.txt"
 TARGET_VOCABULARY_ASSET = "target_vocabulary.txt"
+# What a tokenizer needs for export: `ReversibleTokenizer` and `SubwordEncoder` have it.
+_TOKENIZER_ATTRIBUTES = ("encode", "decode", "vocabulary", "vocabulary_size", "start_id", "end_id")
+_ASCII_WHITESPACE = r"[ \t\n\r\f\v]"
 
 
 def _check_arguments(model, source_encoder, target_encoder, lengths, beam_width, length_penalty):
     for name, encoder in (("source_encoder", source_encoder), ("target_encoder", target_encoder)):
-        if not isinstance(encoder, SubwordEncoder):
+        missing = [attribute for attribute in _TOKENIZER_ATTRIBUTES if not hasattr(encoder, attribute)]
+        if missing:
             raise ValueError(
-                f"`{name}` must be a keras_attention SubwordEncoder. Received: {name}={encoder!r}"
+                f"`{name}` must be a tokenizer such as keras_attention's ReversibleTokenizer "
+                f"(with {', '.join(_TOKENIZER_ATTRIBUTES)}). Received: {name}={encoder!r}, "
+                f"which lacks {', '.join(missing)}"
             )
     for name, value in lengths.items():
         check_positive_int(name, value)
@@ -108,10 +113,12 @@ def make_translation_function(
 ):
     """A `tf.function` that translates strings: the graph `export_translator` saves.
 
-    `translate(text)` takes a `(B,)` string tensor of source sentences and
-    returns a dict of
+    `translate(text)` takes a `(B,)` string tensor of source sentences, or
+    one scalar string, and returns a dict of
 
-    - `translation`: `(B,)` string, the decoded target sentences;
+    - `translation`: `(B,)` string (a scalar for a scalar `text`), the
+      decoded target sentences; a blank source (empty or only whitespace)
+      gives "" without being decoded into an invented sentence;
     - `attention`: `(B, T, S)` float32 with `T = max_target_length` and
       `S = max_source_length`, the attention on the source pieces when each
       target piece was chosen (rows after the end of a translation are 0);
@@ -120,8 +127,11 @@ def make_translation_function(
     - `translation_tokens`: `(B, T)` string, the produced pieces the rows
       stand for (the end token included, "" after it).
 
-    The text is cut into WordPiece ids (sources longer than
-    `max_source_length` pieces are cut), decoded by greedy search
+    Other outputs of a scalar `text` lose their batch axis too. Text of any
+    other rank fails with an error naming its shape.
+
+    The text is cut into ids (sources longer than `max_source_length` pieces
+    are cut), decoded by greedy search
     (`beam_width=1`) or beam search in one XLA-compiled program, and the ids
     are joined back into text. Decoding runs on fixed-size groups of
     `decode_batch_size` sentences (the last one padded), so one compiled
@@ -130,9 +140,10 @@ def make_translation_function(
     Args:
         model: a translation model built by `transformer_translator` or
             `rnn_attention_translator` (or re-loaded from a `.keras` file).
-        source_encoder: the `SubwordEncoder` the model's source ids come from.
-        target_encoder: the `SubwordEncoder` of the target ids; its start and
-            end tokens start and stop decoding.
+        source_encoder: the tokenizer the model's source ids come from: a
+            `ReversibleTokenizer` (or a WordPiece `SubwordEncoder`).
+        target_encoder: the tokenizer of the target ids; its start and end
+            tokens start and stop decoding.
         max_source_length: number of source pieces the model reads.
         max_target_length: most target pieces produced, the end token
             included.
@@ -141,23 +152,26 @@ def make_translation_function(
         decode_batch_size: number of sentences decoded together.
 
     Returns:
-        A `tf.function` with input signature `text: (None,) tf.string`.
+        A `tf.function` with input signature `text: tf.string` of any shape.
 
     Example:
 
     >>> from keras_attention.models.rnn_attention_translator import rnn_attention_translator
     >>> from keras_attention.serving.translator_export import make_translation_function
-    >>> from keras_attention.text.subword_encoder import SubwordEncoder
-    >>> encoder = SubwordEncoder(["[PAD]", "[UNK]", "[START]", "[END]", "a", "b"])
+    >>> from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
+    >>> tokenizer = ReversibleTokenizer.train(["a b a", "b a b"], 300)
     >>> model = rnn_attention_translator(
-    ...     source_vocabulary_size=6, target_vocabulary_size=6, embedding_dim=4, units=4)
+    ...     source_vocabulary_size=tokenizer.vocabulary_size,
+    ...     target_vocabulary_size=tokenizer.vocabulary_size, embedding_dim=4, units=4)
     >>> translate = make_translation_function(
-    ...     model, encoder, encoder, max_source_length=4, max_target_length=3)
+    ...     model, tokenizer, tokenizer, max_source_length=4, max_target_length=3)
     >>> outputs = translate(["a b a", "b"])
     >>> outputs["translation"].shape, outputs["attention"].shape
     (TensorShape([2]), TensorShape([2, 3, 4]))
     >>> outputs["source_tokens"].numpy().tolist()
-    [[b'a', b'b', b'a', b''], [b'b', b'', b'', b'']]
+    [[b'a', b' b', b' a', b''], [b'b', b'', b'', b'']]
+    >>> translate(" \t ")["translation"].numpy()
+    b''
     """
     lengths = {
         "max_source_length": max_source_length,
@@ -172,6 +186,22 @@ def make_translation_function(
     start_id, end_id = target_encoder.start_id, target_encoder.end_id
 
     def translate(text):
+        check_rank = tf.debugging.Assert(
+            tf.rank(text) < 2,
+            ["`text` must be a string or a 1D batch of strings. Received: text with shape",
+             tf.shape(text)],
+        )
+        with tf.control_dependencies([check_rank]):
+            batch = tf.reshape(text, [-1])  # (B,)
+        outputs = translate_batch(batch)
+        # Scalars in, scalars out: each output keeps the shape of `text` in front.
+        return {
+            name: tf.reshape(value, tf.concat([tf.shape(text), tf.shape(value)[1:]], axis=0))
+            for name, value in outputs.items()
+        }
+
+    def translate_batch(text):
+        blank = tf.equal(tf.strings.regex_replace(text, _ASCII_WHITESPACE, ""), "")  # (B,)
         source_ids = source_encoder.encode(text, source_length)  # (B, S)
         tokens, attention = decode_in_groups(
             decoder,
@@ -184,8 +214,11 @@ def make_translation_function(
             beam_width,
             length_penalty,
         )  # (B, T), (B, T, S)
+        # A blank source has nothing to translate: no invented sentence.
+        tokens = tf.where(blank[:, None], 0, tokens)  # (B, T)
+        attention = tf.where(blank[:, None, None], 0.0, attention)  # (B, T, S)
         return {
-            "translation": target_encoder.decode(tokens),
+            "translation": tf.where(blank, "", target_encoder.decode(tokens)),
             "attention": attention,
             "source_tokens": _token_strings(source_encoder.vocabulary, source_ids),
             "translation_tokens": _token_strings(target_encoder.vocabulary, tokens),
@@ -193,7 +226,7 @@ def make_translation_function(
 
     return tf.function(
         translate,
-        input_signature=[tf.TensorSpec([None], tf.string, name="text")],
+        input_signature=[tf.TensorSpec(None, tf.string, name="text")],
         autograph=False,
     )
 
@@ -213,7 +246,8 @@ def export_translator(
     """Writes a SavedModel that translates strings, tokenizer and decoding included.
 
     The `serving_default` signature takes `text`, a `(B,)` string tensor of
-    source sentences, and returns `translation` `(B,)` string, `attention`
+    source sentences (or a scalar string, answered with scalars), and returns
+    `translation` `(B,)` string ("" for blank text), `attention`
     `(B, T, S)` float32 (`T = max_target_length`, `S = max_source_length`),
     and the pieces its axes stand for, `source_tokens` `(B, S)` and
     `translation_tokens` `(B, T)` strings: the graph of
@@ -224,11 +258,11 @@ def export_translator(
     The vocabularies are constants of the graph, so the folder needs no other
     file; they are also written as assets (`assets/source_vocabulary.txt`,
     `assets/target_vocabulary.txt`, one token per line, in id order) and
-    reachable as `loaded.source_vocabulary.asset_path`. Loading needs
-    TensorFlow and tensorflow-text, not this package:
+    reachable as `loaded.source_vocabulary.asset_path`. With
+    `ReversibleTokenizer`s loading needs TensorFlow alone (a WordPiece
+    `SubwordEncoder` also needs `import tensorflow_text` first):
 
         import tensorflow as tf
-        import tensorflow_text  # registers the tokenizer's ops
         translate = tf.saved_model.load(path).signatures["serving_default"]
         translate(text=tf.constant(["the dog sleeps"]))["translation"]
 
@@ -238,8 +272,9 @@ def export_translator(
         model: a translation model built by `transformer_translator` or
             `rnn_attention_translator` (or re-loaded from a `.keras` file).
         path: folder to write the SavedModel to.
-        source_encoder: the `SubwordEncoder` the model's source ids come from.
-        target_encoder: the `SubwordEncoder` of the target ids.
+        source_encoder: the tokenizer the model's source ids come from: a
+            `ReversibleTokenizer` (or a WordPiece `SubwordEncoder`).
+        target_encoder: the tokenizer of the target ids.
         max_source_length: number of source pieces the model reads.
         max_target_length: most target pieces produced, the end token
             included.
@@ -256,10 +291,11 @@ def export_translator(
     >>> import tensorflow as tf
     >>> from keras_attention.models.transformer_translator import transformer_translator
     >>> from keras_attention.serving.translator_export import export_translator
-    >>> from keras_attention.text.subword_encoder import SubwordEncoder
-    >>> encoder = SubwordEncoder(["[PAD]", "[UNK]", "[START]", "[END]", "a", "b"])
+    >>> from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
+    >>> encoder = ReversibleTokenizer.train(["a b", "b a"], 300)
+    >>> size = encoder.vocabulary_size
     >>> model = transformer_translator(
-    ...     source_vocabulary_size=6, target_vocabulary_size=6, max_source_length=4,
+    ...     source_vocabulary_size=size, target_vocabulary_size=size, max_source_length=4,
     ...     max_target_length=3, hidden_dim=8, num_layers=1, num_heads=2, intermediate_dim=8)
     >>> with tempfile.TemporaryDirectory() as folder:
     ...     path = export_translator(model, os.path.join(folder, "nmt"), encoder, encoder,
@@ -284,6 +320,10 @@ def export_translator(
     module = tf.Module()
     # The variables must belong to the saved object for the graph to use them.
     module.model_variables = list(model.variables)
+    # Tokenizers that are tf.Modules own lookup tables the graph reads.
+    module.tokenizers = [
+        encoder for encoder in (source_encoder, target_encoder) if isinstance(encoder, tf.Module)
+    ]
     module.translate = translate
     path = str(path)
     with tempfile.TemporaryDirectory() as folder:
@@ -302,8 +342,8 @@ def export_translator(
 def load_translator(path):
     """Loads the `serving_default` function of an exported translator.
 
-    Plain TensorFlow plus tensorflow-text: it imports `tensorflow_text` (to
-    register the tokenizer's ops) and returns
+    Plain TensorFlow (plus tensorflow-text, imported when it is installed,
+    for models exported with a WordPiece `SubwordEncoder`); it returns
     `tf.saved_model.load(path).signatures["serving_default"]`, keeping the
     loaded object alive.
 
@@ -311,8 +351,8 @@ def load_translator(path):
         path: a folder written by `export_translator`.
 
     Returns:
-        A callable `translate(text)` taking a list or `(B,)` tensor of
-        strings and returning the dict of `translation`, `attention`,
+        A callable `translate(text)` taking a string, a list or a `(B,)`
+        tensor of strings and returning the dict of `translation`, `attention`,
         `source_tokens` and `translation_tokens`.
 
     Example:
@@ -320,10 +360,10 @@ def load_translator(path):
     >>> import os, tempfile
     >>> from keras_attention.models.rnn_attention_translator import rnn_attention_translator
     >>> from keras_attention.serving.translator_export import export_translator, load_translator
-    >>> from keras_attention.text.subword_encoder import SubwordEncoder
-    >>> encoder = SubwordEncoder(["[PAD]", "[UNK]", "[START]", "[END]", "a", "b"])
-    >>> model = rnn_attention_translator(
-    ...     source_vocabulary_size=6, target_vocabulary_size=6, embedding_dim=4, units=4)
+    >>> from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
+    >>> encoder = ReversibleTokenizer.train(["a b", "b a"], 300)
+    >>> model = rnn_attention_translator(source_vocabulary_size=encoder.vocabulary_size,
+    ...     target_vocabulary_size=encoder.vocabulary_size, embedding_dim=4, units=4)
     >>> with tempfile.TemporaryDirectory() as folder:
     ...     translate = load_translator(export_translator(
     ...         model, folder, encoder, encoder, max_source_length=4, max_target_length=3))
@@ -331,7 +371,10 @@ def load_translator(path):
     >>> outputs["translation"].shape, outputs["translation_tokens"].shape
     (TensorShape([1]), TensorShape([1, 3]))
     """
-    import tensorflow_text  # noqa: F401  Registers the tokenizer's ops before loading.
+    try:
+        import tensorflow_text  # noqa: F401  WordPiece exports need its ops registered.
+    except ImportError:
+        pass
 
     loaded = tf.saved_model.load(str(path))
     if SERVING_SIGNATURE not in loaded.signatures:
@@ -342,7 +385,7 @@ def load_translator(path):
     serve = loaded.signatures[SERVING_SIGNATURE]
 
     def call(text):
-        return serve(text=tf.reshape(tf.convert_to_tensor(text, dtype=tf.string), [-1]))
+        return serve(text=tf.convert_to_tensor(text, dtype=tf.string))
 
     call.saved_model = loaded  # keeps the variables alive
     return call

@@ -100,7 +100,7 @@ def split_pieces(texts):
     return tf.RaggedTensor.from_row_lengths(pieces, pieces_per_row)
 
 
-class ReversibleTokenizer:
+class ReversibleTokenizer(tf.Module):
     """Encodes text into padded ids and decodes ids back into the same text.
 
     The vocabulary starts with the special tokens `[PAD]` (id 0), `[UNK]`,
@@ -110,6 +110,9 @@ class ReversibleTokenizer:
     their bytes; decoding joins the pieces of the ids. So
     `decode(encode(text)) == normalize_whitespace(text)` for every string,
     however little of it the vocabulary holds; `[UNK]` is never produced.
+
+    It is a `tf.Module`: an object that holds it (an exported
+    `tf.Module`, a Keras layer) saves its lookup table with it.
 
     Args:
         vocabulary: list of distinct tokens in id order, as `train` makes:
@@ -127,6 +130,7 @@ class ReversibleTokenizer:
     """
 
     def __init__(self, vocabulary):
+        super().__init__(name="reversible_tokenizer")
         if (
             isinstance(vocabulary, str)
             or not isinstance(vocabulary, (list, tuple))

@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -20,24 +21,34 @@ from keras_attention.models.translation_losses import masked_sparse_categorical_
 from keras_attention.serving.translator_export import export_translator
 from keras_attention.serving.translator_export import load_translator
 from keras_attention.serving.translator_export import make_translation_function
-from keras_attention.text.subword_encoder import SubwordEncoder
-from keras_attention.text.wordpiece_vocabulary import train_wordpiece_vocabulary
+from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
+from keras_attention.text.reversible_tokenizer import normalize_whitespace
 
 SOURCE_LENGTH, TARGET_LENGTH = 12, 10
 GROUP_SIZE = 4  # smaller than the request below: decoding runs in two groups
 
-# Loads and calls the SavedModel where importing keras_attention (or keras-hub) is impossible.
+# Loads and calls the SavedModel where importing keras_attention, keras-hub or
+# tensorflow-text is impossible: TensorFlow alone serves it.
 _TRANSLATE_WITHOUT_PACKAGE = """
 import json, sys
 sys.modules["keras_attention"] = None  # any import of the package now fails
 sys.modules["keras_hub"] = None
+sys.modules["tensorflow_text"] = None
 import tensorflow as tf
-import tensorflow_text  # registers the tokenizer's ops
 loaded = tf.saved_model.load(sys.argv[1])
 serve = loaded.signatures["serving_default"]
 result = serve(text=tf.constant(json.loads(sys.argv[2])))
 empty = serve(text=tf.constant([], tf.string))
+scalar = serve(text=tf.constant(json.loads(sys.argv[2])[0]))
+try:
+    serve(text=tf.constant([["a", "b"]]))
+    rank_two_error = ""
+except tf.errors.InvalidArgumentError as error:
+    rank_two_error = error.message
 print(json.dumps({
+    "scalar_translation": scalar["translation"].numpy().decode("utf-8"),
+    "scalar_shapes": {name: value.shape.as_list() for name, value in scalar.items()},
+    "rank_two_error": rank_two_error,
     "translation": [text.decode("utf-8") for text in result["translation"].numpy()],
     "translation_dtype": result["translation"].dtype.name,
     "attention": result["attention"].numpy().tolist(),
@@ -54,12 +65,13 @@ print(json.dumps({
 
 
 def _sentences(pairs):
-    """Corpus sentences, a sentence with unseen words, an empty one and a too-long one."""
+    """Corpus sentences, a sentence with unseen words, an empty one, a too-long one, a blank one."""
     short = [source for source, _ in pairs if len(source.split()) <= 8]
     return short[:3] + [
         "the zebra quux sleeps",
         "",
         " ".join(short[3:6]),  # more pieces than SOURCE_LENGTH
+        " \t ",
     ]
 
 
@@ -83,7 +95,7 @@ def _train_few_steps(model, encoders, pairs):
 def corpus():
     pairs = builtin_translation_pairs(num_pairs=120, seed=3)
     encoders = [
-        SubwordEncoder(train_wordpiece_vocabulary([pair[side] for pair in pairs], 200))
+        ReversibleTokenizer.train([pair[side] for pair in pairs], vocabulary_size=400)
         for side in (0, 1)
     ]
     return pairs, encoders
@@ -117,8 +129,12 @@ def transformer_export(corpus, tmp_path_factory):
 
 
 def _joined(pieces):
-    """Pieces back into text: WordPiece's "##" marks a piece glued to the previous one."""
-    return " ".join(piece for piece in pieces if piece).replace(" ##", "")
+    """Pieces back into text: each carries its own leading space; "<0xNN>" is a byte."""
+    parts = [
+        bytes([int(piece[3:5], 16)]) if re.fullmatch(r"<0x[0-9A-F]{2}>", piece) else piece.encode()
+        for piece in pieces
+    ]
+    return b"".join(parts).decode("utf-8")
 
 
 def test_export_translates_without_the_package_as_greedy_search_does(corpus, transformer_export):
@@ -156,20 +172,31 @@ def test_export_translates_without_the_package_as_greedy_search_does(corpus, tra
         TARGET_LENGTH,
     )
     expected = [text.decode("utf-8") for text in target_encoder.decode(tokens).numpy()]
-    assert served["translation"] == expected
-    np.testing.assert_allclose(attention, np.asarray(expected_attention), atol=1e-5)
+    blank = [not sentence.strip() for sentence in sentences]
+    assert served["translation"] == ["" if b else text for b, text in zip(blank, expected)]
+    assert blank[4] and blank[-1] and expected[-1] != ""  # blank text is not decoded
+    np.testing.assert_allclose(
+        attention[~np.array(blank)], np.asarray(expected_attention)[~np.array(blank)], atol=1e-5
+    )
+    assert np.all(attention[np.array(blank)] == 0)
 
-    # The token outputs spell the source and the translation.
+    # A scalar is answered with scalars; a rank-2 batch is refused, naming its shape.
+    assert served["scalar_translation"] == served["translation"][0]
+    assert served["scalar_shapes"]["translation"] == []
+    assert served["scalar_shapes"]["attention"] == [TARGET_LENGTH, SOURCE_LENGTH]
+    assert "`text` must be a string or a 1D batch of strings" in served["rank_two_error"]
+    assert "[1 2]" in served["rank_two_error"]
+
+    # The token outputs spell the source and the translation, spaces included.
     for sentence, pieces in zip(sentences, served["source_tokens"]):
         text = _joined(pieces)
         if all(pieces):  # cut after SOURCE_LENGTH pieces
-            assert sentence.startswith(text.rsplit(" ", 1)[0])
-        else:  # every word spelled by its pieces, or unknown
-            words = zip(text.split(), sentence.split(), strict=True)
-            assert all(piece in (word, "[UNK]") for piece, word in words)
+            assert sentence.startswith(text)
+        else:
+            assert text == normalize_whitespace(sentence)
     assert all(served["source_tokens"][5]) and not any(served["source_tokens"][4])
     for text, pieces in zip(served["translation"], served["translation_tokens"]):
-        assert _joined(p for p in pieces if p not in ("[START]", "[END]")) == text
+        assert _joined(p for p in pieces if p not in ("[START]", "[END]")).strip() == text
 
     # Each produced piece's attention is a distribution over the real source pieces.
     outputs = zip(attention, served["translation_tokens"], served["source_tokens"])
@@ -191,7 +218,7 @@ def test_export_passes_saved_model_cli(corpus, transformer_export):
     assert "signature_def['serving_default']" in output
     assert "inputs['text']" in output and "DT_STRING" in output
     assert "outputs['translation']" in output
-    assert f"shape: (-1, {TARGET_LENGTH}, {SOURCE_LENGTH})" in output  # attention
+    assert "N/A" not in output  # every op is TensorFlow's own
 
 
 def test_export_writes_the_vocabularies_as_assets(corpus, transformer_export):
@@ -237,14 +264,15 @@ def test_beam_search_export_matches_beam_search(corpus, transformer_export, tmp_
          rf"{SOURCE_LENGTH}, .* Received: max_source_length={SOURCE_LENGTH + 1}"),
         ({"length_penalty": -1.0}, r"`length_penalty` must be a number >= 0. "
          r"Received: length_penalty=-1.0"),
-        ({"source_encoder": ["[PAD]"]}, r"`source_encoder` must be a keras_attention "
-         r"SubwordEncoder. Received: source_encoder=\['\[PAD\]'\]"),
-        ({"target_encoder": SubwordEncoder(["[PAD]", "[UNK]", "[START]", "[END]"])},
+        ({"source_encoder": ["[PAD]"]}, r"`source_encoder` must be a tokenizer such as "
+         r"keras_attention's ReversibleTokenizer .* Received: source_encoder=\['\[PAD\]'\], "
+         r"which lacks encode, decode"),
+        ({"target_encoder": ReversibleTokenizer.train(["a"], 300)},
          r"`target_encoder` must have as many tokens as the model has target ids \(\d+\). "
-         r"Received: target_encoder.vocabulary_size=4"),
-        ({"source_encoder": SubwordEncoder(["[PAD]", "[UNK]", "[START]", "[END]", "a"])},
+         r"Received: target_encoder.vocabulary_size=261"),
+        ({"source_encoder": ReversibleTokenizer.train(["ab"], 300)},
          r"`source_encoder` must have as many tokens as the model has source ids \(\d+\). "
-         r"Received: source_encoder.vocabulary_size=5"),
+         r"Received: source_encoder.vocabulary_size=262"),
     ],
 )
 def test_bad_arguments(corpus, transformer_export, overrides, message):

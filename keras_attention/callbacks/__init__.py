@@ -1,0 +1,13 @@
+"""Callbacks for `model.fit`, as `keras.callbacks` has them.
+
+- `LearningMonitor`: one clear warning when training is not learning (the
+  validation loss stays at a trivial baseline) or diverges.
+- `prior_cross_entropy`: the loss of that trivial baseline, from the labels.
+
+>>> from keras_attention import callbacks
+>>> round(callbacks.prior_cross_entropy([0, 0, 1, 1]), 4)  # ln 2
+0.6931
+"""
+
+from keras_attention.callbacks.learning_monitor import LearningMonitor
+from keras_attention.callbacks.prior_cross_entropy import prior_cross_entropy

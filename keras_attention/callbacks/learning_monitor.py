@@ -1,0 +1,125 @@
+"""A callback that says, once and clearly, when training is not learning."""
+
+import math
+import sys
+
+import keras
+
+
+class LearningMonitor(keras.callbacks.Callback):
+    """Warns when the monitored loss stays at a trivial baseline, or diverges.
+
+    After `patience` epochs, if the best value of `monitor` is not clearly
+    below `baseline` (by the fraction `margin`), the model is doing no better
+    than one that ignores its inputs: the monitor prints one warning with the
+    numbers and what to try. If the loss becomes NaN or infinite, or grows
+    past `divergence_factor` times its first value, it prints one warning
+    that training diverges. It never stops training; `warnings` keeps what
+    was said.
+
+    Args:
+        baseline: the loss a trivial model reaches, e.g.
+            `prior_cross_entropy` of the training labels (the unigram loss
+            for captions and translations, the class prior for classifiers).
+        monitor: the log to watch: "val_loss" (default), falling back to
+            "loss" when there is no validation data.
+        patience: epochs to wait before judging.
+        margin: how far below the baseline counts as learning (0.05: 5%).
+        divergence_factor: a loss this many times the first epoch's counts
+            as diverging.
+        hints: text of what to try, added to the not-learning warning.
+        stream: where warnings are printed (default: standard error).
+
+    Example:
+
+    >>> import io
+    >>> from keras_attention.callbacks.learning_monitor import LearningMonitor
+    >>> stream = io.StringIO()
+    >>> monitor = LearningMonitor(baseline=2.3, patience=2, stream=stream)
+    >>> for epoch, loss in enumerate([2.31, 2.30, 2.30]):
+    ...     monitor.on_epoch_end(epoch, {"loss": loss, "val_loss": loss})
+    >>> print(stream.getvalue().split(":")[0])
+    WARNING
+    >>> len(monitor.warnings)
+    1
+    """
+
+    def __init__(
+        self,
+        baseline,
+        monitor="val_loss",
+        patience=3,
+        margin=0.05,
+        divergence_factor=3.0,
+        hints=None,
+        stream=None,
+    ):
+        super().__init__()
+        if isinstance(baseline, bool) or not isinstance(baseline, (int, float)) or not (
+            math.isfinite(baseline) and baseline > 0
+        ):
+            raise ValueError(
+                f"`baseline` must be a positive finite number. Received: baseline={baseline!r}"
+            )
+        if isinstance(patience, bool) or not isinstance(patience, int) or patience < 1:
+            raise ValueError(f"`patience` must be a positive integer. Received: patience={patience!r}")
+        if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not 0 <= margin < 1:
+            raise ValueError(f"`margin` must be a number in [0, 1). Received: margin={margin!r}")
+        if (
+            isinstance(divergence_factor, bool)
+            or not isinstance(divergence_factor, (int, float))
+            or divergence_factor <= 1
+        ):
+            raise ValueError(
+                "`divergence_factor` must be a number above 1. "
+                f"Received: divergence_factor={divergence_factor!r}"
+            )
+        self.baseline = float(baseline)
+        self.monitor = monitor
+        self.patience = patience
+        self.margin = float(margin)
+        self.divergence_factor = float(divergence_factor)
+        self.hints = hints
+        self.stream = stream
+        self.warnings = []
+        self._first_loss = None
+        self._best = math.inf
+        self._epochs_seen = 0
+        self._warned_stall = False
+        self._warned_divergence = False
+
+    def on_epoch_end(self, epoch, logs=None):
+        logs = logs or {}
+        name = self.monitor if self.monitor in logs else "loss"
+        if name not in logs:
+            return
+        value = float(logs[name])
+        self._epochs_seen += 1
+        if self._first_loss is None:
+            self._first_loss = value
+        diverging = not math.isfinite(value) or (
+            self._first_loss > 0 and value > self.divergence_factor * self._first_loss
+        )
+        if diverging and not self._warned_divergence:
+            self._warned_divergence = True
+            self._warn(
+                f"training diverges: {name} is {value:.4g} at epoch {epoch + 1} (it was "
+                f"{self._first_loss:.4g} after the first epoch). Try a lower --learning-rate, "
+                "a longer warm-up, or float32 instead of mixed precision."
+            )
+        if math.isfinite(value):
+            self._best = min(self._best, value)
+        learned = self._best < self.baseline * (1 - self.margin)
+        if self._epochs_seen >= self.patience and not learned and not self._warned_stall:
+            self._warned_stall = True
+            self._warn(
+                f"training is not learning: after {self._epochs_seen} epochs the best {name} is "
+                f"{self._best:.4f}, not below {self.baseline:.4f}, the loss of a model that "
+                "ignores its inputs and predicts label frequencies. "
+                + (self.hints or "Try another --learning-rate, more epochs or a larger model, "
+                   "and check that the inputs and labels match.")
+            )
+
+    def _warn(self, message):
+        self.warnings.append(message)
+        print(f"WARNING: {message}", file=self.stream or sys.stderr, flush=True)
