@@ -2,8 +2,9 @@
 
 With no argument a Show, Attend and Tell captioner learns the built-in scenes
 of coloured shapes ("a red circle left of a blue square") on the CPU in a few
-minutes. The run learns a WordPiece vocabulary from the training captions,
-trains with teacher forcing, then captions the held-out images with
+minutes. The run learns a vocabulary of whole frequent words (a
+`ReversibleTokenizer`, whose ids decode to the exact text) from the training
+captions, trains with teacher forcing, then captions the held-out images with
 XLA-compiled greedy (or beam) search and reports corpus BLEU (sacrebleu). For
 a few held-out images it prints the caption and draws the image with one
 attention heat map per generated word (`attention_N.png`); on the built-in
@@ -15,8 +16,15 @@ started again with the same command, TensorBoard logs and `metrics.json`.
 `--export DIR` writes a SavedModel mapping raw pixels to captions and
 attention maps.
 
+What is not given on the command line is derived from the training data and
+printed with its reason, one line each: the image size (the median training
+image, keeping its aspect ratio, rounded to the CNN's stride), the batch
+size, the epochs (enough for the optimizer steps the model needs) and the
+learning-rate schedule (a linear warm-up, then cosine decay, in steps).
+
     python examples/train_captioning.py
     python examples/train_captioning.py --model transformer
+    python examples/train_captioning.py --dataset folder:~/glyph_strips   # 32x96 images
     python examples/train_captioning.py --dataset folder:~/Flickr8k --image-size 224 \\
         --backbone MobileNetV2 --backbone-weights imagenet --freeze-backbone \\
         --vocabulary-size 5000 --max-length 24 --epochs 20 --export runs/captioning/served
@@ -39,11 +47,15 @@ import tensorflow as tf  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import example_utils  # noqa: E402
 
+from keras_attention.data.caption_sources import BUILTIN_IMAGE_SIZE  # noqa: E402
 from keras_attention.data.caption_sources import load_caption_dataset  # noqa: E402
+from keras_attention.data.caption_sources import median_image_size  # noqa: E402
 from keras_attention.data.shapes_scenes import shape_scene_splits  # noqa: E402
 from keras_attention.models.caption_attention_metrics import (  # noqa: E402
     attention_on_objects_summary,
 )
+from keras_attention.models.image_backbones import backbone_stride  # noqa: E402
+from keras_attention.models.image_backbones import image_size_pair  # noqa: E402
 from keras_attention.models.show_attend_tell_captioner import (  # noqa: E402
     show_attend_tell_captioner,
 )
@@ -54,13 +66,12 @@ from keras_attention.models.translation_losses import (  # noqa: E402
 )
 from keras_attention.serving.caption_export import export_captioner  # noqa: E402
 from keras_attention.serving.caption_export import make_caption_function  # noqa: E402
+from keras_attention.text.reversible_tokenizer import ReversibleTokenizer  # noqa: E402
 from keras_attention.text.scores import corpus_bleu  # noqa: E402
-from keras_attention.text.subword_encoder import SubwordEncoder  # noqa: E402
-from keras_attention.text.wordpiece_vocabulary import train_wordpiece_vocabulary  # noqa: E402
 from keras_attention.visualization.figures import save_figure  # noqa: E402
 from keras_attention.visualization.image_attention import plot_caption_attention  # noqa: E402
 
-# Defaults per model that reach BLEU > 80 on the built-in scenes in a few CPU minutes,
+# Defaults per model that reach BLEU > 90 on the built-in scenes in a few CPU minutes,
 # with most of the attention at each object's shape word on that object.
 # - Show, Attend and Tell without the doubly stochastic penalty: over a 12x12 grid and
 #   ~9 words the penalty asks every cell to be looked at, which sends the attention
@@ -68,17 +79,44 @@ from keras_attention.visualization.image_attention import plot_caption_attention
 # - A one-block, one-head Transformer decoder reading the CNN cells directly: its one
 #   cross-attention map is the only way image information reaches each word (more
 #   heads or blocks leave some maps free to wander).
+# - `train_steps`: optimizer steps to train for when `--epochs` is not given (on the
+#   built-in scenes, 4000 captions in batches of 64: 14 and 20 epochs).
 MODEL_DEFAULTS = {
     "show_attend_tell": dict(
-        epochs=14, hidden_dim=128, learning_rate=2e-3, attention_penalty=0.0
+        train_steps=870, hidden_dim=128, learning_rate=2e-3, attention_penalty=0.0
     ),
     "transformer": dict(
-        epochs=20, hidden_dim=64, learning_rate=2e-3, num_layers=1, num_heads=1, encoder_layers=0
+        train_steps=1240, hidden_dim=64, learning_rate=2e-3, num_layers=1, num_heads=1,
+        encoder_layers=0,
     ),
 }
 EVALUATION_BATCH_SIZE = 50
 # The longest caption decoded when `--max-length` is not given, in tokens.
 MAX_DEFAULT_LENGTH = 40
+# Derived batch sizes: the largest power of two up to MAX_BATCH_SIZE that still gives
+# MIN_STEPS_PER_EPOCH steps an epoch, and at least MIN_BATCH_SIZE.
+MAX_BATCH_SIZE = 64
+MIN_BATCH_SIZE = 8
+MIN_STEPS_PER_EPOCH = 30
+# The longer side of a derived image size at most: the attention's cost grows with the
+# cells of the feature grid (96 pixels are 24 cells of the small CNN).
+MAX_DERIVED_SIDE = {"small_cnn": 96}
+MAX_DERIVED_SIDE_APPLICATIONS = 224
+WARMUP_FRACTION = 0.1
+# Training images kept in memory after their first decoding, at most (float32 pixels).
+CACHE_BYTES = 2**30
+
+
+def image_size_argument(text):
+    """`--image-size`: "48" (a square) or "32x96" (height x width)."""
+    parts = text.lower().split("x")
+    try:
+        size = tuple(int(part) for part in parts)
+        return image_size_pair(size[0] if len(size) == 1 else size)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected SIDE or HEIGHTxWIDTH with sides >= 8, got {text!r}"
+        ) from None
 
 
 def parse_args(argv=None):
@@ -86,10 +124,15 @@ def parse_args(argv=None):
         description=__doc__.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
     example_utils.add_common_arguments(
-        parser, epochs=None, batch_size=64, output_dir="runs/captioning"
+        parser, epochs=None, batch_size=None, output_dir="runs/captioning"
     )
     parser.add_argument("--model", choices=sorted(MODEL_DEFAULTS), default="show_attend_tell")
-    parser.add_argument("--image-size", type=int, default=48, help="side the CNN sees")
+    parser.add_argument(
+        "--image-size",
+        type=image_size_argument,
+        help="SIDE or HEIGHTxWIDTH the CNN sees (default: the median training image, "
+        "rounded to the CNN's stride)",
+    )
     parser.add_argument(
         "--backbone", default="small_cnn", help="'small_cnn' or a keras.applications name"
     )
@@ -98,7 +141,10 @@ def parse_args(argv=None):
     )
     parser.add_argument("--freeze-backbone", action="store_true", help="do not train the CNN")
     parser.add_argument(
-        "--vocabulary-size", type=int, default=1000, help="most WordPiece tokens"
+        "--vocabulary-size",
+        type=int,
+        default=1000,
+        help="most tokens, the 260 special and byte tokens included",
     )
     parser.add_argument(
         "--max-length",
@@ -128,8 +174,17 @@ def parse_args(argv=None):
         help="lambda of Show, Attend and Tell's doubly stochastic attention penalty "
         "(default: 0; the paper uses 1)",
     )
+    parser.add_argument(
+        "--train-steps",
+        type=int,
+        help="optimizer steps the derived epochs aim at (default: "
+        + ", ".join(f"{name} {d['train_steps']}" for name, d in MODEL_DEFAULTS.items())
+        + ")",
+    )
     parser.add_argument("--dropout", type=float, default=0.1)
-    parser.add_argument("--learning-rate", type=float, help="peak learning rate")
+    parser.add_argument(
+        "--learning-rate", type=float, help="peak learning rate (default: 2e-3)"
+    )
     parser.add_argument(
         "--beam-width", type=int, default=1, help="1: greedy search; more: beam search"
     )
@@ -148,18 +203,140 @@ def parse_args(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     for name, value in MODEL_DEFAULTS[args.model].items():
-        if getattr(args, name) is None:
+        if getattr(args, name, None) is None:
             setattr(args, name, value)
     return args
 
 
-def train_vocabulary(train_pairs, vocabulary_size, output_dir):
-    """A WordPiece vocabulary of the training captions, saved under `output_dir/vocabulary`."""
-    encoder = SubwordEncoder(
-        train_wordpiece_vocabulary(train_pairs.map(lambda image, text: text), vocabulary_size)
+def derived_image_size(median_size, backbone):
+    """The image size a model sees: the median image, its aspect ratio kept, on the stride.
+
+    Sides are rounded to multiples of the backbone's stride (so every grid
+    cell covers whole pixels) after scaling a large image down until its
+    longer side fits `MAX_DERIVED_SIDE`.
+
+    Returns:
+        `((height, width), reason)`.
+    """
+    height, width = median_size
+    stride = backbone_stride(backbone)
+    most = MAX_DERIVED_SIDE.get(backbone, MAX_DERIVED_SIDE_APPLICATIONS)
+    scale = min(1.0, most / max(height, width))
+    # At least two cells a side, and the 8 pixels a backbone needs.
+    smallest = max(2 * stride, 8)
+    size = tuple(max(smallest, int(round(side * scale / stride)) * stride) for side in (height, width))
+    grid = (size[0] // stride, size[1] // stride)
+    reason = f"median training image {height}x{width}"
+    reason += f", scaled by {scale:.2f} to a longer side of at most {most}" if scale < 1 else ""
+    reason += (
+        f", aspect ratio kept, sides multiples of the CNN's stride {stride}: "
+        f"a {grid[0]}x{grid[1]} feature grid"
     )
-    encoder.save(os.path.join(output_dir, "vocabulary"))
-    return encoder
+    return size, reason
+
+
+def plan_training(
+    *, num_examples, train_steps, learning_rate, batch_size=None, epochs=None
+):
+    """Batch size, epochs and learning-rate schedule from the number of training examples.
+
+    What is given is kept; the rest is derived:
+
+    - batch size: the largest power of two up to `MAX_BATCH_SIZE` that still
+      gives `MIN_STEPS_PER_EPOCH` steps an epoch (at least `MIN_BATCH_SIZE`);
+    - epochs: enough for about `train_steps` optimizer steps;
+    - schedule: a linear warm-up from 0 over the first `WARMUP_FRACTION` of
+      the steps to `learning_rate`, then cosine decay to 0 at the last step.
+
+    Args:
+        num_examples: training `(image, caption)` pairs, a positive int.
+        train_steps: optimizer steps to aim at when `epochs` is None.
+        learning_rate: the peak learning rate.
+        batch_size: None to derive it.
+        epochs: None to derive them.
+
+    Returns:
+        dict with "batch_size", "epochs", "steps_per_epoch", "total_steps",
+        "warmup_steps", "decay_steps", "learning_rate" and "reasons" (one
+        sentence per derived or given choice).
+
+    Example:
+
+    >>> plan = plan_training(num_examples=2400, train_steps=870, learning_rate=2e-3)
+    >>> plan["batch_size"], plan["steps_per_epoch"], plan["epochs"], plan["warmup_steps"]
+    (64, 37, 24, 89)
+    """
+    count = num_examples
+    if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 1:
+        raise ValueError(
+            "`num_examples` must be a positive int (the training pairs). "
+            f"Received: num_examples={num_examples!r}"
+        )
+    reasons = {}
+    if batch_size is None:
+        batch_size = MAX_BATCH_SIZE
+        while batch_size > MIN_BATCH_SIZE and count // batch_size < MIN_STEPS_PER_EPOCH:
+            batch_size //= 2
+        reasons["batch_size"] = (
+            f"the largest power of two <= {MAX_BATCH_SIZE} giving {MIN_STEPS_PER_EPOCH} "
+            f"steps an epoch over {count} training captions (at least {MIN_BATCH_SIZE})"
+        )
+    else:
+        reasons["batch_size"] = "given"
+    # Training batches drop the remainder (one compiled step shape): whole batches only.
+    steps_per_epoch = max(1, count // batch_size)
+    if epochs is None:
+        epochs = max(1, int(round(train_steps / steps_per_epoch)))
+        reasons["epochs"] = (
+            f"about {train_steps} optimizer steps at {steps_per_epoch} steps an epoch"
+        )
+    else:
+        reasons["epochs"] = "given"
+    total_steps = epochs * steps_per_epoch
+    warmup_steps = max(1, int(round(WARMUP_FRACTION * total_steps)))
+    decay_steps = max(1, total_steps - warmup_steps)
+    reasons["learning_rate"] = (
+        f"linear warm-up 0 -> {learning_rate:g} over {warmup_steps} steps "
+        f"({WARMUP_FRACTION:.0%} of {total_steps}), then cosine decay to 0 over {decay_steps}"
+    )
+    return {
+        "batch_size": batch_size,
+        "epochs": epochs,
+        "steps_per_epoch": steps_per_epoch,
+        "total_steps": total_steps,
+        "warmup_steps": warmup_steps,
+        "decay_steps": decay_steps,
+        "learning_rate": learning_rate,
+        "reasons": reasons,
+    }
+
+
+def learning_rate_schedule(plan):
+    """Keras' warm-up plus cosine decay for a `plan_training` plan."""
+    return keras.optimizers.schedules.CosineDecay(
+        0.0,
+        decay_steps=plan["decay_steps"],
+        warmup_target=plan["learning_rate"],
+        warmup_steps=plan["warmup_steps"],
+    )
+
+
+def count_examples(pairs):
+    """The pairs of a dataset: its cardinality, or one pass over it when that is unknown."""
+    cardinality = int(pairs.cardinality())
+    if cardinality >= 0:
+        return cardinality
+    print("counting the training captions (their number is not known ahead)")
+    return int(pairs.reduce(np.int64(0), lambda count, _: count + 1))
+
+
+def train_vocabulary(train_pairs, vocabulary_size, output_dir):
+    """A vocabulary of the training captions' frequent words, saved under `output_dir/vocabulary`."""
+    tokenizer = ReversibleTokenizer.train(
+        train_pairs.map(lambda image, text: text), vocabulary_size
+    )
+    tokenizer.save(os.path.join(output_dir, "vocabulary"))
+    return tokenizer
 
 
 def longest_caption(train_pairs, encoder):
@@ -220,17 +397,9 @@ def build_model(args, vocabulary_size, max_length):
     )
 
 
-def compile_model(model, args, steps_per_epoch):
-    total_steps = max(1, args.epochs * steps_per_epoch)
-    # Linear warm-up over the first tenth of training, then cosine decay to 0.
-    schedule = keras.optimizers.schedules.CosineDecay(
-        0.0,
-        decay_steps=total_steps,
-        warmup_target=args.learning_rate,
-        warmup_steps=max(1, total_steps // 10),
-    )
+def compile_model(model, plan):
     model.compile(
-        optimizer=keras.optimizers.Adam(schedule),
+        optimizer=keras.optimizers.Adam(learning_rate_schedule(plan)),
         loss=masked_sparse_categorical_crossentropy,
         metrics=[MaskedSparseCategoricalAccuracy()],
         # XLA where it pays: on accelerators ("auto" keeps the CPU's faster convolutions).
@@ -259,13 +428,14 @@ def caption_split(caption, pairs, limit):
         batch = np.stack(images[start : start + EVALUATION_BATCH_SIZE])
         outputs.append({name: value.numpy() for name, value in caption(batch).items()})
     outputs = {name: np.concatenate([batch[name] for batch in outputs]) for name in outputs[0]}
-    hypotheses = [text.decode("utf-8") for text in outputs["caption"]]
+    # An undertrained model may emit byte tokens that do not form UTF-8.
+    hypotheses = [text.decode("utf-8", errors="replace") for text in outputs["caption"]]
     return images, references, hypotheses, outputs
 
 
 def generated_words(tokens, end_token):
-    """The produced tokens up to (not including) the end token."""
-    words = [token.decode("utf-8") for token in tokens if token]
+    """The produced tokens up to (not including) the end token, without their spaces."""
+    words = [token.decode("utf-8", errors="replace").strip() for token in tokens if token]
     return words[: words.index(end_token)] if end_token in words else words
 
 
@@ -282,6 +452,16 @@ def main(argv=None):
     strategy = example_utils.make_strategy(args.strategy)
     start = time.time()
 
+    if args.image_size is None:
+        if args.dataset == "builtin":
+            median = (BUILTIN_IMAGE_SIZE, BUILTIN_IMAGE_SIZE)  # drawn at that size
+        else:
+            native = load_caption_dataset(args.dataset, None, seed=args.seed)
+            median = median_image_size(native["train"])
+        args.image_size, reason = derived_image_size(median, args.backbone)
+    else:
+        reason = "given"
+    print(f"image size {args.image_size[0]}x{args.image_size[1]}: {reason}")
     splits = load_caption_dataset(
         args.dataset, args.image_size, builtin_sizes=args.builtin_sizes, seed=args.seed
     )
@@ -291,6 +471,21 @@ def main(argv=None):
     )
     print(f"vocabulary: {encoder.vocabulary_size} tokens; captions of up to {max_length} tokens")
 
+    num_examples = count_examples(splits["train"])
+    plan = plan_training(
+        num_examples=num_examples,
+        train_steps=args.train_steps,
+        learning_rate=args.learning_rate,
+        batch_size=args.batch_size,
+        epochs=args.epochs,
+    )
+    args.batch_size, args.epochs = plan["batch_size"], plan["epochs"]
+    for name in ("batch_size", "epochs", "learning_rate"):
+        value = getattr(args, name)
+        print(f"{name.replace('_', ' ')} {value:g}: {plan['reasons'][name]}")
+    height, width = args.image_size
+    cache = args.dataset == "builtin" or num_examples * height * width * 3 * 4 <= CACHE_BYTES
+
     def batches(split, shuffle):
         return caption_batches(
             splits[split],
@@ -299,16 +494,15 @@ def main(argv=None):
             max_length,
             shuffle=shuffle,
             seed=args.seed,
-            cache=args.dataset == "builtin",
+            cache=cache,
         )
 
     train = batches("train", shuffle=True)
     has_validation = int(splits["validation"].cardinality()) != 0
     validation = batches("validation", shuffle=False) if has_validation else None
-    steps_per_epoch = int(train.cardinality())
     with strategy.scope():
         model = build_model(args, encoder.vocabulary_size, max_length)
-        compile_model(model, args, steps_per_epoch)
+        compile_model(model, plan)
     model.summary()
     fit_start = time.time()
     model.fit(
@@ -327,8 +521,11 @@ def main(argv=None):
         caption, splits["test"], args.eval_images
     )
     bleu = corpus_bleu(hypotheses, bleu_references(references))
+    # BLEU counts up to 4-grams: captions of three words or fewer score 0 even when right.
+    exact = float(np.mean([text in texts for text, texts in zip(hypotheses, references)]))
     print(
-        f"test BLEU {bleu:.2f} on {len(hypotheses)} images after {train_seconds:.0f} s of training"
+        f"test BLEU {bleu:.2f}, exact captions {exact:.1%} on {len(hypotheses)} images "
+        f"after {train_seconds:.0f} s of training"
     )
     end_token = encoder.vocabulary[encoder.end_id]
     words = [generated_words(tokens, end_token) for tokens in outputs["caption_tokens"]]
@@ -350,8 +547,13 @@ def main(argv=None):
         "model": args.model,
         "dataset": args.dataset,
         "bleu": bleu,
+        "exact_captions": exact,
         "test_images": len(hypotheses),
         "max_length": max_length,
+        "image_size": list(args.image_size),
+        "batch_size": args.batch_size,
+        "epochs": args.epochs,
+        "train_steps": plan["total_steps"],
         "seconds": round(time.time() - start, 1),
         "train_seconds": round(train_seconds, 1),
         "dtype_policy": policy,
@@ -360,7 +562,8 @@ def main(argv=None):
     if args.dataset == "builtin":
         # The same scenes as the test split, with their object masks.
         # Scenes are drawn at the image size (at least 32 pixels), as load_caption_dataset does.
-        side = args.image_size if args.image_size >= 32 else 64
+        height, width = args.image_size
+        side = height if height == width and height >= 32 else 64
         scenes = shape_scene_splits(*args.builtin_sizes, image_size=side, seed=args.seed)
         objects = scenes["test"]["object_masks"][: len(images)]
         summary = attention_on_objects_summary(words, outputs["attention"], objects)

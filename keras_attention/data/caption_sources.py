@@ -3,8 +3,11 @@
 `load_caption_dataset` turns one `--dataset` string into train, validation
 and test `tf.data.Dataset`s of `(image, caption)` pairs, one element per
 caption: an image with five captions gives five elements. Images are float32
-`(height, width, 3)` with values in 0..255, resized to `image_size`; captions
-are scalar `tf.string`. The datasets are neither shuffled nor batched.
+`(height, width, 3)` with values in 0..255, resized to `image_size` (or at
+their own size with `image_size=None`, to measure them with
+`median_image_size`); captions are scalar `tf.string`. The datasets are
+neither shuffled nor batched; a folder's datasets know their length (their
+`cardinality()`), so a training schedule can count its steps.
 
 Sources:
 - "builtin": the generated shape scenes of `shapes_scenes` (no download);
@@ -43,14 +46,17 @@ SPLIT_NAMES = ("train", "validation", "test")
 _COCO_SPLITS = {"train": "train+restval", "validation": "val", "test": "test"}
 _FLICKR_CAPTION_NUMBER = re.compile(r"#\d+$")
 _MAX_NAMES_IN_WARNING = 10
-
-
-
-
+# Side of the built-in scenes when no image size is asked for.
+BUILTIN_IMAGE_SIZE = 48
 
 
 def _resize(image, size):
-    """uint8 or float image `(h, w, 3)` -> float32 `(size[0], size[1], 3)` in 0..255."""
+    """uint8 or float image `(h, w, 3)` -> float32 `(size[0], size[1], 3)` in 0..255.
+
+    `size=None` keeps the image's own size.
+    """
+    if size is None:
+        return tf.cast(image, tf.float32)
     image = tf.image.resize(image, size, antialias=True)
     return tf.clip_by_value(image, 0.0, 255.0)
 
@@ -77,6 +83,7 @@ def _builtin(size, builtin_sizes, max_objects, seed):
             f"Received: builtin_sizes={builtin_sizes!r}"
         )
     # Scenes are drawn at the requested side when square, so shapes stay crisp.
+    size = size or (BUILTIN_IMAGE_SIZE, BUILTIN_IMAGE_SIZE)
     side = size[0] if size[0] == size[1] and size[0] >= 32 else 64
     scenes = shape_scene_splits(*builtin_sizes, image_size=side, seed=seed, max_objects=max_objects)
     splits = {}
@@ -154,7 +161,10 @@ def _pairs_dataset(paths, captions, size):
     dataset = dataset.map(
         lambda path, texts: (_decode(path, size), texts), num_parallel_calls=tf.data.AUTOTUNE
     )
-    return dataset.map(_one_element_per_caption).unbatch()
+    pairs = dataset.map(_one_element_per_caption).unbatch()
+    # `unbatch` forgets the length; the caption count gives it back, so that
+    # `cardinality()` (and a schedule counted in steps) is right.
+    return pairs.apply(tf.data.experimental.assert_cardinality(len(flat_captions)))
 
 
 def _folder(dataset, folder, size, validation_fraction, test_fraction, seed):
@@ -245,6 +255,8 @@ def load_caption_dataset(
         dataset: "builtin", "folder:PATH" or "coco_captions" (see the module
             docstring for each source).
         image_size: int or `(height, width)`; every image is resized to it.
+            None keeps every image at its own size (the built-in scenes
+            are then drawn at `BUILTIN_IMAGE_SIZE`).
         validation_fraction: share of a folder's images in the validation split.
         test_fraction: share of a folder's images in the test split.
         seed: seed of the built-in scenes and of a folder's image split.
@@ -265,7 +277,7 @@ def load_caption_dataset(
     >>> [int(splits[name].cardinality()) for name in ("train", "validation", "test")]
     [3, 1, 1]
     """
-    size = image_size_pair(image_size)
+    size = None if image_size is None else image_size_pair(image_size)
     check_split_fractions(validation_fraction, test_fraction)
     if not isinstance(dataset, str):
         raise ValueError(
@@ -283,3 +295,34 @@ def load_caption_dataset(
         "`dataset` must be 'builtin', 'folder:PATH' or 'coco_captions'. "
         f"Received: dataset={dataset!r}"
     )
+
+
+def median_image_size(pairs, limit=256):
+    """The median `(height, width)` of the first `limit` images of `(image, caption)` pairs.
+
+    Read from pairs loaded with `image_size=None`, it is the size most of a
+    dataset's images have, for a model to see them at.
+
+    Args:
+        pairs: a `tf.data.Dataset` of `(image (H, W, 3), caption)`.
+        limit: images to look at, a positive int.
+
+    Returns:
+        `(height, width)`, two ints.
+
+    Example:
+
+    >>> import tensorflow as tf
+    >>> from keras_attention.data.caption_sources import median_image_size
+    >>> pairs = tf.data.Dataset.from_tensors((tf.zeros((32, 96, 3)), "one two three"))
+    >>> median_image_size(pairs.repeat(3))
+    (32, 96)
+    """
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise ValueError(f"`limit` must be a positive int. Received: limit={limit!r}")
+    shapes = pairs.take(limit).map(lambda image, caption: tf.shape(image)[:2])
+    sizes = np.array([shape for shape in shapes.as_numpy_iterator()])  # (N, 2)
+    if len(sizes) == 0:
+        raise ValueError("`pairs` must hold at least one image. Received: an empty dataset")
+    height, width = np.median(sizes, axis=0)
+    return int(round(height)), int(round(width))

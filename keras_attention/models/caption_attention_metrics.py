@@ -207,3 +207,49 @@ def attention_on_objects_summary(captions_words, attentions, scenes_objects):
         "measured": len(fractions),
         "objects": total,
     }
+
+
+def attention_peak_in_box(attention, box, image_shape):
+    """Whether an attention map's highest cell lies on a box of the image.
+
+    The peak cell's centre, in image pixels, must fall inside the box: the
+    map "looks at" the object (a glyph, a word's region) the box encloses.
+    The grid cells split the image evenly, `H / h x W / w` pixels each.
+
+    Args:
+        attention: weights `(h, w)` over the feature grid.
+        box: `(top, left, bottom, right)` in pixels of the image, bottom and
+            right exclusive.
+        image_shape: `(H, W)` of the image the box is drawn on.
+
+    Returns:
+        bool.
+
+    Example:
+
+    >>> import numpy as np
+    >>> from keras_attention.models.caption_attention_metrics import attention_peak_in_box
+    >>> attention = np.zeros((2, 6)); attention[1, 4] = 1.0  # cell centre (24, 72)
+    >>> attention_peak_in_box(attention, (10, 64, 30, 80), (32, 96))
+    True
+    >>> attention_peak_in_box(attention, (10, 0, 30, 32), (32, 96))
+    False
+    """
+    attention = np.asarray(attention, dtype="float64")
+    if attention.ndim != 2 or attention.size == 0 or not np.all(np.isfinite(attention)):
+        raise ValueError(
+            "`attention` must be a finite, non-empty (h, w) map. "
+            f"Received: attention with shape {attention.shape}"
+        )
+    if len(tuple(box)) != 4:
+        raise ValueError(f"`box` must be (top, left, bottom, right). Received: box={box!r}")
+    shape = tuple(image_shape)
+    if len(shape) != 2 or not all(size > 0 for size in shape):
+        raise ValueError(
+            f"`image_shape` must be (H, W), two positive sizes. Received: image_shape={image_shape!r}"
+        )
+    row, column = np.unravel_index(np.argmax(attention), attention.shape)
+    centre_y = (row + 0.5) * shape[0] / attention.shape[0]
+    centre_x = (column + 0.5) * shape[1] / attention.shape[1]
+    top, left, bottom, right = box
+    return bool(top <= centre_y < bottom and left <= centre_x < right)

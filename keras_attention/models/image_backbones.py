@@ -4,8 +4,10 @@ A captioner attends over the `(h, w)` positions of a CNN feature map (Xu et
 al., "Show, Attend and Tell", https://arxiv.org/abs/1502.03044, section 3.1.1:
 the annotation vectors are taken from a convolutional layer, not from the
 fully connected head). The backbones here take float32 pixels in 0..255 of
-any height and width, resize them to `image_size`, apply the preprocessing
-their weights expect, and return the feature map `(B, h, w, D)`.
+any height and width, resize them to `image_size` (a square side or a
+`(height, width)` pair, so a wide strip can keep its aspect ratio), apply
+the preprocessing their weights expect, and return the feature map
+`(B, h, w, D)`.
 """
 
 import importlib
@@ -15,20 +17,55 @@ import keras
 import numpy as np
 
 SMALL_CNN = "small_cnn"
-# (filters, kernel, stride) of the small CNN's convolutions: grid = image_size / 4.
+# (filters, kernel, stride) of the small CNN's convolutions: grid = image size / 4.
 _SMALL_CNN_LAYERS = ((32, 4, 2), (64, 4, 2), (128, 1, 1))
+SMALL_CNN_STRIDE = 4
+# The keras.applications networks halve the image five times.
+APPLICATION_STRIDE = 32
 
 # Stable layer names, read by the captioners and their decoders.
 IMAGE_RESIZING = "image_resizing"
 PREPROCESSING = "preprocessing"
 
 
-def _check_image_size(image_size):
-    size = image_size
-    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 8:
-        raise ValueError(
-            f"`image_size` must be an integer >= 8. Received: image_size={image_size!r}"
-        )
+def _is_side(size):
+    return isinstance(size, (int, np.integer)) and not isinstance(size, bool) and size >= 8
+
+
+def image_size_pair(image_size):
+    """`image_size` (a side, or `(height, width)`) as a `(height, width)` pair of ints >= 8.
+
+    Example:
+
+    >>> from keras_attention.models.image_backbones import image_size_pair
+    >>> image_size_pair(48), image_size_pair((32, 96))
+    ((48, 48), (32, 96))
+    """
+    if _is_side(image_size):
+        return int(image_size), int(image_size)
+    if isinstance(image_size, (tuple, list)) and len(image_size) == 2:
+        if all(_is_side(size) for size in image_size):
+            return int(image_size[0]), int(image_size[1])
+    raise ValueError(
+        "`image_size` must be an integer >= 8 or a (height, width) pair of integers >= 8. "
+        f"Received: image_size={image_size!r}"
+    )
+
+
+def backbone_stride(backbone):
+    """Pixels per feature-grid cell of a backbone: 4 for the small CNN, 32 for applications.
+
+    Image sides that are multiples of it give a grid without partly covered
+    cells.
+
+    Example:
+
+    >>> from keras_attention.models.image_backbones import backbone_stride
+    >>> backbone_stride("small_cnn"), backbone_stride("MobileNetV2")
+    (4, 32)
+    """
+    _check_backbone(backbone)
+    return SMALL_CNN_STRIDE if backbone == SMALL_CNN else APPLICATION_STRIDE
 
 
 def _application(name):
@@ -48,14 +85,14 @@ def _check_backbone(backbone):
     )
 
 
-def _resizing(image_size):
-    resizing = keras.layers.Resizing(image_size, image_size, name=IMAGE_RESIZING)
+def _resizing(size):
+    resizing = keras.layers.Resizing(size[0], size[1], name=IMAGE_RESIZING)
     # The input spec turns a wrong channel count into a ValueError that names `image`.
     resizing.input_spec = keras.layers.InputSpec(ndim=4, axes={-1: 3}, name="image")
     return resizing
 
 
-def _small_cnn(image_size):
+def _small_cnn(size):
     """Two 4x4 stride-2 convolutions and a 1x1 one, each with BN and ReLU.
 
     Each feature sees its 4x4-pixel cell and 3 pixels around it (a receptive
@@ -81,7 +118,7 @@ def _small_cnn(image_size):
             keras.layers.ReLU(name=f"relu_{index}"),
         ]
     return keras.Sequential(
-        [keras.Input((image_size, image_size, 3))] + layers, name=SMALL_CNN
+        [keras.Input((size[0], size[1], 3))] + layers, name=SMALL_CNN
     )
 
 
@@ -135,15 +172,17 @@ def _application_preprocessing(name):
 def image_backbone(backbone=SMALL_CNN, image_size=64, weights=None, trainable=True):
     """Builds a CNN mapping raw pixels to a feature grid `(B, h, w, D)`.
 
-    The model resizes images of any size to `image_size x image_size`
-    (bilinear), preprocesses them as the backbone expects, and runs the
-    convolutional part of the network:
+    The model resizes images of any size to `image_size` (bilinear),
+    preprocesses them as the backbone expects, and runs the convolutional
+    part of the network. A `(height, width)` size keeps the aspect ratio of
+    non-square images (a 32 x 96 strip gives an 8 x 24 grid with the small
+    CNN, where squashing it into a square would halve the glyphs' width):
 
     - `"small_cnn"`: a CNN trained from scratch (no download) for small
       images: pixels scaled to [0, 1], two 4x4 stride-2 convolutions (32,
       64 filters) and a 1x1 convolution (128), each with batch
-      normalisation and ReLU; grid `image_size / 4`, `D = 128`, each
-      feature centred on its cell and seeing 10x10 pixels.
+      normalisation and ReLU; grid `(height / 4, width / 4)`, `D = 128`,
+      each feature centred on its cell and seeing 10x10 pixels.
     - any `keras.applications` name (`"MobileNetV2"`, `"ResNet50"`, ...),
       without its classification head, with that family's
       `preprocess_input` as a fixed layer; `weights="imagenet"` needs a
@@ -154,7 +193,8 @@ def image_backbone(backbone=SMALL_CNN, image_size=64, weights=None, trainable=Tr
 
     Args:
         backbone: `"small_cnn"` or a `keras.applications` model name.
-        image_size: side of the square image the network sees.
+        image_size: side of the square image the network sees, or its
+            `(height, width)`.
         weights: `None`, `"imagenet"` or a weights file, for
             `keras.applications` backbones (must be None for the small CNN).
         trainable: whether the network's weights are trained (fine-tuned).
@@ -171,11 +211,13 @@ def image_backbone(backbone=SMALL_CNN, image_size=64, weights=None, trainable=Tr
     >>> backbone = image_backbone("small_cnn", image_size=32)
     >>> tuple(backbone(np.zeros((2, 50, 40, 3), "float32")).shape)
     (2, 8, 8, 128)
+    >>> tuple(image_backbone("small_cnn", image_size=(32, 96))(np.zeros((1, 32, 96, 3))).shape)
+    (1, 8, 24, 128)
     >>> tuple(image_backbone("MobileNetV2", image_size=32)(np.zeros((1, 32, 32, 3))).shape)
     (1, 1, 1, 1280)
     """
     _check_backbone(backbone)
-    _check_image_size(image_size)
+    size = image_size_pair(image_size)
     if not isinstance(trainable, bool):
         raise ValueError(f"`trainable` must be True or False. Received: trainable={trainable!r}")
     if backbone == SMALL_CNN and weights is not None:
@@ -188,15 +230,15 @@ def image_backbone(backbone=SMALL_CNN, image_size=64, weights=None, trainable=Tr
     # Keras' image preprocessing layers default to `training=True` and hand that
     # default on to the layers after them: an explicit False keeps a plain
     # `model(images)` call in inference mode (`fit` still passes True to all).
-    x = _resizing(image_size)(images, training=False)
+    x = _resizing(size)(images, training=False)
     if backbone == SMALL_CNN:
-        network = _small_cnn(image_size)
+        network = _small_cnn(size)
     else:
         preprocessing = _application_preprocessing(backbone)
         if preprocessing is not None:
             x = preprocessing(x)
         network = _application(backbone)(
-            include_top=False, weights=weights, input_shape=(image_size, image_size, 3)
+            include_top=False, weights=weights, input_shape=(size[0], size[1], 3)
         )
     network.trainable = trainable
     # A frozen network keeps its batch-norm statistics: always in inference mode.
@@ -209,12 +251,41 @@ def image_backbone(backbone=SMALL_CNN, image_size=64, weights=None, trainable=Tr
     return keras.Model(images, features, name="image_backbone")
 
 
+def image_shape_of(model):
+    """The `(height, width)` a model's backbone resizes its input to.
+
+    Args:
+        model: a model containing an `image_backbone` (at any depth), such
+            as a captioner.
+
+    Returns:
+        `(height, width)`, two ints.
+
+    Example:
+
+    >>> from keras_attention.models.image_backbones import image_backbone, image_shape_of
+    >>> image_shape_of(image_backbone("small_cnn", image_size=(32, 96)))
+    (32, 96)
+    """
+    pending = [model]
+    while pending:
+        layer = pending.pop()
+        if layer.name == IMAGE_RESIZING and isinstance(layer, keras.layers.Resizing):
+            return int(layer.height), int(layer.width)
+        pending.extend(getattr(layer, "layers", ()))
+    raise ValueError(
+        "`model` must contain an image backbone built by `image_backbone` (with an "
+        f"{IMAGE_RESIZING!r} layer). Received: model={getattr(model, 'name', model)!r}"
+    )
+
+
 def image_size_of(model):
     """The side of the square image a model's backbone resizes its input to.
 
     Args:
         model: a model containing an `image_backbone` (at any depth), such
-            as a captioner.
+            as a captioner, built with a square `image_size`
+            (`image_shape_of` also reads non-square ones).
 
     Returns:
         int, the backbone's `image_size`.
@@ -225,13 +296,10 @@ def image_size_of(model):
     >>> image_size_of(image_backbone("small_cnn", image_size=40))
     40
     """
-    pending = [model]
-    while pending:
-        layer = pending.pop()
-        if layer.name == IMAGE_RESIZING and isinstance(layer, keras.layers.Resizing):
-            return int(layer.height)
-        pending.extend(getattr(layer, "layers", ()))
-    raise ValueError(
-        "`model` must contain an image backbone built by `image_backbone` (with an "
-        f"{IMAGE_RESIZING!r} layer). Received: model={getattr(model, 'name', model)!r}"
-    )
+    height, width = image_shape_of(model)
+    if height != width:
+        raise ValueError(
+            "`model` must resize to a square image; use `image_shape_of` for "
+            f"(height, width). Received: model resizing to {(height, width)}"
+        )
+    return height

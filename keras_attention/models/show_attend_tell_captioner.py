@@ -130,8 +130,12 @@ def show_attend_tell_captioner(
         max_caption_length: the longest caption in tokens, start token
             included; kept as `model.max_caption_length`, the default
             decoding length (the LSTM itself has no length limit).
-        image_size: side of the square image the CNN sees; images of any
-            size are resized to it inside the model.
+        image_size: side of the square image the CNN sees, or its
+            `(height, width)`: give wide or tall images their own aspect
+            ratio, so that the feature grid (and the attention maps) is
+            `(height / 4, width / 4)` with the small CNN rather than a
+            squashed square; images of any size are resized to it inside
+            the model.
         backbone: `"small_cnn"` (trained from scratch) or a
             `keras.applications` model name, see `image_backbone`.
         backbone_weights: `None` or `"imagenet"` (a download) for a
@@ -229,12 +233,12 @@ def caption_attention_model(model):
     >>> from keras_attention.models.show_attend_tell_captioner import (
     ...     caption_attention_model, show_attend_tell_captioner)
     >>> model = show_attend_tell_captioner(
-    ...     vocabulary_size=20, max_caption_length=8, image_size=16, embedding_dim=8,
+    ...     vocabulary_size=20, max_caption_length=8, image_size=(16, 32), embedding_dim=8,
     ...     units=16, attention_units=8)
     >>> logits, alignments = caption_attention_model(model)(
-    ...     {"image": np.zeros((1, 16, 16, 3), "float32"), "caption": np.array([[2, 5, 6]])})
-    >>> tuple(alignments.shape)  # one 4x4 map per word
-    (1, 3, 4, 4)
+    ...     {"image": np.zeros((1, 16, 32, 3), "float32"), "caption": np.array([[2, 5, 6]])})
+    >>> tuple(alignments.shape)  # one 4x8 map per word: the image's aspect ratio
+    (1, 3, 4, 8)
     """
     names = {layer.name for layer in model.layers}
     if ATTENTION_DECODER not in names:

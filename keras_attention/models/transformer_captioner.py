@@ -93,8 +93,12 @@ def transformer_captioner(
         vocabulary_size: number of token ids; 0 is padding.
         max_caption_length: longest caption in tokens (start token included),
             the rows of the caption position table and the longest decoding.
-        image_size: side of the square image the CNN sees; images of any
-            size are resized to it inside the model.
+        image_size: side of the square image the CNN sees, or its
+            `(height, width)`: give wide or tall images their own aspect
+            ratio, so that the feature grid (and the attention maps) is
+            `(height / 4, width / 4)` with the small CNN rather than a
+            squashed square; images of any size are resized to it inside
+            the model.
         backbone: `"small_cnn"` (trained from scratch) or a
             `keras.applications` model name, see `image_backbone`.
         backbone_weights: `None` or `"imagenet"` (a download) for a

@@ -10,7 +10,7 @@ import keras
 import tensorflow as tf
 
 from keras_attention.generation.captioner_decoders import captioner_decoder
-from keras_attention.models.image_backbones import image_size_of
+from keras_attention.models.image_backbones import image_shape_of
 from keras_attention.serving.grouped_decoding import decode_in_groups
 from keras_attention.serving.image_classifier_export import SERVING_SIGNATURE
 from keras_attention.serving.image_classifier_export import _checked_images
@@ -18,15 +18,39 @@ from keras_attention.text.subword_encoder import SubwordEncoder
 from keras_attention.validation import check_positive_int
 
 
+# What decoding and detokenizing use of an encoder.
+ENCODER_ATTRIBUTES = ("encode", "decode", "start_id", "end_id", "pad_id", "vocabulary_size")
+
+
 def _as_encoder(encoder):
-    if isinstance(encoder, SubwordEncoder):
-        return encoder
+    """A tokenizer object (any with `ENCODER_ATTRIBUTES`), or a WordPiece vocabulary list."""
     if isinstance(encoder, (list, tuple)):
         return SubwordEncoder(list(encoder))
-    raise ValueError(
-        "`encoder` must be a SubwordEncoder or its vocabulary (a list of tokens with "
-        f"'[PAD]', '[UNK]', '[START]' and '[END]'). Received: encoder={encoder!r:.100}"
-    )
+    missing = [name for name in ENCODER_ATTRIBUTES if not hasattr(encoder, name)]
+    if missing:
+        raise ValueError(
+            "`encoder` must be a tokenizer with `encode`, `decode`, `start_id`, `end_id`, "
+            "`pad_id` and `vocabulary_size` (such as a SubwordEncoder or a "
+            "ReversibleTokenizer), or a WordPiece vocabulary (a list of tokens with '[PAD]', "
+            f"'[UNK]', '[START]' and '[END]'). Received: encoder={encoder!r:.100} "
+            f"without {missing}"
+        )
+    if encoder.pad_id != 0:
+        raise ValueError(
+            "`encoder` must use id 0 for padding, as the captioners do. "
+            f"Received: encoder with pad_id={encoder.pad_id}"
+        )
+    return encoder
+
+
+def _token_strings(encoder):
+    """The text of every id, for the `caption_tokens` output."""
+    vocabulary = getattr(encoder, "vocabulary", None)
+    if vocabulary is None:
+        # One id per row, decoded alone (start and end tokens come out empty).
+        ids = tf.range(encoder.vocabulary_size)[:, None]  # (V, 1)
+        return encoder.decode(ids)
+    return tf.constant(list(vocabulary), dtype=tf.string)
 
 
 def make_caption_function(model, encoder, max_length, beam_width=1, *, decode_batch_size=8):
@@ -41,8 +65,8 @@ def make_caption_function(model, encoder, max_length, beam_width=1, *, decode_ba
     - `caption_tokens`: `(B, max_length)` string, the produced tokens the
       attention maps stand for (the end token included, "" after it).
 
-    Images are resized to the model's `image_size` (bilinear with
-    antialiasing), then decoded by greedy search (`beam_width=1`) or beam
+    Images are resized to the model's `image_size`, `(height, width)`
+    (bilinear with antialiasing), then decoded by greedy search (`beam_width=1`) or beam
     search in one XLA-compiled program per group of `decode_batch_size`
     images (the last group padded), so one compiled program serves batches
     of every size. The input signature takes 3 channels only; an image of
@@ -52,9 +76,12 @@ def make_caption_function(model, encoder, max_length, beam_width=1, *, decode_ba
     Args:
         model: a captioner built by `show_attend_tell_captioner` or
             `transformer_captioner` (or re-loaded from a `.keras` file).
-        encoder: the `SubwordEncoder` the captions were encoded with, or its
-            vocabulary (a list of tokens); its start and end tokens start and
-            stop decoding.
+        encoder: the tokenizer the captions were encoded with: any object
+            with `encode`, `decode`, `start_id`, `end_id`, `pad_id` (0) and
+            `vocabulary_size` (a `ReversibleTokenizer`, a `SubwordEncoder`),
+            or a WordPiece vocabulary (a list of tokens); its start and end
+            tokens start and stop decoding, its `decode` runs inside the
+            graph.
         max_length: the most tokens produced per caption, the end token
             included (at most the Transformer's `max_caption_length`).
         beam_width: 1 for greedy search, more for beam search.
@@ -93,15 +120,15 @@ def make_caption_function(model, encoder, max_length, beam_width=1, *, decode_ba
             f"`encoder` must have one token per model output ({decoder.vocabulary_size}). "
             f"Received: encoder with {encoder.vocabulary_size} tokens"
         )
-    image_size = image_size_of(model)
+    image_shape = image_shape_of(model)
     group_size, length, grid = int(decode_batch_size), int(max_length), decoder.grid_size
     start_id, end_id = encoder.start_id, encoder.end_id
-    token_strings = tf.constant(encoder.vocabulary, dtype=tf.string)
+    token_strings = _token_strings(encoder)
 
     def caption(images):
         images = _checked_images(images, 3)
         # Resized here, outside XLA, which has no antialiased resize.
-        images = tf.image.resize(images, (image_size, image_size), antialias=True)
+        images = tf.image.resize(images, image_shape, antialias=True)
         tokens, attention = decode_in_groups(
             decoder, images, start_id, end_id, length, grid, group_size, beam_width
         )  # (B, L), (B, L, h, w)
@@ -131,8 +158,8 @@ def export_captioner(model, path, encoder, max_length, beam_width=1, *, decode_b
         model: a captioner built by `show_attend_tell_captioner` or
             `transformer_captioner` (or re-loaded from a `.keras` file).
         path: folder to write the SavedModel to.
-        encoder: the `SubwordEncoder` the captions were encoded with, or its
-            vocabulary (a list of tokens).
+        encoder: the tokenizer the captions were encoded with (see
+            `make_caption_function`), or a WordPiece vocabulary.
         max_length: the most tokens produced per caption, the end token
             included.
         beam_width: 1 for greedy search, more for beam search.

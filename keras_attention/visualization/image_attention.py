@@ -10,6 +10,9 @@ from keras_attention.visualization._overlay import as_display_image
 from keras_attention.visualization._overlay import draw_image
 from keras_attention.visualization._overlay import draw_overlay
 
+# The note drawn under an image whose caption has no word.
+EMPTY_CAPTION_NOTE = "(empty caption: no word, no attention map)"
+
 
 def _bilinear_matrix(source_size, target_size):
     """(target_size, source_size) matrix that linearly interpolates one axis.
@@ -94,11 +97,15 @@ def plot_caption_attention(image, attention, words, columns=4, title=None):
     feature-map grid) laid over it as a heat map, titled with the word, as in
     the "Show, Attend and Tell" figures (Xu et al. 2015).
 
+    A caption with no word (a captioner that ends at once: `words` empty,
+    `attention` of shape `(0, h, w)`) gives the image alone, with
+    `EMPTY_CAPTION_NOTE` under it.
+
     Args:
         image: (H, W, 3) pixels, uint8 or float in 0..255 (grayscale
             (H, W) and (H, W, 1) work too).
         attention: (T, h, w) attention over the (h, w) feature grid, one map
-            per generated word.
+            per generated word (T may be 0).
         words: the T generated words (strings or bytes), one per map.
         columns: panels per row.
         title: optional title above the panels (for example the caption).
@@ -116,10 +123,20 @@ def plot_caption_attention(image, attention, words, columns=4, title=None):
     >>> figure = plot_caption_attention(image, attention, ["a", "bird", "flying"])
     >>> [axes.get_title() for axes in figure.axes]
     ['', 'a', 'bird', 'flying']
+    >>> figure = plot_caption_attention(image, np.zeros((0, 4, 4)), [])
+    >>> len(figure.axes), figure.axes[0].get_xlabel()
+    (1, '(empty caption: no word, no attention map)')
     """
     display_image = as_display_image(image)
-    labels = as_labels(words, "words")
     attention = np.asarray(attention, dtype="float64")
+    if _is_empty(words):
+        if attention.ndim != 3 or attention.shape[0] != 0:
+            raise ValueError(
+                "Expected no attention map for an empty caption, attention.shape[0] == 0. "
+                f"Received: len(words)=0, attention.shape={attention.shape}"
+            )
+        return _plot_image_with_note(display_image, EMPTY_CAPTION_NOTE, title)
+    labels = as_labels(words, "words")
     if attention.ndim != 3:
         raise ValueError(
             "Expected `attention` to have shape (T, h, w): one (h, w) map per word. "
@@ -150,6 +167,29 @@ def plot_caption_attention(image, attention, words, columns=4, title=None):
         draw_overlay(
             figure.add_subplot(rows, columns, index + 2), display_image, heat_map, title=word
         )
+    if title is not None:
+        figure.suptitle(title)
+    return figure
+
+
+def _is_empty(words):
+    return (
+        not isinstance(words, (str, bytes)) and hasattr(words, "__len__") and len(words) == 0
+    )
+
+
+def _plot_image_with_note(display_image, note, title):
+    """One panel: the image, with `note` written under it."""
+    height, width = display_image.shape[:2]
+    panel_width = 2.5
+    figure = new_figure(figsize=(panel_width, panel_width * height / width + 0.8))
+    axes = figure.add_subplot(1, 1, 1)
+    draw_image(axes, display_image)
+    # draw_image hides the axis; the label stays visible as text under the panel.
+    axes.set_axis_on()
+    axes.set_xticks([])
+    axes.set_yticks([])
+    axes.set_xlabel(note)
     if title is not None:
         figure.suptitle(title)
     return figure

@@ -163,3 +163,26 @@ def test_coco_captions_gives_one_pair_per_caption():
 def test_bad_arguments_are_named(kwargs, message):
     with pytest.raises(ValueError, match=message):
         load_caption_dataset(**kwargs)
+
+
+def test_folder_splits_know_their_length_and_native_sizes(tmp_path):
+    from keras_attention.data.caption_sources import median_image_size
+
+    rng = np.random.default_rng(0)
+    lines = []
+    for index in range(10):
+        # Mostly wide strips, one tall outlier: the median is the strip.
+        shape = (12, 36, 3) if index else (40, 8, 3)
+        write_png(tmp_path / f"{index}.png", rng.integers(0, 256, size=shape, dtype=np.uint8))
+        lines += [f"{index}.png\tone two three", f"{index}.png\tthree two one"]
+    (tmp_path / "captions.tsv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    splits = load_caption_dataset(f"folder:{tmp_path}", (16, 48), seed=0)
+    # `unbatch` alone forgets the length (-2, unknown): a schedule counted in steps needs it.
+    counts = [int(splits[name].cardinality()) for name in ("train", "validation", "test")]
+    assert counts == [16, 2, 2] and [len(as_pairs(splits[name])) for name in splits] == counts
+    native = load_caption_dataset(f"folder:{tmp_path}", None, seed=0)
+    assert native["train"].element_spec[0].shape.as_list() == [None, None, 3]
+    assert median_image_size(native["train"]) == (12, 36)
+    assert median_image_size(native["train"], limit=1) in {(12, 36), (40, 8)}
+    with pytest.raises(ValueError, match=r"`limit` must be a positive int. Received: limit=0"):
+        median_image_size(native["train"], limit=0)

@@ -51,12 +51,12 @@ def test_train_captioning_end_to_end(train_captioning, tmp_path, capsys):
         assert 0.0 <= metrics["attention_on_object"] <= 1.0
     assert json.loads((output_dir / "metrics.json").read_text()) == metrics
     assert (output_dir / "checkpoints" / "epoch_001.keras").exists()
-    assert (output_dir / "vocabulary" / "vocabulary.txt").exists()
+    assert (output_dir / "vocabulary" / "vocabulary.json").exists()
     assert sorted(p.name for p in output_dir.glob("attention_*.png")) == ["attention_0.png", "attention_1.png"]
     assert all(p.stat().st_size > 0 for p in output_dir.glob("attention_*.png"))
     # The checkpoint is a complete model.
     restored = keras.saving.load_model(output_dir / "checkpoints" / "epoch_001.keras")
-    vocabulary = (output_dir / "vocabulary" / "vocabulary.txt").read_text().splitlines()
+    vocabulary = json.loads((output_dir / "vocabulary" / "vocabulary.json").read_text())
     assert restored.output_shape[-1] == len(vocabulary)
     # The export serves pixels (its round trip is tested in tests/serving).
     serve = tf.saved_model.load(str(export_dir)).signatures["serving_default"]
@@ -102,7 +102,14 @@ def test_flags(train_captioning):
     assert (args.model, args.dataset, args.output_dir, args.strategy) == (
         "show_attend_tell", "builtin", "runs/captioning", "default"
     )
-    assert args.epochs == train_captioning.MODEL_DEFAULTS["show_attend_tell"]["epochs"]
+    # Left to be derived from the data.
+    assert (args.epochs, args.batch_size, args.image_size) == (None, None, None)
+    assert args.train_steps == train_captioning.MODEL_DEFAULTS["show_attend_tell"]["train_steps"]
+    assert train_captioning.parse_args(["--image-size", "32x96"]).image_size == (32, 96)
+    assert train_captioning.parse_args(["--image-size", "48"]).image_size == (48, 48)
+    for bad in ("32x4", "wide", "32x96x3"):
+        with pytest.raises(SystemExit):
+            train_captioning.parse_args(["--image-size", bad])
     args = train_captioning.parse_args(["--model", "transformer", "--epochs", "2", "--hidden-dim", "32"])
     assert (args.epochs, args.hidden_dim) == (2, 32)
     with pytest.raises(SystemExit):
@@ -126,3 +133,59 @@ def test_references_of_repeated_images_are_grouped(train_captioning):
     assert train_captioning.bleu_references(references) == [
         ["a red circle", "a circle"], ["a square", "a square"]
     ]
+
+
+def test_plan_keeps_the_built_in_defaults(train_captioning):
+    # 4000 built-in captions: batches of 64, 62 steps an epoch, 14 and 20 epochs as before.
+    defaults = train_captioning.MODEL_DEFAULTS
+    plans = {
+        name: train_captioning.plan_training(
+            num_examples=4000, train_steps=defaults[name]["train_steps"], learning_rate=2e-3
+        )
+        for name in defaults
+    }
+    assert (plans["show_attend_tell"]["batch_size"], plans["show_attend_tell"]["steps_per_epoch"]) == (64, 62)
+    assert (plans["show_attend_tell"]["epochs"], plans["transformer"]["epochs"]) == (14, 20)
+
+
+def test_plan_is_counted_in_steps_from_the_number_of_examples(train_captioning):
+    plan = train_captioning.plan_training(num_examples=2400, train_steps=870, learning_rate=1e-3)
+    assert (plan["batch_size"], plan["steps_per_epoch"], plan["epochs"]) == (64, 37, 24)
+    assert (plan["total_steps"], plan["warmup_steps"], plan["decay_steps"]) == (888, 89, 799)
+    assert set(plan["reasons"]) == {"batch_size", "epochs", "learning_rate"}
+    # Few examples: smaller batches, still whole ones, more epochs for the same steps.
+    small = train_captioning.plan_training(num_examples=300, train_steps=870, learning_rate=1e-3)
+    assert (small["batch_size"], small["steps_per_epoch"], small["epochs"]) == (8, 37, 24)
+    tiny = train_captioning.plan_training(num_examples=5, train_steps=10, learning_rate=1e-3)
+    assert (tiny["batch_size"], tiny["steps_per_epoch"], tiny["epochs"]) == (8, 1, 10)
+    # What is given is kept.
+    given = train_captioning.plan_training(
+        num_examples=2400, train_steps=870, learning_rate=1e-3, batch_size=100, epochs=3
+    )
+    assert (given["batch_size"], given["epochs"], given["total_steps"]) == (100, 3, 72)
+    assert given["reasons"]["epochs"] == given["reasons"]["batch_size"] == "given"
+    # An unknown dataset length (cardinality -2) can no longer make a schedule of 1 step.
+    with pytest.raises(ValueError, match=r"`num_examples` must be a positive int .* Received: num_examples=-2"):
+        train_captioning.plan_training(num_examples=-2, train_steps=870, learning_rate=1e-3)
+
+
+def test_schedule_warms_up_then_decays_to_zero_at_the_last_step(train_captioning):
+    plan = train_captioning.plan_training(num_examples=2400, train_steps=870, learning_rate=2e-3)
+    schedule = train_captioning.learning_rate_schedule(plan)
+    rates = [float(schedule(step)) for step in (0, 44, 89, 400, 887, 888)]
+    assert rates[0] == 0.0 and 0.0009 < rates[1] < 0.0011 and abs(rates[2] - 2e-3) < 1e-9
+    assert 0.0 < rates[3] < 2e-3 and rates[4] < 1e-7 and rates[5] == 0.0
+    # Every step of training has a learning rate above 0 but the first.
+    assert min(float(schedule(step)) for step in range(1, 880, 7)) > 0.0
+
+
+def test_image_size_keeps_the_aspect_ratio_on_the_stride(train_captioning):
+    derive = train_captioning.derived_image_size
+    size, reason = derive((32, 96), "small_cnn")
+    assert size == (32, 96) and "8x24 feature grid" in reason
+    assert derive((48, 48), "small_cnn")[0] == (48, 48)
+    assert derive((31, 94), "small_cnn")[0] == (32, 96)  # rounded to multiples of 4
+    # Large photos: the longer side scaled to 96, the ratio kept.
+    assert derive((375, 500), "small_cnn")[0] == (72, 96)
+    assert derive((375, 500), "MobileNetV2")[0] == (160, 224)
+    assert derive((5, 200), "small_cnn")[0] == (8, 96)  # at least two cells a side

@@ -87,3 +87,21 @@ def test_bad_arguments():
         object_attention_fractions(["a", "b"], np.ones((1, 2, 2)), [])
     with pytest.raises(ValueError, match=r"one entry per scene. Received: 1, 2 and 1 entries"):
         attention_on_objects_summary([["a"]], [np.ones((1, 2, 2))] * 2, [[]])
+
+
+def test_attention_peak_in_box_on_a_non_square_grid():
+    from keras_attention.models.caption_attention_metrics import attention_peak_in_box
+
+    # An 8 x 24 grid over a 32 x 96 strip: cell (r, c) is centred on (4 r + 2, 4 c + 2).
+    for row, column in [(0, 0), (3, 10), (7, 23)]:
+        attention = np.full((8, 24), 0.1)
+        attention[row, column] = 1.0
+        centre = (4 * row + 2, 4 * column + 2)
+        inside = (centre[0] - 1, centre[1] - 1, centre[0] + 1, centre[1] + 1)
+        assert attention_peak_in_box(attention, inside, (32, 96))
+        beside = (0, centre[1] + 1, 32, 96)
+        assert not attention_peak_in_box(attention, beside, (32, 96))
+    with pytest.raises(ValueError, match=r"`box` must be \(top, left, bottom, right\). Received: box=\(1, 2\)"):
+        attention_peak_in_box(np.ones((2, 2)), (1, 2), (8, 8))
+    with pytest.raises(ValueError, match=r"`attention` must be a finite, non-empty \(h, w\) map"):
+        attention_peak_in_box(np.ones(4), (0, 0, 1, 1), (8, 8))

@@ -6,6 +6,8 @@ import pytest
 
 from keras_attention.models.image_backbones import application_preprocessing_affine
 from keras_attention.models.image_backbones import image_backbone
+from keras_attention.models.image_backbones import backbone_stride
+from keras_attention.models.image_backbones import image_shape_of
 from keras_attention.models.image_backbones import image_size_of
 
 PIXELS = np.random.default_rng(0).uniform(0, 255, (2, 5, 7, 3)).astype("float32")
@@ -47,11 +49,29 @@ def test_bad_backbones_and_images():
         image_backbone("resnet")
     with pytest.raises(ValueError, match=r"Received: backbone='mobilenet_v2'"):  # a module, not a model
         image_backbone("mobilenet_v2")
-    with pytest.raises(ValueError, match=r"`image_size` must be an integer >= 8. Received: image_size=4"):
+    with pytest.raises(ValueError, match=r"`image_size` must be an integer >= 8 or a \(height, width\) pair of integers >= 8. Received: image_size=4"):
         image_backbone("small_cnn", image_size=4)
+    with pytest.raises(ValueError, match=r"Received: image_size=\(32, 4\)"):
+        image_backbone("small_cnn", image_size=(32, 4))
+    with pytest.raises(ValueError, match=r"`model` must resize to a square image; .* Received: model resizing to \(32, 96\)"):
+        image_size_of(image_backbone("small_cnn", image_size=(32, 96)))
     with pytest.raises(ValueError, match=r"no pre-trained weights. Received: weights='imagenet'"):
         image_backbone("small_cnn", weights="imagenet")
     with pytest.raises(ValueError, match=r"name 'image' .* expected shape=\(None, None, None, 3\), found shape=\(1, 16, 16, 4\)"):
         image_backbone("small_cnn", image_size=16)(np.zeros((1, 16, 16, 4), "float32"))
     with pytest.raises(ValueError, match=r"`model` must contain an image backbone .* Received: model='other'"):
         image_size_of(keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)], name="other"))
+
+
+def test_non_square_size_keeps_the_aspect_ratio_into_the_grid():
+    backbone = image_backbone("small_cnn", image_size=(32, 96))
+    assert image_shape_of(backbone) == (32, 96)
+    # A 32 x 96 strip is not squashed: an 8 x 24 grid, one cell per 4 x 4 pixels.
+    strip = np.zeros((1, 32, 96, 3), "float32")
+    strip[:, :, 64:] = 255.0  # the right third bright
+    features = np.asarray(backbone(strip))
+    assert features.shape == (1, 8, 24, 128)
+    # Cells away from the edge read the pixels under them: the right third differs.
+    assert not np.allclose(features[0, :, 4], features[0, :, 20])
+    np.testing.assert_allclose(features[0, :, 4], features[0, :, 8], atol=1e-6)
+    assert backbone_stride("small_cnn") == 4

@@ -150,3 +150,18 @@ def test_bad_arguments_and_inputs():
         _captioner()({"image": IMAGES[..., :1], "caption": CAPTIONS})
     with pytest.raises(ValueError, match=r"`model` must be a Show, Attend and Tell captioner .* Received"):
         caption_attention_model(keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)]))
+
+
+def test_wide_images_keep_their_aspect_ratio_into_the_attention():
+    from keras_attention.generation.captioner_decoders import captioner_decoder
+
+    model = _captioner(image_size=(16, 48))
+    strips = RNG.uniform(0, 255, (2, 16, 48, 3)).astype("float32")
+    _, alignments = caption_attention_model(model)({"image": strips, "caption": CAPTIONS})
+    assert tuple(alignments.shape) == (2, 5, 4, 12)  # (B, T, h, w), h != w
+    decoder = captioner_decoder(model)
+    assert decoder.grid_size == (4, 12)
+    state = decoder.encode(strips)
+    cache = decoder.initial_cache(state, batch_size=2, max_length=6)
+    _, _, attention = decoder.step(np.array([2, 2]), 0, cache, state)
+    assert tuple(attention.shape) == (2, 4, 12)

@@ -93,3 +93,18 @@ def test_bad_arguments_and_inputs():
         _captioner(max_caption_length=0)
     with pytest.raises(ValueError, match=r"name 'image' .* expected shape=\(None, None, None, 3\), found shape=\(2, 32, 32, 4\)"):
         _captioner()({"image": np.zeros((2, 32, 32, 4), "float32"), "caption": CAPTIONS})
+
+
+def test_wide_images_keep_their_aspect_ratio_into_the_attention():
+    from keras_attention.generation.captioner_decoders import captioner_decoder
+
+    model = _captioner(image_size=(16, 48))
+    strips = RNG.uniform(0, 255, (2, 16, 48, 3)).astype("float32")
+    assert model.get_layer("image_encoder").output_shape == (None, 4 * 12, 16)
+    decoder = captioner_decoder(model)
+    assert decoder.grid_size == (4, 12)
+    state = decoder.encode(strips)
+    cache = decoder.initial_cache(state, batch_size=2, max_length=6)
+    _, _, attention = decoder.step(np.array([2, 2]), 0, cache, state)
+    assert tuple(attention.shape) == (2, 4, 12)  # (B, h, w), h != w
+    np.testing.assert_allclose(np.asarray(attention).sum(axis=(1, 2)), 1.0, atol=1e-5)

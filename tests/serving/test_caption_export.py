@@ -13,6 +13,7 @@ from keras_attention.models.show_attend_tell_captioner import show_attend_tell_c
 from keras_attention.models.transformer_captioner import transformer_captioner
 from keras_attention.serving.caption_export import export_captioner
 from keras_attention.serving.caption_export import make_caption_function
+from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
 from keras_attention.text.subword_encoder import SubwordEncoder
 
 VOCABULARY = ["[PAD]", "[UNK]", "[START]", "[END]", "a", "red", "blue", "circle", "square"]
@@ -124,7 +125,39 @@ def test_bad_requests_and_arguments(tmp_path):
         make_caption_function(model, VOCABULARY, 7)
     with pytest.raises(ValueError, match=r"`encoder` must have one token per model output \(9\). Received: encoder with 5 tokens"):
         make_caption_function(model, VOCABULARY[:5], MAX_LENGTH)
-    with pytest.raises(ValueError, match=r"`encoder` must be a SubwordEncoder or its vocabulary .* Received: encoder=42"):
+    with pytest.raises(ValueError, match=r"`encoder` must be a tokenizer with `encode`, `decode`, .* Received: encoder=42 without \['encode'"):
         make_caption_function(model, 42, MAX_LENGTH)
     with pytest.raises(ValueError, match=r"`beam_width` must be a positive integer. Received: beam_width=0"):
         make_caption_function(model, VOCABULARY, MAX_LENGTH, beam_width=0)
+
+
+def test_non_square_model_serves_non_square_attention_with_any_tokenizer(tmp_path):
+    # A wide-strip captioner: 16 x 48 pixels, a 4 x 12 grid (not a squashed 4 x 4).
+    tokenizer = ReversibleTokenizer.train(["one two three", "three two one"] * 2, 300)
+    model = _sharpened(
+        show_attend_tell_captioner(
+            vocabulary_size=tokenizer.vocabulary_size, max_caption_length=6,
+            image_size=(16, 48), embedding_dim=8, units=16, attention_units=8, dropout=0.0,
+        )
+    )
+    images = np.random.default_rng(1).uniform(0, 255, (3, 32, 96, 3)).astype("float32")
+    path = export_captioner(model, tmp_path / "strip", tokenizer, MAX_LENGTH, decode_batch_size=2)
+    outputs = tf.saved_model.load(path).signatures["serving_default"](images=tf.constant(images))
+    assert tuple(outputs["attention"].shape) == (3, MAX_LENGTH, 4, 12)
+    # The captions are the tokenizer's decoding of greedy search on the resized images.
+    resized = tf.image.resize(images, (16, 48), antialias=True)
+    tokens, attention = greedy_search(
+        captioner_decoder(model), resized, tokenizer.start_id, tokenizer.end_id, MAX_LENGTH,
+        jit_compile=False,
+    )
+    assert outputs["caption"].numpy().tolist() == tokenizer.decode(tokens).numpy().tolist()
+    np.testing.assert_allclose(outputs["attention"].numpy(), np.asarray(attention), atol=1e-5)
+
+
+def test_encoder_without_padding_id_zero_is_refused():
+    class Shifted:
+        encode = decode = None
+        start_id, end_id, pad_id, vocabulary_size = 2, 3, 1, len(VOCABULARY)
+
+    with pytest.raises(ValueError, match=r"`encoder` must use id 0 for padding, .* Received: encoder with pad_id=1"):
+        make_caption_function(_transformer(), Shifted(), MAX_LENGTH)

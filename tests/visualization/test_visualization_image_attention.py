@@ -93,3 +93,21 @@ def test_caption_figure_rejects_bad_input():
         plot_caption_attention(np.zeros((48, 64, 4)), np.ones((5, 3, 3)), WORDS)
     with pytest.raises(ValueError, match="positive integer. Received: columns=0"):
         plot_caption_attention(image, np.ones((5, 3, 3)), WORDS, columns=0)
+
+
+@pytest.mark.parametrize("words", [[], (), np.array([], dtype=object)])
+def test_empty_caption_draws_the_image_with_a_note(tmp_path, words):
+    from keras_attention.visualization.image_attention import EMPTY_CAPTION_NOTE
+
+    image = _image(32, 96)
+    figure = plot_caption_attention(image, np.zeros((0, 8, 24)), words, title="")
+    (axes,) = figure.axes
+    assert axes.get_xlabel() == EMPTY_CAPTION_NOTE
+    np.testing.assert_allclose(axes.images[0].get_array(), image / 255.0)
+    figure.savefig(tmp_path / "empty.png")
+    assert (tmp_path / "empty.png").stat().st_size > 0
+
+
+def test_empty_caption_with_attention_maps_is_refused():
+    with pytest.raises(ValueError, match=r"no attention map for an empty caption.*Received: len\(words\)=0, attention.shape=\(2, 3, 3\)"):
+        plot_caption_attention(_image(), np.ones((2, 3, 3)), [])
