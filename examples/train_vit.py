@@ -13,11 +13,20 @@ probabilities and labels.
         --stochastic-depth 0.1
     python examples/train_vit.py --dataset imagenette --preset S/16 --epochs 100 \\
         --batch-size 256 --strategy mirrored --mixed-precision
-    python examples/train_vit.py --dataset folder:~/flowers --export runs/vit/served
+    python examples/train_vit.py --dataset folder:~/glyphs --image-size 32 \
+        --export runs/vit/served
 
-The small-data options follow Lee et al. 2021 (https://arxiv.org/abs/2112.13492)
-and Hassani et al. 2021 (https://arxiv.org/abs/2104.05704): small patches,
-label smoothing, stochastic depth and augmentation (`--augmentation flip`).
+What the user leaves out is derived from the training set and printed with
+its reason, one line each: the patch size (about 8 patches a side), the
+model's image shape (the longer side is `--image-size`; a folder's images
+keep their aspect ratio), the batch size, the epochs and the warm-up steps
+(`vit_training_recipe`). The small-data options follow Lee et al. 2021
+(https://arxiv.org/abs/2112.13492) and Hassani et al. 2021
+(https://arxiv.org/abs/2104.05704): small patches, label smoothing,
+stochastic depth, AdamW and augmentation of the training batches
+(`--augmentation geometric`: small shifts, rotations and zoom, never flips,
+which would turn a "2" into something else; `flip` adds left-right flips
+for natural images).
 """
 
 import argparse
@@ -35,9 +44,12 @@ import tensorflow as tf  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import example_utils  # noqa: E402
 
+from keras_attention.data.image_augmentation import IMAGE_AUGMENTATIONS  # noqa: E402
+from keras_attention.data.image_augmentation import augment_batches  # noqa: E402
 from keras_attention.data.image_classification_sources import (  # noqa: E402
     load_image_classification_dataset,
 )
+from keras_attention.data.image_classification_sources import native_image_size  # noqa: E402
 from keras_attention.models.vision_transformer import get_attention_scores  # noqa: E402
 from keras_attention.models.vision_transformer import vision_transformer  # noqa: E402
 from keras_attention.models.vision_transformer import (  # noqa: E402
@@ -48,6 +60,9 @@ from keras_attention.models.vision_transformer import (  # noqa: E402
 )
 from keras_attention.models.vit_presets import VIT_PRESETS  # noqa: E402
 from keras_attention.models.vit_presets import vision_transformer_preset  # noqa: E402
+from keras_attention.models.vit_training_recipe import vit_input_shape  # noqa: E402
+from keras_attention.models.vit_training_recipe import vit_training_recipe  # noqa: E402
+from keras_attention.models.vit_training_recipe import warmup_steps_for  # noqa: E402
 from keras_attention.serving.image_classifier_export import export_image_classifier  # noqa: E402
 from keras_attention.visualization.confusion import plot_confusion_matrix  # noqa: E402
 from keras_attention.visualization.figures import save_figure  # noqa: E402
@@ -55,9 +70,11 @@ from keras_attention.visualization.rollout import attention_rollout  # noqa: E40
 from keras_attention.visualization.rollout import plot_rollout  # noqa: E402
 from keras_attention.visualization.rollout import rollout_to_image_map  # noqa: E402
 
-# A ViT small enough to train on a laptop CPU: 32 x 32 images in 8 x 8 patches.
+# A ViT small enough to train on a laptop CPU. Its patch size is derived from
+# the image size unless set (4 at 32 x 32: an 8 x 8 grid); this one is the
+# fallback for code that builds the model without a recipe.
 SMALL_PRESET = "small"
-SMALL_ARCHITECTURE = dict(patch_size=8, hidden_dim=64, num_layers=4, num_heads=4, mlp_dim=128)
+SMALL_ARCHITECTURE = dict(patch_size=4, hidden_dim=64, num_layers=4, num_heads=4, mlp_dim=128)
 SMALL_IMAGE_SIZE = 32
 PAPER_IMAGE_SIZE = 224
 NUM_ROLLOUT_IMAGES = 4
@@ -65,7 +82,10 @@ NUM_ROLLOUT_IMAGES = 4
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    example_utils.add_common_arguments(parser, epochs=12, batch_size=32, output_dir="runs/vit")
+    # None: derived from the number of training images (see `vit_training_recipe`).
+    example_utils.add_common_arguments(
+        parser, epochs=None, batch_size=None, output_dir="runs/vit"
+    )
     parser.add_argument(
         "--preset",
         choices=[SMALL_PRESET] + sorted(VIT_PRESETS),
@@ -75,22 +95,27 @@ def parse_args(argv=None):
     parser.add_argument(
         "--image-size",
         type=int,
-        help=f"side the model works at (default {SMALL_IMAGE_SIZE} for 'small', "
-        f"{PAPER_IMAGE_SIZE} for paper sizes)",
+        help=f"longer side the model works at (default {SMALL_IMAGE_SIZE} for 'small', "
+        f"{PAPER_IMAGE_SIZE} for paper sizes); a folder's images keep their aspect ratio",
     )
-    parser.add_argument("--patch-size", type=int, help="patch side (default: the preset's)")
+    parser.add_argument(
+        "--patch-size",
+        type=int,
+        help="patch side (default: about 8 patches a side for 'small', the preset's otherwise)",
+    )
     parser.add_argument("--pooling", choices=("token", "gap"), default="token")
     parser.add_argument("--learning-rate", type=float, default=2e-3, help="peak learning rate")
     parser.add_argument("--weight-decay", type=float, default=0.05)
     parser.add_argument("--label-smoothing", type=float, default=0.1)
     parser.add_argument("--dropout", type=float, default=0.0)
-    parser.add_argument("--stochastic-depth", type=float, default=0.0, help="stochastic depth rate")
+    parser.add_argument("--stochastic-depth", type=float, default=0.1, help="stochastic depth rate")
     parser.add_argument(
         "--augmentation",
-        choices=("auto", "none", "flip"),
+        choices=("auto",) + IMAGE_AUGMENTATIONS,
         default="auto",
-        help="'flip': random horizontal flips while training; 'auto': flips except on "
-        "the built-in data, whose labels say where the shape is",
+        help="training batches only: 'geometric' small shifts, rotations and zoom (no flips: "
+        "glyphs and digits change meaning); 'flip' adds left-right flips; 'auto': 'geometric', "
+        "except 'none' on the built-in data, whose labels say where the shape is",
     )
     parser.add_argument(
         "--builtin-sizes",
@@ -101,46 +126,97 @@ def parse_args(argv=None):
         help="number of built-in images per split",
     )
     parser.add_argument("--seed", type=int, default=0)
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    args.recipe = None
+    if args.dataset == "builtin":
+        # The built-in set's size is known from the flags: choose now, so that
+        # `args` holds every number.
+        resolve_recipe(args, num_train_images=args.builtin_sizes[0], native_size=None)
+    return args
 
 
 def image_size_of(args):
+    """The `--image-size` flag or the preset's default (the longer side)."""
     if args.image_size:
         return args.image_size
     return SMALL_IMAGE_SIZE if args.preset == SMALL_PRESET else PAPER_IMAGE_SIZE
 
 
-def build_model(args, num_classes, class_names):
+def _patch_size_flag(args):
+    """The user's patch size; a paper preset's own when unset; None: derive it."""
+    if args.patch_size or args.preset == SMALL_PRESET:
+        return args.patch_size
+    return vision_transformer_preset(args.preset)["patch_size"]
+
+
+def model_input_shape(args, native_size):
+    """`(height, width)` of the model for images whose own size is `native_size`."""
+    shape, _, _ = vit_input_shape(image_size_of(args), native_size, _patch_size_flag(args))
+    return shape
+
+
+def resolve_recipe(args, num_train_images, native_size):
+    """Fills `args` with the derived choices; returns the `ViTTrainingRecipe`."""
+    recipe = vit_training_recipe(
+        num_train_images=num_train_images,
+        image_size=image_size_of(args),
+        native_size=native_size,
+        patch_size=_patch_size_flag(args),
+        batch_size=args.batch_size,
+        epochs=args.epochs,
+    )
+    args.recipe = recipe
+    args.patch_size = recipe.patch_size
+    args.batch_size = recipe.batch_size
+    args.epochs = recipe.epochs
+    return recipe
+
+
+def augmentation_of(args):
+    """The augmentation kind: 'auto' leaves the built-in data alone, since its
+    labels say in which quadrant the shape lies."""
+    if args.augmentation != "auto":
+        return args.augmentation
+    return "none" if args.dataset == "builtin" else "geometric"
+
+
+def build_model(args, num_classes, class_names, image_shape=None):
     if args.preset == SMALL_PRESET:
         architecture = dict(SMALL_ARCHITECTURE)
     else:
         architecture = vision_transformer_preset(args.preset)
     if args.patch_size:
         architecture["patch_size"] = args.patch_size
-    # Flips would change the built-in labels, which say where the shape is.
-    flip = args.augmentation == "flip" or (
-        args.augmentation == "auto" and args.dataset != "builtin"
-    )
     return vision_transformer(
-        image_size=image_size_of(args),
+        image_size=image_shape or image_size_of(args),
         num_classes=num_classes,
         dropout=args.dropout,
         pooling=args.pooling,
         stochastic_depth_rate=args.stochastic_depth,
-        augmentation=[keras.layers.RandomFlip("horizontal", seed=args.seed)] if flip else None,
         class_names=class_names,
         name=f"vit_{args.preset.replace('/', '_')}",
         **architecture,
     )
 
 
-def batches(dataset, batch_size, num_classes, shuffle_seed=None):
-    """Batched `(images, one-hot labels)`: one-hot for label smoothing."""
+def batches(dataset, batch_size, num_classes, shuffle_seed=None, augmentation="none"):
+    """Batched `(images, one-hot labels)`: one-hot for label smoothing.
+
+    Only the shuffled (training) batches are augmented.
+    """
     if shuffle_seed is not None:
         dataset = dataset.shuffle(4096, seed=shuffle_seed, reshuffle_each_iteration=True)
     dataset = dataset.batch(batch_size, drop_remainder=shuffle_seed is not None)
+    if shuffle_seed is not None:
+        dataset = augment_batches(dataset, augmentation, seed=shuffle_seed)
     dataset = dataset.map(lambda images, labels: (images, tf.one_hot(labels, num_classes)))
     return dataset.prefetch(tf.data.AUTOTUNE)
+
+
+def count_images(dataset):
+    """Number of elements of an unbatched dataset, counting once if unknown."""
+    count = int(dataset.cardinality())
+    return count if count >= 0 else sum(1 for _ in dataset)
 
 
 def steps_per_epoch(batched):
@@ -152,12 +228,14 @@ def steps_per_epoch(batched):
 
 def compile_model(model, args, steps_per_epoch, jit_compile=True):
     total_steps = max(1, args.epochs * steps_per_epoch)
-    # Linear warm-up over the first tenth of training, then cosine decay to 0.
+    # Linear warm-up over the first tenth of training (at most 10 epochs),
+    # then cosine decay to 0, counted in optimizer steps.
+    warmup_steps = warmup_steps_for(total_steps, max(1, steps_per_epoch))
     schedule = keras.optimizers.schedules.CosineDecay(
         0.0,
-        decay_steps=total_steps,
+        decay_steps=max(1, total_steps - warmup_steps),
         warmup_target=args.learning_rate,
-        warmup_steps=max(1, total_steps // 10),
+        warmup_steps=warmup_steps,
     )
     optimizer = keras.optimizers.AdamW(schedule, weight_decay=args.weight_decay)
     optimizer.exclude_from_weight_decay(var_list=vision_transformer_no_decay_variables(model))
@@ -204,15 +282,25 @@ def main(argv=None):
     strategy = example_utils.make_strategy(args.strategy)
     start = time.time()
 
+    native_size = native_image_size(args.dataset)
+    image_shape = model_input_shape(args, native_size)
     data = load_image_classification_dataset(
-        args.dataset, image_size_of(args), seed=args.seed, builtin_sizes=args.builtin_sizes
+        args.dataset, image_shape, seed=args.seed, builtin_sizes=args.builtin_sizes
     )
-    train = batches(data.splits["train"], args.batch_size, data.num_classes, args.seed)
+    if args.recipe is None:
+        resolve_recipe(args, count_images(data.splits["train"]), native_size)
+    for line in args.recipe.summary_lines():
+        print(line)
+    augmentation = augmentation_of(args)
+    print(f"augmentation {augmentation}: training batches only, never at evaluation or export")
+    train = batches(
+        data.splits["train"], args.batch_size, data.num_classes, args.seed, augmentation
+    )
     validation = batches(data.splits["validation"], args.batch_size, data.num_classes)
     test = batches(data.splits["test"], args.batch_size, data.num_classes)
 
     with strategy.scope():
-        model = build_model(args, data.num_classes, data.class_names)
+        model = build_model(args, data.num_classes, data.class_names, image_shape)
         compile_model(
             model,
             args,
@@ -245,6 +333,11 @@ def main(argv=None):
         "test_images": int(len(labels)),
         "seconds": round(time.time() - start, 1),
         "fit_seconds": round(fit_seconds, 1),
+        "image_size": list(image_shape),
+        "patch_size": args.patch_size,
+        "batch_size": args.batch_size,
+        "epochs": args.epochs,
+        "augmentation": augmentation,
         "dtype_policy": policy,
         "replicas": strategy.num_replicas_in_sync,
     }

@@ -77,8 +77,65 @@ class ImageClassificationData:
         return len(self.class_names)
 
 
+# Image files `keras.utils.image_dataset_from_directory` reads.
+_IMAGE_EXTENSIONS = (".bmp", ".gif", ".jpeg", ".jpg", ".png")
 
 
+def native_image_size(dataset, max_files=64):
+    """The typical `(height, width)` of a data set's own images, before resizing.
+
+    For "folder:PATH" this is the median height and width of up to
+    `max_files` of its images, taken evenly across the class sub-folders,
+    so a model can keep their aspect ratio. The other sources have no single
+    size worth keeping (the built-in images are drawn at any size; tfds
+    sets are square or mixed): None.
+
+    Args:
+        dataset: a `--dataset` string, as `load_image_classification_dataset`
+            takes.
+        max_files: number of images to read at most.
+
+    Returns:
+        `(height, width)` ints, or None.
+
+    Example:
+
+    >>> from keras_attention.data.image_classification_sources import native_image_size
+    >>> native_image_size("builtin") is None
+    True
+    """
+    if isinstance(max_files, bool) or not isinstance(max_files, int) or max_files <= 0:
+        raise ValueError(f"`max_files` must be a positive integer. Received: max_files={max_files!r}")
+    if not isinstance(dataset, str) or not dataset.startswith("folder:"):
+        return None
+    folder = os.path.expanduser(dataset[len("folder:") :])
+    if not os.path.isdir(folder):
+        raise ValueError(
+            f"`dataset` must name an existing folder after 'folder:'; {folder} is not one. "
+            f"Received: dataset={dataset!r}"
+        )
+    per_class = []
+    for entry in sorted(os.listdir(folder)):
+        path = os.path.join(folder, entry)
+        if os.path.isdir(path):
+            files = sorted(f for f in os.listdir(path) if f.lower().endswith(_IMAGE_EXTENSIONS))
+            per_class.append([os.path.join(path, f) for f in files])
+    # Round robin over the classes: every class counts, whatever its size.
+    chosen = []
+    for index in range(max(map(len, per_class), default=0)):
+        chosen.extend(files[index] for files in per_class if index < len(files))
+        if len(chosen) >= max_files:
+            break
+    if not chosen:
+        return None
+    sizes = np.array(
+        [
+            tf.image.decode_image(tf.io.read_file(path), expand_animations=False).shape[:2]
+            for path in chosen[:max_files]
+        ]
+    )  # (files, 2)
+    height, width = np.median(sizes, axis=0)
+    return int(round(height)), int(round(width))
 
 
 def _to_float_image(image, label, size):

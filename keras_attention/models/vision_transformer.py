@@ -23,6 +23,7 @@ RESCALINGS = {
 }
 
 # Stable layer names: the attention model and the weight transfer find layers by them.
+_RESIZE = "resize"
 _AUGMENTATION = "augmentation"
 _RESCALE = "rescale"
 _PATCH_EMBEDDING = "patch_embedding"
@@ -45,12 +46,27 @@ def _check_rate(name, value):
         raise ValueError(f"`{name}` must be a float in [0, 1). Received: {name}={value!r}")
 
 
+def _image_size_pair(image_size):
+    """`image_size` as `(height, width)`, or a ValueError naming it."""
+    if isinstance(image_size, (tuple, list)) and len(image_size) == 2:
+        pair = tuple(image_size)
+    else:
+        pair = (image_size, image_size)
+    for side in pair:
+        if isinstance(side, bool) or not isinstance(side, (int, np.integer)) or side <= 0:
+            raise ValueError(
+                "`image_size` must be a positive integer or a (height, width) pair of them. "
+                f"Received: image_size={image_size!r}"
+            )
+    return int(pair[0]), int(pair[1])
+
+
 def _check_arguments(
     image_size, patch_size, num_classes, hidden_dim, num_layers, num_heads, mlp_dim,
     dropout, pooling, stochastic_depth_rate, channels, rescaling, class_names,
 ):
+    height, width = _image_size_pair(image_size)
     for name, value in (
-        ("image_size", image_size),
         ("patch_size", patch_size),
         ("num_classes", num_classes),
         ("hidden_dim", hidden_dim),
@@ -60,7 +76,7 @@ def _check_arguments(
         ("channels", channels),
     ):
         _check_positive_int(name, value)
-    if image_size % patch_size:
+    if height % patch_size or width % patch_size:
         raise ValueError(
             "`image_size` must be a multiple of `patch_size`. "
             f"Received: image_size={image_size}, patch_size={patch_size}"
@@ -169,6 +185,53 @@ class TrainingAugmentation(keras.layers.Layer):
         return cls(**config)
 
 
+@keras.saving.register_keras_serializable(package="keras_attention")
+class ResizeToModelSize(keras.layers.Layer):
+    """Bilinearly resizes images to the model's size, skipping images already that size.
+
+    The check is on static shapes, made when the step is traced: batches of
+    a fixed native size (as a training pipeline gives) pass through
+    untouched, while images of unknown or other sizes (a serving signature
+    of any size) are resized. A bilinear resize to the same size returns its
+    input anyway, so both paths give the same numbers.
+
+    Args:
+        size: `(height, width)` to resize to.
+        **kwargs: base layer arguments (`name`, `dtype`, ...).
+
+    Call arguments:
+        inputs: images `(B, H, W, C)`.
+
+    Returns:
+        images `(B, height, width, C)`.
+
+    Example:
+
+    >>> import numpy as np
+    >>> from keras_attention.models.vision_transformer import ResizeToModelSize
+    >>> layer = ResizeToModelSize((4, 6))
+    >>> tuple(layer(np.zeros((2, 8, 8, 3), "float32")).shape)
+    (2, 4, 6, 3)
+    """
+
+    def __init__(self, size, **kwargs):
+        super().__init__(**kwargs)
+        self.size = _image_size_pair(size)
+
+    def call(self, inputs):
+        if tuple(inputs.shape[1:3]) == self.size:
+            return inputs
+        return ops.image.resize(inputs, self.size, interpolation="bilinear")
+
+    def compute_output_shape(self, input_shape):
+        return (input_shape[0], *self.size, input_shape[-1])
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"size": self.size})
+        return config
+
+
 def vision_transformer(
     *,
     image_size,
@@ -194,7 +257,7 @@ def vision_transformer(
     The model of Dosovitskiy et al. 2021 (https://arxiv.org/abs/2010.11929):
 
         images (B, H, W, C), 0..255
-        -> resize to (image_size, image_size), rescale to [-1, 1] or [0, 1]
+        -> resize to image_size (height, width), rescale to [-1, 1] or [0, 1]
         -> patches of patch_size x patch_size, each linearly projected: (B, N, D)
         -> [class] token prepended ("token" pooling): (B, 1 + N, D)
         -> + learned position embedding, dropout
@@ -202,7 +265,9 @@ def vision_transformer(
         -> LayerNorm -> class token or mean of tokens -> Dense(num_classes) logits
 
     Resizing happens inside the model, so one model serves images of any
-    size. For small data sets (Lee et al. 2021, https://arxiv.org/abs/2112.13492;
+    size; a non-square `image_size` keeps its aspect ratio as a non-square
+    patch grid. Images already at `image_size` skip the resize. For small
+    data sets (Lee et al. 2021, https://arxiv.org/abs/2112.13492;
     Hassani et al. 2021, https://arxiv.org/abs/2104.05704) use small
     patches, `augmentation`, `stochastic_depth_rate` and label smoothing in
     the loss. To move the model to another `image_size`, build a new one and
@@ -215,8 +280,9 @@ def vision_transformer(
     the attention weights.
 
     Args:
-        image_size: side of the square image the model works at, a
-            multiple of `patch_size`.
+        image_size: size the model works at: the side of a square, or
+            `(height, width)`; both sides multiples of `patch_size`. The
+            patch grid is `(height // patch_size, width // patch_size)`.
         patch_size: side of the square patches in pixels.
         num_classes: number of output logits.
         hidden_dim: token width D.
@@ -267,15 +333,17 @@ def vision_transformer(
         image_size, patch_size, num_classes, hidden_dim, num_layers, num_heads, mlp_dim,
         dropout, pooling, stochastic_depth_rate, channels, rescaling, class_names,
     )
-    grid = image_size // patch_size
+    height, width = _image_size_pair(image_size)
+    grid = (height // patch_size, width // patch_size)
     use_class_token = pooling == "token"
     scale, offset = RESCALINGS[rescaling]
 
     images = keras.Input(shape=(None, None, channels), dtype="float32", name="images")
-    # An op rather than `keras.layers.Resizing`: that layer's call defaults to
-    # training=True and hands it on to every later layer, so a plain
-    # `model(images)` would run dropout and augmentation.
-    x = ops.image.resize(images, (image_size, image_size), interpolation="bilinear")
+    # Not `keras.layers.Resizing`: that layer's call defaults to training=True
+    # and hands it on to every later layer, so a plain `model(images)` would
+    # run dropout and augmentation.
+    # float32 whatever the dtype policy: the pixels stay exact before rescaling.
+    x = ResizeToModelSize((height, width), dtype="float32", name=_RESIZE)(images)  # (B, h, w, C)
     if augmentation:
         x = TrainingAugmentation(augmentation, name=_AUGMENTATION)(x)
     x = keras.layers.Rescaling(scale, offset=offset, name=_RESCALE)(x)
@@ -283,7 +351,7 @@ def vision_transformer(
     if use_class_token:
         x = ClassToken(name=_CLASS_TOKEN)(x)  # (B, 1 + N, D)
     x = PositionEmbedding2D(
-        grid_size=(grid, grid),
+        grid_size=grid,
         merge="add",
         num_prefix_tokens=int(use_class_token),
         # big_vision's scale: with the 0.02 of the paper's larger widths, a

@@ -130,3 +130,27 @@ def test_tfds_names_give_three_resized_splits(dataset, num_classes):
 def test_bad_arguments_are_named(kwargs, message):
     with pytest.raises(ValueError, match=message):
         load_image_classification_dataset(**kwargs)
+
+
+def test_native_image_size_is_the_median_of_the_folder(tmp_path):
+    from keras_attention.data.image_classification_sources import native_image_size
+
+    for class_name, sizes in {"a": [(12, 20), (12, 20)], "b": [(12, 20), (30, 10)]}.items():
+        (tmp_path / class_name).mkdir()
+        for index, (height, width) in enumerate(sizes):
+            png = tf.io.encode_png(tf.zeros((height, width, 3), tf.uint8)).numpy()
+            (tmp_path / class_name / f"{index}.png").write_bytes(png)
+    (tmp_path / "a" / "notes.txt").write_text("not an image")
+    assert native_image_size(f"folder:{tmp_path}") == (12, 20)
+    # Files are taken round robin over the classes: one of each here.
+    assert native_image_size(f"folder:{tmp_path}", max_files=2) == (12, 20)
+    assert native_image_size("builtin") is None and native_image_size("cifar10") is None
+    with pytest.raises(ValueError, match=r"`dataset` must name an existing folder"):
+        native_image_size(f"folder:{tmp_path / 'absent'}")
+    with pytest.raises(ValueError, match=r"`max_files` must be a positive integer. Received: max_files=0"):
+        native_image_size(f"folder:{tmp_path}", max_files=0)
+
+
+def test_folder_keeps_a_non_square_size(class_folder):
+    data = load_image_classification_dataset(f"folder:{class_folder}", (6, 12), seed=0)
+    assert image_label_spec_ok(data.splits["train"], 6, 12)

@@ -74,6 +74,15 @@ def test_train_vit_flags(train_vit):
     args = train_vit.parse_args([])
     assert (args.dataset, args.preset, args.output_dir, args.strategy) == ("builtin", "small", "runs/vit", "default")
     assert args.export is None and not args.mixed_precision
+    # The built-in set's size is known from the flags: 6144 training images.
+    assert (args.patch_size, args.batch_size, args.epochs) == (4, 128, 16)
+    assert args.recipe.reasons["epochs"].startswith("about 100,000 images seen")
+    assert train_vit.augmentation_of(args) == "none"  # labels say where the shape is
+    args = train_vit.parse_args(["--epochs", "3", "--batch-size", "8", "--patch-size", "8"])
+    assert (args.patch_size, args.batch_size, args.epochs) == (8, 8, 3)
+    args = train_vit.parse_args(["--dataset", "folder:somewhere"])
+    assert (args.patch_size, args.batch_size, args.epochs, args.recipe) == (None, None, None, None)
+    assert train_vit.augmentation_of(args) == "geometric"
     args = train_vit.parse_args(
         ["--preset", "B/16", "--patch-size", "32", "--image-size", "64", "--label-smoothing", "0.2"]
     )
@@ -83,6 +92,79 @@ def test_train_vit_flags(train_vit):
     assert model.output_shape == (None, 5) and args.label_smoothing == 0.2
     with pytest.raises(SystemExit):
         train_vit.parse_args(["--preset", "Z/16"])
+
+
+def _glyph_folder(root, height, width, per_class=6):
+    """Three classes of bars (vertical, horizontal, diagonal) on (height, width) images."""
+    rng = np.random.default_rng(0)
+    for name in ("vertical", "horizontal", "diagonal"):
+        (root / name).mkdir(parents=True)
+        for index in range(per_class):
+            pixels = rng.integers(0, 40, (height, width, 3)).astype(np.uint8)
+            if name == "vertical":
+                pixels[:, width // 2 - 1 : width // 2 + 1] = 255
+            elif name == "horizontal":
+                pixels[height // 2 - 1 : height // 2 + 1] = 255
+            else:
+                for row in range(height):
+                    pixels[row, row * width // height] = 255
+            png = tf.io.encode_png(tf.constant(pixels)).numpy()
+            (root / name / f"{index}.png").write_bytes(png)
+    return root
+
+
+def test_train_vit_on_a_non_square_folder_derives_and_prints_its_choices(
+    train_vit, tmp_path, capsys, monkeypatch
+):
+    monkeypatch.setattr(
+        train_vit,
+        "SMALL_ARCHITECTURE",
+        dict(patch_size=4, hidden_dim=16, num_layers=1, num_heads=2, mlp_dim=16),
+    )
+    monkeypatch.setattr(train_vit, "NUM_ROLLOUT_IMAGES", 1)
+    folder = _glyph_folder(tmp_path / "glyphs", 12, 24)
+    export_dir = tmp_path / "served"
+    metrics = train_vit.main(
+        [
+            "--dataset", f"folder:{folder}",
+            "--image-size", "16",
+            "--patch-size", "4",
+            "--epochs", "1",
+            "--output-dir", str(tmp_path / "run"),
+            "--export", str(export_dir),
+        ]
+    )
+    # 12 x 24 images keep their aspect: 8 x 16 pixels, a 2 x 4 patch grid.
+    assert metrics["image_size"] == [8, 16] and metrics["patch_size"] == 4
+    assert metrics["augmentation"] == "geometric"
+    # 18 images, 3 held out (validation and test): 15 to train, all in one batch.
+    assert metrics["batch_size"] == 15 and metrics["epochs"] == 1
+    printed = capsys.readouterr().out.splitlines()
+    assert "image_size (8, 16): keeps the 12 x 24 images' aspect ratio, longer side 16" in printed
+    assert "patch_size 4: set by the user" in printed
+    assert any(line.startswith("batch_size 15: 15 training images") for line in printed)
+    assert "epochs 1: set by the user" in printed
+    assert any(line.startswith("warmup_steps 1: ") for line in printed)
+    assert any(line.startswith("augmentation geometric: training batches only") for line in printed)
+    model = keras.saving.load_model(tmp_path / "run" / "checkpoints" / "epoch_001.keras")
+    assert model.get_layer("position_embedding").grid_size == (2, 4)
+    serve = tf.saved_model.load(str(export_dir)).signatures["serving_default"]
+    result = serve(images=np.zeros((2, 12, 24, 3), np.uint8))  # uint8 pixels, as stored
+    assert result["probabilities"].shape == (2, 3)
+    assert set(result["labels"].numpy().tolist()) <= {b"vertical", b"horizontal", b"diagonal"}
+
+
+def test_only_training_batches_are_augmented(train_vit):
+    images = np.zeros((4, 16, 16, 3), "float32")
+    images[:, 4:12, 7:9] = 255.0
+    pairs = tf.data.Dataset.from_tensor_slices((images, np.arange(4) % 2))
+    evaluation = train_vit.batches(pairs, 4, 2, augmentation="geometric")
+    (batch, one_hot), = list(evaluation.as_numpy_iterator())
+    np.testing.assert_array_equal(batch, images)
+    np.testing.assert_array_equal(one_hot.argmax(-1), [0, 1, 0, 1])
+    training = train_vit.batches(pairs, 4, 2, shuffle_seed=0, augmentation="geometric")
+    (batch, _), = list(training.as_numpy_iterator())
+    assert batch.shape == images.shape and not np.allclose(batch, images)
 
 
 def test_common_flags(example_utils):

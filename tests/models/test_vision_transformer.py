@@ -14,6 +14,7 @@ from layer_harness import LayerSpec
 from layer_harness import run_check
 
 from keras_attention.models import vit_presets
+from keras_attention.models.vision_transformer import ResizeToModelSize
 from keras_attention.models.vision_transformer import TrainingAugmentation
 from keras_attention.models.vision_transformer import copy_vision_transformer_weights
 from keras_attention.models.vision_transformer import get_attention_scores
@@ -194,6 +195,49 @@ def test_other_image_size_is_resized_inside():
     doubled = np.repeat(np.repeat(images, 2, axis=1), 2, axis=2)
     np.testing.assert_allclose(np.asarray(model(doubled)), np.asarray(model(images)), atol=1e-4)
     assert model(_images(3, 13, 21)).shape == (3, 3)
+
+
+def test_non_square_image_size_gives_non_square_grid():
+    model = _randomize(vision_transformer(**{**TINY, "image_size": (8, 12)}))
+    assert vision_transformer_token_layout(model) == ((2, 3), True)
+    assert tuple(model.get_layer("position_embedding").grid_embeddings.shape) == (2, 3, 8)
+    images = _images(2, 8, 12)
+    maps = get_attention_scores(model, images)
+    assert [m.shape for m in maps] == [(2, 2, 7, 7)] * 2  # class token + 2 x 3 patches
+    # The image is not squashed: a 2x larger image of the same aspect gives
+    # the same logits (bilinear halving of a pixel-repeated image).
+    doubled = np.repeat(np.repeat(images, 2, axis=1), 2, axis=2)
+    np.testing.assert_allclose(np.asarray(model(doubled)), np.asarray(model(images)), atol=1e-4)
+    # Rows of patches stay rows: swapping the image's axes is another input.
+    tall = vision_transformer(**{**TINY, "image_size": (12, 8)})
+    assert vision_transformer_token_layout(tall) == ((3, 2), True)
+
+
+def _resize_ops(model, spec):
+    graph = tf.function(lambda images: model(images)).get_concrete_function(spec).graph
+    return [op.type for op in graph.get_operations() if op.type.startswith("Resize")]
+
+
+def test_resize_skipped_at_native_size():
+    model = vision_transformer(**{**TINY, "image_size": (8, 12)})
+    assert _resize_ops(model, tf.TensorSpec((None, 8, 12, 3), tf.float32)) == []
+    assert _resize_ops(model, tf.TensorSpec((None, 16, 12, 3), tf.float32)) == ["ResizeBilinear"]
+    assert _resize_ops(model, tf.TensorSpec((None, None, None, 3), tf.float32)) == ["ResizeBilinear"]
+    # Skipping changes no number: a bilinear resize to the same size is the identity.
+    images = _images(2, 8, 12)
+    np.testing.assert_array_equal(
+        np.asarray(ops_resize(images, (8, 12))), images
+    )
+    layer = ResizeToModelSize((8, 12))
+    np.testing.assert_array_equal(np.asarray(layer(images)), images)
+    assert tuple(layer(_images(1, 5, 7)).shape) == (1, 8, 12, 3)
+    assert ResizeToModelSize.from_config(layer.get_config()).size == (8, 12)
+    with pytest.raises(ValueError, match=r"`image_size` must be a positive integer or a \(height, width\) pair of them. Received: image_size=\(8, -1\)"):
+        ResizeToModelSize((8, -1))
+
+
+def ops_resize(images, size):
+    return keras.ops.image.resize(images, size, interpolation="bilinear")
 
 
 @pytest.mark.parametrize("rescaling, low, high", [("symmetric", -1.0, 1.0), ("unit", 0.0, 1.0)])
@@ -408,6 +452,11 @@ def test_keras_file_round_trip(tmp_path):
     for got, want in zip(get_attention_scores(loaded, images), get_attention_scores(model, images)):
         np.testing.assert_allclose(got, want, atol=1e-6)
     assert vision_transformer_token_layout(loaded) == ((2, 2), True)
+    wide = _randomize(vision_transformer(**{**TINY, "image_size": (8, 12)}))
+    wide.save(tmp_path / "wide.keras")
+    loaded = keras.saving.load_model(tmp_path / "wide.keras")
+    np.testing.assert_allclose(np.asarray(loaded(images)), np.asarray(wide(images)), atol=1e-6)
+    assert vision_transformer_token_layout(loaded) == ((2, 3), True)
 
 
 # ---------------------------------------------------------------- argument errors
@@ -417,7 +466,9 @@ def test_keras_file_round_trip(tmp_path):
     "overrides, message",
     [
         ({"image_size": 10}, r"`image_size` must be a multiple of `patch_size`. Received: image_size=10, patch_size=4"),
-        ({"image_size": 0}, r"`image_size` must be a positive integer. Received: image_size=0"),
+        ({"image_size": 0}, r"`image_size` must be a positive integer or a \(height, width\) pair of them. Received: image_size=0"),
+        ({"image_size": (8, 6)}, r"`image_size` must be a multiple of `patch_size`. Received: image_size=\(8, 6\), patch_size=4"),
+        ({"image_size": (8, 0)}, r"`image_size` must be a positive integer or a \(height, width\) pair of them. Received: image_size=\(8, 0\)"),
         ({"patch_size": 2.5}, r"`patch_size` must be a positive integer. Received: patch_size=2.5"),
         ({"num_classes": -1}, r"`num_classes` must be a positive integer. Received: num_classes=-1"),
         ({"num_layers": 0}, r"`num_layers` must be a positive integer. Received: num_layers=0"),
