@@ -547,7 +547,8 @@ def make_object_scene_caption_folder(
     names = tuple(names)
     if len(names) < 2 or len(set(names)) != len(names) or any(n not in OBJECT_NAMES for n in names):
         raise ValueError(
-            f"`names` must be at least 2 distinct names from {OBJECT_NAMES}. Received: names={names!r}"
+            f"`names` must be at least 2 distinct names from {OBJECT_NAMES}. "
+            f"Received: names={names!r}"
         )
     grid = ((2, 3) if width >= height else (3, 2)) if grid is None else tuple(grid)
     if (
@@ -555,11 +556,14 @@ def make_object_scene_caption_folder(
         or not all(isinstance(g, int) and g >= 1 for g in grid)
         or grid[0] * grid[1] < 2
     ):
-        raise ValueError(f"`grid` must be (rows, cols) of at least 2 cells. Received: grid={grid!r}")
+        raise ValueError(
+            f"`grid` must be (rows, cols) of at least 2 cells. Received: grid={grid!r}"
+        )
     if low < 2 or high > min(len(names), grid[0] * grid[1]):
         raise ValueError(
             f"`objects_per_image` must be between 2 and min(len(names), cells)="
-            f"{min(len(names), grid[0] * grid[1])}. Received: objects_per_image={objects_per_image!r}"
+            f"{min(len(names), grid[0] * grid[1])}. "
+            f"Received: objects_per_image={objects_per_image!r}"
         )
     cell_h, cell_w = height / grid[0], width / grid[1]
     rng = np.random.default_rng(seed)
@@ -729,7 +733,8 @@ def _sentence(rng):
     if kind == 2:
         return f"it's {obj}, and {subject} {verb} it!"
     if kind == 3:
-        return f"{subject} said \"{pick(('yes', 'no', 'maybe', 'hello', 'thanks'))}\" {pick(_EXTRAS)}."
+        word = pick(("yes", "no", "maybe", "hello", "thanks"))
+        return f"{subject} said \"{word}\" {pick(_EXTRAS)}."
     if kind == 4:
         return f"{subject} can't say why {int(rng.integers(2, 100))} people came."
     return f"{pick(_EXTRAS)}, {subject} {verb} {obj}; then {pick(_SUBJECTS)} left."

@@ -1,4 +1,4 @@
-"""The learning benchmark's data sets: readable by the package's loaders, right boxes, exact rules."""
+"""Learning benchmark data sets: readable by the package's loaders, right boxes, exact rules."""
 
 import datetime
 import doctest
