@@ -367,7 +367,8 @@ class ReversibleTokenizer(tf.Module):
         Reading stops at the first end token; padding and start tokens are
         dropped, and the pieces are joined as they are (they carry their
         spaces). Leading and trailing spaces are trimmed, as `encode` never
-        makes them.
+        makes them. The text is always valid UTF-8: byte tokens that do not
+        form a whole character (which a model may produce) become U+FFFD.
 
         Args:
             ids: integer ids `(B, T)` or `(T,)`: a tensor (also symbolic), a
@@ -384,6 +385,8 @@ class ReversibleTokenizer(tf.Module):
         ['a', ' ', 'b']
         >>> tokenizer.decode([[2, 260, 261, 262, 3, 260]]).numpy().tolist()
         [b'a b']
+        >>> tokenizer.decode([260, 4 + 0xC3]).numpy().decode("utf-8")  # half of "é"
+        'a\ufffd'
         """
         ids = tf.convert_to_tensor(ids)
         if not ids.dtype.is_integer or ids.shape.rank not in (1, 2):
@@ -397,6 +400,9 @@ class ReversibleTokenizer(tf.Module):
         surfaces = tf.gather(self._surfaces, tf.where(in_range, batch, 0))  # (B, T)
         surfaces = tf.where(after_end, "", surfaces)
         text = tf.strings.strip(tf.strings.reduce_join(surfaces, axis=1))  # (B,)
+        # A model may emit byte tokens that do not form whole characters:
+        # each broken sequence becomes U+FFFD, so the result is valid UTF-8.
+        text = tf.strings.unicode_transcode(text, "UTF-8", "UTF-8", errors="replace")
         return text[0] if ids.shape.rank == 1 else text
 
     def save(self, directory):

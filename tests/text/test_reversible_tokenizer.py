@@ -163,6 +163,16 @@ def test_decode_stops_at_end_and_ignores_out_of_range_ids(tokenizer):
     assert tokenizer.decode([[tokenizer.start_id, el, 10**6, -5, 0]]).numpy().tolist() == [b"el"]
 
 
+def test_decode_gives_valid_utf8_for_any_ids(tokenizer):
+    rng = np.random.default_rng(0)
+    ids = rng.integers(0, tokenizer.vocabulary_size, size=(200, 12))
+    texts = tokenizer.decode(ids).numpy().tolist()
+    assert all(isinstance(text.decode("utf-8"), str) for text in texts)
+    e_acute = [4 + byte for byte in "é".encode("utf-8")]
+    assert tokenizer.decode([e_acute[0], tokenizer.end_id]).numpy().decode() == "\ufffd"
+    assert tokenizer.decode(e_acute).numpy().decode() == "é"
+
+
 def test_works_in_tf_data_and_tf_function(tokenizer):
     texts = ["el gato.", "¿Quién?"]
     dataset = tf.data.Dataset.from_tensor_slices(texts).map(lambda t: tokenizer.encode(t, 8))
