@@ -358,16 +358,24 @@ def _examples(made, held_out):
     return info.get("num_images", info.get("num_pairs"))
 
 
-def run_case(case, output_dir, quick, timeout, ours_metrics=None):
-    """Makes the data, trains, exports and scores one case; returns its JSON record."""
+def run_case(case, output_dir, quick, timeout, ours_metrics=None, previous=None):
+    """Makes the data, trains, exports and scores one case; returns its JSON record.
+
+    With a `previous` record of the case, nothing is trained: the export its
+    run left is scored again, and its command and times are kept.
+    """
     made = make_data(case.data, os.path.join(output_dir, "data"), quick)
     run_dir = os.path.join(output_dir, "runs", case.name.replace("/", "_"))
-    if os.path.isdir(run_dir):
-        shutil.rmtree(run_dir)  # a leftover backup would resume an old run
-    os.makedirs(run_dir)
-    command = command_for(case, made, run_dir, quick, ours_metrics)
-    _log(f"{case.name}: {' '.join(command)}")
-    code, wall, cpu, tail = run_command(command, os.path.join(run_dir, "log.txt"), timeout)
+    if previous is not None:
+        command = previous["command"].split(" ")
+        code, wall, cpu, tail = 0, previous["wall_s"], previous["cpu_s"], []
+    else:
+        if os.path.isdir(run_dir):
+            shutil.rmtree(run_dir)  # a leftover backup would resume an old run
+        os.makedirs(run_dir)
+        command = command_for(case, made, run_dir, quick, ours_metrics)
+        _log(f"{case.name}: {' '.join(command)}")
+        code, wall, cpu, tail = run_command(command, os.path.join(run_dir, "log.txt"), timeout)
     record = {
         "case": case.name,
         "family": case.family,
@@ -505,14 +513,23 @@ def update_readme(payload, readme=README):
         handle.write(text)
 
 
+def _previous_records(path):
+    """Case name -> record of the JSON file at `path` (none when missing)."""
+    if not os.path.exists(path):
+        return {}
+    with open(path) as handle:
+        previous = json.load(handle)
+    return {record["case"]: record for record in previous["results"]}
+
+
 def _merge(previous_path, records):
     """Earlier records of cases not in `records`, in `all_cases` order, with `records`."""
     by_case = {}
     if os.path.exists(previous_path):
         with open(previous_path) as handle:
-            previous = json.load(handle)
-        if not previous.get("quick"):
-            by_case = {record["case"]: record for record in previous["results"]}
+            quick = json.load(handle).get("quick")
+        if not quick:
+            by_case = _previous_records(previous_path)
     by_case.update({record["case"]: record for record in records})
     order = {case.name: index for index, case in enumerate(all_cases())}
     return sorted(by_case.values(), key=lambda record: order.get(record["case"], len(order)))
@@ -534,6 +551,9 @@ def parse_args(argv):
                         help=f"JSON file to write (default: {RESULTS_PATH}, or "
                         "OUTPUT_DIR/learning.json when --quick)")
     parser.add_argument("--no-readme", action="store_true", help="leave README.md unchanged")
+    parser.add_argument("--score-only", action="store_true",
+                        help="train nothing: score again the exports of the runs recorded in "
+                        "the JSON file (after a change of the scores)")
     parser.add_argument("--timeout", type=float, default=None,
                         help="seconds per training run (default: none; 900 when --quick)")
     return parser.parse_args(argv)
@@ -552,7 +572,14 @@ def main(argv=None):
     )
     timeout = args.timeout or (900 if args.quick else None)
     records, ours = [], {}
-    for case in select_cases(args.only, args.quick):
+    if args.score_only:
+        for case in select_cases(args.only, args.quick):
+            previous = _previous_records(results_path).get(case.name)
+            if previous is None or previous.get("error"):
+                _log(f"{case.name}: no successful run recorded in {results_path}; skipped")
+                continue
+            records.append(run_case(case, output_dir, args.quick, timeout, previous=previous))
+    for case in [] if args.score_only else select_cases(args.only, args.quick):
         if case.model == PEER_MODEL and case.data.name not in ours:
             # The peer trains for our ViT's epochs: run ours first when it was not selected.
             ours_case = Case(case.family, "ours", case.data)

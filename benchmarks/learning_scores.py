@@ -1,7 +1,8 @@
 """Scores of exported SavedModels on held-out data: what the learning benchmark reports.
 
 - captioning: exact match (the caption string equals the reference), corpus
-  BLEU (sacrebleu), and the attention peak on the named object: for every
+  BLEU (sacrebleu; n-gram orders longer than every caption left out), and
+  the attention peak on the named object: for every
   generated word that names an object, the argmax cell of that word's
   attention map, mapped to image coordinates (the cell's centre), lies in
   that object's box. `chance` is the same rate for a cell drawn uniformly.
@@ -212,6 +213,11 @@ def attention_on_named_objects(captions, references, attention, tokens, boxes, i
 def corpus_scores(hypotheses, references):
     """Exact match, BLEU and chrF of strings against one reference each.
 
+    BLEU is sacrebleu's corpus BLEU with `effective_order`: n-gram orders
+    that no hypothesis has (4-grams of three-word captions) are left out
+    instead of making the score 0; with every order present it is the
+    standard corpus BLEU.
+
     Example:
 
     >>> from benchmarks.learning_scores import corpus_scores
@@ -220,13 +226,14 @@ def corpus_scores(hypotheses, references):
     (0.5, 2)
     """
     import sacrebleu
+    from sacrebleu.metrics import BLEU
 
     hypotheses = [_text(h) for h in hypotheses]
     references = [_text(r) for r in references]
     exact = [h == r for h, r in zip(hypotheses, references)]
     return {
         "exact_match": float(np.mean(exact)) if exact else None,
-        "bleu": sacrebleu.corpus_bleu(hypotheses, [references]).score,
+        "bleu": BLEU(effective_order=True).corpus_score(hypotheses, [references]).score,
         "chrf": sacrebleu.corpus_chrf(hypotheses, [references]).score,
         "count": len(exact),
     }

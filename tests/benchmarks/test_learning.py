@@ -1,5 +1,6 @@
 """The learning benchmark: case selection, commands, scoring rules, tables (no training here)."""
 
+import doctest
 import json
 import pathlib
 import re
@@ -142,20 +143,19 @@ def test_score_captioner_batches_and_reads_tokens():
 def test_translator_and_classifier_scores_on_an_exported_model(tmp_path):
     import keras
 
-    # A tiny classifier exported as the ViT peer exports, scored on a held-out folder.
-    made = learning.make_data(
-        learning.DataSet("tiny", "vit", "report", "make_glyph_classification_folder",
-                         dict(size=12, classes="017"), 2, 2, 2, 2),
-        str(tmp_path / "data"), quick=True,
-    )
-    inputs = keras.Input((12, 12, 3))
-    outputs = keras.layers.Dense(3)(keras.layers.GlobalAveragePooling2D()(inputs))
-    model = keras.Model(inputs, outputs)
-    keras_hub_vit_peer.export(model, str(tmp_path / "export"), made["held_out"]["class_names"])
+    # A tiny classifier exported as the ViT peer exports it, in the place of a finished run,
+    # scored again on the quick held-out glyphs without training.
     case = learning.Case("vit", "ours", learning.DATA_SETS[4])
-    result = learning.score_case(case, made, str(tmp_path / "export"))
-    assert result["count"] == 6 and 0.0 <= result["accuracy"] <= 1.0
-    assert result["accuracy"] in (0.0, 1 / 3, 2 / 3, 1.0)
+    inputs = keras.Input((32, 32, 3))
+    outputs = keras.layers.Dense(10)(keras.layers.GlobalAveragePooling2D()(inputs))
+    export = tmp_path / "runs" / "vit_ours_glyph_digits" / "export"
+    keras_hub_vit_peer.export(keras.Model(inputs, outputs), str(export), list("0123456789"))
+    previous = {"command": "python examples/train_vit.py", "wall_s": 2.0, "cpu_s": 1.0}
+    record = learning.run_case(case, str(tmp_path), True, None, previous=previous)
+    assert record["error"] is None, record["error"]
+    assert record["scores"]["count"] == 20 and record["cpu_s"] == 1.0
+    assert record["train_examples"] == 60 and record["role"] == "tune"
+    assert record["scores"]["accuracy"] in {k / 20 for k in range(21)}
 
     # Held-out translation pairs drop sources seen in training.
     train, held = tmp_path / "train.tsv", tmp_path / "held.tsv"
@@ -219,3 +219,9 @@ def test_merge_keeps_earlier_cases_and_replaces_rerun_ones(tmp_path):
     merged = learning._merge(str(path), [rerun])
     assert [r["case"] for r in merged] == ["vit/ours/glyph_digits", "nmt/rnn/dates"]
     assert merged[1]["error"] is None
+
+
+@pytest.mark.parametrize("module", [learning, scores, keras_hub_vit_peer])
+def test_docstring_examples_run(module):
+    results = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert results.attempted > 0 and results.failed == 0
