@@ -68,7 +68,8 @@ def export_image_classifier(model, path, class_names=None):
 
     The `serving_default` signature takes `images`, float32
     `(B, H, W, C)` with pixel values in 0..255 and any `H` and `W` (the
-    model resizes them), and returns `probabilities` `(B, num_classes)`
+    model resizes them; NumPy uint8 arrays, as images are stored, are
+    converted by the call), and returns `probabilities` `(B, num_classes)`
     float32 (softmax of the model's logits) and `labels` `(B,)` string (the
     most probable class name). The SavedModel needs only TensorFlow to run
     (`tf.saved_model.load(path).signatures["serving_default"](images=...)`),

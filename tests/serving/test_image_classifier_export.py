@@ -105,6 +105,17 @@ def test_signature_in_process_any_size(exported):
         assert labels == [CLASS_NAMES[i] for i in expected.argmax(-1)]
 
 
+def test_signature_takes_uint8_pixels_as_stored(exported):
+    model, path = exported
+    serve = tf.saved_model.load(str(path)).signatures["serving_default"]
+    pixels = np.random.default_rng(1).integers(0, 256, (2, 8, 12, 3)).astype(np.uint8)
+    from_uint8 = serve(images=pixels)  # NumPy uint8 arrays are converted to float32
+    from_float = serve(images=tf.constant(pixels.astype("float32")))
+    np.testing.assert_allclose(from_uint8["probabilities"].numpy(), from_float["probabilities"].numpy())
+    expected = _softmax(np.asarray(model(pixels.astype("float32")), dtype="float64"))
+    np.testing.assert_allclose(from_uint8["probabilities"].numpy(), expected, atol=1e-5)
+
+
 @pytest.mark.parametrize("shape", [(2, 8, 8, 1), (1, 0, 8, 3)])
 def test_bad_request_shape_is_named(exported, shape):
     _, path = exported
