@@ -19,6 +19,7 @@ Example:
 import importlib.util
 import json
 import os
+import sys
 import warnings
 
 import keras
@@ -248,3 +249,20 @@ def write_metrics(output_dir, metrics):
     with open(path, "w") as file:
         json.dump(metrics, file, indent=2)
     return path
+
+
+def progress_verbosity():
+    """`fit`'s `verbose`: a progress bar on a terminal, one line per epoch in a log file.
+
+    Progress bars redraw themselves with control characters, which fill a log
+    file written by `python train.py > run.log` with thousands of partial lines.
+
+    Returns:
+        1 when standard output is a terminal, else 2.
+
+    Example:
+
+    >>> progress_verbosity() in (1, 2)
+    True
+    """
+    return 1 if sys.stdout.isatty() else 2

@@ -1,10 +1,15 @@
 """Train a Transformer or an RNN-with-attention translator, score it and export it.
 
 With no argument a small Transformer learns the built-in English -> Spanish
-corpus on the CPU in a few minutes. The run trains WordPiece vocabularies on
-the training split, trains with teacher forcing, then translates the held-out
-split with XLA-compiled greedy (or beam) search and reports BLEU and chrF
-(sacrebleu). Under `--output-dir` it leaves the vocabularies
+corpus on the CPU in a few minutes. The run learns a reversible vocabulary per
+language on the training split (translations come back with the spacing and
+punctuation people write), derives the sequence length, batch size, epochs
+and warm-up from the data where they are not given (and prints why), trains
+with teacher forcing, warns when the validation loss does not fall below the
+unigram loss (a model that ignores the source), then translates the held-out
+split with XLA-compiled greedy (or beam) search and reports BLEU, chrF
+(sacrebleu) and the fraction of exactly right translations. Under
+`--output-dir` it leaves the vocabularies
 (`vocabulary/source`, `vocabulary/target`), per-epoch checkpoints, a backup
 that an interrupted run resumes from when started again with the same
 command, TensorBoard logs, `metrics.json`, and alignment plots of a few
@@ -33,30 +38,38 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import example_utils  # noqa: E402
 
+from keras_attention.callbacks.learning_monitor import LearningMonitor  # noqa: E402
+from keras_attention.callbacks.prior_cross_entropy import prior_cross_entropy  # noqa: E402
 from keras_attention.data.translation_batches import make_translation_batches  # noqa: E402
 from keras_attention.data.translation_sources import load_translation_pairs  # noqa: E402
 from keras_attention.models.rnn_attention_translator import (  # noqa: E402
     rnn_attention_translator,
 )
 from keras_attention.models.transformer_translator import transformer_translator  # noqa: E402
+from keras_attention.models.translation_training_recipe import (  # noqa: E402
+    translation_training_recipe,
+)
 from keras_attention.models.translation_losses import (  # noqa: E402
     MaskedSparseCategoricalAccuracy,
     masked_sparse_categorical_crossentropy,
 )
 from keras_attention.serving.translator_export import export_translator  # noqa: E402
 from keras_attention.serving.translator_export import make_translation_function  # noqa: E402
+from keras_attention.text.reversible_tokenizer import ReversibleTokenizer  # noqa: E402
 from keras_attention.text.scores import corpus_bleu  # noqa: E402
 from keras_attention.text.scores import corpus_chrf  # noqa: E402
-from keras_attention.text.subword_encoder import SubwordEncoder  # noqa: E402
-from keras_attention.text.wordpiece_vocabulary import train_wordpiece_vocabulary  # noqa: E402
 from keras_attention.visualization.alignment import plot_alignment  # noqa: E402
 from keras_attention.visualization.figures import save_figure  # noqa: E402
 
-# Defaults per model that reach BLEU > 90 on the built-in corpus on a CPU.
+# Defaults per model that reach BLEU > 90 on the built-in corpus on a CPU; the
+# sequence length, batch size and epochs come from the data (see
+# `translation_training_recipe`).
 MODEL_DEFAULTS = {
-    "transformer": dict(epochs=3, hidden_dim=64, learning_rate=2e-3),
-    "rnn": dict(epochs=3, hidden_dim=64, learning_rate=3e-3),
+    "transformer": dict(hidden_dim=64, learning_rate=2e-3),
+    "rnn": dict(hidden_dim=64, learning_rate=3e-3),
 }
+# Sentences tokenized at once while measuring the training set.
+TOKENIZE_BATCH_SIZE = 1024
 EVALUATION_BATCH_SIZE = 64
 
 
@@ -71,13 +84,16 @@ def parse_args(argv=None):
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    example_utils.add_common_arguments(parser, epochs=None, batch_size=64, output_dir="runs/nmt")
+    example_utils.add_common_arguments(
+        parser, epochs=None, batch_size=None, output_dir="runs/nmt"
+    )
     parser.add_argument("--model", choices=sorted(MODEL_DEFAULTS), default="transformer")
     add = parser.add_argument
-    add("--vocabulary-size", type=positive_int, default=400,
-        help="most WordPiece tokens per language")
-    add("--max-length", type=positive_int, default=20,
-        help="pieces per source and per target sentence")
+    add("--vocabulary-size", type=positive_int, default=1000,
+        help="most tokens per language, the 260 byte and special tokens included")
+    add("--max-length", type=positive_int,
+        help="tokens per source and per target sentence (default: fits the longest "
+        "training sentence)")
     add("--hidden-dim", type=positive_int,
         help="Transformer width or RNN units (default: "
         + ", ".join(f"{name} {d['hidden_dim']}" for name, d in MODEL_DEFAULTS.items()) + ")")
@@ -105,17 +121,35 @@ def parse_args(argv=None):
 
 
 def train_vocabularies(train_pairs, vocabulary_size, output_dir):
-    """WordPiece vocabularies of both languages, saved under `output_dir/vocabulary`."""
+    """Reversible vocabularies of both languages, saved under `output_dir/vocabulary`."""
     texts = {
         "source": train_pairs.map(lambda source, target: source),
         "target": train_pairs.map(lambda source, target: target),
     }
     encoders = []
     for name, side in texts.items():
-        encoder = SubwordEncoder(train_wordpiece_vocabulary(side, vocabulary_size))
+        encoder = ReversibleTokenizer.train(side, vocabulary_size)
         encoder.save(os.path.join(output_dir, "vocabulary", name))
         encoders.append(encoder)
     return encoders
+
+
+def token_statistics(train_pairs, source_encoder, target_encoder):
+    """Longest source and target in tokens, and the unigram loss of the target tokens.
+
+    The unigram loss counts the target tokens the model predicts (the text's
+    tokens and the end token): a model that ignores the source can reach it.
+    """
+    longest = [1, 1]
+    target_ids = []
+    for sources, targets in train_pairs.batch(TOKENIZE_BATCH_SIZE):
+        source_lengths = source_encoder.tokenize(sources).row_lengths().numpy()
+        target_tokens = target_encoder.tokenize(targets)
+        longest[0] = max(longest[0], int(source_lengths.max(initial=0)))
+        longest[1] = max(longest[1], int(target_tokens.row_lengths().numpy().max(initial=0)))
+        target_ids.append(target_tokens.flat_values.numpy())
+        target_ids.append(np.full(len(targets), target_encoder.end_id))
+    return longest[0], longest[1], prior_cross_entropy(target_ids)
 
 
 def build_model(args, source_vocabulary_size, target_vocabulary_size):
@@ -178,8 +212,12 @@ def translate_split(translate, pairs, limit):
 def draw_alignments(outputs, count, output_dir):
     paths = []
     for index in range(min(count, len(outputs["translation"]))):
-        source = [piece.decode("utf-8") for piece in outputs["source_tokens"][index] if piece]
-        target = [piece.decode("utf-8") for piece in outputs["translation_tokens"][index] if piece]
+        source = [piece.decode("utf-8", "replace") for piece in outputs["source_tokens"][index]]
+        target = [piece.decode("utf-8", "replace") for piece in outputs["translation_tokens"][index]]
+        source, target = [p for p in source if p], [p for p in target if p]
+        if not source or not target:
+            print(f"  no alignment plot for held-out sentence {index}: nothing to align")
+            continue
         weights = outputs["attention"][index, : len(target), : len(source)]  # (T, S)
         figure = plot_alignment(weights, source, target, title="attention while translating")
         paths.append(str(save_figure(figure, os.path.join(output_dir, f"alignment_{index}.png"))))
@@ -202,6 +240,22 @@ def main(argv=None):
         f"vocabularies: {source_encoder.vocabulary_size} source and "
         f"{target_encoder.vocabulary_size} target tokens"
     )
+    longest_source, longest_target, unigram_loss = token_statistics(
+        splits["train"], source_encoder, target_encoder
+    )
+    num_train = int(splits["train"].cardinality())
+    if num_train < 0:  # unknown size (some tfds sets): count once
+        num_train = int(splits["train"].reduce(0, lambda count, _: count + 1))
+    recipe = translation_training_recipe(
+        num_train, longest_source, longest_target,
+        max_length=args.max_length, batch_size=args.batch_size, epochs=args.epochs,
+    )
+    args.max_length, args.batch_size, args.epochs = (
+        recipe.max_length, recipe.batch_size, recipe.epochs
+    )
+    print(f"training on {num_train} sentence pairs:")
+    for line in recipe.summary_lines():
+        print(f"  {line}")
 
     def batches(split, shuffle):
         # One batch shape while training: XLA compiles the step once.
@@ -230,13 +284,19 @@ def main(argv=None):
             model, args, steps_per_epoch, jit_compile=example_utils.jit_compile_for(strategy)
         )
     model.summary()
+    monitor = LearningMonitor(
+        unigram_loss,
+        patience=min(3, args.epochs),
+        hints="Try more epochs, another --learning-rate, or check that each source line "
+        "matches its target.",
+    )
     fit_start = time.time()
     model.fit(
         train,
         validation_data=validation,
         epochs=args.epochs,
-        callbacks=example_utils.training_callbacks(args.output_dir),
-        verbose=1,
+        callbacks=example_utils.training_callbacks(args.output_dir) + [monitor],
+        verbose=example_utils.progress_verbosity(),
     )
     train_seconds = time.time() - fit_start
 
@@ -253,9 +313,10 @@ def main(argv=None):
         translate, splits[held_out], args.eval_sentences
     )
     bleu, chrf = corpus_bleu(hypotheses, references), corpus_chrf(hypotheses, references)
+    exact = float(np.mean([h == r for h, r in zip(hypotheses, references)]))
     print(
-        f"{held_out} BLEU {bleu:.2f}, chrF {chrf:.2f} on {len(hypotheses)} sentences "
-        f"after {train_seconds:.0f} s of training"
+        f"{held_out} BLEU {bleu:.2f}, chrF {chrf:.2f}, exact {100 * exact:.1f}% on "
+        f"{len(hypotheses)} sentences after {train_seconds:.0f} s of training"
     )
     for source, reference, hypothesis in list(zip(sources, references, hypotheses))[: args.samples]:
         print(f"  source     : {source}\n  reference  : {reference}\n  translation: {hypothesis}")
@@ -280,7 +341,13 @@ def main(argv=None):
         "split": held_out,
         "bleu": bleu,
         "chrf": chrf,
+        "exact_match": exact,
+        "unigram_loss": unigram_loss,
+        "not_learning_warnings": monitor.warnings,
         "sentences": len(hypotheses),
+        "epochs": args.epochs,
+        "batch_size": args.batch_size,
+        "max_length": args.max_length,
         "seconds": round(time.time() - start, 1),
         "train_seconds": round(train_seconds, 1),
         "dtype_policy": policy,

@@ -15,7 +15,9 @@ def plot_alignment(weights, source_tokens, target_tokens, title=None):
     Brighter cells mean more attention; a colour bar gives the scale.
 
     `weights` must match the tokens exactly: slice padding off first
-    (`weights[:len(target_tokens), :len(source_tokens)]`).
+    (`weights[:len(target_tokens), :len(source_tokens)]`). An empty
+    translation (or source) has nothing to align: the figure then says so
+    instead of drawing a matrix.
 
     Args:
         weights: (T, S) attention weights, a NumPy array or anything
@@ -39,7 +41,25 @@ def plot_alignment(weights, source_tokens, target_tokens, title=None):
     ['la', 'maison', 'bleue']
     >>> [label.get_text() for label in figure.axes[0].get_yticklabels()]
     ['the', 'house']
+    >>> plot_alignment(np.zeros((0, 3)), ["la", "maison", "bleue"], []).axes[0].texts[0].get_text()
+    'empty translation: nothing to align'
     """
+    empty = _empty_side(source_tokens, target_tokens)
+    if empty is not None:
+        weights = np.asarray(weights)
+        if weights.size:
+            raise ValueError(
+                f"Expected `weights` to be empty for an empty {empty}. "
+                f"Received: weights.shape={weights.shape}"
+            )
+        figure = new_figure(figsize=(4.0, 1.5))
+        axes = figure.add_subplot()
+        axes.set_axis_off()
+        empty_name = "translation" if empty == "target_tokens" else "source"
+        axes.text(0.5, 0.5, f"empty {empty_name}: nothing to align", ha="center", va="center")
+        if title is not None:
+            figure.suptitle(title)
+        return figure
     source_labels = as_labels(source_tokens, "source_tokens")
     target_labels = as_labels(target_tokens, "target_tokens")
     weights = np.asarray(weights, dtype="float64")
@@ -70,3 +90,11 @@ def plot_alignment(weights, source_tokens, target_tokens, title=None):
         figure.suptitle(title)
     figure.colorbar(image, ax=axes, label="attention weight")
     return figure
+
+
+def _empty_side(source_tokens, target_tokens):
+    """The name of the first empty token sequence, or None."""
+    for name, tokens in (("target_tokens", target_tokens), ("source_tokens", source_tokens)):
+        if not isinstance(tokens, (str, bytes)) and hasattr(tokens, "__len__") and len(tokens) == 0:
+            return name
+    return None

@@ -15,13 +15,13 @@ from training_interruption import watch_training
 from keras_attention.data.translation_corpus import builtin_translation_pairs
 from keras_attention.data.translation_corpus import split_translation_pairs
 from keras_attention.serving.translator_export import load_translator
-from keras_attention.text.subword_encoder import SubwordEncoder
+from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
 
 EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
 # Tiny models and few held-out sentences keep the XLA compilations short.
 TINY = [
     "--hidden-dim", "8", "--num-layers", "1", "--num-heads", "2", "--batch-size", "8",
-    "--max-length", "12", "--vocabulary-size", "150", "--eval-sentences", "4",
+    "--max-length", "12", "--vocabulary-size", "300", "--eval-sentences", "4",
     "--samples", "2", "--plots", "1",
 ]
 BAD_LINES = r"Skipped 3 malformed line\(s\) of .*: line\(s\) 3, 7, 10\."
@@ -63,15 +63,17 @@ def test_tsv_run_warns_about_bad_lines_and_exports(train_nmt, tmp_path):
     assert (metrics["model"], metrics["split"], metrics["replicas"]) == ("transformer", "test", 1)
     assert metrics["sentences"] == 3  # 5% of 60 sources
     assert 0.0 <= metrics["bleu"] <= 100.0 and 0.0 <= metrics["chrf"] <= 100.0
+    assert 0.0 <= metrics["exact_match"] <= 1.0 and metrics["unigram_loss"] > 0
     assert json.loads((output_dir / "metrics.json").read_text()) == metrics
     assert (output_dir / "checkpoints" / "epoch_001.keras").exists()
     assert (output_dir / "alignment_0.png").stat().st_size > 0
-    # The saved vocabularies spell every training sentence without unknown words.
+    # The saved vocabularies give every training sentence back exactly.
     train_pairs = split_translation_pairs(pairs)["train"]  # the split the script makes
     for side, name in ((0, "source"), (1, "target")):
-        encoder = SubwordEncoder.load(output_dir / "vocabulary" / name)
-        ids = encoder.encode([pair[side] for pair in train_pairs], 40).numpy()
-        assert encoder.unknown_id not in ids
+        encoder = ReversibleTokenizer.load(output_dir / "vocabulary" / name)
+        texts = [pair[side] for pair in train_pairs]
+        decoded = encoder.decode(encoder.encode(texts, 60, add_end=True)).numpy().tolist()
+        assert decoded == [text.encode("utf-8") for text in texts]
         assets = (export_dir / "assets" / f"{name}_vocabulary.txt").read_text(encoding="utf-8")
         assert assets.splitlines() == encoder.vocabulary
     assert (export_dir / "saved_model.pb").exists()
@@ -107,8 +109,8 @@ def test_mirrored_rnn_run_resumes_after_an_interruption(train_nmt, tmp_path, mon
     # The mirrored variables export like plain ones: the SavedModel restores them.
     serve = load_translator(export_dir)
     assert len(serve.saved_model.model_variables) == len(restored.variables)
-    outputs = serve.saved_model.signatures["serving_default"].structured_outputs
-    assert outputs["attention"].shape.as_list() == [None, 12, 12]
+    outputs = serve(["the dog sleeps", "a cat"])  # (B,) in: (B, T, S) attention out
+    assert outputs["attention"].shape == (2, 12, 12)
 
 
 def test_flags_and_model_defaults(train_nmt):
@@ -116,9 +118,9 @@ def test_flags_and_model_defaults(train_nmt):
     assert (args.model, args.dataset, args.output_dir, args.export) == (
         "transformer", "builtin", "runs/nmt", None)
     transformer_defaults = train_nmt.MODEL_DEFAULTS["transformer"]
-    assert (args.epochs, args.hidden_dim, args.learning_rate) == (
-        transformer_defaults["epochs"], transformer_defaults["hidden_dim"],
-        transformer_defaults["learning_rate"])
+    assert (args.epochs, args.batch_size, args.max_length) == (None, None, None)  # from the data
+    assert (args.hidden_dim, args.learning_rate) == (
+        transformer_defaults["hidden_dim"], transformer_defaults["learning_rate"])
     args = train_nmt.parse_args(["--model", "rnn", "--epochs", "7", "--cell", "lstm"])
     assert (args.epochs, args.hidden_dim) == (7, train_nmt.MODEL_DEFAULTS["rnn"]["hidden_dim"])
     model = train_nmt.build_model(args, source_vocabulary_size=30, target_vocabulary_size=40)

@@ -65,5 +65,16 @@ def test_rejects_weights_that_do_not_match_the_tokens():
 def test_rejects_bad_token_sequences():
     with pytest.raises(ValueError, match="Expected `source_tokens` to be a sequence of strings.*Received: source_tokens='la maison'"):
         plot_alignment(np.zeros((3, 9)), "la maison", TARGET)
-    with pytest.raises(ValueError, match=r"`target_tokens` to hold at least one label. Received: target_tokens=\[\]"):
-        plot_alignment(np.zeros((0, 4)), SOURCE, [])
+    with pytest.raises(ValueError, match=r"`weights` to be empty for an empty target_tokens. "
+                       r"Received: weights.shape=\(1, 4\)"):
+        plot_alignment(np.zeros((1, 4)), SOURCE, [])
+
+
+@pytest.mark.parametrize("source, target, text", [
+    (SOURCE, [], "empty translation: nothing to align"),
+    ([], TARGET, "empty source: nothing to align"),
+])
+def test_an_empty_side_draws_a_note_instead_of_failing(source, target, text):
+    figure = plot_alignment(np.zeros((len(target), len(source))), source, target, title="t")
+    assert [t.get_text() for t in figure.axes[0].texts] == [text]
+    assert figure._suptitle.get_text() == "t"
