@@ -208,7 +208,7 @@ def parse_args(argv=None):
     return args
 
 
-def derived_image_size(median_size, backbone):
+def derived_image_size(median_size, backbone, source="median training image"):
     """The image size a model sees: the median image, its aspect ratio kept, on the stride.
 
     Sides are rounded to multiples of the backbone's stride (so every grid
@@ -226,7 +226,7 @@ def derived_image_size(median_size, backbone):
     smallest = max(2 * stride, 8)
     size = tuple(max(smallest, int(round(side * scale / stride)) * stride) for side in (height, width))
     grid = (size[0] // stride, size[1] // stride)
-    reason = f"median training image {height}x{width}"
+    reason = f"{source} {height}x{width}"
     reason += f", scaled by {scale:.2f} to a longer side of at most {most}" if scale < 1 else ""
     reason += (
         f", aspect ratio kept, sides multiples of the CNN's stride {stride}: "
@@ -454,11 +454,13 @@ def main(argv=None):
 
     if args.image_size is None:
         if args.dataset == "builtin":
-            median = (BUILTIN_IMAGE_SIZE, BUILTIN_IMAGE_SIZE)  # drawn at that size
+            median = (BUILTIN_IMAGE_SIZE, BUILTIN_IMAGE_SIZE)
+            source = "built-in scenes drawn at"
         else:
             native = load_caption_dataset(args.dataset, None, seed=args.seed)
             median = median_image_size(native["train"])
-        args.image_size, reason = derived_image_size(median, args.backbone)
+            source = "median training image"
+        args.image_size, reason = derived_image_size(median, args.backbone, source)
     else:
         reason = "given"
     print(f"image size {args.image_size[0]}x{args.image_size[1]}: {reason}")

@@ -189,3 +189,36 @@ def test_image_size_keeps_the_aspect_ratio_on_the_stride(train_captioning):
     assert derive((375, 500), "small_cnn")[0] == (72, 96)
     assert derive((375, 500), "MobileNetV2")[0] == (160, 224)
     assert derive((5, 200), "small_cnn")[0] == (8, 96)  # at least two cells a side
+
+
+def test_folder_of_wide_strips_derives_its_sizes_and_schedule(train_captioning, tmp_path, capsys):
+    # 40 strips of 16 x 48 pixels, three "glyphs" (bright bars at a column per word) each.
+    rng = np.random.default_rng(0)
+    words = ["one", "two", "three", "four"]
+    lines = []
+    for index in range(40):
+        labels = rng.integers(0, len(words), size=3)
+        pixels = np.full((16, 48, 3), 230, np.uint8)
+        for slot, label in enumerate(labels):
+            pixels[2:14, 16 * slot + 3 * label + 2 : 16 * slot + 3 * label + 4] = 20
+        (tmp_path / f"{index}.png").write_bytes(tf.io.encode_png(pixels).numpy())
+        lines.append(f"{index}.png\t" + " ".join(words[label] for label in labels))
+    (tmp_path / "captions.tsv").write_text("\n".join(lines) + "\n")
+    output_dir, export_dir = tmp_path / "run", tmp_path / "served"
+    metrics = train_captioning.main([
+        "--dataset", f"folder:{tmp_path}", "--epochs", "2", "--hidden-dim", "16",
+        "--samples", "2", "--output-dir", str(output_dir), "--export", str(export_dir),
+    ])
+    printed = capsys.readouterr().out
+    assert "image size 16x48: median training image 16x48, aspect ratio kept" in printed
+    assert "a 4x12 feature grid" in printed
+    assert "batch size 8: the largest power of two" in printed
+    assert "learning rate 0.002: linear warm-up 0 -> 0.002 over 1 steps" in printed
+    # 32 training captions in batches of 8: 4 steps an epoch, 8 in all (an unknown
+    # dataset length made this 1 step, and the learning rate 0 after it).
+    assert (metrics["image_size"], metrics["batch_size"], metrics["train_steps"]) == ([16, 48], 8, 8)
+    assert 0.0 <= metrics["exact_captions"] <= 1.0
+    assert len(list(output_dir.glob("attention_*.png"))) == 2
+    serve = tf.saved_model.load(str(export_dir)).signatures["serving_default"]
+    outputs = serve(images=tf.zeros((2, 16, 48, 3)))
+    assert outputs["attention"].shape[2:] == (4, 12)  # (B, T, h, w), not squashed to a square
