@@ -78,24 +78,34 @@ def split_pieces(texts):
     """
     texts = tf.convert_to_tensor(texts, dtype=tf.string)
     texts = tf.strings.strip(tf.strings.regex_replace(texts, _WHITESPACE_RUN, " "))  # (B,)
-    characters = tf.strings.unicode_split(texts, "UTF-8")  # (B, C) ragged
-    flat = characters.flat_values  # (N,)
-    is_space = tf.equal(flat, " ")
-    is_letter = tf.strings.regex_full_match(flat, _LETTER)
+    # One code per character: every letter becomes "a", so the codes tell
+    # letters (97) and spaces (32) apart without a regex per character.
+    codes = tf.strings.unicode_decode(tf.strings.regex_replace(texts, _LETTER, "a"), "UTF-8")
+    _, offsets = tf.strings.unicode_decode_with_offsets(texts, "UTF-8")  # (B, C) byte offsets
+    flat = codes.flat_values  # (N,)
+    rows = codes.value_rowids()  # (N,)
+    is_space = tf.equal(flat, ord(" "))
+    is_letter = tf.equal(flat, ord("a"))
     previous_space = tf.concat([[False], is_space[:-1]], axis=0)  # (N,)
     previous_letter = tf.concat([[False], is_letter[:-1]], axis=0)  # (N,)
-    rows = characters.value_rowids()  # (N,)
     row_start = tf.equal(
-        tf.range(tf.size(flat, out_type=tf.int64)), tf.gather(characters.row_starts(), rows)
+        tf.range(tf.size(flat, out_type=tf.int64)), tf.gather(codes.row_starts(), rows)
     )  # (N,)
     # A piece starts at a space, and at any character that neither follows a
     # space (it joins that space's piece) nor continues a run of letters.
     starts = row_start | is_space | ~(previous_space | (is_letter & previous_letter))
-    piece_index = tf.cumsum(tf.cast(starts, tf.int32)) - 1  # (N,)
-    num_pieces = tf.reduce_sum(tf.cast(starts, tf.int32))
-    pieces = tf.strings.unsorted_segment_join(flat, piece_index, num_pieces)  # (P,)
+    piece_rows = tf.boolean_mask(rows, starts)  # (P,)
+    piece_begins = tf.cast(tf.boolean_mask(offsets.flat_values, starts), tf.int32)  # (P,)
+    # A piece ends where the next one of its row begins, or at the row's end.
+    next_rows = tf.concat([piece_rows[1:], [-1]], axis=0)  # (P,)
+    next_begins = tf.concat([piece_begins[1:], [0]], axis=0)  # (P,)
+    row_bytes = tf.gather(tf.strings.length(texts), piece_rows)  # (P,)
+    piece_ends = tf.where(tf.equal(next_rows, piece_rows), next_begins, row_bytes)  # (P,)
+    pieces = tf.strings.substr(
+        tf.gather(texts, piece_rows), piece_begins, piece_ends - piece_begins
+    )  # (P,)
     pieces_per_row = tf.math.unsorted_segment_sum(
-        tf.cast(starts, tf.int64), rows, tf.shape(texts, out_type=tf.int64)[0]
+        tf.ones_like(piece_rows), piece_rows, tf.shape(texts, out_type=tf.int64)[0]
     )  # (B,)
     return tf.RaggedTensor.from_row_lengths(pieces, pieces_per_row)
 
@@ -336,17 +346,14 @@ class ReversibleTokenizer(tf.Module):
 
     def _piece_ids_with_fallback(self, pieces):
         """Ids `(P, None)` ragged of pieces `(P,)`: the piece, else its characters, else bytes."""
-        piece_ids = self._piece_ids.lookup(pieces)  # (P,)
+        return _ids_with_fallback(self._piece_ids.lookup(pieces), pieces, self._character_ids)
+
+    def _character_ids(self, pieces):
+        """Ids `(P, None)` of unknown pieces `(P,)`: each character's, else its bytes."""
         characters = tf.strings.unicode_split(pieces, "UTF-8")  # (P, C)
-        character_ids = self._piece_ids.lookup(characters.flat_values)  # (N,)
-        byte_ids = tf.strings.bytes_split(characters.flat_values)  # (N, 1..4) ragged
-        byte_values = tf.reshape(tf.io.decode_raw(byte_ids.flat_values, tf.uint8), [-1])  # (bytes,)
-        byte_ids = byte_ids.with_flat_values(
-            tf.cast(byte_values, tf.int32) + len(SPECIAL_TOKENS)
-        )  # (N, 1..4): byte b has id 4 + b
-        per_character = _keep_known_or_fallback(character_ids, byte_ids)  # (N, None)
-        per_character = characters.with_flat_values(per_character).merge_dims(1, 2)  # (P, None)
-        return _keep_known_or_fallback(piece_ids, per_character)  # (P, None)
+        flat = characters.flat_values  # (N,)
+        ids = _ids_with_fallback(self._piece_ids.lookup(flat), flat, _byte_ids)  # (N, None)
+        return characters.with_flat_values(ids).merge_dims(1, 2)  # (P, None)
 
     def _encode(self, batch, sequence_length, add_start, add_end):
         """Encode strings `(B,)` into ids `(B, L)`; all arguments are tensors."""
@@ -450,27 +457,35 @@ class ReversibleTokenizer(tf.Module):
             return cls(json.load(file))
 
 
-def _keep_known_or_fallback(ids, fallback):
-    """Per row: `[ids[i]]` where it is known (>= 0), else the row `fallback[i]`.
+def _byte_ids(characters):
+    """Ids `(N, 1..4)` ragged of the UTF-8 bytes of strings `(N,)`: byte b has id 4 + b."""
+    pieces = tf.strings.bytes_split(characters)  # (N, 1..4) one-byte strings
+    values = tf.reshape(tf.io.decode_raw(pieces.flat_values, tf.uint8), [-1])  # (bytes,)
+    return pieces.with_flat_values(tf.cast(values, tf.int32) + len(SPECIAL_TOKENS))
+
+
+def _ids_with_fallback(ids, strings, fallback):
+    """Per row: `[ids[i]]` where it is known (>= 0), else `fallback` of `strings[i]`.
+
+    `fallback` runs on the unknown strings only, which are few in text like
+    the training text, so the common case costs one lookup.
 
     Args:
         ids: int32 `(N,)`, -1 where unknown.
-        fallback: int32 ragged `(N, None)`.
+        strings: `(N,)` the strings the ids were looked up for.
+        fallback: function from strings `(U,)` to int32 ragged ids `(U, None)`.
 
     Returns:
         int32 ragged `(N, None)`.
     """
-    known = ids >= 0  # (N,)
-    whole = tf.RaggedTensor.from_tensor(ids[:, None])  # (N, 1)
-    candidates = tf.concat([whole, fallback], axis=1)  # (N, 1 + F)
-    keep = tf.concat(
-        [
-            tf.RaggedTensor.from_tensor(known[:, None]),
-            tf.ones_like(fallback, dtype=tf.bool) & ~known[:, None],
-        ],
-        axis=1,
-    )  # (N, 1 + F)
-    return tf.ragged.boolean_mask(candidates, keep)
+    known = tf.where(ids >= 0)[:, 0]  # (K,)
+    unknown = tf.where(ids < 0)[:, 0]  # (U,)
+    whole = tf.RaggedTensor.from_tensor(tf.gather(ids, known)[:, None])  # (K, 1)
+    spelled = fallback(tf.gather(strings, unknown))  # (U, None)
+    rows = tf.concat([whole, spelled], axis=0)  # (K + U, None), known rows first
+    # Put each row back at its string's position.
+    order = tf.math.invert_permutation(tf.cast(tf.concat([known, unknown], axis=0), tf.int32))
+    return tf.gather(rows, order)  # (N, None)
 
 
 def _text_batches(texts):
