@@ -47,6 +47,8 @@ import tensorflow as tf  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import example_utils  # noqa: E402
 
+from keras_attention.callbacks.learning_monitor import LearningMonitor  # noqa: E402
+from keras_attention.callbacks.prior_cross_entropy import prior_cross_entropy  # noqa: E402
 from keras_attention.data.caption_sources import BUILTIN_IMAGE_SIZE  # noqa: E402
 from keras_attention.data.caption_sources import load_caption_dataset  # noqa: E402
 from keras_attention.data.caption_sources import median_image_size  # noqa: E402
@@ -348,6 +350,18 @@ def longest_caption(train_pairs, encoder):
     return int(max(np.max(batch) for batch in lengths.as_numpy_iterator())) + 1
 
 
+def caption_unigram_loss(train_pairs, encoder):
+    """The loss of a model that ignores the image: the entropy of the caption tokens.
+
+    It counts what the model predicts: each caption's tokens and its end token.
+    """
+    token_ids = []
+    for texts in train_pairs.map(lambda image, text: text).batch(1024):
+        tokens = encoder.tokenize(texts)  # (B, None)
+        token_ids += [tokens.flat_values.numpy(), np.full(len(texts), encoder.end_id)]
+    return prior_cross_entropy(token_ids)
+
+
 def caption_batches(pairs, encoder, batch_size, max_length, shuffle, seed, cache):
     """`({"image", "caption": ids[:-1]}, ids[1:])` batches: teacher forcing on shifted ids."""
 
@@ -506,13 +520,19 @@ def main(argv=None):
         model = build_model(args, encoder.vocabulary_size, max_length)
         compile_model(model, plan)
     model.summary()
+    monitor = LearningMonitor(
+        caption_unigram_loss(splits["train"], encoder),
+        patience=min(3, args.epochs),
+        hints="Try more epochs (--train-steps), another --learning-rate or --image-size, and "
+        "check that captions.tsv names the right file for each caption.",
+    )
     fit_start = time.time()
     model.fit(
         train,
         validation_data=validation,
         epochs=args.epochs,
-        callbacks=example_utils.training_callbacks(args.output_dir),
-        verbose=1,
+        callbacks=example_utils.training_callbacks(args.output_dir) + [monitor],
+        verbose=example_utils.progress_verbosity(),
     )
     train_seconds = time.time() - fit_start
 
@@ -550,6 +570,8 @@ def main(argv=None):
         "dataset": args.dataset,
         "bleu": bleu,
         "exact_captions": exact,
+        "unigram_loss": monitor.baseline,
+        "not_learning_warnings": monitor.warnings,
         "test_images": len(hypotheses),
         "max_length": max_length,
         "image_size": list(args.image_size),

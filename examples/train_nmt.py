@@ -180,12 +180,14 @@ def build_model(args, source_vocabulary_size, target_vocabulary_size):
 
 def compile_model(model, args, steps_per_epoch, jit_compile=True):
     total_steps = max(1, args.epochs * steps_per_epoch)
-    # Linear warm-up over the first tenth of training, then cosine decay to 0.
+    warmup_steps = max(1, total_steps // 10)
+    # Linear warm-up over the first tenth of training, then cosine decay to 0 at
+    # the last step (keras counts the decay steps after the warm-up).
     schedule = keras.optimizers.schedules.CosineDecay(
         0.0,
-        decay_steps=total_steps,
+        decay_steps=max(1, total_steps - warmup_steps),
         warmup_target=args.learning_rate,
-        warmup_steps=max(1, total_steps // 10),
+        warmup_steps=warmup_steps,
     )
     model.compile(
         optimizer=keras.optimizers.Adam(schedule),
