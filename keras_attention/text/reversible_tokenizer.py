@@ -20,6 +20,10 @@ import re
 import numpy as np
 import tensorflow as tf
 
+from keras_attention.text.fixed_length_ids import check_encode_arguments
+from keras_attention.text.fixed_length_ids import check_ids
+from keras_attention.text.fixed_length_ids import from_end_on
+from keras_attention.text.fixed_length_ids import pad_to_length
 from keras_attention.validation import check_positive_int
 
 VOCABULARY_FILENAME = "vocabulary.json"
@@ -301,26 +305,10 @@ class ReversibleTokenizer(tf.Module):
         >>> tokenizer.encode(["a b", "b"], 4, add_start=True, add_end=True).numpy().tolist()
         [[2, 261, 263, 3], [2, 262, 3, 0]]
         """
-        num_special = int(bool(add_start)) + int(bool(add_end))
-        if (
-            isinstance(sequence_length, bool)
-            or not isinstance(sequence_length, int)
-            or sequence_length < num_special + 1
-        ):
-            raise ValueError(
-                "`sequence_length` must be an integer with room for one token besides the "
-                f"{num_special} start/end token(s). Received: sequence_length={sequence_length!r}"
-            )
-        strings = tf.convert_to_tensor(strings, dtype=tf.string)
-        if strings.shape.rank not in (0, 1):
-            raise ValueError(
-                "`strings` must be a string or a 1D batch of strings. "
-                f"Received: strings with shape={strings.shape}"
-            )
-        batch = tf.reshape(strings, [-1])  # (B,)
+        batch, scalar = check_encode_arguments(strings, sequence_length, add_start, add_end)
         ids = self._traced_encode(batch, sequence_length, bool(add_start), bool(add_end))
         ids = tf.ensure_shape(ids, [None, sequence_length])  # (B, L), static L for graphs
-        return ids[0] if strings.shape.rank == 0 else ids
+        return ids[0] if scalar else ids
 
     def tokenize(self, strings):
         """Ids of each string, unpadded, without special tokens.
@@ -357,16 +345,10 @@ class ReversibleTokenizer(tf.Module):
 
     def _encode(self, batch, sequence_length, add_start, add_end):
         """Encode strings `(B,)` into ids `(B, L)`; all arguments are tensors."""
-        num_start = tf.cast(add_start, tf.int32)
-        room = sequence_length - num_start - tf.cast(add_end, tf.int32)
-        ids = self.tokenize(batch)[:, :room]  # (B, None)
-        width = tf.stack([-1, sequence_length])  # -1: keep the batch size
-        padded = ids.to_tensor(default_value=self.pad_id, shape=width)  # (B, L)
-        start = tf.fill([tf.shape(batch)[0], 1], self.start_id)[:, :num_start]  # (B, 0 or 1)
-        padded = tf.concat([start, padded], axis=1)[:, :sequence_length]  # (B, L)
-        end_position = tf.cast(ids.row_lengths(), tf.int32) + num_start  # (B,)
-        at_end = tf.equal(tf.range(sequence_length)[None, :], end_position[:, None])  # (B, L)
-        return tf.where(tf.logical_and(at_end, add_end), self.end_id, padded)
+        return pad_to_length(
+            self.tokenize(batch), sequence_length, add_start, add_end,
+            self.start_id, self.end_id, self.pad_id,
+        )
 
     def decode(self, ids):
         """Turn ids back into text, one string per row.
@@ -395,14 +377,8 @@ class ReversibleTokenizer(tf.Module):
         >>> tokenizer.decode([260, 4 + 0xC3]).numpy().decode("utf-8")  # half of "é"
         'a\ufffd'
         """
-        ids = tf.convert_to_tensor(ids)
-        if not ids.dtype.is_integer or ids.shape.rank not in (1, 2):
-            raise ValueError(
-                "`ids` must be integer ids shaped (batch, length) or (length,). "
-                f"Received: ids with dtype={ids.dtype.name} and shape={ids.shape}"
-            )
-        batch = tf.reshape(tf.cast(ids, tf.int32), [-1, tf.shape(ids)[-1]])  # (B, T)
-        after_end = tf.cumsum(tf.cast(tf.equal(batch, self.end_id), tf.int32), axis=1) > 0
+        batch, single = check_ids(ids)  # (B, T)
+        after_end = from_end_on(batch, self.end_id)  # (B, T)
         in_range = (batch >= 0) & (batch < self.vocabulary_size)
         surfaces = tf.gather(self._surfaces, tf.where(in_range, batch, 0))  # (B, T)
         surfaces = tf.where(after_end, "", surfaces)
@@ -410,7 +386,7 @@ class ReversibleTokenizer(tf.Module):
         # A model may emit byte tokens that do not form whole characters:
         # each broken sequence becomes U+FFFD, so the result is valid UTF-8.
         text = tf.strings.unicode_transcode(text, "UTF-8", "UTF-8", errors="replace")
-        return text[0] if ids.shape.rank == 1 else text
+        return text[0] if single else text
 
     def save(self, directory):
         """Write the vocabulary to `directory/vocabulary.json` (tokens may hold any character).
