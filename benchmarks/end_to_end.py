@@ -41,6 +41,11 @@ EXAMPLES_DIR = os.path.join(REPOSITORY, "examples")
 FULL = {"warmup": 2, "repeats": 15, "steps_per_epoch": 100, "caption_length": 16}
 QUICK = {"warmup": 0, "repeats": 2, "steps_per_epoch": 10, "caption_length": 6}
 GPU = {"preset": "B/16", "image_size": 224, "batch": 128, "warmup": 3, "repeats": 10}
+# A quick GPU run checks the same code at tiny sizes (also on a CPU standing in).
+QUICK_GPU = {
+    "preset": "Ti/16", "image_size": 32, "batch": 2, "warmup": 0, "repeats": 2,
+    "matmul_size": 256,
+}
 
 
 def load_example(file_name):
@@ -323,7 +328,7 @@ def vit_gpu_case(gpu_settings):
         architecture["mlp_dim"],
         num_classes,
     )
-    peak = bf16_matmul_rate()
+    peak = bf16_matmul_rate(gpu_settings.get("matmul_size", 8192))
     return timing.case_result(
         f"ViT-{gpu_settings['preset']} {size}px bf16 XLA",
         {**gpu_settings, **architecture, "policy": keras.config.dtype_policy().name},
@@ -391,7 +396,7 @@ def run(quick=False, device="cpu"):
                 )
             )
         if device == "gpu":
-            results.append(vit_gpu_case(GPU))
+            results.append(vit_gpu_case(QUICK_GPU if quick else GPU))
     notes = [
         "examples/s = batch / median train_on_batch time; ratio < 1: ours faster.",
         "the captioner has no keras or keras-hub counterpart, so it has no ratio.",
@@ -406,7 +411,9 @@ def run(quick=False, device="cpu"):
         results,
         quick=quick,
         device=device,
-        settings={**settings, **({"gpu": GPU} if device == "gpu" else {})},
+        settings={
+            **settings, **({"gpu": QUICK_GPU if quick else GPU} if device == "gpu" else {})
+        },
         skipped=skipped,
         notes=notes,
     )

@@ -30,6 +30,8 @@ import tensorflow as tf
 RESULTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 DEVICES = ("cpu", "gpu")
 MIB = 2.0**20
+# Set when a quick "gpu" run finds no GPU and runs its configuration on the CPU.
+_CPU_STANDS_IN_FOR_GPU = False
 
 
 def check_device(device):
@@ -38,15 +40,19 @@ def check_device(device):
         raise ValueError(f"`device` must be one of {DEVICES}. Received: device={device!r}")
 
 
-def configure_device(device):
+def configure_device(device, cpu_standin=False):
     """Make TensorFlow compute on `device` ("cpu" or "gpu").
 
     Call it before any tensor is made: it hides the GPUs for "cpu". For
-    "gpu" it checks that one is present and sets the Keras policy
-    "mixed_bfloat16" (bf16 compute, float32 variables) used on accelerators.
+    "gpu" it sets the Keras policy "mixed_bfloat16" (bf16 compute, float32
+    variables) used on accelerators and checks that a GPU is present; without
+    one it raises, unless `cpu_standin` lets the CPU run the GPU
+    configuration (for a quick check that the commands work) with a message
+    saying so.
 
     Args:
         device: "cpu" or "gpu".
+        cpu_standin: for "gpu", run on the CPU when there is no GPU.
 
     Returns:
         The TensorFlow device name whose memory `peak_memory` reads.
@@ -60,16 +66,27 @@ def configure_device(device):
         except RuntimeError:
             pass  # TensorFlow already started; benchmarks place on CPU:0 anyway
         return "CPU:0"
-    if not tf.config.list_physical_devices("GPU"):
-        raise ValueError("`device` is 'gpu' but TensorFlow sees no GPU. Received: device='gpu'")
     keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    if not tf.config.list_physical_devices("GPU"):
+        if not cpu_standin:
+            raise ValueError(
+                "`device` is 'gpu' but TensorFlow sees no GPU. Received: device='gpu' "
+                "(a quick run checks the GPU configuration on the CPU instead)"
+            )
+        global _CPU_STANDS_IN_FOR_GPU
+        _CPU_STANDS_IN_FOR_GPU = True
+        log(
+            "No GPU is visible: the GPU configuration (bf16 mixed precision, ViT-B/16 cases) "
+            "runs on the CPU to check that every command works. These are not GPU figures."
+        )
+        return "CPU:0"
     return "GPU:0"
 
 
 def memory_device(device):
     """The TensorFlow device name ("CPU:0" or "GPU:0") of `device`."""
     check_device(device)
-    return "GPU:0" if device == "gpu" else "CPU:0"
+    return "GPU:0" if device == "gpu" and not _CPU_STANDS_IN_FOR_GPU else "CPU:0"
 
 
 def tf_device(device):
@@ -281,7 +298,9 @@ def machine_description(device="cpu"):
         "numpy": numpy.__version__,
         "date_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"),
     }
-    if device == "gpu":
+    if device == "gpu" and _CPU_STANDS_IN_FOR_GPU:
+        description["device"] = "cpu standing in for gpu (not GPU figures)"
+    elif device == "gpu":
         gpus = tf.config.list_physical_devices("GPU")
         description["gpus"] = [
             tf.config.experimental.get_device_details(gpu).get("device_name", gpu.name)

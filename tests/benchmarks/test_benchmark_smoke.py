@@ -54,3 +54,23 @@ def test_every_benchmark_runs_quick_and_writes_its_json(tmp_path):
     # The README table is rebuilt from these files.
     table = run_all.results_table(json.loads(pathlib.Path(paths[0]).read_text()))
     assert "| case |" in table
+
+
+def test_a_quick_gpu_run_without_a_gpu_runs_on_the_cpu_and_says_so(tmp_path):
+    """The GPU configuration (bf16, the ViT case) is checked before any GPU is at hand."""
+    import os
+    import subprocess
+
+    environment = dict(os.environ, CUDA_VISIBLE_DEVICES="", TF_CPP_MIN_LOG_LEVEL="3")
+    completed = subprocess.run(
+        [sys.executable, "-m", "benchmarks.run_all", "--quick", "--device", "gpu",
+         "--only", "end_to_end", "--results-dir", str(tmp_path), "--no-readme"],
+        cwd=ROOT, env=environment, capture_output=True, text=True, timeout=900,
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    assert "No GPU is visible" in completed.stdout + completed.stderr
+    payload = json.loads((tmp_path / "end_to_end.json").read_text())
+    assert payload["machine"]["device"].startswith("cpu standing in for gpu")
+    vit_cases = [r for r in payload["results"] if r["case"].startswith("ViT-Ti/16")]
+    assert len(vit_cases) == 1 and vit_cases[0]["config"]["policy"] == "mixed_bfloat16"
+    assert vit_cases[0]["images_per_second"] > 0
