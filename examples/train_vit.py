@@ -44,6 +44,8 @@ import tensorflow as tf  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import example_utils  # noqa: E402
 
+from keras_attention.callbacks.learning_monitor import LearningMonitor  # noqa: E402
+from keras_attention.callbacks.prior_cross_entropy import prior_cross_entropy  # noqa: E402
 from keras_attention.data.image_augmentation import IMAGE_AUGMENTATIONS  # noqa: E402
 from keras_attention.data.image_augmentation import augment_batches  # noqa: E402
 from keras_attention.data.image_classification_sources import (  # noqa: E402
@@ -219,6 +221,12 @@ def count_images(dataset):
     return count if count >= 0 else sum(1 for _ in dataset)
 
 
+def class_prior_loss(train_split):
+    """The loss of a model that ignores the image and predicts the class frequencies."""
+    labels = train_split.map(lambda image, label: label).batch(1024)
+    return prior_cross_entropy(list(labels.as_numpy_iterator()))
+
+
 def steps_per_epoch(batched):
     steps = int(batched.cardinality())
     if steps < 0:  # unknown (e.g. filtered files): count once
@@ -308,13 +316,19 @@ def main(argv=None):
             jit_compile=example_utils.jit_compile_for(strategy),
         )
     model.summary()
+    monitor = LearningMonitor(
+        class_prior_loss(data.splits["train"]),
+        patience=min(5, args.epochs),
+        hints="Try more epochs, another --learning-rate or a smaller --patch-size, and check "
+        "that each class folder holds that class's images.",
+    )
     fit_start = time.time()
     model.fit(
         train,
         validation_data=validation,
         epochs=args.epochs,
-        callbacks=example_utils.training_callbacks(args.output_dir),
-        verbose=1,
+        callbacks=example_utils.training_callbacks(args.output_dir) + [monitor],
+        verbose=example_utils.progress_verbosity(),
     )
     fit_seconds = time.time() - fit_start
 
@@ -331,6 +345,8 @@ def main(argv=None):
     metrics = {
         "test_accuracy": accuracy,
         "test_images": int(len(labels)),
+        "class_prior_loss": monitor.baseline,
+        "not_learning_warnings": monitor.warnings,
         "seconds": round(time.time() - start, 1),
         "fit_seconds": round(fit_seconds, 1),
         "image_size": list(image_shape),

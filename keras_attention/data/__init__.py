@@ -7,6 +7,7 @@ classified by kind and quadrant.
 """
 
 from keras_attention.data.caption_sources import load_caption_dataset
+from keras_attention.data.image_augmentation import augment_batches
 from keras_attention.data.image_classification_sources import ImageClassificationData
 from keras_attention.data.image_classification_sources import load_image_classification_dataset
 from keras_attention.data.shapes_classification import generate_shape_classification

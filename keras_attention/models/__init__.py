@@ -35,3 +35,4 @@ from keras_attention.models.vision_transformer import vision_transformer_token_l
 from keras_attention.models.vit_presets import VIT_PRESETS
 from keras_attention.models.vit_presets import vision_transformer_from_preset
 from keras_attention.models.vit_presets import vision_transformer_preset
+from keras_attention.models.vit_training_recipe import vit_input_shape

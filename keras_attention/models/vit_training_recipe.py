@@ -20,6 +20,8 @@ import math
 
 import numpy as np
 
+from keras_attention.validation import check_positive_int
+
 # About this many tokens per side: enough positions for attention to matter,
 # few enough to train on a CPU.
 TARGET_GRID_SIDE = 8
@@ -80,13 +82,6 @@ class ViTTrainingRecipe:
             f"{name} {getattr(self, name)}: {self.reasons[name]}"
             for name in ("image_size", "patch_size", "batch_size", "epochs", "warmup_steps")
         ]
-
-
-def _check_positive_int(name, value, allow_none=False):
-    if value is None and allow_none:
-        return
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
-        raise ValueError(f"`{name}` must be a positive integer. Received: {name}={value!r}")
 
 
 def _image_size_pair(image_size, name="image_size"):
@@ -158,7 +153,7 @@ def vit_input_shape(image_size, native_size=None, patch_size=None):
         patch_size = _nearest(_divisors(longer), min(exact) / TARGET_GRID_SIDE)
         reasons["patch_size"] = None  # filled in once the grid is known
     else:
-        _check_positive_int("patch_size", patch_size)
+        check_positive_int("patch_size", patch_size)
         reasons["patch_size"] = "set by the user"
     if user_pair:
         size = (height, width)
@@ -197,8 +192,8 @@ def warmup_steps_for(total_steps, steps_per_epoch):
     >>> warmup_steps_for(1320, 33), warmup_steps_for(20000, 100)
     (132, 1000)
     """
-    _check_positive_int("total_steps", total_steps)
-    _check_positive_int("steps_per_epoch", steps_per_epoch)
+    check_positive_int("total_steps", total_steps)
+    check_positive_int("steps_per_epoch", steps_per_epoch)
     return max(1, min(int(total_steps * WARMUP_FRACTION), MAX_WARMUP_EPOCHS * steps_per_epoch))
 
 
@@ -246,9 +241,9 @@ def vit_training_recipe(
     >>> recipe.reasons["epochs"]
     'set by the user'
     """
-    _check_positive_int("num_train_images", num_train_images)
+    check_positive_int("num_train_images", num_train_images)
     for name, value in (("batch_size", batch_size), ("epochs", epochs)):
-        _check_positive_int(name, value, allow_none=True)
+        check_positive_int(name, value, allow_none=True)
     image_size, patch_size, reasons = vit_input_shape(image_size, native_size, patch_size)
 
     if batch_size is None:

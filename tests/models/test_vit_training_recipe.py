@@ -78,9 +78,9 @@ def test_warmup_is_a_tenth_at_most_ten_epochs():
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        ({"num_train_images": 0}, r"`num_train_images` must be a positive integer. Received: num_train_images=0"),
-        ({"batch_size": 2.5}, r"`batch_size` must be a positive integer. Received: batch_size=2.5"),
-        ({"epochs": True}, r"`epochs` must be a positive integer. Received: epochs=True"),
+        ({"num_train_images": 0}, r"`num_train_images` must be a positive integer( or None)?. Received: num_train_images=0"),
+        ({"batch_size": 2.5}, r"`batch_size` must be a positive integer( or None)?. Received: batch_size=2.5"),
+        ({"epochs": True}, r"`epochs` must be a positive integer( or None)?. Received: epochs=True"),
         ({"image_size": (32,)}, r"`image_size` must be a positive integer or a \(height, width\) pair of them. Received: image_size=\(32,\)"),
         ({"patch_size": 5}, r"`patch_size` must divide both sides of `image_size`. Received: patch_size=5, image_size=32"),
         ({"native_size": (0, 3)}, r"`native_size` must be a positive integer or a \(height, width\) pair of them. Received: native_size=\(0, 3\)"),
