@@ -82,10 +82,13 @@ from keras_attention.visualization.image_attention import plot_caption_attention
 #   cross-attention map is the only way image information reaches each word (more
 #   heads or blocks leave some maps free to wander).
 # - `train_steps`: optimizer steps to train for when `--epochs` is not given (on the
-#   built-in scenes, 4000 captions in batches of 64: 14 and 20 epochs).
+#   built-in scenes, 4000 captions in batches of 64: 28 and 20 epochs). At 870 steps
+#   Show, Attend and Tell stops short: with the learning rate decaying to 0 its
+#   built-in BLEU was 90.8 (three seeds 8 to 10 below 870 steps of the older schedule);
+#   at 1740 it is 98.6.
 MODEL_DEFAULTS = {
     "show_attend_tell": dict(
-        train_steps=870, hidden_dim=128, learning_rate=2e-3, attention_penalty=0.0
+        train_steps=1740, hidden_dim=128, learning_rate=2e-3, attention_penalty=0.0
     ),
     "transformer": dict(
         train_steps=1240, hidden_dim=64, learning_rate=2e-3, num_layers=1, num_heads=1,

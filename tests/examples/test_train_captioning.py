@@ -136,7 +136,7 @@ def test_references_of_repeated_images_are_grouped(train_captioning):
 
 
 def test_plan_keeps_the_built_in_defaults(train_captioning):
-    # 4000 built-in captions: batches of 64, 62 steps an epoch, 14 and 20 epochs as before.
+    # 4000 built-in captions: batches of 64, 62 steps an epoch, 28 and 20 epochs.
     defaults = train_captioning.MODEL_DEFAULTS
     plans = {
         name: train_captioning.plan_training(
@@ -145,7 +145,7 @@ def test_plan_keeps_the_built_in_defaults(train_captioning):
         for name in defaults
     }
     assert (plans["show_attend_tell"]["batch_size"], plans["show_attend_tell"]["steps_per_epoch"]) == (64, 62)
-    assert (plans["show_attend_tell"]["epochs"], plans["transformer"]["epochs"]) == (14, 20)
+    assert (plans["show_attend_tell"]["epochs"], plans["transformer"]["epochs"]) == (28, 20)
 
 
 def test_plan_is_counted_in_steps_from_the_number_of_examples(train_captioning):
