@@ -17,13 +17,13 @@ import json
 import os
 import re
 
-import numpy as np
 import tensorflow as tf
 
 from keras_attention.text.fixed_length_ids import check_encode_arguments
 from keras_attention.text.fixed_length_ids import check_ids
 from keras_attention.text.fixed_length_ids import from_end_on
 from keras_attention.text.fixed_length_ids import pad_to_length
+from keras_attention.text.text_batches import text_batches
 from keras_attention.validation import check_positive_int
 
 VOCABULARY_FILENAME = "vocabulary.json"
@@ -33,7 +33,6 @@ NUM_BYTES = 256
 # change `decode(encode(text))` makes to a text.
 _WHITESPACE_RUN = r"[ \t\n\r\f\v]+"
 _LETTER = r"[\pL\pM]"
-_TEXT_BATCH_SIZE = 1024
 
 
 def _byte_token(value):
@@ -228,7 +227,7 @@ class ReversibleTokenizer(tf.Module):
             )
         check_positive_int("min_frequency", min_frequency)
         piece_counts = collections.Counter()
-        for batch in _text_batches(texts):
+        for batch in text_batches(texts):
             piece_counts.update(split_pieces(batch).flat_values.numpy().tolist())
         character_counts = collections.Counter()
         for piece, count in piece_counts.items():
@@ -462,24 +461,3 @@ def _ids_with_fallback(ids, strings, fallback):
     # Put each row back at its string's position.
     order = tf.math.invert_permutation(tf.cast(tf.concat([known, unknown], axis=0), tf.int32))
     return tf.gather(rows, order)  # (N, None)
-
-
-def _text_batches(texts):
-    if isinstance(texts, tf.data.Dataset):
-        spec = texts.element_spec
-        if not isinstance(spec, tf.TensorSpec) or spec.dtype != tf.string:
-            raise ValueError(
-                "`texts` must be a tf.data.Dataset of strings. "
-                f"Received: texts with element_spec={spec}"
-            )
-        dataset = texts.batch(_TEXT_BATCH_SIZE) if spec.shape.rank == 0 else texts
-        yield from dataset
-        return
-    if isinstance(texts, str) or not isinstance(texts, (list, tuple, np.ndarray)) or not len(texts):
-        raise ValueError(
-            "`texts` must be a non-empty list of strings or a tf.data.Dataset of strings. "
-            f"Received: texts={texts!r:.80}"
-        )
-    texts = list(texts)
-    for begin in range(0, len(texts), _TEXT_BATCH_SIZE):
-        yield tf.constant(texts[begin : begin + _TEXT_BATCH_SIZE], dtype=tf.string)

@@ -1,30 +1,10 @@
 """Learn a WordPiece vocabulary from text with keras-hub."""
 
 import keras_hub
-import tensorflow as tf
+
+from keras_attention.text.text_batches import text_batches
 
 DEFAULT_RESERVED_TOKENS = ("[PAD]", "[UNK]", "[START]", "[END]")
-# Strings handed to the vocabulary learner at once; batching only speeds up counting.
-_COUNT_BATCH_SIZE = 1024
-
-
-def _texts_dataset(texts):
-    if isinstance(texts, tf.data.Dataset):
-        spec = texts.element_spec
-        if not isinstance(spec, tf.TensorSpec) or spec.dtype != tf.string:
-            raise ValueError(
-                "`texts` must be a tf.data.Dataset of strings. "
-                f"Received: texts with element_spec={spec}"
-            )
-        return texts.batch(_COUNT_BATCH_SIZE) if spec.shape.rank == 0 else texts
-    if isinstance(texts, str) or not isinstance(texts, (list, tuple)) or not texts:
-        raise ValueError(
-            "`texts` must be a non-empty list of strings or a tf.data.Dataset of strings. "
-            f"Received: texts={texts!r:.80}"
-        )
-    strings = tf.constant(list(texts), dtype=tf.string)
-    return tf.data.Dataset.from_tensor_slices(strings).batch(_COUNT_BATCH_SIZE)
-
 
 def train_wordpiece_vocabulary(texts, vocabulary_size, reserved_tokens=DEFAULT_RESERVED_TOKENS):
     """Learn a WordPiece vocabulary whose first entries are the reserved tokens.
@@ -74,7 +54,7 @@ def train_wordpiece_vocabulary(texts, vocabulary_size, reserved_tokens=DEFAULT_R
             f"({len(reserved_tokens)}). Received: vocabulary_size={vocabulary_size!r}"
         )
     return keras_hub.tokenizers.compute_word_piece_vocabulary(
-        _texts_dataset(texts),
+        text_batches(texts),
         vocabulary_size,
         reserved_tokens=list(reserved_tokens),
     )
