@@ -38,9 +38,11 @@ def check_encode_arguments(strings, sequence_length, add_start, add_end):
     return tf.reshape(strings, [-1]), strings.shape.rank == 0  # (B,)
 
 
-def pad_to_length(ids, sequence_length, add_start, add_end, start_id, end_id, pad_id):
+def pad_to_length(ids, strings, sequence_length, add_start, add_end, start_id, end_id, pad_id):
     """Rows `(B, L)` from ragged ids `(B, None)`: start token, ids (cut), end token, padding.
 
+    `strings` is the `(B,)` batch the ids came from: its static size (a
+    `tf.data` batch with `drop_remainder=True`) becomes the rows' static size.
     `sequence_length`, `add_start` and `add_end` may be tensors. When the ids
     do not fit, they are cut so that the end token keeps its place.
 
@@ -49,7 +51,8 @@ def pad_to_length(ids, sequence_length, add_start, add_end, start_id, end_id, pa
     >>> import tensorflow as tf
     >>> from keras_attention.text.fixed_length_ids import pad_to_length
     >>> ids = tf.ragged.constant([[7, 8, 9], [7]])
-    >>> pad_to_length(ids, 4, True, True, start_id=2, end_id=3, pad_id=0).numpy().tolist()
+    >>> pad_to_length(ids, tf.constant(["a", "b"]), 4, True, True,
+    ...               start_id=2, end_id=3, pad_id=0).numpy().tolist()
     [[2, 7, 8, 3], [2, 7, 3, 0]]
     """
     num_start = tf.cast(add_start, tf.int32)
@@ -57,7 +60,7 @@ def pad_to_length(ids, sequence_length, add_start, add_end, start_id, end_id, pa
     ids = ids[:, :room]  # (B, None)
     width = tf.stack([-1, sequence_length])  # -1: keep the batch size
     padded = ids.to_tensor(default_value=pad_id, shape=width)  # (B, L)
-    start = tf.fill([ids.nrows(out_type=tf.int32), 1], start_id)[:, :num_start]  # (B, 0 or 1)
+    start = tf.fill([tf.shape(strings)[0], 1], start_id)[:, :num_start]  # (B, 0 or 1)
     padded = tf.concat([tf.cast(start, padded.dtype), padded], axis=1)[:, :sequence_length]
     # The end token goes right after the last id of each row.
     end_position = tf.cast(ids.row_lengths(), tf.int32) + num_start  # (B,)

@@ -345,7 +345,7 @@ class ReversibleTokenizer(tf.Module):
     def _encode(self, batch, sequence_length, add_start, add_end):
         """Encode strings `(B,)` into ids `(B, L)`; all arguments are tensors."""
         return pad_to_length(
-            self.tokenize(batch), sequence_length, add_start, add_end,
+            self.tokenize(batch), batch, sequence_length, add_start, add_end,
             self.start_id, self.end_id, self.pad_id,
         )
 
