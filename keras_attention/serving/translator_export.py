@@ -18,6 +18,7 @@ from keras_attention.generation.decoder_for_model import decoder_for_model
 from keras_attention.models.show_attend_tell_captioner import IMAGE_ENCODER
 from keras_attention.models.transformer_translator import SOURCE_EMBEDDING
 from keras_attention.serving.grouped_decoding import decode_in_groups
+from keras_attention.text.reversible_tokenizer import normalize_whitespace_strings
 from keras_attention.validation import check_positive_int
 
 SERVING_SIGNATURE = "serving_default"
@@ -25,7 +26,6 @@ SOURCE_VOCABULARY_ASSET = "source_vocabulary.txt"
 TARGET_VOCABULARY_ASSET = "target_vocabulary.txt"
 # What a tokenizer needs for export: `ReversibleTokenizer` and `SubwordEncoder` have it.
 _TOKENIZER_ATTRIBUTES = ("encode", "decode", "vocabulary", "vocabulary_size", "start_id", "end_id")
-_ASCII_WHITESPACE = r"[ \t\n\r\f\v]"
 
 
 def _check_arguments(model, source_encoder, target_encoder, lengths, beam_width, length_penalty):
@@ -201,7 +201,7 @@ def make_translation_function(
         }
 
     def translate_batch(text):
-        blank = tf.equal(tf.strings.regex_replace(text, _ASCII_WHITESPACE, ""), "")  # (B,)
+        blank = tf.equal(normalize_whitespace_strings(text), "")  # (B,)
         source_ids = source_encoder.encode(text, source_length)  # (B, S)
         tokens, attention = decode_in_groups(
             decoder,

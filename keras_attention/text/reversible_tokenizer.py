@@ -59,6 +59,27 @@ def normalize_whitespace(text):
     return re.sub(_WHITESPACE_RUN, " ", text).strip(" ")
 
 
+def normalize_whitespace_strings(texts):
+    """`normalize_whitespace` in TensorFlow, on a string tensor of any shape.
+
+    A text that becomes "" here is blank: the tokenizer gives it no ids.
+
+    Args:
+        texts: `tf.string` tensor (or what converts to one).
+
+    Returns:
+        `tf.string` tensor of the same shape.
+
+    Example:
+
+    >>> from keras_attention.text.reversible_tokenizer import normalize_whitespace_strings
+    >>> normalize_whitespace_strings([" a \\t b ", "\\n"]).numpy().tolist()
+    [b'a b', b'']
+    """
+    texts = tf.convert_to_tensor(texts, dtype=tf.string)
+    return tf.strings.strip(tf.strings.regex_replace(texts, _WHITESPACE_RUN, " "))
+
+
 def split_pieces(texts):
     """Cut strings into the pieces the tokenizer looks up, each with its leading space.
 
@@ -79,8 +100,7 @@ def split_pieces(texts):
     >>> split_pieces(["it's 15.04, ok"]).to_list()
     [[b'it', b"'", b's', b' 1', b'5', b'.', b'0', b'4', b',', b' ok']]
     """
-    texts = tf.convert_to_tensor(texts, dtype=tf.string)
-    texts = tf.strings.strip(tf.strings.regex_replace(texts, _WHITESPACE_RUN, " "))  # (B,)
+    texts = normalize_whitespace_strings(texts)  # (B,)
     # One code per character: every letter becomes "a", so the codes tell
     # letters (97) and spaces (32) apart without a regex per character.
     codes = tf.strings.unicode_decode(tf.strings.regex_replace(texts, _LETTER, "a"), "UTF-8")
