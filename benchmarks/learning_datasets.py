@@ -510,7 +510,10 @@ def make_object_scene_caption_folder(
     rotation, so every relation is clear. The caption walks the chain:
     "star above ring left of cross" means the star is in the cell above the
     ring, and the ring in the cell left of the cross. No object name repeats
-    within an image.
+    within an image. Each caption is a function of its image: the cells'
+    neighbours form exactly the chain (no loops), and the walk starts from
+    the chain end that comes first in reading order (top row first, then
+    left).
 
     Args:
         directory: folder to write (created if missing).
@@ -583,6 +586,17 @@ def make_object_scene_caption_folder(
             path.append(steps[int(rng.integers(len(steps)))])
         if len(path) < count:
             continue  # a dead end: draw another walk
+        adjacent_pairs = sum(
+            abs(r1 - r2) + abs(c1 - c2) == 1
+            for i, (r1, c1) in enumerate(path) for (r2, c2) in path[i + 1:]
+        )
+        if adjacent_pairs != count - 1:
+            continue  # the cells close a loop: more than one chain would describe them
+        # The image fixes the chain but not which end it starts from: start from
+        # the end that comes first in reading order, so the caption is a function
+        # of the image and an exact match is attainable.
+        if path[-1] < path[0]:
+            path.reverse()
         chosen = [names[i] for i in rng.permutation(len(names))[:count]]
         dark = rng.random() < 0.5
         background = rng.uniform(0, 60, size=3) if dark else rng.uniform(190, 255, size=3)

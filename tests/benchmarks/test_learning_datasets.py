@@ -196,6 +196,34 @@ def test_object_scene_captions_state_the_relations_of_the_boxes(tmp_path, height
     assert image.shape == (height, width, 3)
 
 
+@pytest.mark.parametrize("height, width, grid", [(64, 96, (2, 3)), (80, 60, (3, 2))])
+def test_object_scene_captions_are_a_function_of_the_image(tmp_path, height, width, grid):
+    # An image fixes which cells hold objects; the caption must follow from that
+    # alone: the neighbouring cells form one chain, read from the end that comes
+    # first in reading order. Otherwise no captioner can match it exactly.
+    info = ld.make_object_scene_caption_folder(
+        tmp_path, num_images=60, height=height, width=width, seed=3
+    )
+    boxes = json.loads(pathlib.Path(info["boxes_path"]).read_text())
+    cell_h, cell_w = height / grid[0], width / grid[1]
+    starts = set()
+    for name, caption in _caption_lines(tmp_path):
+        names = [w for w in caption.split() if w in ld.OBJECT_NAMES]
+        cells = [
+            (int(r // cell_h), int(c // cell_w))
+            for r, c in (_centre(b) for b in boxes[name])
+        ]
+        neighbours = [
+            (i, j) for i in range(len(cells)) for j in range(i + 1, len(cells))
+            if abs(cells[i][0] - cells[j][0]) + abs(cells[i][1] - cells[j][1]) == 1
+        ]
+        assert neighbours == [(i, i + 1) for i in range(len(cells) - 1)], (caption, cells)
+        ends = sorted([cells[0], cells[-1]])
+        assert cells[0] == ends[0], (caption, cells)
+        starts.add(names[0])
+    assert len(starts) >= 3  # the first word still varies with the image
+
+
 def test_object_scenes_are_deterministic_in_the_seed(tmp_path):
     for folder, seed in (("a", 4), ("b", 4), ("c", 5)):
         ld.make_object_scene_caption_folder(tmp_path / folder, num_images=3, seed=seed)
