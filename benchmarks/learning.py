@@ -153,21 +153,19 @@ def all_cases():
 
 
 def select_cases(only, quick):
-    """The cases named by `--only` (any of family, model, data set, full name or its prefix).
+    """The cases named by `--only`: a family, model, data set, case name or its leading parts.
 
     Without `only`, every case, or in a quick run the first data set of each
     model (and the peer).
     """
     cases = all_cases()
     if only:
-        chosen = [
-            case for case in cases
-            if any(name in case.name.split("/") or case.name.startswith(name) for name in only)
-        ]
-        unknown = [
-            name for name in only
-            if not any(name in c.name.split("/") or c.name.startswith(name) for c in cases)
-        ]
+        # Whole parts only: "object_relations" does not pick "object_relations_tall".
+        def named(case, name):
+            return name in case.name.split("/") or (case.name + "/").startswith(name.rstrip("/") + "/")
+
+        chosen = [case for case in cases if any(named(case, name) for name in only)]
+        unknown = [name for name in only if not any(named(c, name) for c in cases)]
         if unknown:
             raise ValueError(
                 "`only` must name families, models, data sets or cases such as "

@@ -57,6 +57,16 @@ def test_only_selects_by_family_model_set_or_case():
         learning.select_cases(["vit", "poetry"], quick=False)
 
 
+def test_only_matches_whole_parts_of_case_names():
+    names = [c.name for c in learning.select_cases(["captioning/transformer/object_relations"], quick=False)]
+    assert names == ["captioning/transformer/object_relations"]
+    names = [c.name for c in learning.select_cases(["captioning/transformer"], quick=False)]
+    assert names == [f"captioning/transformer/{d}" for d in (
+        "glyph_digits", "object_relations", "glyph_colour_varlen", "object_relations_tall")]
+    with pytest.raises(ValueError, match="captioning/trans"):
+        learning.select_cases(["captioning/trans"], quick=False)
+
+
 @pytest.mark.parametrize("quick", [False, True])
 def test_commands_pass_only_what_a_user_would(tmp_path, quick):
     made = {
