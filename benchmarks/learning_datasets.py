@@ -8,7 +8,7 @@ written to disk in the formats users give the example scripts:
   side, captioned with their names ("one three five"); `folder:PATH`.
 - `make_object_scene_caption_folder`: non-square scenes of filled objects
   (triangle, star, cross, ring, diamond) captioned with their spatial
-  relations in reading order ("star left of ring above cross"); `folder:PATH`.
+  relations ("star above ring left of cross"); `folder:PATH`.
 - `make_glyph_classification_folder`: one sub-folder of glyph images per
   class; `folder:PATH`.
 - `make_text_task_tsv`: `source<TAB>target` lines for formatting tasks where
@@ -488,8 +488,7 @@ def _object_mask(name, centre, radius, angle, shape):
     return _polygon_mask(vertices, v, u)
 
 
-# Relation of an object to the next one in reading order.
-SAME_ROW_RELATION, LATER_ROW_RELATION = "left of", "above"
+_RELATIONS = {(0, 1): "left of", (0, -1): "right of", (1, 0): "above", (-1, 0): "below"}
 
 
 def make_object_scene_caption_folder(
@@ -506,15 +505,15 @@ def make_object_scene_caption_folder(
     """Writes a captioning folder of objects captioned by their spatial relations.
 
     The image is divided into a grid of cells (2 x 3 for a wide image, 3 x 2
-    for a tall one); the objects sit in distinct random cells, each in a
-    random colour, size and small rotation. The caption names them in
-    reading order (top row first, left to right within a row), each followed
-    by its relation to the next: "left of" when the next is in the same row,
-    "above" when it is in a lower row. "star left of ring above cross" means
-    the star is left of the ring in the same row, and the cross is in a
-    lower row. No object name repeats within an image, and each caption is a
-    function of its image: a captioner must find the objects in the order a
-    reader would, and see whether the next one is beside or below.
+    for a tall one); the objects sit in a chain of neighbouring cells (a
+    random walk without revisits), each in a random colour, size and small
+    rotation, so every relation is clear. The caption walks the chain:
+    "star above ring left of cross" means the star is in the cell above the
+    ring, and the ring in the cell left of the cross. No object name repeats
+    within an image. Each caption is a function of its image: the cells'
+    neighbours form exactly the chain (no loops), and the chain starts from
+    the object a reader meets first (top row first, then left), which is
+    one of its ends.
 
     Args:
         directory: folder to write (created if missing).
@@ -574,14 +573,39 @@ def make_object_scene_caption_folder(
     images, captions, boxes = [], [], []
     while len(images) < num_images:
         count = int(rng.integers(low, high + 1))
-        # Distinct cells in reading order: (row, column) pairs sort that way.
-        cells = sorted(divmod(int(i), grid[1]) for i in rng.permutation(grid[0] * grid[1])[:count])
+        path = [(int(rng.integers(grid[0])), int(rng.integers(grid[1])))]
+        while len(path) < count:
+            steps = [
+                (path[-1][0] + dr, path[-1][1] + dc)
+                for dr, dc in _RELATIONS
+                if 0 <= path[-1][0] + dr < grid[0] and 0 <= path[-1][1] + dc < grid[1]
+                and (path[-1][0] + dr, path[-1][1] + dc) not in path
+            ]
+            if not steps:
+                break
+            path.append(steps[int(rng.integers(len(steps)))])
+        if len(path) < count:
+            continue  # a dead end: draw another walk
+        adjacent_pairs = sum(
+            abs(r1 - r2) + abs(c1 - c2) == 1
+            for i, (r1, c1) in enumerate(path) for (r2, c2) in path[i + 1:]
+        )
+        if adjacent_pairs != count - 1:
+            continue  # the cells close a loop: more than one chain would describe them
+        # The image fixes the chain but not which end it starts from: start from
+        # the object a reader meets first (top row, then left), so the caption is
+        # a function of the image. Chains with that object in their middle would
+        # need a rule no reader uses: draw another.
+        if min(path) == path[-1]:
+            path.reverse()
+        if min(path) != path[0]:
+            continue
         chosen = [names[i] for i in rng.permutation(len(names))[:count]]
         dark = rng.random() < 0.5
         background = rng.uniform(0, 60, size=3) if dark else rng.uniform(190, 255, size=3)
         layers = np.zeros((count, height, width), np.float32)
         colours, image_boxes = [], []
-        for index, (name, (row, col)) in enumerate(zip(chosen, cells)):
+        for index, (name, (row, col)) in enumerate(zip(chosen, path)):
             radius = 0.5 * min(cell_h, cell_w) * rng.uniform(0.6, 0.9)
             centre = (
                 (row + 0.5) * cell_h + rng.uniform(-1, 1) * (cell_h / 2 - radius),
@@ -592,13 +616,13 @@ def make_object_scene_caption_folder(
             image_boxes.append(_tight_box(mask, 0, 0))
             colours.append(rng.uniform(130, 255, size=3) if dark else rng.uniform(0, 120, size=3))
         words = [chosen[0]]
-        for (r1, _), (r2, _), name in zip(cells, cells[1:], chosen[1:]):
-            words += [SAME_ROW_RELATION if r1 == r2 else LATER_ROW_RELATION, name]
+        for (r1, c1), (r2, c2), name in zip(path, path[1:], chosen[1:]):
+            words += [_RELATIONS[(r2 - r1, c2 - c1)], name]
         images.append(_compose(layers, colours, tuple(background), noise, rng))
         captions.append(" ".join(words))
         boxes.append(image_boxes)
     _, captions_path, boxes_path = _write_caption_folder(directory, images, captions, boxes)
-    relation_words = sorted({*SAME_ROW_RELATION.split(), *LATER_ROW_RELATION.split()})
+    relation_words = sorted({w for relation in _RELATIONS.values() for w in relation.split()})
     return {
         "directory": directory,
         "captions_path": captions_path,
