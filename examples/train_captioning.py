@@ -33,6 +33,7 @@ learning-rate schedule (a linear warm-up, then cosine decay, in steps).
 """
 
 import argparse
+import math
 import os
 import sys
 import time
@@ -47,6 +48,7 @@ import tensorflow as tf  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import example_utils  # noqa: E402
 
+from keras_attention.callbacks.decay_on_plateau import DecayOnPlateau  # noqa: E402
 from keras_attention.callbacks.learning_monitor import LearningMonitor  # noqa: E402
 from keras_attention.callbacks.prior_cross_entropy import prior_cross_entropy  # noqa: E402
 from keras_attention.data.caption_sources import BUILTIN_IMAGE_SIZE  # noqa: E402
@@ -78,21 +80,25 @@ from keras_attention.visualization.image_attention import plot_caption_attention
 # - Show, Attend and Tell without the doubly stochastic penalty: over a 12x12 grid and
 #   ~9 words the penalty asks every cell to be looked at, which sends the attention
 #   at a shape word away from the object that its colour word has just looked at.
-# - A one-block, one-head Transformer decoder reading the CNN cells directly: its one
-#   cross-attention map is the only way image information reaches each word (more
-#   heads or blocks leave some maps free to wander).
-# - `train_steps`: optimizer steps to train for when `--epochs` is not given (on the
-#   built-in scenes, 4000 captions in batches of 64: 28 and 20 epochs). At 870 steps
-#   Show, Attend and Tell stops short: with the learning rate decaying to 0 its
-#   built-in BLEU was 90.8 (three seeds 8 to 10 below 870 steps of the older schedule);
-#   at 1740 it is 98.6.
+# - A one-head Transformer: one map per block, each over the image cells. Two decoder
+#   blocks, because with one a word's query cannot know where the previous words
+#   looked (cross-attention outputs reach later words only through the next block's
+#   self-attention), which a caption of several objects in an order needs; one
+#   encoder block, so that each cell knows its neighbours ("left of", "above").
+# - `train_steps`: the most optimizer steps when `--epochs` is not given. Training
+#   holds the peak learning rate while the validation loss improves and decays once
+#   it stalls (`DecayOnPlateau`): attention models sit on a plateau for a number of
+#   steps that depends on the data before they learn where to look, so a schedule
+#   fixed in advance either wastes steps on easy data or decays too early on hard data
+#   (on 64x96 object-relation scenes, Show, Attend and Tell left its plateau after
+#   1000 of 1740 fixed steps).
 MODEL_DEFAULTS = {
     "show_attend_tell": dict(
-        train_steps=1740, hidden_dim=128, learning_rate=2e-3, attention_penalty=0.0
+        train_steps=5000, hidden_dim=128, learning_rate=2e-3, attention_penalty=0.0
     ),
     "transformer": dict(
-        train_steps=1240, hidden_dim=64, learning_rate=2e-3, num_layers=1, num_heads=1,
-        encoder_layers=0,
+        train_steps=5000, hidden_dim=64, learning_rate=2e-3, num_layers=2, num_heads=1,
+        encoder_layers=1,
     ),
 }
 EVALUATION_BATCH_SIZE = 50
@@ -108,6 +114,9 @@ MIN_STEPS_PER_EPOCH = 30
 MAX_DERIVED_SIDE = {"small_cnn": 96}
 MAX_DERIVED_SIDE_APPLICATIONS = 224
 WARMUP_FRACTION = 0.1
+WARMUP_STEPS = 150
+# Steps without a 1% better validation loss that start the final decay (in whole epochs).
+PATIENCE_STEPS = 250
 # Training images kept in memory after their first decoding, at most (float32 pixels).
 CACHE_BYTES = 2**30
 
@@ -165,10 +174,10 @@ def parse_args(argv=None):
         + ")",
     )
     parser.add_argument(
-        "--num-layers", type=int, help="Transformer decoder blocks (default: 1)"
+        "--num-layers", type=int, help="Transformer decoder blocks (default: 2)"
     )
     parser.add_argument(
-        "--encoder-layers", type=int, help="Transformer blocks over the image cells (default: 0)"
+        "--encoder-layers", type=int, help="Transformer blocks over the image cells (default: 1)"
     )
     parser.add_argument(
         "--num-heads", type=int, help="Transformer attention heads (default: 1)"
@@ -182,7 +191,8 @@ def parse_args(argv=None):
     parser.add_argument(
         "--train-steps",
         type=int,
-        help="optimizer steps the derived epochs aim at (default: "
+        help="the most optimizer steps, when --epochs is not given; training stops sooner "
+        "once the validation loss stops improving (default: "
         + ", ".join(f"{name} {d['train_steps']}" for name, d in MODEL_DEFAULTS.items())
         + ")",
     )
@@ -249,27 +259,32 @@ def plan_training(
 
     - batch size: the largest power of two up to `MAX_BATCH_SIZE` that still
       gives `MIN_STEPS_PER_EPOCH` steps an epoch (at least `MIN_BATCH_SIZE`);
-    - epochs: enough for about `train_steps` optimizer steps;
-    - schedule: a linear warm-up from 0 over the first `WARMUP_FRACTION` of
-      the steps to `learning_rate`, then cosine decay to 0 at the last step.
+    - epochs: at most enough for about `train_steps` optimizer steps;
+    - schedule: a linear warm-up from 0 over `WARMUP_STEPS` (at most
+      `WARMUP_FRACTION` of the steps) to `learning_rate`, held while the
+      validation loss improves, then a cosine decay to 0 once it has not
+      improved for about `PATIENCE_STEPS` steps (or when the epochs left
+      are just enough for the decay); training stops when the decay ends.
 
     Args:
         num_examples: training `(image, caption)` pairs, a positive int.
-        train_steps: optimizer steps to aim at when `epochs` is None.
+        train_steps: the most optimizer steps when `epochs` is None.
         learning_rate: the peak learning rate.
         batch_size: None to derive it.
-        epochs: None to derive them.
+        epochs: None to derive them (the most epochs).
 
     Returns:
         dict with "batch_size", "epochs", "steps_per_epoch", "total_steps",
-        "warmup_steps", "decay_steps", "learning_rate" and "reasons" (one
-        sentence per derived or given choice).
+        "warmup_steps", "patience" (epochs), "learning_rate" and "reasons"
+        (one sentence per derived or given choice).
 
     Example:
 
-    >>> plan = plan_training(num_examples=2400, train_steps=870, learning_rate=2e-3)
+    >>> plan = plan_training(num_examples=2400, train_steps=3000, learning_rate=2e-3)
     >>> plan["batch_size"], plan["steps_per_epoch"], plan["epochs"], plan["warmup_steps"]
-    (64, 37, 24, 89)
+    (64, 37, 81, 150)
+    >>> plan["patience"]
+    5
     """
     count = num_examples
     if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 1:
@@ -293,16 +308,18 @@ def plan_training(
     if epochs is None:
         epochs = max(1, int(round(train_steps / steps_per_epoch)))
         reasons["epochs"] = (
-            f"about {train_steps} optimizer steps at {steps_per_epoch} steps an epoch"
+            f"at most about {train_steps} optimizer steps at {steps_per_epoch} steps an epoch; "
+            "fewer when the validation loss stops improving sooner"
         )
     else:
-        reasons["epochs"] = "given"
+        reasons["epochs"] = "given (the most; fewer when the validation loss stops improving)"
     total_steps = epochs * steps_per_epoch
-    warmup_steps = max(1, int(round(WARMUP_FRACTION * total_steps)))
-    decay_steps = max(1, total_steps - warmup_steps)
+    warmup_steps = max(1, min(WARMUP_STEPS, int(round(WARMUP_FRACTION * total_steps))))
+    patience = max(2, math.ceil(PATIENCE_STEPS / steps_per_epoch))
     reasons["learning_rate"] = (
-        f"linear warm-up 0 -> {learning_rate:g} over {warmup_steps} steps "
-        f"({WARMUP_FRACTION:.0%} of {total_steps}), then cosine decay to 0 over {decay_steps}"
+        f"linear warm-up 0 -> {learning_rate:g} over {warmup_steps} steps, held while the "
+        f"validation loss improves by 1% within {patience} epochs, then cosine decay to 0 "
+        "and stop"
     )
     return {
         "batch_size": batch_size,
@@ -310,19 +327,18 @@ def plan_training(
         "steps_per_epoch": steps_per_epoch,
         "total_steps": total_steps,
         "warmup_steps": warmup_steps,
-        "decay_steps": decay_steps,
+        "patience": patience,
         "learning_rate": learning_rate,
         "reasons": reasons,
     }
 
 
 def learning_rate_schedule(plan):
-    """Keras' warm-up plus cosine decay for a `plan_training` plan."""
-    return keras.optimizers.schedules.CosineDecay(
-        0.0,
-        decay_steps=plan["decay_steps"],
-        warmup_target=plan["learning_rate"],
+    """The `DecayOnPlateau` callback that sets the learning rate of a `plan_training` plan."""
+    return DecayOnPlateau(
+        peak_learning_rate=plan["learning_rate"],
         warmup_steps=plan["warmup_steps"],
+        patience=plan["patience"],
     )
 
 
@@ -416,7 +432,8 @@ def build_model(args, vocabulary_size, max_length):
 
 def compile_model(model, plan):
     model.compile(
-        optimizer=keras.optimizers.Adam(learning_rate_schedule(plan)),
+        # The learning rate is set before every step by `learning_rate_schedule(plan)`.
+        optimizer=keras.optimizers.Adam(0.0),
         loss=masked_sparse_categorical_crossentropy,
         metrics=[MaskedSparseCategoricalAccuracy()],
         # XLA where it pays: on accelerators ("auto" keeps the CPU's faster convolutions).
@@ -534,10 +551,13 @@ def main(argv=None):
         train,
         validation_data=validation,
         epochs=args.epochs,
-        callbacks=example_utils.training_callbacks(args.output_dir) + [monitor],
+        callbacks=[learning_rate_schedule(plan)]
+        + example_utils.training_callbacks(args.output_dir)
+        + [monitor],
         verbose=example_utils.progress_verbosity(),
     )
     train_seconds = time.time() - fit_start
+    steps_trained = int(keras.ops.convert_to_numpy(model.optimizer.iterations))
 
     caption = make_caption_function(
         model, encoder, max_length, args.beam_width, decode_batch_size=EVALUATION_BATCH_SIZE
@@ -579,8 +599,10 @@ def main(argv=None):
         "max_length": max_length,
         "image_size": list(args.image_size),
         "batch_size": args.batch_size,
-        "epochs": args.epochs,
-        "train_steps": plan["total_steps"],
+        "max_epochs": args.epochs,
+        # What the run took: the schedule stops once the validation loss stalls.
+        "train_steps": steps_trained,
+        "epochs": steps_trained // plan["steps_per_epoch"],
         "seconds": round(time.time() - start, 1),
         "train_seconds": round(train_seconds, 1),
         "dtype_policy": policy,

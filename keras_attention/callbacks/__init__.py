@@ -1,5 +1,7 @@
 """Callbacks for `model.fit`, as `keras.callbacks` has them.
 
+- `DecayOnPlateau`: warm-up, the peak learning rate held while the
+  validation loss improves, then a cosine decay to 0 and a stop.
 - `LearningMonitor`: one clear warning when training is not learning (the
   validation loss stays at a trivial baseline) or diverges.
 - `prior_cross_entropy`: the loss of that trivial baseline, from the labels.
@@ -9,5 +11,6 @@
 0.6931
 """
 
+from keras_attention.callbacks.decay_on_plateau import DecayOnPlateau
 from keras_attention.callbacks.learning_monitor import LearningMonitor
 from keras_attention.callbacks.prior_cross_entropy import prior_cross_entropy
