@@ -117,6 +117,9 @@ WARMUP_FRACTION = 0.1
 WARMUP_STEPS = 150
 # Steps without a 1% better validation loss that start the final decay (in whole epochs).
 PATIENCE_STEPS = 250
+# Smaller improvements of the validation loss (nats a token) do not hold the peak
+# learning rate: near 0 they are noise, and the captions no longer change.
+MIN_LOSS_IMPROVEMENT = 0.005
 # Training images kept in memory after their first decoding, at most (float32 pixels).
 CACHE_BYTES = 2**30
 
@@ -318,8 +321,8 @@ def plan_training(
     patience = max(2, math.ceil(PATIENCE_STEPS / steps_per_epoch))
     reasons["learning_rate"] = (
         f"linear warm-up 0 -> {learning_rate:g} over {warmup_steps} steps, held while the "
-        f"validation loss improves by 1% within {patience} epochs, then cosine decay to 0 "
-        "and stop"
+        f"validation loss improves by 1% (and {MIN_LOSS_IMPROVEMENT}) within {patience} "
+        "epochs, then cosine decay to 0 and stop"
     )
     return {
         "batch_size": batch_size,
@@ -339,6 +342,7 @@ def learning_rate_schedule(plan):
         peak_learning_rate=plan["learning_rate"],
         warmup_steps=plan["warmup_steps"],
         patience=plan["patience"],
+        min_absolute_delta=MIN_LOSS_IMPROVEMENT,
     )
 
 

@@ -24,7 +24,8 @@ class DecayOnPlateau(keras.callbacks.Callback):
 
     - steps `[0, warmup_steps)`: linear from 0 to `peak_learning_rate`;
     - then `peak_learning_rate`, until `monitor` has not improved by the
-      fraction `min_delta` of its best value for `patience` epochs;
+      fraction `min_delta` of its best value (and by `min_absolute_delta`)
+      for `patience` epochs;
     - then a cosine decay to 0 over `decay_fraction` of the epochs trained
       so far (at least `min_decay_epochs`), and training stops at its end.
 
@@ -42,6 +43,9 @@ class DecayOnPlateau(keras.callbacks.Callback):
         patience: epochs without improvement that start the decay.
         min_delta: the fraction of the best value an epoch must improve on
             to count as an improvement.
+        min_absolute_delta: the least improvement that counts, in the units
+            of `monitor`: near a loss of 0, relative improvements of noise
+            would otherwise hold the peak learning rate for ever.
         decay_fraction: length of the decay as a fraction of the epochs
             trained before it.
         min_decay_epochs: the shortest decay, in epochs.
@@ -68,6 +72,7 @@ class DecayOnPlateau(keras.callbacks.Callback):
         warmup_steps,
         patience=3,
         min_delta=0.01,
+        min_absolute_delta=0.0,
         decay_fraction=0.2,
         min_decay_epochs=2,
         monitor="val_loss",
@@ -90,6 +95,13 @@ class DecayOnPlateau(keras.callbacks.Callback):
                 raise ValueError(
                     f"`{name}` must be an integer >= {smallest}. Received: {name}={value!r}"
                 )
+        if isinstance(min_absolute_delta, bool) or not isinstance(
+            min_absolute_delta, (int, float)
+        ) or not (math.isfinite(min_absolute_delta) and min_absolute_delta >= 0):
+            raise ValueError(
+                "`min_absolute_delta` must be a finite number >= 0. "
+                f"Received: min_absolute_delta={min_absolute_delta!r}"
+            )
         for name, value in (("min_delta", min_delta), ("decay_fraction", decay_fraction)):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
                 0 <= value < 1
@@ -99,6 +111,7 @@ class DecayOnPlateau(keras.callbacks.Callback):
         self.warmup_steps = warmup_steps
         self.patience = patience
         self.min_delta = float(min_delta)
+        self.min_absolute_delta = float(min_absolute_delta)
         self.decay_fraction = float(decay_fraction)
         self.min_decay_epochs = min_decay_epochs
         self.monitor = monitor
@@ -150,7 +163,8 @@ class DecayOnPlateau(keras.callbacks.Callback):
             return
         value = logs.get(self.monitor, logs.get("loss"))
         if value is not None and math.isfinite(value):
-            if value < self._best * (1.0 - self.min_delta):
+            needed = max(self.min_delta * self._best, self.min_absolute_delta)
+            if not math.isfinite(self._best) or value < self._best - needed:
                 self._best = value
                 self._epochs_without_improvement = 0
             else:

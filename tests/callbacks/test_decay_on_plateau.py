@@ -85,6 +85,21 @@ def test_decay_starts_after_patience_epochs_without_improvement_and_training_sto
     assert "has not improved by 1% for 3 epochs" in stream.getvalue()
 
 
+def test_tiny_absolute_improvements_near_zero_do_not_hold_the_peak():
+    # A loss halving every epoch near 0 improves by far more than 1% each time,
+    # but by less than 0.005 after 0.0049: only min_absolute_delta ends the hold.
+    losses = [0.5, 0.1, 0.0049] + [0.0049 * 0.5**e for e in range(1, 20)]
+    relative_only = DecayOnPlateau(peak_learning_rate=1e-3, warmup_steps=1, patience=3, stream=False)
+    _run(relative_only, losses)
+    assert relative_only.decay_start is None
+    with_floor = DecayOnPlateau(
+        peak_learning_rate=1e-3, warmup_steps=1, patience=3, min_absolute_delta=0.005,
+        stream=False,
+    )
+    _run(with_floor, losses)
+    assert with_floor.decay_start == 60  # after the 3 epochs that follow the best, the 3rd
+
+
 def test_an_improving_loss_keeps_the_peak_until_the_epochs_left_just_fit_the_decay():
     schedule = DecayOnPlateau(
         peak_learning_rate=2e-3, warmup_steps=10, patience=3, decay_fraction=0.2, stream=False
@@ -132,6 +147,7 @@ def test_fit_sets_the_optimizer_learning_rate_every_step():
         (dict(patience=0), "patience=0"),
         (dict(min_delta=1.5), "min_delta=1.5"),
         (dict(decay_fraction=-0.1), "decay_fraction=-0.1"),
+        (dict(min_absolute_delta=-1.0), "min_absolute_delta=-1.0"),
     ],
 )
 def test_bad_arguments_name_themselves(kwargs, message):
