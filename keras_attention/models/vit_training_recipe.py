@@ -28,6 +28,10 @@ TARGET_GRID_SIDE = 8
 # Steps per epoch the batch size aims for (at most): the schedule's warm-up
 # and decay need room on small data.
 TARGET_STEPS_PER_EPOCH = 32
+# Optimizer steps a run has at least where a smaller batch can give them: the
+# 6144 built-in images for 16 epochs in batches of 128 are 768 steps and reached
+# 95.7% test accuracy; in batches of 32 (3072 steps) 96.7%.
+MIN_TOTAL_STEPS = 3000
 MIN_BATCH_SIZE = 16
 MAX_BATCH_SIZE = 128
 # Images seen over the whole run: small sets get many epochs, large ones few.
@@ -212,7 +216,8 @@ def vit_training_recipe(
       keeping the images' aspect ratio: ViTs learn small data far better
       with small patches.
     - `batch_size`: the largest power of two giving at least 32 steps per
-      epoch, between 16 and 128 (and no more than the images).
+      epoch and 3,000 steps in all, between 16 and 128 (and no more than
+      the images).
     - `epochs`: about 100,000 images seen in all, between 10 and 200 epochs.
     - `warmup_steps`: a tenth of all steps, at most 10 epochs' worth.
 
@@ -246,18 +251,6 @@ def vit_training_recipe(
         check_positive_int(name, value, allow_none=True)
     image_size, patch_size, reasons = vit_input_shape(image_size, native_size, patch_size)
 
-    if batch_size is None:
-        batch_size = _power_of_two_at_most(num_train_images / TARGET_STEPS_PER_EPOCH)
-        batch_size = int(min(max(batch_size, MIN_BATCH_SIZE), MAX_BATCH_SIZE, num_train_images))
-        reasons["batch_size"] = (
-            f"{num_train_images} training images: at least {TARGET_STEPS_PER_EPOCH} steps per "
-            f"epoch where possible, between {MIN_BATCH_SIZE} and {MAX_BATCH_SIZE}"
-        )
-    else:
-        reasons["batch_size"] = "set by the user"
-    # The last partial batch is dropped while training, but one step remains.
-    steps_per_epoch = max(1, num_train_images // batch_size)
-
     if epochs is None:
         epochs = int(round(TARGET_IMAGES_SEEN / num_train_images))
         epochs = int(min(max(epochs, MIN_EPOCHS), MAX_EPOCHS))
@@ -267,6 +260,23 @@ def vit_training_recipe(
         )
     else:
         reasons["epochs"] = "set by the user"
+
+    if batch_size is None:
+        batch_size = _power_of_two_at_most(num_train_images / TARGET_STEPS_PER_EPOCH)
+        batch_size = int(min(max(batch_size, MIN_BATCH_SIZE), MAX_BATCH_SIZE, num_train_images))
+        # A ViT from scratch needs optimizer steps more than large batches: halve
+        # the batch until the run has MIN_TOTAL_STEPS (the images seen stay the same).
+        while batch_size > MIN_BATCH_SIZE and epochs * (num_train_images // batch_size) < MIN_TOTAL_STEPS:
+            batch_size //= 2
+        reasons["batch_size"] = (
+            f"{num_train_images} training images: at least {TARGET_STEPS_PER_EPOCH} steps per "
+            f"epoch and {MIN_TOTAL_STEPS:,} steps in all where possible, between "
+            f"{MIN_BATCH_SIZE} and {MAX_BATCH_SIZE}"
+        )
+    else:
+        reasons["batch_size"] = "set by the user"
+    # The last partial batch is dropped while training, but one step remains.
+    steps_per_epoch = max(1, num_train_images // batch_size)
     total_steps = epochs * steps_per_epoch
     warmup_steps = warmup_steps_for(total_steps, steps_per_epoch)
     reasons["warmup_steps"] = (

@@ -21,12 +21,21 @@ def test_small_glyph_set():
 
 @pytest.mark.parametrize(
     "num_train_images, batch_size, epochs",
-    [(10, 10, 200), (100, 16, 200), (1080, 32, 93), (5000, 128, 20), (45000, 128, 10), (2_000_000, 128, 10)],
+    [
+        (10, 10, 200), (100, 16, 200), (1080, 32, 93),
+        (5000, 32, 20),  # 128 would give 780 steps, 32 gives 3120
+        (6144, 32, 16), (45000, 128, 10), (2_000_000, 128, 10),
+    ],
 )
 def test_batch_size_and_epochs_follow_the_number_of_images(num_train_images, batch_size, epochs):
     recipe = vit_training_recipe(num_train_images=num_train_images, image_size=32)
     assert (recipe.batch_size, recipe.epochs) == (batch_size, epochs)
     assert recipe.steps_per_epoch == max(1, num_train_images // batch_size)
+    # At least 3000 steps, or the smallest batch; and never a batch that could double.
+    assert recipe.total_steps >= 3000 or recipe.batch_size <= 16
+    assert batch_size == 128 or epochs * (num_train_images // (2 * batch_size)) < 3000 or (
+        num_train_images // (2 * batch_size) < 32
+    )
 
 
 @pytest.mark.parametrize(
@@ -64,8 +73,8 @@ def test_summary_has_one_line_per_choice_with_its_reason():
     ]
     assert all(": " in line and "\n" not in line for line in lines)
     assert lines[2] == (
-        "batch_size 32: 1080 training images: at least 32 steps per epoch where possible, "
-        "between 16 and 128"
+        "batch_size 32: 1080 training images: at least 32 steps per epoch and 3,000 steps "
+        "in all where possible, between 16 and 128"
     )
 
 
