@@ -464,6 +464,7 @@ def bleu_references(references):
 
 def main(argv=None):
     args = parse_args(argv)
+    example_utils.prepare_output(args)  # before any training: refuse unusable paths now
     keras.utils.set_random_seed(args.seed)
     policy = example_utils.configure_precision(args.mixed_precision)
     strategy = example_utils.make_strategy(args.strategy)
@@ -603,10 +604,14 @@ def main(argv=None):
         metrics["attention_on_object"] = summary["fraction"] if measured else None
         metrics["attention_on_object_chance"] = summary["chance"] if measured else None
         metrics["objects_measured"] = summary["measured"]
-    if args.export:
-        export_captioner(model, args.export, encoder, max_length, args.beam_width)
-        print(f"SavedModel written to {args.export}")
+    # Metrics first: a failing export must not lose them.
     example_utils.write_metrics(args.output_dir, metrics)
+    if args.export:
+        example_utils.export_folder(
+            args.export,
+            lambda folder: export_captioner(model, folder, encoder, max_length, args.beam_width),
+        )
+        print(f"SavedModel written to {args.export}")
     return metrics
 
 

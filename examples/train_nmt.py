@@ -228,6 +228,7 @@ def draw_alignments(outputs, count, output_dir):
 
 def main(argv=None):
     args = parse_args(argv)
+    example_utils.prepare_output(args)  # before any training: refuse unusable paths now
     keras.utils.set_random_seed(args.seed)
     policy = example_utils.configure_precision(args.mixed_precision)
     strategy = example_utils.make_strategy(args.strategy)
@@ -325,17 +326,6 @@ def main(argv=None):
     plots = draw_alignments(outputs, args.plots, args.output_dir)
     if plots:
         print("alignment plots:", ", ".join(plots))
-    if args.export:
-        export_translator(
-            model,
-            args.export,
-            source_encoder,
-            target_encoder,
-            args.max_length,
-            args.max_length,
-            beam_width=args.beam_width,
-        )
-        print(f"SavedModel written to {args.export}")
 
     metrics = {
         "model": args.model,
@@ -355,7 +345,22 @@ def main(argv=None):
         "dtype_policy": policy,
         "replicas": strategy.num_replicas_in_sync,
     }
+    # Metrics first: a failing export must not lose them.
     example_utils.write_metrics(args.output_dir, metrics)
+    if args.export:
+        example_utils.export_folder(
+            args.export,
+            lambda folder: export_translator(
+                model,
+                folder,
+                source_encoder,
+                target_encoder,
+                args.max_length,
+                args.max_length,
+                beam_width=args.beam_width,
+            ),
+        )
+        print(f"SavedModel written to {args.export}")
     return metrics
 
 

@@ -285,6 +285,7 @@ def draw_figures(model, output_dir, labels, predictions, images, class_names):
 
 def main(argv=None):
     args = parse_args(argv)
+    example_utils.prepare_output(args)  # before any training: refuse unusable paths now
     keras.utils.set_random_seed(args.seed)
     policy = example_utils.configure_precision(args.mixed_precision)
     strategy = example_utils.make_strategy(args.strategy)
@@ -339,9 +340,6 @@ def main(argv=None):
         f"{time.time() - start:.0f} s since loading the data, {fit_seconds:.0f} s in fit"
     )
     draw_figures(model, args.output_dir, labels, predictions, images, data.class_names)
-    if args.export:
-        export_image_classifier(model, args.export, data.class_names)
-        print(f"SavedModel written to {args.export}")
     metrics = {
         "test_accuracy": accuracy,
         "test_images": int(len(labels)),
@@ -357,7 +355,13 @@ def main(argv=None):
         "dtype_policy": policy,
         "replicas": strategy.num_replicas_in_sync,
     }
+    # Metrics first: a failing export must not lose them.
     example_utils.write_metrics(args.output_dir, metrics)
+    if args.export:
+        example_utils.export_folder(
+            args.export, lambda folder: export_image_classifier(model, folder, data.class_names)
+        )
+        print(f"SavedModel written to {args.export}")
     return metrics
 
 
