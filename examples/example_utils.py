@@ -16,6 +16,7 @@ Example:
 ('builtin', 3, 'mirrored', False)
 """
 
+import argparse
 import importlib.util
 import json
 import os
@@ -28,7 +29,9 @@ import warnings
 STRATEGIES = ("default", "mirrored")
 
 
-def add_common_arguments(parser, *, epochs, batch_size, output_dir, dataset="builtin"):
+def add_common_arguments(
+    parser, *, epochs, batch_size, output_dir, dataset="builtin", dataset_formats=None
+):
     """Adds the flags every example script shares to an `argparse` parser.
 
     Flags: `--dataset`, `--epochs`, `--batch-size`, `--output-dir`,
@@ -41,6 +44,8 @@ def add_common_arguments(parser, *, epochs, batch_size, output_dir, dataset="bui
         batch_size: default global batch size.
         output_dir: default folder for checkpoints, logs and figures.
         dataset: default `--dataset`.
+        dataset_formats: text of the data sources `--dataset` accepts and
+            their file formats, shown by `--help`.
 
     Returns:
         `parser`.
@@ -53,10 +58,20 @@ def add_common_arguments(parser, *, epochs, batch_size, output_dir, dataset="bui
     >>> parser.parse_args(["--batch-size", "4", "--export", "served"]).export
     'served'
     """
-    parser.add_argument("--dataset", default=dataset, help=f"data source (default: {dataset})")
-    parser.add_argument("--epochs", type=_positive_int, default=epochs, help="training epochs")
     parser.add_argument(
-        "--batch-size", type=_positive_int, default=batch_size, help="global batch size"
+        "--dataset",
+        default=dataset,
+        help=f"data source (default: {dataset})" + (f": {dataset_formats}" if dataset_formats else ""),
+    )
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="stop with an error naming a corrupt or unreadable file or line of the data, "
+        "instead of skipping it with a warning naming it",
+    )
+    parser.add_argument("--epochs", type=positive_int, default=epochs, help="training epochs")
+    parser.add_argument(
+        "--batch-size", type=positive_int, default=batch_size, help="global batch size"
     )
     parser.add_argument(
         "--output-dir",
@@ -89,10 +104,48 @@ def add_common_arguments(parser, *, epochs, batch_size, output_dir, dataset="bui
     return parser
 
 
-def _positive_int(text):
-    value = int(text)
-    if value <= 0:
-        raise ValueError(f"Expected a positive integer. Received: {text!r}")
+def positive_int(text):
+    """`argparse` type: an integer > 0, else a message naming the value.
+
+    Example:
+
+    >>> positive_int("3")
+    3
+    >>> positive_int("0")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be a positive integer; received 0
+    """
+    return _number(text, int, lambda value: value > 0, "a positive integer")
+
+
+def non_negative_int(text):
+    """`argparse` type: an integer >= 0."""
+    return _number(text, int, lambda value: value >= 0, "an integer >= 0")
+
+
+def positive_float(text):
+    """`argparse` type: a finite number > 0."""
+    return _number(text, float, lambda value: 0 < value < float("inf"), "a positive number")
+
+
+def non_negative_float(text):
+    """`argparse` type: a finite number >= 0."""
+    return _number(text, float, lambda value: 0 <= value < float("inf"), "a number >= 0")
+
+
+def rate(text):
+    """`argparse` type: a rate in [0, 1), e.g. a dropout rate."""
+    return _number(text, float, lambda value: 0 <= value < 1, "a rate in [0, 1)")
+
+
+def _number(text, kind, valid, expected):
+    try:
+        value = kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be {expected}; received {text!r}") from None
+    if not valid(value):
+        raise argparse.ArgumentTypeError(f"must be {expected}; received {text}")
     return value
 
 
