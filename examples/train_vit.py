@@ -342,7 +342,7 @@ def main(argv=None):
         data.splits["train"], args.batch_size, data.num_classes, args.seed, augmentation
     )
     validation = batches(data.splits["validation"], args.batch_size, data.num_classes)
-    test = batches(data.splits["test"], args.batch_size, data.num_classes)
+    test = with_known_length(batches(data.splits["test"], args.batch_size, data.num_classes))
 
     with strategy.scope():
         model = build_model(args, data.num_classes, data.class_names, image_shape)
