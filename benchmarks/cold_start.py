@@ -1,9 +1,9 @@
 """Serving latency from a cold load: the first 100 requests against warm ones.
 
 A `transformer_translator` with random weights (its vocabularies learned from
-the built-in corpus) is exported with `export_translator`. Then, for each way of loading, a fresh Python
-process (nothing cached, as a server that starts) loads the SavedModel and
-sends requests one sentence at a time:
+the built-in corpus) is exported with `export_translator`. Then, for each
+way of loading, a fresh Python process (nothing cached, as a server that
+starts) loads the SavedModel and sends requests one sentence at a time:
 
 - "plain load": `tf.saved_model.load(path).signatures["serving_default"]`,
   what a user of TensorFlow alone does;

@@ -61,7 +61,8 @@ def add_common_arguments(
     parser.add_argument(
         "--dataset",
         default=dataset,
-        help=f"data source (default: {dataset})" + (f": {dataset_formats}" if dataset_formats else ""),
+        help=f"data source (default: {dataset})"
+        + (f": {dataset_formats}" if dataset_formats else ""),
     )
     parser.add_argument(
         "--strict",

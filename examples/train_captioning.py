@@ -148,13 +148,19 @@ def build_parser():
         + ")",
     )
     parser.add_argument(
-        "--num-layers", type=example_utils.positive_int, help="Transformer decoder blocks (default: 1)"
+        "--num-layers",
+        type=example_utils.positive_int,
+        help="Transformer decoder blocks (default: 1)",
     )
     parser.add_argument(
-        "--encoder-layers", type=example_utils.non_negative_int, help="Transformer blocks over the image cells (default: 0)"
+        "--encoder-layers",
+        type=example_utils.non_negative_int,
+        help="Transformer blocks over the image cells (default: 0)",
     )
     parser.add_argument(
-        "--num-heads", type=example_utils.positive_int, help="Transformer attention heads (default: 1)"
+        "--num-heads",
+        type=example_utils.positive_int,
+        help="Transformer attention heads (default: 1)",
     )
     parser.add_argument(
         "--attention-penalty",
@@ -171,10 +177,15 @@ def build_parser():
     )
     parser.add_argument("--dropout", type=example_utils.rate, default=0.1)
     parser.add_argument(
-        "--learning-rate", type=example_utils.positive_float, help="peak learning rate (default: 2e-3)"
+        "--learning-rate",
+        type=example_utils.positive_float,
+        help="peak learning rate (default: 2e-3)",
     )
     parser.add_argument(
-        "--beam-width", type=example_utils.positive_int, default=1, help="1: greedy search; more: beam search"
+        "--beam-width",
+        type=example_utils.positive_int,
+        default=1,
+        help="1: greedy search; more: beam search",
     )
     parser.add_argument(
         "--builtin-sizes",
@@ -185,9 +196,16 @@ def build_parser():
         help="scenes per split of the built-in dataset",
     )
     parser.add_argument(
-        "--eval-images", type=example_utils.positive_int, help="held-out captions to score (default: all)"
+        "--eval-images",
+        type=example_utils.positive_int,
+        help="held-out captions to score (default: all)",
     )
-    parser.add_argument("--samples", type=example_utils.non_negative_int, default=4, help="captions to print and draw")
+    parser.add_argument(
+        "--samples",
+        type=example_utils.non_negative_int,
+        default=4,
+        help="captions to print and draw",
+    )
     parser.add_argument("--seed", type=int, default=0)
     return parser
 

@@ -89,7 +89,8 @@ def build_parser():
     add("--attention-style", choices=("bahdanau", "luong"), default="bahdanau",
         help="where the rnn model's decoder attends (luong adds input feeding)")
     add("--dropout", type=example_utils.rate, default=0.1)
-    add("--learning-rate", type=example_utils.positive_float, help="peak learning rate (default: per model)")
+    add("--learning-rate", type=example_utils.positive_float,
+        help="peak learning rate (default: per model)")
     add("--beam-width", type=positive_int, default=1, help="1: greedy search; more: beam search")
     add("--builtin-pairs", type=positive_int, default=20000,
         help="sentence pairs of the built-in corpus")

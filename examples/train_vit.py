@@ -93,7 +93,10 @@ def build_parser():
     )
     parser.add_argument("--pooling", choices=("token", "gap"), default="token")
     parser.add_argument(
-        "--learning-rate", type=example_utils.positive_float, default=2e-3, help="peak learning rate"
+        "--learning-rate",
+        type=example_utils.positive_float,
+        default=2e-3,
+        help="peak learning rate",
     )
     parser.add_argument("--weight-decay", type=example_utils.non_negative_float, default=0.05)
     parser.add_argument("--label-smoothing", type=example_utils.rate, default=0.1)

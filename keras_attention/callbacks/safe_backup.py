@@ -45,7 +45,9 @@ class SafeBackupAndRestore(keras.callbacks.Callback):
     def __init__(self, backup_dir, delete_at_end=True):
         super().__init__()
         if not backup_dir:
-            raise ValueError(f"`backup_dir` must be a folder path. Received: backup_dir={backup_dir!r}")
+            raise ValueError(
+                f"`backup_dir` must be a folder path. Received: backup_dir={backup_dir!r}"
+            )
         self.backup_dir = os.fspath(backup_dir)
         self.delete_at_end = delete_at_end
         self.restored_from = None

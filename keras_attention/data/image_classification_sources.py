@@ -176,9 +176,8 @@ def _image_files(folder):
     for root, _, files in sorted(os.walk(folder)):
         if root == folder:
             continue
-        paths.extend(
-            os.path.join(root, name) for name in sorted(files) if name.lower().endswith(_IMAGE_EXTENSIONS)
-        )
+        images = [name for name in sorted(files) if name.lower().endswith(_IMAGE_EXTENSIONS)]
+        paths.extend(os.path.join(root, name) for name in images)
     return paths
 
 

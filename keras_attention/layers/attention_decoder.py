@@ -395,7 +395,8 @@ class AttentionDecoder(keras.layers.Layer):
         if image_memory:
             memory_sequence = ops.reshape(memory, (batch, -1, memory.shape[-1]))  # (B, H * W, D)
         if memory_mask is not None:
-            memory_mask = ops.reshape(boolean_mask(memory_mask, "memory_mask"), (batch, -1))  # (B, S)
+            memory_mask = boolean_mask(memory_mask, "memory_mask")
+            memory_mask = ops.reshape(memory_mask, (batch, -1))  # (B, S)
         positions = memory_sequence.shape[1]
         if positions is None:
             positions = ops.shape(memory_sequence)[1]

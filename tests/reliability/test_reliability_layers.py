@@ -67,7 +67,8 @@ def test_nan_in_masked_values_never_reaches_multi_head_attention():
     mask = np.broadcast_to(visible[:, None, :], (2, 3, 5))
     clean = np.asarray(layer(query, memory, attention_mask=mask))
     memory[~visible] = np.nan
-    np.testing.assert_allclose(np.asarray(layer(query, memory, attention_mask=mask)), clean, atol=1e-6)
+    poisoned = np.asarray(layer(query, memory, attention_mask=mask))
+    np.testing.assert_allclose(poisoned, clean, atol=1e-6)
 
 
 @pytest.mark.parametrize("implementation", KERNELS)
@@ -110,7 +111,9 @@ def test_additive_float_mask_is_refused_with_how_to_convert():
         lambda m: TransformerEncoderBlock(num_heads=2, intermediate_dim=8)(
             np.ones((2, 3, 8)), padding_mask=m[:, 0]
         ),
-        lambda m: AdditiveAttention(units=4)(np.ones((2, 3, 8)), np.ones((2, 3, 8)), value_mask=m[:, 0]),
+        lambda m: AdditiveAttention(units=4)(
+            np.ones((2, 3, 8)), np.ones((2, 3, 8)), value_mask=m[:, 0]
+        ),
         lambda m: DotProductAttention()(np.ones((2, 3, 8)), np.ones((2, 3, 8)), query_mask=m[:, 0]),
     ],
     ids=["multi_head", "encoder_attention_mask", "encoder_padding_mask", "additive", "luong"],

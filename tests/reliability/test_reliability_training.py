@@ -117,7 +117,8 @@ def test_checkpoint_that_fails_mid_write_leaves_the_previous_one_whole(tmp_path,
 def test_unwritable_export_path_is_refused_before_training(tmp_path):
     blocker = tmp_path / "a_file"
     blocker.write_text("")
-    with pytest.raises(RunFolderError, match=r"`--export` must be a folder path whose parent can be written.*a_file/served"):
+    message = r"`--export` must be a folder path whose parent can be written.*a_file/served"
+    with pytest.raises(RunFolderError, match=message):
         check_export_path(str(blocker / "served"))
     train_nmt = _load_example("train_nmt")
     argv = ["--output-dir", str(tmp_path / "run"), "--export", str(blocker / "served")]
