@@ -16,19 +16,22 @@ Example:
 ('builtin', 3, 'mirrored', False)
 """
 
+import argparse
 import importlib.util
 import json
 import os
 import sys
 import warnings
 
-import keras
-import tensorflow as tf
+# keras and TensorFlow are imported inside the functions that use them, so
+# that building the parser (and `--help`) stays instant.
 
 STRATEGIES = ("default", "mirrored")
 
 
-def add_common_arguments(parser, *, epochs, batch_size, output_dir, dataset="builtin"):
+def add_common_arguments(
+    parser, *, epochs, batch_size, output_dir, dataset="builtin", dataset_formats=None
+):
     """Adds the flags every example script shares to an `argparse` parser.
 
     Flags: `--dataset`, `--epochs`, `--batch-size`, `--output-dir`,
@@ -41,6 +44,8 @@ def add_common_arguments(parser, *, epochs, batch_size, output_dir, dataset="bui
         batch_size: default global batch size.
         output_dir: default folder for checkpoints, logs and figures.
         dataset: default `--dataset`.
+        dataset_formats: text of the data sources `--dataset` accepts and
+            their file formats, shown by `--help`.
 
     Returns:
         `parser`.
@@ -53,17 +58,39 @@ def add_common_arguments(parser, *, epochs, batch_size, output_dir, dataset="bui
     >>> parser.parse_args(["--batch-size", "4", "--export", "served"]).export
     'served'
     """
-    parser.add_argument("--dataset", default=dataset, help=f"data source (default: {dataset})")
-    parser.add_argument("--epochs", type=_positive_int, default=epochs, help="training epochs")
     parser.add_argument(
-        "--batch-size", type=_positive_int, default=batch_size, help="global batch size"
+        "--dataset",
+        default=dataset,
+        help=f"data source (default: {dataset})"
+        + (f": {dataset_formats}" if dataset_formats else ""),
+    )
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="stop with an error naming a corrupt or unreadable file or line of the data, "
+        "instead of skipping it with a warning naming it",
+    )
+    parser.add_argument("--epochs", type=positive_int, default=epochs, help="training epochs")
+    parser.add_argument(
+        "--batch-size", type=positive_int, default=batch_size, help="global batch size"
     )
     parser.add_argument(
         "--output-dir",
         default=output_dir,
         help="folder for checkpoints, TensorBoard logs, the backup and figures",
     )
-    parser.add_argument("--export", metavar="DIR", help="write a TensorFlow SavedModel to DIR")
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="empty an --output-dir that holds a run with other arguments (without it such "
+        "a folder is refused; one holding this same run is resumed)",
+    )
+    parser.add_argument(
+        "--export",
+        metavar="DIR",
+        help="write a TensorFlow SavedModel to DIR (checked for writing before training; "
+        "replaces what DIR held once complete)",
+    )
     parser.add_argument(
         "--strategy",
         choices=STRATEGIES,
@@ -78,11 +105,109 @@ def add_common_arguments(parser, *, epochs, batch_size, output_dir, dataset="bui
     return parser
 
 
-def _positive_int(text):
-    value = int(text)
-    if value <= 0:
-        raise ValueError(f"Expected a positive integer. Received: {text!r}")
+def positive_int(text):
+    """`argparse` type: an integer > 0, else a message naming the value.
+
+    Example:
+
+    >>> positive_int("3")
+    3
+    >>> positive_int("0")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be a positive integer; received 0
+    """
+    return _number(text, int, lambda value: value > 0, "a positive integer")
+
+
+def non_negative_int(text):
+    """`argparse` type: an integer >= 0."""
+    return _number(text, int, lambda value: value >= 0, "an integer >= 0")
+
+
+def positive_float(text):
+    """`argparse` type: a finite number > 0."""
+    return _number(text, float, lambda value: 0 < value < float("inf"), "a positive number")
+
+
+def non_negative_float(text):
+    """`argparse` type: a finite number >= 0."""
+    return _number(text, float, lambda value: 0 <= value < float("inf"), "a number >= 0")
+
+
+def rate(text):
+    """`argparse` type: a rate in [0, 1), e.g. a dropout rate."""
+    return _number(text, float, lambda value: 0 <= value < 1, "a rate in [0, 1)")
+
+
+def _number(text, kind, valid, expected):
+    try:
+        value = kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be {expected}; received {text!r}") from None
+    if not valid(value):
+        raise argparse.ArgumentTypeError(f"must be {expected}; received {text}")
     return value
+
+
+# Arguments that change where results go, not what the run computes.
+_NOT_PART_OF_THE_RUN = ("export", "overwrite", "output_dir", "recipe")
+
+
+def prepare_output(args):
+    """Checks and claims the run's output paths before anything is trained.
+
+    `--output-dir` (and `--export`) get `~` and environment variables
+    expanded and are checked for writing; a folder that holds this same run
+    (same arguments) is resumed from its backup, one that holds another run
+    is refused unless `--overwrite` (see `prepare_run_folder`).
+
+    Args:
+        args: the parsed `argparse.Namespace`; its paths are expanded in place.
+
+    Returns:
+        "new", "resume" or "overwrite".
+
+    Raises:
+        SystemExit: with the reason, when a path cannot be used.
+    """
+    from keras_attention.training.run_folder import RunFolderError
+    from keras_attention.training.run_folder import check_export_path
+    from keras_attention.training.run_folder import prepare_run_folder
+
+    args.output_dir = expand_path(args.output_dir)
+    if args.export:
+        args.export = expand_path(args.export)
+    try:
+        if args.export:
+            check_export_path(args.export)
+        state = prepare_run_folder(
+            args.output_dir, vars(args), overwrite=args.overwrite, ignored=_NOT_PART_OF_THE_RUN
+        )
+    except RunFolderError as error:
+        raise SystemExit(f"error: {error}") from None
+    if state == "resume":
+        print(f"{args.output_dir} holds this run: resuming from its last backup, if any")
+    return state
+
+
+def expand_path(path):
+    """`path` with `~` and `$VARIABLES` expanded.
+
+    Example:
+
+    >>> import os
+    >>> expand_path("~/runs") == os.path.join(os.path.expanduser("~"), "runs")
+    True
+    """
+    return os.path.expanduser(os.path.expandvars(path))
+
+
+def export_folder(path, write):
+    """Runs `write(folder)` into a staging folder that then replaces `path` whole."""
+    from keras_attention.training.run_folder import replace_folder
+
+    replace_folder(path, write)
 
 
 def configure_precision(mixed_precision):
@@ -103,6 +228,9 @@ def configure_precision(mixed_precision):
     >>> configure_precision(False)
     'float32'
     """
+    import keras
+    import tensorflow as tf
+
     if not mixed_precision:
         policy = "float32"
     elif tf.config.list_logical_devices("GPU"):
@@ -130,6 +258,8 @@ def make_strategy(name):
     >>> make_strategy("default").num_replicas_in_sync
     1
     """
+    import tensorflow as tf
+
     if name not in STRATEGIES:
         raise ValueError(f"`strategy` must be one of {STRATEGIES}. Received: strategy={name!r}")
     if name == "mirrored":
@@ -171,12 +301,15 @@ def jit_compile_for(strategy):
 def training_callbacks(output_dir):
     """The callbacks every example trains with.
 
-    - `ModelCheckpoint` writes the model to
-      `output_dir/checkpoints/epoch_NNN.keras` after every epoch;
-    - `BackupAndRestore` keeps the training state (weights, optimizer,
+    - `AtomicModelCheckpoint` writes the model to
+      `output_dir/checkpoints/epoch_NNN.keras` after every epoch, through a
+      temporary file renamed into place;
+    - `SafeBackupAndRestore` keeps the training state (weights, optimizer,
       epoch) in `output_dir/backup`: running the same command again after
       an interruption resumes from the last finished epoch, and the backup is
-      removed once training ends;
+      removed once training ends. Each backup is written whole before the
+      previous one is deleted; one that cannot be read is skipped with a
+      warning;
     - `TensorBoard` writes logs to `output_dir/logs`
       (`tensorboard --logdir output_dir/logs`) when the `tensorboard`
       package is installed (`pip install tensorboard`; TensorFlow no longer
@@ -196,14 +329,17 @@ def training_callbacks(output_dir):
     >>> with tempfile.TemporaryDirectory() as folder:
     ...     callbacks = training_callbacks(folder)
     >>> [type(callback).__name__ for callback in callbacks][:2]
-    ['ModelCheckpoint', 'BackupAndRestore']
+    ['AtomicModelCheckpoint', 'SafeBackupAndRestore']
     """
+    import keras
+
+    from keras_attention.callbacks.atomic_checkpoint import AtomicModelCheckpoint
+    from keras_attention.callbacks.safe_backup import SafeBackupAndRestore
+
     os.makedirs(os.path.join(output_dir, "checkpoints"), exist_ok=True)
     callbacks = [
-        keras.callbacks.ModelCheckpoint(
-            os.path.join(output_dir, "checkpoints", "epoch_{epoch:03d}.keras"), save_freq="epoch"
-        ),
-        keras.callbacks.BackupAndRestore(os.path.join(output_dir, "backup")),
+        AtomicModelCheckpoint(os.path.join(output_dir, "checkpoints", "epoch_{epoch:03d}.keras")),
+        SafeBackupAndRestore(os.path.join(output_dir, "backup")),
     ]
     if tensorboard_available():
         callbacks.append(keras.callbacks.TensorBoard(os.path.join(output_dir, "logs")))

@@ -41,39 +41,8 @@ import time
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-import keras  # noqa: E402
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import example_utils  # noqa: E402
-
-from keras_attention.callbacks.decay_on_plateau import DecayOnPlateau  # noqa: E402
-from keras_attention.callbacks.learning_monitor import LearningMonitor  # noqa: E402
-from keras_attention.callbacks.prior_cross_entropy import prior_cross_entropy  # noqa: E402
-from keras_attention.data.caption_sources import BUILTIN_IMAGE_SIZE  # noqa: E402
-from keras_attention.data.caption_sources import load_caption_dataset  # noqa: E402
-from keras_attention.data.caption_sources import median_image_size  # noqa: E402
-from keras_attention.data.shapes_scenes import shape_scene_splits  # noqa: E402
-from keras_attention.models.caption_attention_metrics import (  # noqa: E402
-    attention_on_objects_summary,
-)
-from keras_attention.models.image_backbones import backbone_stride  # noqa: E402
-from keras_attention.models.image_backbones import image_size_pair  # noqa: E402
-from keras_attention.models.show_attend_tell_captioner import (  # noqa: E402
-    show_attend_tell_captioner,
-)
-from keras_attention.models.transformer_captioner import transformer_captioner  # noqa: E402
-from keras_attention.models.translation_losses import (  # noqa: E402
-    MaskedSparseCategoricalAccuracy,
-    masked_sparse_categorical_crossentropy,
-)
-from keras_attention.serving.caption_export import export_captioner  # noqa: E402
-from keras_attention.serving.caption_export import make_caption_function  # noqa: E402
-from keras_attention.text.reversible_tokenizer import ReversibleTokenizer  # noqa: E402
-from keras_attention.text.scores import corpus_bleu  # noqa: E402
-from keras_attention.visualization.figures import save_figure  # noqa: E402
-from keras_attention.visualization.image_attention import plot_caption_attention  # noqa: E402
+import example_utils  # noqa: E402  (light: no TensorFlow)
 
 # Defaults per model that reach BLEU > 90 on the built-in scenes in a few CPU minutes,
 # with most of the attention at each object's shape word on that object.
@@ -126,6 +95,8 @@ CACHE_BYTES = 2**30
 
 def image_size_argument(text):
     """`--image-size`: "48" (a square) or "32x96" (height x width)."""
+    from keras_attention.models.image_backbones import image_size_pair
+
     parts = text.lower().split("x")
     try:
         size = tuple(int(part) for part in parts)
@@ -136,12 +107,23 @@ def image_size_argument(text):
         ) from None
 
 
-def parse_args(argv=None):
+def build_parser():
+    """The command line; building it imports no TensorFlow, so `--help` is instant."""
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
     example_utils.add_common_arguments(
-        parser, epochs=None, batch_size=None, output_dir="runs/captioning"
+        parser,
+        epochs=None,
+        batch_size=None,
+        output_dir="runs/captioning",
+        dataset_formats=(
+            "'builtin' (generated scenes, offline); 'folder:PATH', images plus "
+            "PATH/captions.tsv of file<TAB>caption lines, as Flickr8k ships (an image that is "
+            "missing or cannot be decoded, or a malformed line, is skipped with a warning naming "
+            "it, or stops the run with --strict; ~ and $VARIABLES are expanded); or "
+            "'coco_captions[/CONFIG]' from tensorflow-datasets"
+        ),
     )
     parser.add_argument("--model", choices=sorted(MODEL_DEFAULTS), default="show_attend_tell")
     parser.add_argument(
@@ -159,71 +141,130 @@ def parse_args(argv=None):
     parser.add_argument("--freeze-backbone", action="store_true", help="do not train the CNN")
     parser.add_argument(
         "--vocabulary-size",
-        type=int,
+        type=example_utils.positive_int,
         default=1000,
         help="most tokens, the 260 special and byte tokens included",
     )
     parser.add_argument(
         "--max-length",
-        type=int,
+        type=example_utils.positive_int,
         help="tokens read and written per caption: its pieces plus the start (or end) token "
         "(default: fits the longest training caption)",
     )
     parser.add_argument(
         "--hidden-dim",
-        type=int,
+        type=example_utils.positive_int,
         help="LSTM units or Transformer width (default: "
         + ", ".join(f"{name} {d['hidden_dim']}" for name, d in MODEL_DEFAULTS.items())
         + ")",
     )
     parser.add_argument(
-        "--num-layers", type=int, help="Transformer decoder blocks (default: 2)"
+        "--num-layers",
+        type=example_utils.positive_int,
+        help="Transformer decoder blocks (default: 2)",
     )
     parser.add_argument(
-        "--encoder-layers", type=int, help="Transformer blocks over the image cells (default: 1)"
+        "--encoder-layers",
+        type=example_utils.non_negative_int,
+        help="Transformer blocks over the image cells (default: 1)",
     )
     parser.add_argument(
-        "--num-heads", type=int, help="Transformer attention heads (default: 1)"
+        "--num-heads",
+        type=example_utils.positive_int,
+        help="Transformer attention heads (default: 1)",
     )
     parser.add_argument(
         "--attention-penalty",
-        type=float,
+        type=example_utils.non_negative_float,
         help="lambda of Show, Attend and Tell's doubly stochastic attention penalty "
         "(default: 0; the paper uses 1)",
     )
     parser.add_argument(
         "--train-steps",
-        type=int,
+        type=example_utils.positive_int,
         help="the most optimizer steps, when --epochs is not given; training stops sooner "
         "once the validation loss stops improving (default: "
         + ", ".join(f"{name} {d['train_steps']}" for name, d in MODEL_DEFAULTS.items())
         + ")",
     )
-    parser.add_argument("--dropout", type=float, default=0.1)
+    parser.add_argument("--dropout", type=example_utils.rate, default=0.1)
     parser.add_argument(
-        "--learning-rate", type=float, help="peak learning rate (default: 2e-3)"
+        "--learning-rate",
+        type=example_utils.positive_float,
+        help="peak learning rate (default: 2e-3)",
     )
     parser.add_argument(
-        "--beam-width", type=int, default=1, help="1: greedy search; more: beam search"
+        "--beam-width",
+        type=example_utils.positive_int,
+        default=1,
+        help="1: greedy search; more: beam search",
     )
     parser.add_argument(
         "--builtin-sizes",
-        type=int,
+        type=example_utils.non_negative_int,
         nargs=3,
         default=(4000, 500, 500),
         metavar=("TRAIN", "VALIDATION", "TEST"),
         help="scenes per split of the built-in dataset",
     )
     parser.add_argument(
-        "--eval-images", type=int, help="held-out captions to score (default: all)"
+        "--eval-images",
+        type=example_utils.positive_int,
+        help="held-out captions to score (default: all)",
     )
-    parser.add_argument("--samples", type=int, default=4, help="captions to print and draw")
+    parser.add_argument(
+        "--samples",
+        type=example_utils.non_negative_int,
+        default=4,
+        help="captions to print and draw",
+    )
     parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def parse_args(argv=None):
+    args = build_parser().parse_args(argv)
     for name, value in MODEL_DEFAULTS[args.model].items():
         if getattr(args, name, None) is None:
             setattr(args, name, value)
     return args
+
+
+if __name__ == "__main__":
+    # Answer --help and bad flags before the seconds TensorFlow takes to import.
+    build_parser().parse_args()
+
+import keras  # noqa: E402
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+from keras_attention.callbacks.decay_on_plateau import DecayOnPlateau  # noqa: E402
+from keras_attention.callbacks.learning_monitor import LearningMonitor  # noqa: E402
+from keras_attention.callbacks.prior_cross_entropy import prior_cross_entropy  # noqa: E402
+from keras_attention.data.known_length import with_known_length  # noqa: E402
+from keras_attention.data.caption_sources import BUILTIN_IMAGE_SIZE  # noqa: E402
+from keras_attention.data.caption_sources import load_caption_dataset  # noqa: E402
+from keras_attention.data.caption_sources import median_image_size  # noqa: E402
+from keras_attention.data.shapes_scenes import shape_scene_splits  # noqa: E402
+from keras_attention.models.caption_attention_metrics import (  # noqa: E402
+    attention_on_objects_summary,
+)
+from keras_attention.models.image_backbones import backbone_stride  # noqa: E402
+from keras_attention.models.image_backbones import image_size_pair  # noqa: E402
+from keras_attention.models.show_attend_tell_captioner import (  # noqa: E402
+    show_attend_tell_captioner,
+)
+from keras_attention.models.transformer_captioner import transformer_captioner  # noqa: E402
+from keras_attention.models.translation_losses import (  # noqa: E402
+    MaskedSparseCategoricalAccuracy,
+    masked_sparse_categorical_crossentropy,
+)
+from keras_attention.serving.caption_export import export_captioner  # noqa: E402
+from keras_attention.serving.caption_export import make_caption_function  # noqa: E402
+from keras_attention.text.reversible_tokenizer import ReversibleTokenizer  # noqa: E402
+from keras_attention.text.scores import corpus_bleu  # noqa: E402
+from keras_attention.visualization.figures import save_figure  # noqa: E402
+from keras_attention.visualization.image_attention import plot_caption_attention  # noqa: E402
 
 
 def derived_image_size(median_size, backbone, source="median training image"):
@@ -485,6 +526,7 @@ def bleu_references(references):
 
 def main(argv=None):
     args = parse_args(argv)
+    example_utils.prepare_output(args)  # before any training: refuse unusable paths now
     keras.utils.set_random_seed(args.seed)
     policy = example_utils.configure_precision(args.mixed_precision)
     strategy = example_utils.make_strategy(args.strategy)
@@ -503,7 +545,11 @@ def main(argv=None):
         reason = "given"
     print(f"image size {args.image_size[0]}x{args.image_size[1]}: {reason}")
     splits = load_caption_dataset(
-        args.dataset, args.image_size, builtin_sizes=args.builtin_sizes, seed=args.seed
+        args.dataset,
+        args.image_size,
+        builtin_sizes=args.builtin_sizes,
+        seed=args.seed,
+        strict=args.strict,
     )
     encoder = train_vocabulary(splits["train"], args.vocabulary_size, args.output_dir)
     max_length = args.max_length or min(
@@ -552,9 +598,11 @@ def main(argv=None):
     )
     fit_start = time.time()
     model.fit(
-        train,
-        validation_data=validation,
+        # Known lengths: no "ran out of data" warning after the first epoch.
+        with_known_length(train),
+        validation_data=with_known_length(validation),
         epochs=args.epochs,
+        shuffle=False,  # the datasets shuffle themselves; True only adds a warning
         callbacks=[learning_rate_schedule(plan)]
         + example_utils.training_callbacks(args.output_dir)
         + [monitor],
@@ -629,10 +677,14 @@ def main(argv=None):
         metrics["attention_on_object"] = summary["fraction"] if measured else None
         metrics["attention_on_object_chance"] = summary["chance"] if measured else None
         metrics["objects_measured"] = summary["measured"]
-    if args.export:
-        export_captioner(model, args.export, encoder, max_length, args.beam_width)
-        print(f"SavedModel written to {args.export}")
+    # Metrics first: a failing export must not lose them.
     example_utils.write_metrics(args.output_dir, metrics)
+    if args.export:
+        example_utils.export_folder(
+            args.export,
+            lambda folder: export_captioner(model, folder, encoder, max_length, args.beam_width),
+        )
+        print(f"SavedModel written to {args.export}")
     return metrics
 
 

@@ -32,14 +32,94 @@ import time
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import example_utils  # noqa: E402  (light: no TensorFlow)
+
+# Defaults per model that reach BLEU > 90 on the built-in corpus on a CPU; the
+# sequence length, batch size and epochs come from the data (see
+# `translation_training_recipe`).
+MODEL_DEFAULTS = {
+    "transformer": dict(hidden_dim=64, learning_rate=2e-3),
+    "rnn": dict(hidden_dim=64, learning_rate=3e-3),
+}
+# Sentences tokenized at once while measuring the training set.
+TOKENIZE_BATCH_SIZE = 1024
+EVALUATION_BATCH_SIZE = 64
+
+
+positive_int = example_utils.positive_int
+non_negative_int = example_utils.non_negative_int
+
+DATASET_FORMATS = (
+    "'builtin' (an offline English -> Spanish corpus); 'tsv:PATH', a UTF-8 file of "
+    "source<TAB>target lines (a third column, such as Tatoeba's attribution, is ignored; "
+    "malformed lines are skipped with a warning naming them, or stop the run with --strict; "
+    "~ and $VARIABLES are expanded); or a tensorflow-datasets name such as "
+    "'ted_hrlr_translate/pt_to_en'"
+)
+
+
+def build_parser():
+    """The command line; building it imports no TensorFlow, so `--help` is instant."""
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    example_utils.add_common_arguments(
+        parser,
+        epochs=None,
+        batch_size=None,
+        output_dir="runs/nmt",
+        dataset_formats=DATASET_FORMATS,
+    )
+    parser.add_argument("--model", choices=sorted(MODEL_DEFAULTS), default="transformer")
+    add = parser.add_argument
+    add("--vocabulary-size", type=positive_int, default=1000,
+        help="most tokens per language, the 260 byte and special tokens included")
+    add("--max-length", type=positive_int,
+        help="tokens per source and per target sentence (default: fits the longest "
+        "training sentence)")
+    add("--hidden-dim", type=positive_int,
+        help="Transformer width or RNN units (default: "
+        + ", ".join(f"{name} {d['hidden_dim']}" for name, d in MODEL_DEFAULTS.items()) + ")")
+    add("--num-layers", type=positive_int, default=2, help="Transformer blocks per side")
+    add("--num-heads", type=positive_int, default=4, help="Transformer attention heads")
+    add("--cell", choices=("gru", "lstm"), default="gru", help="RNN cell of the rnn model")
+    add("--attention", choices=("additive", "dot", "general", "scaled_dot"), default="additive",
+        help="attention score of the rnn model")
+    add("--attention-style", choices=("bahdanau", "luong"), default="bahdanau",
+        help="where the rnn model's decoder attends (luong adds input feeding)")
+    add("--dropout", type=example_utils.rate, default=0.1)
+    add("--learning-rate", type=example_utils.positive_float,
+        help="peak learning rate (default: per model)")
+    add("--beam-width", type=positive_int, default=1, help="1: greedy search; more: beam search")
+    add("--builtin-pairs", type=positive_int, default=20000,
+        help="sentence pairs of the built-in corpus")
+    add("--eval-sentences", type=positive_int, help="held-out sentences to score (default: all)")
+    add("--samples", type=non_negative_int, default=5, help="translations to print")
+    add("--plots", type=non_negative_int, default=3, help="alignment plots to draw")
+    add("--seed", type=int, default=0)
+    return parser
+
+
+def parse_args(argv=None):
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    for name, value in MODEL_DEFAULTS[args.model].items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
+    return args
+
+
+if __name__ == "__main__":
+    # Answer --help and bad flags before the seconds TensorFlow takes to import.
+    build_parser().parse_args()
+
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import example_utils  # noqa: E402
-
 from keras_attention.callbacks.learning_monitor import LearningMonitor  # noqa: E402
 from keras_attention.callbacks.prior_cross_entropy import prior_cross_entropy  # noqa: E402
+from keras_attention.data.known_length import with_known_length  # noqa: E402
 from keras_attention.data.translation_batches import make_translation_batches  # noqa: E402
 from keras_attention.data.translation_sources import load_translation_pairs  # noqa: E402
 from keras_attention.models.rnn_attention_translator import (  # noqa: E402
@@ -60,64 +140,6 @@ from keras_attention.text.scores import corpus_bleu  # noqa: E402
 from keras_attention.text.scores import corpus_chrf  # noqa: E402
 from keras_attention.visualization.alignment import plot_alignment  # noqa: E402
 from keras_attention.visualization.figures import save_figure  # noqa: E402
-
-# Defaults per model that reach BLEU > 90 on the built-in corpus on a CPU; the
-# sequence length, batch size and epochs come from the data (see
-# `translation_training_recipe`).
-MODEL_DEFAULTS = {
-    "transformer": dict(hidden_dim=64, learning_rate=2e-3),
-    "rnn": dict(hidden_dim=64, learning_rate=3e-3),
-}
-# Sentences tokenized at once while measuring the training set.
-TOKENIZE_BATCH_SIZE = 1024
-EVALUATION_BATCH_SIZE = 64
-
-
-def positive_int(text):
-    value = int(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, received {text!r}")
-    return value
-
-
-def parse_args(argv=None):
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    example_utils.add_common_arguments(
-        parser, epochs=None, batch_size=None, output_dir="runs/nmt"
-    )
-    parser.add_argument("--model", choices=sorted(MODEL_DEFAULTS), default="transformer")
-    add = parser.add_argument
-    add("--vocabulary-size", type=positive_int, default=1000,
-        help="most tokens per language, the 260 byte and special tokens included")
-    add("--max-length", type=positive_int,
-        help="tokens per source and per target sentence (default: fits the longest "
-        "training sentence)")
-    add("--hidden-dim", type=positive_int,
-        help="Transformer width or RNN units (default: "
-        + ", ".join(f"{name} {d['hidden_dim']}" for name, d in MODEL_DEFAULTS.items()) + ")")
-    add("--num-layers", type=positive_int, default=2, help="Transformer blocks per side")
-    add("--num-heads", type=positive_int, default=4, help="Transformer attention heads")
-    add("--cell", choices=("gru", "lstm"), default="gru", help="RNN cell of the rnn model")
-    add("--attention", choices=("additive", "dot", "general", "scaled_dot"), default="additive",
-        help="attention score of the rnn model")
-    add("--attention-style", choices=("bahdanau", "luong"), default="bahdanau",
-        help="where the rnn model's decoder attends (luong adds input feeding)")
-    add("--dropout", type=float, default=0.1)
-    add("--learning-rate", type=float, help="peak learning rate (default: per model)")
-    add("--beam-width", type=positive_int, default=1, help="1: greedy search; more: beam search")
-    add("--builtin-pairs", type=positive_int, default=20000,
-        help="sentence pairs of the built-in corpus")
-    add("--eval-sentences", type=positive_int, help="held-out sentences to score (default: all)")
-    add("--samples", type=int, default=5, help="translations to print")
-    add("--plots", type=int, default=3, help="alignment plots to draw")
-    add("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
-    for name, value in MODEL_DEFAULTS[args.model].items():
-        if getattr(args, name) is None:
-            setattr(args, name, value)
-    return args
 
 
 def train_vocabularies(train_pairs, vocabulary_size, output_dir):
@@ -228,12 +250,15 @@ def draw_alignments(outputs, count, output_dir):
 
 def main(argv=None):
     args = parse_args(argv)
+    example_utils.prepare_output(args)  # before any training: refuse unusable paths now
     keras.utils.set_random_seed(args.seed)
     policy = example_utils.configure_precision(args.mixed_precision)
     strategy = example_utils.make_strategy(args.strategy)
     start = time.time()
 
-    splits = load_translation_pairs(args.dataset, num_pairs=args.builtin_pairs, seed=args.seed)
+    splits = load_translation_pairs(
+        args.dataset, num_pairs=args.builtin_pairs, seed=args.seed, strict=args.strict
+    )
     held_out = "test" if "test" in splits else "validation"
     source_encoder, target_encoder = train_vocabularies(
         splits["train"], args.vocabulary_size, args.output_dir
@@ -294,9 +319,11 @@ def main(argv=None):
     )
     fit_start = time.time()
     model.fit(
-        train,
-        validation_data=validation,
+        # Known lengths: no "ran out of data" warning after the first epoch.
+        with_known_length(train),
+        validation_data=with_known_length(validation),
         epochs=args.epochs,
+        shuffle=False,  # the datasets shuffle themselves; True only adds a warning
         callbacks=example_utils.training_callbacks(args.output_dir) + [monitor],
         verbose=example_utils.progress_verbosity(),
     )
@@ -325,17 +352,6 @@ def main(argv=None):
     plots = draw_alignments(outputs, args.plots, args.output_dir)
     if plots:
         print("alignment plots:", ", ".join(plots))
-    if args.export:
-        export_translator(
-            model,
-            args.export,
-            source_encoder,
-            target_encoder,
-            args.max_length,
-            args.max_length,
-            beam_width=args.beam_width,
-        )
-        print(f"SavedModel written to {args.export}")
 
     metrics = {
         "model": args.model,
@@ -355,7 +371,22 @@ def main(argv=None):
         "dtype_policy": policy,
         "replicas": strategy.num_replicas_in_sync,
     }
+    # Metrics first: a failing export must not lose them.
     example_utils.write_metrics(args.output_dir, metrics)
+    if args.export:
+        example_utils.export_folder(
+            args.export,
+            lambda folder: export_translator(
+                model,
+                folder,
+                source_encoder,
+                target_encoder,
+                args.max_length,
+                args.max_length,
+                beam_width=args.beam_width,
+            ),
+        )
+        print(f"SavedModel written to {args.export}")
     return metrics
 
 

@@ -37,15 +37,114 @@ import time
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import example_utils  # noqa: E402  (light: no TensorFlow)
+
+DATASET_FORMATS = (
+    "'builtin' (generated shapes, offline); 'folder:PATH', one sub-folder of images per class "
+    "(.bmp .gif .jpeg .jpg .png; a file that cannot be decoded is skipped with a warning "
+    "naming it, or stops the run with --strict; ~ and $VARIABLES are expanded); or "
+    "'cifar10', 'cifar100', 'imagenette[/CONFIG]' from tensorflow-datasets"
+)
+# A ViT small enough to train on a laptop CPU. Its patch size is derived from
+# the image size unless set (4 at 32 x 32: an 8 x 8 grid); this one is the
+# fallback for code that builds the model without a recipe.
+SMALL_PRESET = "small"
+SMALL_ARCHITECTURE = dict(patch_size=4, hidden_dim=64, num_layers=4, num_heads=4, mlp_dim=128)
+SMALL_IMAGE_SIZE = 32
+PAPER_IMAGE_SIZE = 224
+NUM_ROLLOUT_IMAGES = 4
+# `sorted(VIT_PRESETS)` and `IMAGE_AUGMENTATIONS`, spelled out so that the
+# parser needs no TensorFlow import (a test keeps them equal).
+PAPER_PRESET_NAMES = (
+    "B/16", "B/32", "B/8", "H/14", "L/16", "L/32", "L/8", "S/16", "S/32", "S/8",
+    "Ti/16", "Ti/32", "Ti/8",
+)
+AUGMENTATION_NAMES = ("none", "geometric", "flip")
+
+
+def build_parser():
+    """The command line; building it imports no TensorFlow, so `--help` is instant."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    # None: derived from the number of training images (see `vit_training_recipe`).
+    example_utils.add_common_arguments(
+        parser,
+        epochs=None,
+        batch_size=None,
+        output_dir="runs/vit",
+        dataset_formats=DATASET_FORMATS,
+    )
+    parser.add_argument(
+        "--preset",
+        choices=[SMALL_PRESET] + list(PAPER_PRESET_NAMES),
+        default=SMALL_PRESET,
+        help=f"model size: {SMALL_PRESET!r} ({SMALL_ARCHITECTURE}) or a paper size",
+    )
+    parser.add_argument(
+        "--image-size",
+        type=example_utils.positive_int,
+        help=f"longer side the model works at (default {SMALL_IMAGE_SIZE} for 'small', "
+        f"{PAPER_IMAGE_SIZE} for paper sizes); a folder's images keep their aspect ratio",
+    )
+    parser.add_argument(
+        "--patch-size",
+        type=example_utils.positive_int,
+        help="patch side (default: about 8 patches a side for 'small', the preset's otherwise)",
+    )
+    parser.add_argument("--pooling", choices=("token", "gap"), default="token")
+    parser.add_argument(
+        "--learning-rate",
+        type=example_utils.positive_float,
+        default=2e-3,
+        help="peak learning rate",
+    )
+    parser.add_argument("--weight-decay", type=example_utils.non_negative_float, default=0.05)
+    parser.add_argument("--label-smoothing", type=example_utils.rate, default=0.1)
+    parser.add_argument("--dropout", type=example_utils.rate, default=0.0)
+    parser.add_argument(
+        "--stochastic-depth", type=example_utils.rate, default=0.1, help="stochastic depth rate"
+    )
+    parser.add_argument(
+        "--augmentation",
+        choices=("auto",) + AUGMENTATION_NAMES,
+        default="auto",
+        help="training batches only: 'geometric' small shifts, rotations and zoom (no flips: "
+        "glyphs and digits change meaning); 'flip' adds left-right flips; 'auto': 'geometric', "
+        "except 'none' on the built-in data, whose labels say where the shape is",
+    )
+    parser.add_argument(
+        "--builtin-sizes",
+        type=example_utils.non_negative_int,
+        nargs=3,
+        metavar=("TRAIN", "VALIDATION", "TEST"),
+        default=(6144, 512, 1024),
+        help="number of built-in images per split",
+    )
+    parser.add_argument("--seed", type=int, default=0)
+    return parser
+
+
+def parse_args(argv=None):
+    args = build_parser().parse_args(argv)
+    args.recipe = None
+    if args.dataset == "builtin":
+        # The built-in set's size is known from the flags: choose now, so that
+        # `args` holds every number.
+        resolve_recipe(args, num_train_images=args.builtin_sizes[0], native_size=None)
+    return args
+
+
+if __name__ == "__main__":
+    # Answer --help and bad flags before the seconds TensorFlow takes to import.
+    build_parser().parse_args()
+
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import example_utils  # noqa: E402
-
 from keras_attention.callbacks.learning_monitor import LearningMonitor  # noqa: E402
 from keras_attention.callbacks.prior_cross_entropy import prior_cross_entropy  # noqa: E402
+from keras_attention.data.known_length import with_known_length  # noqa: E402
 from keras_attention.data.image_augmentation import IMAGE_AUGMENTATIONS  # noqa: E402
 from keras_attention.data.image_augmentation import augment_batches  # noqa: E402
 from keras_attention.data.image_classification_sources import (  # noqa: E402
@@ -71,70 +170,6 @@ from keras_attention.visualization.figures import save_figure  # noqa: E402
 from keras_attention.visualization.rollout import attention_rollout  # noqa: E402
 from keras_attention.visualization.rollout import plot_rollout  # noqa: E402
 from keras_attention.visualization.rollout import rollout_to_image_map  # noqa: E402
-
-# A ViT small enough to train on a laptop CPU. Its patch size is derived from
-# the image size unless set (4 at 32 x 32: an 8 x 8 grid); this one is the
-# fallback for code that builds the model without a recipe.
-SMALL_PRESET = "small"
-SMALL_ARCHITECTURE = dict(patch_size=4, hidden_dim=64, num_layers=4, num_heads=4, mlp_dim=128)
-SMALL_IMAGE_SIZE = 32
-PAPER_IMAGE_SIZE = 224
-NUM_ROLLOUT_IMAGES = 4
-
-
-def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    # None: derived from the number of training images (see `vit_training_recipe`).
-    example_utils.add_common_arguments(
-        parser, epochs=None, batch_size=None, output_dir="runs/vit"
-    )
-    parser.add_argument(
-        "--preset",
-        choices=[SMALL_PRESET] + sorted(VIT_PRESETS),
-        default=SMALL_PRESET,
-        help=f"model size: {SMALL_PRESET!r} ({SMALL_ARCHITECTURE}) or a paper size",
-    )
-    parser.add_argument(
-        "--image-size",
-        type=int,
-        help=f"longer side the model works at (default {SMALL_IMAGE_SIZE} for 'small', "
-        f"{PAPER_IMAGE_SIZE} for paper sizes); a folder's images keep their aspect ratio",
-    )
-    parser.add_argument(
-        "--patch-size",
-        type=int,
-        help="patch side (default: about 8 patches a side for 'small', the preset's otherwise)",
-    )
-    parser.add_argument("--pooling", choices=("token", "gap"), default="token")
-    parser.add_argument("--learning-rate", type=float, default=2e-3, help="peak learning rate")
-    parser.add_argument("--weight-decay", type=float, default=0.05)
-    parser.add_argument("--label-smoothing", type=float, default=0.1)
-    parser.add_argument("--dropout", type=float, default=0.0)
-    parser.add_argument("--stochastic-depth", type=float, default=0.1, help="stochastic depth rate")
-    parser.add_argument(
-        "--augmentation",
-        choices=("auto",) + IMAGE_AUGMENTATIONS,
-        default="auto",
-        help="training batches only: 'geometric' small shifts, rotations and zoom (no flips: "
-        "glyphs and digits change meaning); 'flip' adds left-right flips; 'auto': 'geometric', "
-        "except 'none' on the built-in data, whose labels say where the shape is",
-    )
-    parser.add_argument(
-        "--builtin-sizes",
-        type=int,
-        nargs=3,
-        metavar=("TRAIN", "VALIDATION", "TEST"),
-        default=(6144, 512, 1024),
-        help="number of built-in images per split",
-    )
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
-    args.recipe = None
-    if args.dataset == "builtin":
-        # The built-in set's size is known from the flags: choose now, so that
-        # `args` holds every number.
-        resolve_recipe(args, num_train_images=args.builtin_sizes[0], native_size=None)
-    return args
 
 
 def image_size_of(args):
@@ -285,6 +320,7 @@ def draw_figures(model, output_dir, labels, predictions, images, class_names):
 
 def main(argv=None):
     args = parse_args(argv)
+    example_utils.prepare_output(args)  # before any training: refuse unusable paths now
     keras.utils.set_random_seed(args.seed)
     policy = example_utils.configure_precision(args.mixed_precision)
     strategy = example_utils.make_strategy(args.strategy)
@@ -293,7 +329,11 @@ def main(argv=None):
     native_size = native_image_size(args.dataset)
     image_shape = model_input_shape(args, native_size)
     data = load_image_classification_dataset(
-        args.dataset, image_shape, seed=args.seed, builtin_sizes=args.builtin_sizes
+        args.dataset,
+        image_shape,
+        seed=args.seed,
+        builtin_sizes=args.builtin_sizes,
+        strict=args.strict,
     )
     if args.recipe is None:
         resolve_recipe(args, count_images(data.splits["train"]), native_size)
@@ -305,7 +345,7 @@ def main(argv=None):
         data.splits["train"], args.batch_size, data.num_classes, args.seed, augmentation
     )
     validation = batches(data.splits["validation"], args.batch_size, data.num_classes)
-    test = batches(data.splits["test"], args.batch_size, data.num_classes)
+    test = with_known_length(batches(data.splits["test"], args.batch_size, data.num_classes))
 
     with strategy.scope():
         model = build_model(args, data.num_classes, data.class_names, image_shape)
@@ -324,9 +364,11 @@ def main(argv=None):
     )
     fit_start = time.time()
     model.fit(
-        train,
-        validation_data=validation,
+        # Known lengths: no "ran out of data" warning after the first epoch.
+        with_known_length(train),
+        validation_data=with_known_length(validation),
         epochs=args.epochs,
+        shuffle=False,  # the datasets shuffle themselves; True only adds a warning
         callbacks=example_utils.training_callbacks(args.output_dir) + [monitor],
         verbose=example_utils.progress_verbosity(),
     )
@@ -339,9 +381,6 @@ def main(argv=None):
         f"{time.time() - start:.0f} s since loading the data, {fit_seconds:.0f} s in fit"
     )
     draw_figures(model, args.output_dir, labels, predictions, images, data.class_names)
-    if args.export:
-        export_image_classifier(model, args.export, data.class_names)
-        print(f"SavedModel written to {args.export}")
     metrics = {
         "test_accuracy": accuracy,
         "test_images": int(len(labels)),
@@ -357,7 +396,13 @@ def main(argv=None):
         "dtype_policy": policy,
         "replicas": strategy.num_replicas_in_sync,
     }
+    # Metrics first: a failing export must not lose them.
     example_utils.write_metrics(args.output_dir, metrics)
+    if args.export:
+        example_utils.export_folder(
+            args.export, lambda folder: export_image_classifier(model, folder, data.class_names)
+        )
+        print(f"SavedModel written to {args.export}")
     return metrics
 
 

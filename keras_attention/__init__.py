@@ -12,5 +12,6 @@ from keras_attention import models
 from keras_attention import ops
 from keras_attention import serving
 from keras_attention import text
+from keras_attention import training
 from keras_attention import visualization
 from keras_attention.version import __version__

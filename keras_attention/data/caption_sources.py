@@ -167,7 +167,7 @@ def _pairs_dataset(paths, captions, size):
     return pairs.apply(tf.data.experimental.assert_cardinality(len(flat_captions)))
 
 
-def _folder(dataset, folder, size, validation_fraction, test_fraction, seed):
+def _folder(dataset, folder, size, validation_fraction, test_fraction, seed, strict=False):
     if not os.path.isdir(folder):
         raise ValueError(
             f"`dataset` must name an existing folder after 'folder:'. Received: dataset={dataset!r}"
@@ -179,6 +179,11 @@ def _folder(dataset, folder, size, validation_fraction, test_fraction, seed):
             f"{captions_path} does not exist. Received: dataset={dataset!r}"
         )
     captions, malformed = _read_captions_file(captions_path)
+    if malformed and strict:
+        raise ValueError(
+            f"{len(malformed)} line(s) of {captions_path} have no `file<TAB>caption` pair: "
+            f"line {_names_for_warning([str(n) for n in malformed])}."
+        )
     if malformed:
         warnings.warn(
             f"Skipped {len(malformed)} line(s) of {captions_path} without a `file<TAB>caption` "
@@ -196,6 +201,11 @@ def _folder(dataset, folder, size, validation_fraction, test_fraction, seed):
             for kind, files in (("missing", missing), ("unreadable", unreadable))
             if files
         ]
+        if strict:
+            raise ValueError(
+                f"{len(missing) + len(unreadable)} of {len(names)} image(s) listed in "
+                f"{captions_path} cannot be read; " + "; ".join(details) + "."
+            )
         warnings.warn(
             f"Skipped {len(missing) + len(unreadable)} of {len(names)} image(s) listed in "
             f"{captions_path}; " + "; ".join(details) + ".",
@@ -248,6 +258,7 @@ def load_caption_dataset(
     builtin_sizes=(4000, 500, 500),
     max_objects=2,
     data_dir=None,
+    strict=False,
 ):
     """Loads `(image, caption)` pairs for training and evaluating a captioner.
 
@@ -265,6 +276,9 @@ def load_caption_dataset(
         max_objects: 2 or 3, objects per built-in scene at most.
         data_dir: tfds data directory for "coco_captions" (tfds' default when
             None).
+        strict: a malformed `captions.tsv` line or an image that is missing or
+            cannot be decoded raises a ValueError naming it, instead of being
+            skipped with a warning naming it.
 
     Returns:
         dict "train", "validation", "test" -> `tf.data.Dataset` of
@@ -287,8 +301,8 @@ def load_caption_dataset(
     if dataset == "builtin":
         return _builtin(size, tuple(builtin_sizes), max_objects, seed)
     if dataset.startswith("folder:"):
-        folder = os.path.expanduser(dataset[len("folder:") :])
-        return _folder(dataset, folder, size, validation_fraction, test_fraction, seed)
+        folder = os.path.expanduser(os.path.expandvars(dataset[len("folder:") :]))
+        return _folder(dataset, folder, size, validation_fraction, test_fraction, seed, strict)
     if dataset == "coco_captions" or dataset.startswith("coco_captions/"):
         return _coco(dataset, size, data_dir)
     raise ValueError(

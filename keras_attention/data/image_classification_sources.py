@@ -11,7 +11,9 @@ Sources:
   `shapes_classification` (no download).
 - "folder:PATH": one sub-folder of images per class, read with
   `keras.utils.image_dataset_from_directory`; the validation and test
-  images are a fixed, seeded share of the files.
+  images are a fixed, seeded share of the files. Files that cannot be
+  decoded are skipped with a warning naming them (an error with `strict`).
+  `~` and `$VARIABLES` in PATH are expanded.
 - "cifar10", "cifar100", "imagenette" (tfds "imagenette/320px-v2", or any
   "imagenette/CONFIG"): validation is the last `validation_fraction` of the
   training split; test is the official test split (imagenette's official
@@ -36,6 +38,8 @@ import numpy as np
 import tensorflow as tf
 
 from keras_attention.data.image_arguments import check_split_fractions
+from keras_attention.data.image_files import report_undecodable_images
+from keras_attention.data.image_files import undecodable_images
 from keras_attention.data.image_arguments import image_size_pair
 from keras_attention.data.shapes_classification import shape_classification_splits
 
@@ -108,7 +112,7 @@ def native_image_size(dataset, max_files=64):
         raise ValueError(f"`max_files` must be a positive integer. Received: max_files={max_files!r}")
     if not isinstance(dataset, str) or not dataset.startswith("folder:"):
         return None
-    folder = os.path.expanduser(dataset[len("folder:") :])
+    folder = os.path.expanduser(os.path.expandvars(dataset[len("folder:") :]))
     if not os.path.isdir(folder):
         raise ValueError(
             f"`dataset` must name an existing folder after 'folder:'; {folder} is not one. "
@@ -166,7 +170,18 @@ def _builtin(size, builtin_sizes, seed):
     return ImageClassificationData(splits, class_names)
 
 
-def _folder(dataset, folder, size, validation_fraction, test_fraction, seed):
+def _image_files(folder):
+    """Image files of the class sub-folders, as `image_dataset_from_directory` lists them."""
+    paths = []
+    for root, _, files in sorted(os.walk(folder)):
+        if root == folder:
+            continue
+        images = [name for name in sorted(files) if name.lower().endswith(_IMAGE_EXTENSIONS)]
+        paths.extend(os.path.join(root, name) for name in images)
+    return paths
+
+
+def _folder(dataset, folder, size, validation_fraction, test_fraction, seed, strict=False):
     if not os.path.isdir(folder):
         raise ValueError(
             f"`dataset` must name an existing folder after 'folder:'; {folder} is not one. "
@@ -178,6 +193,8 @@ def _folder(dataset, folder, size, validation_fraction, test_fraction, seed):
             f"`dataset` folder must hold one sub-folder of images per class; {folder} has none. "
             f"Received: dataset={dataset!r}"
         )
+    bad = undecodable_images(_image_files(folder))
+    report_undecodable_images(bad, dataset, strict)
     held_out = validation_fraction + test_fraction
     options = dict(
         labels="inferred",
@@ -204,6 +221,9 @@ def _folder(dataset, folder, size, validation_fraction, test_fraction, seed):
         "validation": held.take(num_validation),
         "test": held.skip(num_validation),
     }
+    if bad:
+        # Exactly the files named above fail to decode; drop those elements.
+        splits = {name: split.ignore_errors() for name, split in splits.items()}
     return ImageClassificationData(splits, list(train.class_names))
 
 
@@ -250,6 +270,7 @@ def load_image_classification_dataset(
     seed=0,
     builtin_sizes=(20000, 2000, 2000),
     data_dir=None,
+    strict=False,
 ):
     """Loads labelled images for training and evaluating a classifier.
 
@@ -265,6 +286,9 @@ def load_image_classification_dataset(
         builtin_sizes: `(num_train, num_validation, num_test)` images for
             "builtin".
         data_dir: tfds data directory (tfds' default when None).
+        strict: a folder's image file that cannot be decoded raises a
+            ValueError naming it, instead of being skipped with a warning
+            naming it.
 
     Returns:
         `ImageClassificationData` whose `splits` maps "train", "validation",
@@ -287,8 +311,8 @@ def load_image_classification_dataset(
     if dataset == "builtin":
         return _builtin(size, tuple(builtin_sizes), seed)
     if dataset.startswith("folder:"):
-        folder = os.path.expanduser(dataset[len("folder:") :])
-        return _folder(dataset, folder, size, validation_fraction, test_fraction, seed)
+        folder = os.path.expanduser(os.path.expandvars(dataset[len("folder:") :]))
+        return _folder(dataset, folder, size, validation_fraction, test_fraction, seed, strict)
     if dataset in TFDS_DATASETS or dataset.startswith("imagenette/"):
         return _tfds(dataset, size, validation_fraction, data_dir)
     raise ValueError(f"`dataset` must be {_DATASET_CHOICES}. Received: dataset={dataset!r}")

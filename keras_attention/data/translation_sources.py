@@ -5,7 +5,9 @@ translation example:
 
 - `"builtin"`: the offline English -> Spanish corpus of
   `keras_attention.data.translation_corpus`;
-- `"tsv:PATH"`: a UTF-8 file of `source<TAB>target` lines;
+- `"tsv:PATH"`: a UTF-8 file of `source<TAB>target` lines, optionally with
+  a third column that is ignored (Tatoeba / manythings.org files end each
+  line with `<TAB>attribution`); `~` and `$VARIABLES` in PATH are expanded;
 - a tensorflow-datasets name such as `"ted_hrlr_translate/pt_to_en"`, read
   with `as_supervised=True`.
 
@@ -48,15 +50,18 @@ def _pairs_dataset(pairs):
     return tf.data.Dataset.from_tensor_slices((sources, targets))
 
 
-def read_tsv_pairs(path):
-    """Read `source<TAB>target` lines, warning about the lines it skips.
+def read_tsv_pairs(path, strict=False):
+    """Read `source<TAB>target[<TAB>attribution]` lines, warning about the lines it skips.
 
-    A line is skipped when it does not have exactly two tab-separated fields,
-    when a side is empty (after stripping spaces) or when it is not valid
-    UTF-8. One warning names the first skipped line numbers and their count.
+    A third field (Tatoeba's attribution) is ignored. A line is skipped when
+    it has fewer than two or more than three tab-separated fields, when a
+    side is empty (after stripping spaces) or when it is not valid UTF-8.
+    One warning names the first skipped line numbers and their count.
 
     Args:
         path: path of a UTF-8 text file.
+        strict: raise a ValueError naming the malformed lines instead of
+            skipping them.
 
     Returns:
         list of `(source, target)` string tuples, in file order.
@@ -83,17 +88,22 @@ def read_tsv_pairs(path):
                 bad_lines.append(number)
                 continue
             fields = [field.strip() for field in line.rstrip("\r\n").split("\t")]
-            if len(fields) == 2 and all(fields):
+            if len(fields) in (2, 3) and fields[0] and fields[1]:
                 pairs.append((fields[0], fields[1]))
             else:
                 bad_lines.append(number)
     if bad_lines:
         shown = ", ".join(str(number) for number in bad_lines[:_MAX_REPORTED_LINES])
         more = len(bad_lines) - _MAX_REPORTED_LINES
+        rule = (
+            "a line must be `source<TAB>target` (a third field is ignored) in UTF-8 with both "
+            "sides non-empty"
+        )
+        lines = f"line(s) {shown}" + (f" and {more} more." if more > 0 else ".")
+        if strict:
+            raise ValueError(f"{len(bad_lines)} malformed line(s) of {path} ({rule}): {lines}")
         warnings.warn(
-            f"Skipped {len(bad_lines)} malformed line(s) of {path} (a line must be "
-            f"`source<TAB>target` in UTF-8 with both sides non-empty): line(s) {shown}"
-            + (f" and {more} more." if more > 0 else "."),
+            f"Skipped {len(bad_lines)} malformed line(s) of {path} ({rule}): {lines}",
             stacklevel=2,
         )
     if not pairs:
@@ -135,6 +145,7 @@ def load_translation_pairs(
     test_fraction=0.05,
     tfds_splits=("train", "validation", "test"),
     data_dir=None,
+    strict=False,
 ):
     """Load translation pairs as `tf.data` datasets, one per split.
 
@@ -150,6 +161,8 @@ def load_translation_pairs(
         test_fraction: share of the "test" split (builtin, TSV).
         tfds_splits: the tfds splits to load (tfds only).
         data_dir: tfds data directory; None for the tfds default (tfds only).
+        strict: malformed TSV lines raise a ValueError naming them instead
+            of being skipped with a warning (TSV only).
 
     Returns:
         dict of split name -> `tf.data.Dataset` of `(source, target)` scalar
@@ -173,7 +186,8 @@ def load_translation_pairs(
             test_fraction=test_fraction,
         )
     elif dataset.startswith(TSV_PREFIX):
-        pairs = read_tsv_pairs(dataset[len(TSV_PREFIX):])
+        path = os.path.expanduser(os.path.expandvars(dataset[len(TSV_PREFIX):]))
+        pairs = read_tsv_pairs(path, strict=strict)
         pair_splits = split_translation_pairs(pairs, validation_fraction, test_fraction, seed)
     elif _TFDS_NAME.fullmatch(dataset):
         return _load_tfds(dataset, tuple(tfds_splits), data_dir)

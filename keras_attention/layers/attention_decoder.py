@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from keras_attention.layers.base_attention import BaseAttention
+from keras_attention.ops.masks import boolean_mask
 
 ATTENTION_STYLES = ("bahdanau", "luong")
 _CELL_TYPES = (keras.layers.GRUCell, keras.layers.LSTMCell)
@@ -357,7 +358,7 @@ class AttentionDecoder(keras.layers.Layer):
                 f"Received: states={_describe(states)}"
             )
         if memory_mask is not None:
-            memory_mask = ops.cast(memory_mask, "bool")
+            memory_mask = boolean_mask(memory_mask, "memory_mask")
         states = [ops.cast(state, self.compute_dtype) for state in states]
         self._set_dropout_masks(ops.shape(inputs_t)[0], states, training)
         output, states, alignment = self._decode_step(
@@ -394,7 +395,8 @@ class AttentionDecoder(keras.layers.Layer):
         if image_memory:
             memory_sequence = ops.reshape(memory, (batch, -1, memory.shape[-1]))  # (B, H * W, D)
         if memory_mask is not None:
-            memory_mask = ops.reshape(ops.cast(memory_mask, "bool"), (batch, -1))  # (B, S)
+            memory_mask = boolean_mask(memory_mask, "memory_mask")
+            memory_mask = ops.reshape(memory_mask, (batch, -1))  # (B, S)
         positions = memory_sequence.shape[1]
         if positions is None:
             positions = ops.shape(memory_sequence)[1]

@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from keras_attention.ops.masks import boolean_mask
 from keras_attention.ops.masks import query_key_mask
 from keras_attention.ops.softmax import masked_softmax
 from keras_attention.validation import check_rate
@@ -188,9 +189,12 @@ class BaseAttention(keras.layers.Layer):
         keys = _flatten_positions(precomputed_keys)  # (B, S, K)
         values = _flatten_positions(value)  # (B, S, Dv)
         if value_mask is not None:
-            value_mask = _flatten_positions(ops.cast(value_mask, "bool"), has_channels=False)  # (B, S)
+            value_mask = boolean_mask(value_mask, "value_mask")
+            value_mask = _flatten_positions(value_mask, has_channels=False)  # (B, S)
+            # Weight 0 times NaN is NaN: hidden values must not reach the output.
+            values = ops.where(value_mask[:, :, None], values, ops.zeros_like(values))
         if query_mask is not None:
-            query_mask = ops.cast(query_mask, "bool")
+            query_mask = boolean_mask(query_mask, "query_mask")
 
         scores = self._compute_scores(query, keys)  # (B, Tq, S)
         mask = self._scores_mask(query_mask, value_mask)

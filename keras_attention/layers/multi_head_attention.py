@@ -11,6 +11,7 @@ from keras_attention.layers.base_attention import clone_initializer
 from keras_attention.ops.attention import check_implementation
 from keras_attention.ops.attention import dot_product_attention
 from keras_attention.ops.masks import causal_mask
+from keras_attention.ops.masks import boolean_mask
 from keras_attention.ops.masks import merge_masks
 from keras_attention.ops.masks import sliding_window_mask
 from keras_attention.ops.rotary import apply_rotary
@@ -571,7 +572,7 @@ class MultiHeadAttention(keras.layers.Layer):
 
     def _fold_position_mask(self, mask, name, reference):
         """A (B, *positions) padding mask -> (B', T) in the folded order."""
-        mask = ops.cast(ops.convert_to_tensor(mask), "bool")
+        mask = boolean_mask(mask, name)
         if len(mask.shape) != len(reference.shape) - 1:
             raise ValueError(
                 f"`{name}` must have the shape of its input without the feature axis. "
@@ -584,7 +585,7 @@ class MultiHeadAttention(keras.layers.Layer):
 
     def _fold_attention_mask(self, attention_mask, projected_query, projected_key):
         """Check `attention_mask` against the scores and bring it to (B', h, Tq, Tk)."""
-        attention_mask = ops.convert_to_tensor(attention_mask)
+        attention_mask = boolean_mask(attention_mask, "attention_mask")
         free_axes, attention_axes = self._free_axes, self._resolved_axes
         query_static, key_static = tuple(projected_query.shape), tuple(projected_key.shape)
         target = (

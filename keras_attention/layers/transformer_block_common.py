@@ -6,6 +6,7 @@ from keras import ops
 from keras_attention.layers.base_attention import clone_initializer
 from keras_attention.ops.attention import check_implementation
 from keras_attention.ops.hashed_dropout import hashed_dropout
+from keras_attention.ops.masks import boolean_mask
 from keras_attention.ops.masks import merge_masks
 from keras_attention.validation import check_positive_int
 from keras_attention.validation import check_rate
@@ -104,11 +105,12 @@ def key_dim_for(hidden_dim, num_heads, key_dim):
     """The per-head size: `key_dim` if given, else hidden_dim // num_heads."""
     if key_dim is not None:
         return key_dim
-    if hidden_dim < num_heads:
+    if hidden_dim < num_heads or hidden_dim % num_heads:
+        # A remainder would silently drop features from every head's share.
         raise ValueError(
-            "The hidden size must be at least `num_heads` so that each head has "
-            f"hidden_dim // num_heads >= 1 features. Received: hidden_dim={hidden_dim}, "
-            f"num_heads={num_heads}"
+            "The hidden size (last axis of the inputs) must be a multiple of `num_heads` "
+            "so that the heads split it evenly, or pass `key_dim`. "
+            f"Received: hidden_dim={hidden_dim}, num_heads={num_heads}"
         )
     return hidden_dim // num_heads
 
@@ -126,22 +128,36 @@ def keras_mask_of(tensor):
     return getattr(tensor, "_keras_mask", None)
 
 
+def padding_to_key_mask(padding_mask, name="padding_mask"):
+    """A (B, T) padding mask -> (B, 1, 1, T), hiding padded keys from every query and head."""
+    padding_mask = boolean_mask(padding_mask, name)
+    if len(padding_mask.shape) != 2:
+        raise ValueError(
+            f"`{name}` must be (batch, length). Received: {name}.shape={tuple(padding_mask.shape)}"
+        )
+    return padding_mask[:, None, None, :]  # (B, 1, 1, T)
+
+
 def self_attention_mask(padding_mask, attention_mask):
-    """(B, T, T) or (B, 1, T) mask hiding padded keys, merged with attention_mask."""
+    """A rank-4 mask hiding padded keys, merged with `attention_mask`.
+
+    `attention_mask` follows the rule of `keras_attention.ops.masks`: rank 2
+    (T, T), 3 (B, T, T) or 4 (B, H, T, T).
+    """
     key_mask = None
     if padding_mask is not None:
-        padding_mask = ops.convert_to_tensor(padding_mask)
-        if len(padding_mask.shape) != 2:
-            raise ValueError(
-                "`padding_mask` must be (batch, length). "
-                f"Received: padding_mask.shape={tuple(padding_mask.shape)}"
-            )
-        key_mask = ops.cast(padding_mask, "bool")[:, None, :]  # (B, 1, T)
+        key_mask = padding_to_key_mask(padding_mask)  # (B, 1, 1, T)
     if attention_mask is not None:
-        attention_mask = ops.convert_to_tensor(attention_mask)
-        if len(attention_mask.shape) != 3:
+        attention_mask = boolean_mask(attention_mask, "attention_mask")
+        rank = len(attention_mask.shape)
+        if not 2 <= rank <= 4:
             raise ValueError(
-                "`attention_mask` must be (batch, query_length, key_length). "
+                "`attention_mask` must have rank 2 (length, length), 3 (batch, length, "
+                "length) or 4 (batch, heads, length, length). "
                 f"Received: attention_mask.shape={tuple(attention_mask.shape)}"
             )
+        if rank == 2:
+            attention_mask = attention_mask[None, None]  # (1, 1, T, T)
+        elif rank == 3:
+            attention_mask = attention_mask[:, None]  # (B, 1, T, T)
     return merge_masks(key_mask, attention_mask)

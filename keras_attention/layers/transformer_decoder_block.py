@@ -219,7 +219,9 @@ class TransformerDecoderBlock(common.TransformerBlock):
                 context_padding_mask = common.keras_mask_of(context)
             cross_mask = None
             if context_padding_mask is not None:
-                cross_mask = ops.cast(context_padding_mask, "bool")[:, None, :]  # (B, 1, S)
+                cross_mask = common.padding_to_key_mask(
+                    context_padding_mask, "context_padding_mask"
+                )  # (B, 1, 1, S)
             residual = x
             if self.norm_first:
                 x = self._cross_attention_layer_norm(x)

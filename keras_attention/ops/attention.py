@@ -8,6 +8,7 @@ from keras import ops
 from keras_attention.ops.chunked_attention import chunked_attention
 from keras_attention.ops.compilation import compiled_with_xla
 from keras_attention.ops.hashed_dropout import hashed_dropout
+from keras_attention.ops.masks import boolean_mask
 from keras_attention.ops.query_scaling import scale_queries
 from keras_attention.ops.softmax import MASKED_LOGIT
 from keras_attention.ops.softmax import softmax_with_empty_rows
@@ -69,7 +70,7 @@ def normalize_mask(mask, query, key):
     """
     if mask is None:
         return None
-    mask = ops.convert_to_tensor(mask)
+    mask = boolean_mask(mask)
     received_shape = tuple(mask.shape)
     rank = len(received_shape)
     if rank < 2 or rank > 4:
@@ -90,6 +91,29 @@ def normalize_mask(mask, query, key):
                 f"Received: mask.shape={received_shape}"
             )
     return ops.cast(mask, "bool")
+
+
+def hide_unseen_rows(query, key, value, mask):
+    """Zero the key and value rows no query may see, and the query rows that see no key.
+
+    A hidden row's weight is 0, but 0 * NaN is NaN: without this a NaN or inf
+    in padding would reach every output through the weighted sum.
+
+    Args:
+        query, key, value: (B, T, H, D) tensors.
+        mask: boolean, rank 4, broadcastable to (B, H, Tq, Tk).
+
+    Returns:
+        (query, key, value) with those rows set to 0.
+    """
+    # (mB, mH, mQ, mK) -> (mB, mK, mH, 1): is key k seen by any query?
+    key_seen = ops.transpose(ops.any(mask, axis=2), (0, 2, 1))[..., None]
+    key = ops.where(key_seen, key, ops.zeros_like(key))
+    value = ops.where(key_seen, value, ops.zeros_like(value))
+    # (mB, mH, mQ, mK) -> (mB, mQ, mH, 1): does query q see any key?
+    query_sees = ops.transpose(ops.any(mask, axis=3), (0, 2, 1))[..., None]
+    query = ops.where(query_sees, query, ops.zeros_like(query))
+    return query, key, value
 
 
 def _causal(query_length, key_length):
@@ -200,6 +224,8 @@ def dot_product_attention(
     value = ops.convert_to_tensor(value)
     _check_inputs(query, key, value)
     mask = normalize_mask(mask, query, key)
+    if mask is not None:
+        query, key, value = hide_unseen_rows(query, key, value, mask)
     scale = _default_scale(query) if scale is None else scale
     use_dropout = bool(training) and dropout_rate > 0.0
 

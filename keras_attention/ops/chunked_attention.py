@@ -211,6 +211,11 @@ def chunked_attention(query, key, value, mask, is_causal, scale, block_size=512)
     >>> bool(np.allclose(out, full, atol=1e-6))
     True
     """
+    if 0 in (query.shape[0], query.shape[1], key.shape[1]):
+        # Nothing to tile (and block sizes of 0): the materialised kernel's
+        # answer, an empty output or, with no keys, zeros.
+        batch, query_length, heads = ops.shape(query)[:3]
+        return ops.zeros((batch, query_length, heads, ops.shape(value)[3]), value.dtype)
     tiling = _Tiling(query, key, mask, is_causal, block_size)
     output_dtype = value.dtype
     mask = tiling.pad_mask(mask)

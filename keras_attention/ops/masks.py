@@ -5,6 +5,17 @@ shaped `(batch, heads, query_length, key_length)`. Masks made from one sequence
 (padding) are `(batch, length)`; masks made from positions (causal, sliding
 window) are `(query_length, key_length)`. `merge_masks` combines any of them.
 
+Every layer and op takes masks under one rule:
+
+- dtype: boolean, True = may attend. Integer masks are read exactly as
+  `mask != 0` (what tokenizers' 0/1 attention masks mean). Float masks are
+  refused: an additive mask (0 = attend, -1e9 = hide) read as boolean would
+  be inverted. Convert it with `mask == 0` (additive) or `mask > 0.5` (0/1).
+- rank: a padding mask is `(batch, length)` (a feature map's is
+  `(batch, height, width)`); an attention mask broadcasts against the
+  scores with NumPy rules: rank 2 is `(Tq, Tk)`, rank 3 `(B, Tq, Tk)` and
+  rank 4 `(B, H, Tq, Tk)`.
+
 Example:
 
 >>> import keras_attention as ka
@@ -15,6 +26,7 @@ Example:
 """
 
 from keras import ops
+from keras.backend import standardize_dtype
 
 
 def _check_non_negative_int(name, value, allow_tensor=True):
@@ -29,6 +41,41 @@ def _check_non_negative_int(name, value, allow_tensor=True):
     if allow_tensor and hasattr(value, "dtype"):
         return
     raise ValueError(f"`{name}` must be a non-negative integer. Received: {name}={value!r}")
+
+
+def boolean_mask(mask, name="mask"):
+    """`mask` as a boolean tensor, refusing float masks (see the module docstring).
+
+    Args:
+        mask: a boolean or integer tensor or array (integers: nonzero = True).
+        name: the argument's name, for the error message.
+
+    Returns:
+        a boolean tensor of the same shape.
+
+    Example:
+
+    >>> import numpy as np
+    >>> boolean_mask(np.array([1, 0, 2])).numpy().tolist()
+    [True, False, True]
+    >>> boolean_mask(np.array([0.0, -1e9]))
+    Traceback (most recent call last):
+    ...
+    ValueError: `mask` must be boolean (True = may attend)...
+    """
+    if not hasattr(mask, "dtype"):
+        mask = ops.convert_to_tensor(mask)
+    dtype = standardize_dtype(mask.dtype)
+    if dtype == "bool":
+        return ops.cast(mask, "bool")
+    if "float" in dtype or "complex" in dtype:
+        raise ValueError(
+            f"`{name}` must be boolean (True = may attend) or integer (nonzero = may attend). "
+            f"Received: {name}.dtype={dtype}. A float mask is ambiguous: convert an additive "
+            f"mask (0 = attend, -1e9 = hide) with `{name} == 0` and a 0/1 mask with "
+            f"`{name} > 0.5`."
+        )
+    return ops.not_equal(mask, 0)
 
 
 def causal_mask(query_length, key_length=None, offset=0):
@@ -111,7 +158,7 @@ def key_padding_mask(key_mask):
 
     The result broadcasts over heads and queries of `(B, H, Tq, Tk)` scores.
     """
-    key_mask = ops.cast(key_mask, "bool")
+    key_mask = boolean_mask(key_mask, "key_mask")
     if len(key_mask.shape) != 2:
         raise ValueError(
             "`key_mask` must be a (batch, key_length) mask. "
@@ -128,9 +175,9 @@ def query_key_mask(query_mask=None, key_mask=None):
     """
     mask = None
     if query_mask is not None:
-        mask = ops.cast(query_mask, "bool")[:, :, None]  # (B, Tq, 1)
+        mask = boolean_mask(query_mask, "query_mask")[:, :, None]  # (B, Tq, 1)
     if key_mask is not None:
-        key = ops.cast(key_mask, "bool")[:, None, :]  # (B, 1, Tk)
+        key = boolean_mask(key_mask, "key_mask")[:, None, :]  # (B, 1, Tk)
         mask = key if mask is None else ops.logical_and(mask, key)
     return mask
 
@@ -145,7 +192,7 @@ def merge_masks(*masks):
     for mask in masks:
         if mask is None:
             continue
-        mask = ops.cast(mask, "bool")
+        mask = boolean_mask(mask)
         if merged is None:
             merged = mask
             continue

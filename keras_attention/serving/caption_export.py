@@ -14,6 +14,7 @@ from keras_attention.models.image_backbones import image_shape_of
 from keras_attention.serving.grouped_decoding import decode_in_groups
 from keras_attention.serving.image_classifier_export import SERVING_SIGNATURE
 from keras_attention.serving.image_classifier_export import _checked_images
+from keras_attention.serving.image_classifier_export import warm_up_images
 from keras_attention.text.subword_encoder import SubwordEncoder
 from keras_attention.validation import check_positive_int
 
@@ -195,3 +196,38 @@ def export_captioner(model, path, encoder, max_length, beam_width=1, *, decode_b
     path = str(path)
     archive.write_out(path, verbose=False)
     return path
+
+
+def load_captioner(path, warm_up=True):
+    """Loads the `serving_default` function of an exported captioner, warmed up.
+
+    Plain TensorFlow: `tf.saved_model.load(path).signatures["serving_default"]`,
+    keeping the loaded object alive. With `warm_up` it captions one blank
+    image before returning: the first call of a loaded SavedModel optimizes
+    the graph and compiles the XLA decoding loop, which a SavedModel cannot
+    store, so this moves that cost from the first request to the load.
+
+    Args:
+        path: a folder written by `export_captioner`.
+        warm_up: caption one image at load time.
+
+    Returns:
+        A callable `caption(images)` taking `(B, H, W, 3)` pixels 0..255
+        (uint8 or float) and returning the dict of `caption`, `attention`
+        and `caption_tokens`.
+    """
+    loaded = tf.saved_model.load(str(path))
+    if SERVING_SIGNATURE not in loaded.signatures:
+        raise ValueError(
+            f"`path` must hold a SavedModel with a {SERVING_SIGNATURE!r} signature. "
+            f"Received: path={path!r} with signatures {sorted(loaded.signatures)}"
+        )
+    serve = loaded.signatures[SERVING_SIGNATURE]
+
+    def call(images):
+        return serve(images=tf.cast(tf.convert_to_tensor(images), tf.float32))
+
+    if warm_up:
+        warm_up_images(serve)
+    call.saved_model = loaded  # keeps the variables alive
+    return call

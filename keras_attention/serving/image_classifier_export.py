@@ -59,7 +59,16 @@ def _checked_images(images, channels):
         ],
         summarize=4,
     )
-    with tf.control_dependencies([size_check]):
+    # NaN or inf pixels would come back as a confident label or a garbage caption.
+    finite_check = tf.debugging.Assert(
+        tf.reduce_all(tf.math.is_finite(images)),
+        [
+            "`images` must hold finite pixel values (0..255). Received: images with NaN or "
+            "infinite values; count of non-finite values:",
+            tf.reduce_sum(tf.cast(tf.logical_not(tf.math.is_finite(images)), tf.int32)),
+        ],
+    )
+    with tf.control_dependencies([size_check, finite_check]):
         return tf.identity(images)
 
 
@@ -79,7 +88,8 @@ def export_image_classifier(model, path, class_names=None):
     fails with a `tf.errors.InvalidArgumentError` whose message says
     `images` must be `(batch, height, width, C)` and gives the received
     shape; one that is not 4D fails in the resize ("input must be
-    4-dimensional").
+    4-dimensional"); one with a NaN or infinite pixel fails with a message
+    that says `images` must hold finite pixel values.
 
     Args:
         model: a functional `keras.Model` mapping float32 images
@@ -144,15 +154,18 @@ def export_image_classifier(model, path, class_names=None):
     return path
 
 
-def load_image_classifier(path):
-    """Loads the `serving_default` function of an exported image classifier.
+def load_image_classifier(path, warm_up=True):
+    """Loads the `serving_default` function of an exported image classifier, warmed up.
 
     Plain TensorFlow: equivalent to
     `tf.saved_model.load(path).signatures["serving_default"]`, keeping the
-    loaded object alive.
+    loaded object alive. With `warm_up` it classifies one blank image before
+    returning, so that the graph optimization of the first call happens at
+    load time rather than in the first request.
 
     Args:
         path: a folder written by `export_image_classifier`.
+        warm_up: classify one image at load time.
 
     Returns:
         A callable `serve(images=...)` returning the dict with
@@ -184,5 +197,22 @@ def load_image_classifier(path):
     def call(images):
         return serve(images=tf.convert_to_tensor(np.asarray(images), dtype=tf.float32))
 
+    if warm_up:
+        warm_up_images(serve)
     call.saved_model = loaded  # keeps the variables alive
     return call
+
+
+def warm_up_images(serve, size=32):
+    """Calls an image signature once on a blank `(1, size, size, C)` batch (C from the signature).
+
+    Args:
+        serve: a concrete function whose one input is `images`.
+        size: the height and width of the blank image.
+
+    Returns:
+        the outputs of that call.
+    """
+    _, kwargs = serve.structured_input_signature
+    channels = kwargs["images"].shape[-1] or 3
+    return serve(images=tf.zeros((1, size, size, channels), tf.float32))

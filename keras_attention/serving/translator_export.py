@@ -339,16 +339,24 @@ def export_translator(
     return path
 
 
-def load_translator(path):
-    """Loads the `serving_default` function of an exported translator.
+def load_translator(path, warm_up=True):
+    """Loads the `serving_default` function of an exported translator, warmed up.
 
     Plain TensorFlow (plus tensorflow-text, imported when it is installed,
     for models exported with a WordPiece `SubwordEncoder`); it returns
     `tf.saved_model.load(path).signatures["serving_default"]`, keeping the
     loaded object alive.
 
+    The first call of a loaded SavedModel optimizes its graph and compiles
+    its XLA decoding loop, which takes seconds; a SavedModel cannot store
+    that work. With `warm_up` this function pays it here, translating one
+    short sentence before returning, so that the first request is as fast
+    as the later ones (see benchmarks/README.md, "Cold start"). Code that
+    loads with `tf.saved_model.load` itself should do the same.
+
     Args:
         path: a folder written by `export_translator`.
+        warm_up: translate one sentence at load time.
 
     Returns:
         A callable `translate(text)` taking a string, a list or a `(B,)`
@@ -387,5 +395,8 @@ def load_translator(path):
     def call(text):
         return serve(text=tf.convert_to_tensor(text, dtype=tf.string))
 
+    if warm_up:
+        # Batches up to the export's decode group size share one compiled loop.
+        call(["warm up"])["translation"].numpy()
     call.saved_model = loaded  # keeps the variables alive
     return call

@@ -69,7 +69,7 @@ def test_tsv_malformed_lines_are_reported_by_number(tmp_path):
     lines = [
         b"one\tuno",            # 1 good
         b"no tab here",         # 2 one field
-        b"a\tb\tc",             # 3 three fields
+        b"a\tb\tc\td",          # 3 four fields (a third, attribution, is allowed)
         b"\tempty source",      # 4 empty source
         b"empty target\t  ",    # 5 empty target
         b"two\tdos",            # 6 good
@@ -95,7 +95,7 @@ def test_tsv_warning_names_the_first_ten_bad_lines_and_counts_the_rest(tmp_path)
 
 
 def test_tsv_without_a_valid_line_raises(tmp_path):
-    path = write_lines(tmp_path / "pairs.tsv", [b"just text", b"a\tb\tc"])
+    path = write_lines(tmp_path / "pairs.tsv", [b"just text", b"a\tb\tc\td"])
     with pytest.warns(UserWarning, match=r"line\(s\) 1, 2\."):
         with pytest.raises(ValueError, match="at least one valid .* Received: path="):
             load_translation_pairs(f"tsv:{path}")

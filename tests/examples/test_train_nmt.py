@@ -46,7 +46,7 @@ def _write_tsv(path):
     lines = [f"{source}\t{target}" for source, target in builtin_translation_pairs(60, seed=1)]
     lines.insert(2, "a line without a tab")
     lines.insert(6, "a source without target\t")
-    lines.insert(9, "one\ttwo\tthree")
+    lines.insert(9, "one\ttwo\tthree\tfour")  # a third field is allowed, a fourth is not
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     bad = (3, 7, 10)
     return [tuple(line.split("\t")) for number, line in enumerate(lines, 1) if number not in bad]

@@ -244,11 +244,11 @@ def test_interrupted_training_resumes(example_utils, tmp_path):
 def test_tensorboard_callback_when_installed(example_utils, tmp_path, monkeypatch):
     monkeypatch.setattr(example_utils, "tensorboard_available", lambda: True)
     names = [type(c).__name__ for c in example_utils.training_callbacks(str(tmp_path))]
-    assert names == ["ModelCheckpoint", "BackupAndRestore", "TensorBoard"]
+    assert names == ["AtomicModelCheckpoint", "SafeBackupAndRestore", "TensorBoard"]
     assert example_utils.training_callbacks(str(tmp_path))[2].log_dir == str(tmp_path / "logs")
     monkeypatch.setattr(example_utils, "tensorboard_available", lambda: False)
     names = [type(c).__name__ for c in example_utils.training_callbacks(str(tmp_path))]
-    assert names == ["ModelCheckpoint", "BackupAndRestore"]
+    assert names == ["AtomicModelCheckpoint", "SafeBackupAndRestore"]
 
 
 def test_write_metrics(example_utils, tmp_path):

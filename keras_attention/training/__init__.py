@@ -1,0 +1,15 @@
+"""What keeps a training run's work safe: its folder, checked and claimed before training.
+
+- `prepare_run_folder`: resume a folder of the same run, refuse one of another run
+  (unless told to overwrite it), record the run's arguments.
+- `check_writable`, `check_export_path`: fail before training, not after it.
+- `replace_folder`: write a folder (an export) beside its target, then swap it in.
+
+The backup and checkpoint callbacks are in `keras_attention.callbacks`.
+"""
+
+from keras_attention.training.run_folder import RunFolderError
+from keras_attention.training.run_folder import check_export_path
+from keras_attention.training.run_folder import check_writable
+from keras_attention.training.run_folder import prepare_run_folder
+from keras_attention.training.run_folder import replace_folder

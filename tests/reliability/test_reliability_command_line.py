@@ -1,0 +1,135 @@
+"""A quiet, fast command line: instant --help, numbers checked by argparse, formats listed.
+
+Each test is named for the case it covers.
+"""
+
+import importlib.util
+import io
+import re
+import pathlib
+import subprocess
+import sys
+import warnings
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
+SCRIPTS = ("train_vit", "train_nmt", "train_captioning")
+
+# Runs a script's `--help` as `python script.py --help` would, then reports
+# whether TensorFlow was imported and how long it took.
+_HELP_PROBE = """
+import runpy, sys, time
+sys.argv = [{script!r}, "--help"]
+start = time.perf_counter()
+try:
+    runpy.run_path({script!r}, run_name="__main__")
+except SystemExit:
+    pass
+print("SECONDS", time.perf_counter() - start, "TENSORFLOW", "tensorflow" in sys.modules)
+"""
+
+
+def _load(name):
+    if str(EXAMPLES) not in sys.path:
+        sys.path.insert(0, str(EXAMPLES))
+    spec = importlib.util.spec_from_file_location(f"_cli_{name}", EXAMPLES / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def scripts():
+    return {name: _load(name) for name in SCRIPTS}
+
+
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_help_answers_without_importing_tensorflow(name):
+    script = str(EXAMPLES / f"{name}.py")
+    result = subprocess.run(
+        [sys.executable, "-c", _HELP_PROBE.format(script=script)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "usage:" in result.stdout, result.stderr
+    _, seconds, _, imported = result.stdout.split()[-4:]
+    assert imported == "False"
+    assert float(seconds) < 1.0
+
+
+@pytest.mark.parametrize(
+    "name, argv, message",
+    [
+        ("train_vit", ["--patch-size", "0"], "--patch-size: must be a positive integer; received 0"),
+        ("train_vit", ["--image-size", "-32"], "--image-size: must be a positive integer"),
+        ("train_vit", ["--builtin-sizes", "10", "-1", "5"], "--builtin-sizes: must be an integer >= 0"),
+        ("train_vit", ["--dropout", "1.5"], "--dropout: must be a rate in \\[0, 1\\)"),
+        ("train_nmt", ["--epochs", "0"], "--epochs: must be a positive integer"),
+        ("train_nmt", ["--learning-rate=-1e-3"], "--learning-rate: must be a positive number"),
+        ("train_captioning", ["--batch-size", "-8"], "--batch-size: must be a positive integer"),
+        ("train_captioning", ["--builtin-sizes", "-4", "1", "1"], "must be an integer >= 0"),
+    ],
+)
+def test_bad_numbers_are_rejected_by_argparse(scripts, capsys, name, argv, message):
+    with pytest.raises(SystemExit) as exit_info:
+        scripts[name].build_parser().parse_args(argv)
+    assert exit_info.value.code == 2
+    assert re.search(message, capsys.readouterr().err)
+
+
+@pytest.mark.parametrize(
+    "name, formats",
+    [
+        ("train_vit", ["folder:PATH", "sub-folder of images per class", "cifar10", "--strict"]),
+        ("train_nmt", ["tsv:PATH", "source<TAB>target", "third column", "ted_hrlr_translate"]),
+        ("train_captioning", ["folder:PATH", "captions.tsv", "file<TAB>caption", "coco_captions"]),
+    ],
+)
+def test_help_lists_each_dataset_format(scripts, name, formats):
+    text = " ".join(scripts[name].build_parser().format_help().split())
+    for words in formats:
+        assert words in text
+
+
+def test_vit_parser_choices_equal_the_package_names(scripts):
+    from keras_attention.data.image_augmentation import IMAGE_AUGMENTATIONS
+    from keras_attention.models.vit_presets import VIT_PRESETS
+
+    assert scripts["train_vit"].PAPER_PRESET_NAMES == tuple(sorted(VIT_PRESETS))
+    assert scripts["train_vit"].AUGMENTATION_NAMES == IMAGE_AUGMENTATIONS
+
+
+def test_no_progress_bar_control_codes_when_stdout_is_not_a_terminal(scripts, monkeypatch):
+    example_utils = sys.modules["example_utils"]
+    monkeypatch.setattr(sys, "stdout", io.StringIO())
+    verbose = example_utils.progress_verbosity()
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    model.compile("sgd", "mse")
+    model.fit(np.ones((8, 2)), np.ones(8), epochs=2, batch_size=4, verbose=verbose)
+    printed = sys.stdout.getvalue()
+    assert verbose == 2 and "Epoch 2/2" in printed
+    assert "\x1b" not in printed and "\r" not in printed and "\b" not in printed
+
+
+def test_fit_on_datasets_as_the_examples_call_it_warns_nothing():
+    from keras_attention.data.known_length import with_known_length
+
+    pairs = tf.data.Dataset.from_tensor_slices((np.ones((12, 2), "float32"), np.ones(12)))
+    train = pairs.shuffle(12, seed=0).filter(lambda x, y: y > 0).batch(4)  # unknown length
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    model.compile("sgd", "mse")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model.fit(
+            with_known_length(train),
+            validation_data=with_known_length(train),
+            epochs=2,
+            shuffle=False,
+            verbose=0,
+        )
+    assert [str(w.message) for w in caught] == []

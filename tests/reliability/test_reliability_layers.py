@@ -1,0 +1,162 @@
+"""Bad inputs to layers and ops: clear errors, masked NaN kept out, empty inputs allowed.
+
+Each test is named for the case it covers; expectations come from NumPy.
+"""
+
+import numpy as np
+import pytest
+
+import keras_attention as ka
+from keras_attention.layers.additive_attention import AdditiveAttention
+from keras_attention.layers.dot_product_attention import DotProductAttention
+from keras_attention.layers.multi_head_attention import MultiHeadAttention
+from keras_attention.layers.transformer_decoder_block import TransformerDecoderBlock
+from keras_attention.layers.transformer_encoder_block import TransformerEncoderBlock
+
+KERNELS = ("xla", "chunked", "fused")
+RNG = np.random.default_rng(0)
+
+
+def _numpy_attention(query, key, value, key_visible):
+    """softmax(q k^T / sqrt(d)) v over the visible keys only; (B, T, H, D) layout."""
+    logits = np.einsum("bqhd,bkhd->bhqk", query, key) / np.sqrt(query.shape[-1])
+    logits = np.where(key_visible[:, None, None, :], logits, -np.inf)
+    weights = np.exp(logits - logits.max(-1, keepdims=True))
+    weights /= weights.sum(-1, keepdims=True)
+    visible_values = np.where(key_visible[:, :, None, None], value, 0.0)
+    return np.einsum("bhqk,bkhd->bqhd", weights, visible_values)
+
+
+def _padded_inputs():
+    query = RNG.normal(size=(2, 3, 2, 4)).astype("float32")
+    key = RNG.normal(size=(2, 5, 2, 4)).astype("float32")
+    value = RNG.normal(size=(2, 5, 2, 4)).astype("float32")
+    key_visible = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 0]], bool)
+    return query, key, value, key_visible
+
+
+@pytest.mark.parametrize("implementation", KERNELS)
+def test_nan_in_masked_key_and_value_rows_never_reaches_the_output(implementation):
+    query, key, value, key_visible = _padded_inputs()
+    expected = _numpy_attention(query, key, value, key_visible)
+    key[~key_visible] = np.nan
+    value[~key_visible] = np.inf
+    output = ka.ops.dot_product_attention(
+        query, key, value, mask=key_visible[:, None, None, :], implementation=implementation
+    )
+    np.testing.assert_allclose(np.asarray(output), expected, atol=1e-5)
+
+
+def test_nan_in_masked_values_never_reaches_additive_or_dot_product_layers():
+    memory = RNG.normal(size=(2, 5, 4)).astype("float32")
+    query = RNG.normal(size=(2, 3, 4)).astype("float32")
+    visible = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], bool)
+    for layer in (AdditiveAttention(units=4), DotProductAttention()):
+        clean = np.asarray(layer(query, memory, value_mask=visible))
+        poisoned = memory.copy()
+        poisoned[~visible] = np.nan
+        output = np.asarray(layer(query, poisoned, value_mask=visible))
+        np.testing.assert_allclose(output, clean, atol=1e-6)
+
+
+def test_nan_in_masked_values_never_reaches_multi_head_attention():
+    layer = MultiHeadAttention(num_heads=2, key_dim=4)
+    query = RNG.normal(size=(2, 3, 8)).astype("float32")
+    memory = RNG.normal(size=(2, 5, 8)).astype("float32")
+    visible = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], bool)
+    mask = np.broadcast_to(visible[:, None, :], (2, 3, 5))
+    clean = np.asarray(layer(query, memory, attention_mask=mask))
+    memory[~visible] = np.nan
+    poisoned = np.asarray(layer(query, memory, attention_mask=mask))
+    np.testing.assert_allclose(poisoned, clean, atol=1e-6)
+
+
+@pytest.mark.parametrize("implementation", KERNELS)
+@pytest.mark.parametrize(
+    "query_shape, key_shape",
+    [((2, 0, 2, 4), (2, 5, 2, 4)), ((2, 3, 2, 4), (2, 0, 2, 4)), ((0, 3, 2, 4), (0, 5, 2, 4))],
+    ids=["zero_queries", "zero_keys", "zero_batch"],
+)
+def test_zero_length_inputs_give_empty_outputs_on_every_kernel(
+    implementation, query_shape, key_shape
+):
+    query = np.ones(query_shape, "float32")
+    key = np.ones(key_shape, "float32")
+    output = ka.ops.dot_product_attention(query, key, key, implementation=implementation)
+    # NumPy: a softmax over no keys weighs nothing, so the output is 0 where it exists.
+    assert tuple(output.shape) == query_shape[:3] + (key_shape[-1],)
+    np.testing.assert_array_equal(np.asarray(output), np.zeros(output.shape))
+
+
+def test_additive_float_mask_is_refused_with_how_to_convert():
+    query, key, value, key_visible = _padded_inputs()
+    additive = np.where(key_visible, 0.0, -1e9).astype("float32")[:, None, None, :]
+    with pytest.raises(ValueError, match=r"`mask` must be boolean.*mask.dtype=float32.*mask == 0"):
+        ka.ops.dot_product_attention(query, key, value, mask=additive)
+    # The conversion the message gives is exact.
+    converted = ka.ops.dot_product_attention(query, key, value, mask=additive == 0)
+    expected = _numpy_attention(query, key, value, key_visible)
+    np.testing.assert_allclose(np.asarray(converted), expected, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m: MultiHeadAttention(num_heads=2, key_dim=4)(
+            np.ones((2, 3, 8)), np.ones((2, 3, 8)), attention_mask=m
+        ),
+        lambda m: TransformerEncoderBlock(num_heads=2, intermediate_dim=8)(
+            np.ones((2, 3, 8)), attention_mask=m
+        ),
+        lambda m: TransformerEncoderBlock(num_heads=2, intermediate_dim=8)(
+            np.ones((2, 3, 8)), padding_mask=m[:, 0]
+        ),
+        lambda m: AdditiveAttention(units=4)(
+            np.ones((2, 3, 8)), np.ones((2, 3, 8)), value_mask=m[:, 0]
+        ),
+        lambda m: DotProductAttention()(np.ones((2, 3, 8)), np.ones((2, 3, 8)), query_mask=m[:, 0]),
+    ],
+    ids=["multi_head", "encoder_attention_mask", "encoder_padding_mask", "additive", "luong"],
+)
+def test_float_masks_are_refused_by_every_layer(call):
+    with pytest.raises(ValueError, match=r"must be boolean.*Received: \w+\.dtype=float32"):
+        call(np.ones((2, 3, 3), "float32"))
+
+
+def test_integer_masks_read_exactly_as_nonzero():
+    query, key, value, key_visible = _padded_inputs()
+    as_int = key_visible.astype("int32")[:, None, None, :]
+    np.testing.assert_allclose(
+        np.asarray(ka.ops.dot_product_attention(query, key, value, mask=as_int)),
+        _numpy_attention(query, key, value, key_visible),
+        atol=1e-5,
+    )
+
+
+@pytest.mark.parametrize("rank", [2, 3, 4])
+def test_attention_mask_ranks_follow_one_rule_in_ops_and_layers(rank):
+    length = 4
+    causal = np.tril(np.ones((length, length), bool))
+    mask = {2: causal, 3: causal[None].repeat(2, 0), 4: causal[None, None].repeat(2, 0)}[rank]
+    inputs = RNG.normal(size=(2, length, 8)).astype("float32")
+    block = TransformerEncoderBlock(num_heads=2, intermediate_dim=8)
+    reference = np.asarray(block(inputs, attention_mask=causal[None].repeat(2, 0)))
+    np.testing.assert_allclose(np.asarray(block(inputs, attention_mask=mask)), reference, atol=1e-6)
+    layer = MultiHeadAttention(num_heads=2, key_dim=4)
+    reference = np.asarray(layer(inputs, inputs, attention_mask=causal[None].repeat(2, 0)))
+    np.testing.assert_allclose(
+        np.asarray(layer(inputs, inputs, attention_mask=mask)), reference, atol=1e-6
+    )
+
+
+def test_attention_mask_of_rank_five_is_refused_naming_its_shape():
+    block = TransformerEncoderBlock(num_heads=2, intermediate_dim=8)
+    with pytest.raises(ValueError, match=r"rank 2.*3.*4.*attention_mask.shape=\(1, 2, 1, 4, 4\)"):
+        block(np.ones((2, 4, 8)), attention_mask=np.ones((1, 2, 1, 4, 4), bool))
+
+
+@pytest.mark.parametrize("block_class", [TransformerEncoderBlock, TransformerDecoderBlock])
+def test_num_heads_that_does_not_divide_the_width_is_refused(block_class):
+    block = block_class(num_heads=3, intermediate_dim=8)
+    with pytest.raises(ValueError, match="multiple of `num_heads`.*hidden_dim=16, num_heads=3"):
+        block(np.ones((2, 4, 16), "float32"))
