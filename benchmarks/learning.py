@@ -370,10 +370,12 @@ def run_case(case, output_dir, quick, timeout, ours_metrics=None, previous=None)
     else:
         if os.path.isdir(run_dir):
             shutil.rmtree(run_dir)  # a leftover backup would resume an old run
-        os.makedirs(run_dir)
+        os.makedirs(os.path.dirname(run_dir), exist_ok=True)
         command = command_for(case, made, run_dir, quick, ours_metrics)
         _log(f"{case.name}: {' '.join(command)}")
-        code, wall, cpu, tail = run_command(command, os.path.join(run_dir, "log.txt"), timeout)
+        # The log sits beside the run folder: the script refuses an output folder
+        # that holds files it did not write.
+        code, wall, cpu, tail = run_command(command, run_dir + ".log", timeout)
     record = {
         "case": case.name,
         "family": case.family,
