@@ -26,8 +26,6 @@ import importlib.util
 
 import numpy as np
 
-SERVING_SIGNATURE = "serving_default"
-
 
 def load_serving(path):
     """`serving_default` of a SavedModel, as a function of keyword tensors.
@@ -46,17 +44,11 @@ def load_serving(path):
     ...     float(load_serving(path)(x=tf.constant(3.0))["y"])
     6.0
     """
-    import tensorflow as tf
-
     if importlib.util.find_spec("tensorflow_text") is not None:
         import tensorflow_text  # noqa: F401  (registers its ops for loading)
-    loaded = tf.saved_model.load(path)
-    if SERVING_SIGNATURE not in loaded.signatures:
-        raise ValueError(
-            f"`path` must hold a SavedModel with a {SERVING_SIGNATURE!r} signature. "
-            f"Received: path={path!r} with signatures {sorted(loaded.signatures)}"
-        )
-    function = loaded.signatures[SERVING_SIGNATURE]
+    from keras_attention.serving.serving_signature import load_serving_signature
+
+    loaded, function = load_serving_signature(path)
 
     def serve(**inputs):
         return function(**inputs)

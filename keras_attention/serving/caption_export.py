@@ -12,7 +12,8 @@ import tensorflow as tf
 from keras_attention.generation.captioner_decoders import captioner_decoder
 from keras_attention.models.image_backbones import image_shape_of
 from keras_attention.serving.grouped_decoding import decode_in_groups
-from keras_attention.serving.image_classifier_export import SERVING_SIGNATURE
+from keras_attention.serving.serving_signature import SERVING_SIGNATURE
+from keras_attention.serving.serving_signature import load_serving_signature
 from keras_attention.serving.image_classifier_export import _checked_images
 from keras_attention.serving.image_classifier_export import warm_up_images
 from keras_attention.text.subword_encoder import SubwordEncoder
@@ -216,13 +217,7 @@ def load_captioner(path, warm_up=True):
         (uint8 or float) and returning the dict of `caption`, `attention`
         and `caption_tokens`.
     """
-    loaded = tf.saved_model.load(str(path))
-    if SERVING_SIGNATURE not in loaded.signatures:
-        raise ValueError(
-            f"`path` must hold a SavedModel with a {SERVING_SIGNATURE!r} signature. "
-            f"Received: path={path!r} with signatures {sorted(loaded.signatures)}"
-        )
-    serve = loaded.signatures[SERVING_SIGNATURE]
+    loaded, serve = load_serving_signature(path)
 
     def call(images):
         return serve(images=tf.cast(tf.convert_to_tensor(images), tf.float32))

@@ -4,7 +4,8 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-SERVING_SIGNATURE = "serving_default"
+from keras_attention.serving.serving_signature import SERVING_SIGNATURE
+from keras_attention.serving.serving_signature import load_serving_signature
 
 
 def _check_classifier(model):
@@ -186,13 +187,7 @@ def load_image_classifier(path, warm_up=True):
     >>> labels.tolist()[0] in (b"a", b"b")
     True
     """
-    loaded = tf.saved_model.load(str(path))
-    if SERVING_SIGNATURE not in loaded.signatures:
-        raise ValueError(
-            f"`path` must hold a SavedModel with a {SERVING_SIGNATURE!r} signature. "
-            f"Received: path={path!r} with signatures {sorted(loaded.signatures)}"
-        )
-    serve = loaded.signatures[SERVING_SIGNATURE]
+    loaded, serve = load_serving_signature(path)
 
     def call(images):
         return serve(images=tf.convert_to_tensor(np.asarray(images), dtype=tf.float32))

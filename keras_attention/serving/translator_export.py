@@ -18,10 +18,11 @@ from keras_attention.generation.decoder_for_model import decoder_for_model
 from keras_attention.models.show_attend_tell_captioner import IMAGE_ENCODER
 from keras_attention.models.transformer_translator import SOURCE_EMBEDDING
 from keras_attention.serving.grouped_decoding import decode_in_groups
+from keras_attention.serving.serving_signature import SERVING_SIGNATURE
+from keras_attention.serving.serving_signature import load_serving_signature
 from keras_attention.text.reversible_tokenizer import normalize_whitespace_strings
 from keras_attention.validation import check_positive_int
 
-SERVING_SIGNATURE = "serving_default"
 SOURCE_VOCABULARY_ASSET = "source_vocabulary.txt"
 TARGET_VOCABULARY_ASSET = "target_vocabulary.txt"
 # What a tokenizer needs for export: `ReversibleTokenizer` and `SubwordEncoder` have it.
@@ -384,13 +385,7 @@ def load_translator(path, warm_up=True):
     except ImportError:
         pass
 
-    loaded = tf.saved_model.load(str(path))
-    if SERVING_SIGNATURE not in loaded.signatures:
-        raise ValueError(
-            f"`path` must hold a SavedModel with a {SERVING_SIGNATURE!r} signature. "
-            f"Received: path={path!r} with signatures {sorted(loaded.signatures)}"
-        )
-    serve = loaded.signatures[SERVING_SIGNATURE]
+    loaded, serve = load_serving_signature(path)
 
     def call(text):
         return serve(text=tf.convert_to_tensor(text, dtype=tf.string))
