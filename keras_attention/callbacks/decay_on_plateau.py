@@ -25,7 +25,7 @@ class DecayOnPlateau(keras.callbacks.Callback):
     - steps `[0, warmup_steps)`: linear from 0 to `peak_learning_rate`;
     - then `peak_learning_rate`, until `monitor` has not improved by the
       fraction `min_delta` of its best value (and by `min_absolute_delta`)
-      for `patience` epochs;
+      for `patience` epochs, but not before step `earliest_decay_step`;
     - then a cosine decay to 0 over `decay_fraction` of the epochs trained
       so far (at least `min_decay_epochs`), and training stops at its end.
 
@@ -46,6 +46,9 @@ class DecayOnPlateau(keras.callbacks.Callback):
         min_absolute_delta: the least improvement that counts, in the units
             of `monitor`: near a loss of 0, relative improvements of noise
             would otherwise hold the peak learning rate for ever.
+        earliest_decay_step: no plateau starts the decay before this
+            optimizer step: early in training a flat loss is often the
+            plateau before the model learns where to look, not the end.
         decay_fraction: length of the decay as a fraction of the epochs
             trained before it.
         min_decay_epochs: the shortest decay, in epochs.
@@ -73,6 +76,7 @@ class DecayOnPlateau(keras.callbacks.Callback):
         patience=3,
         min_delta=0.01,
         min_absolute_delta=0.0,
+        earliest_decay_step=0,
         decay_fraction=0.2,
         min_decay_epochs=2,
         monitor="val_loss",
@@ -88,6 +92,7 @@ class DecayOnPlateau(keras.callbacks.Callback):
             )
         for name, value, smallest in (
             ("warmup_steps", warmup_steps, 0),
+            ("earliest_decay_step", earliest_decay_step, 0),
             ("patience", patience, 1),
             ("min_decay_epochs", min_decay_epochs, 1),
         ):
@@ -109,6 +114,7 @@ class DecayOnPlateau(keras.callbacks.Callback):
                 raise ValueError(f"`{name}` must be in [0, 1). Received: {name}={value!r}")
         self.peak_learning_rate = float(peak_learning_rate)
         self.warmup_steps = warmup_steps
+        self.earliest_decay_step = earliest_decay_step
         self.patience = patience
         self.min_delta = float(min_delta)
         self.min_absolute_delta = float(min_absolute_delta)
@@ -175,7 +181,7 @@ class DecayOnPlateau(keras.callbacks.Callback):
         epochs_left = (self.params or {}).get("epochs", math.inf) - epochs_trained
         if step < self.warmup_steps:
             return  # never decay before the peak is reached
-        if self._epochs_without_improvement >= self.patience:
+        if self._epochs_without_improvement >= self.patience and step >= self.earliest_decay_step:
             self.start_decay(
                 step, decay_epochs, steps_per_epoch,
                 f"{self.monitor} has not improved by {self.min_delta:.0%} for "

@@ -100,6 +100,21 @@ def test_tiny_absolute_improvements_near_zero_do_not_hold_the_peak():
     assert with_floor.decay_start == 60  # after the 3 epochs that follow the best, the 3rd
 
 
+def test_no_plateau_decay_before_the_earliest_decay_step():
+    # A flat loss from the start: without the floor the decay starts after the
+    # 3 patient epochs; with it, only once step 200 is reached.
+    flat = [1.0] * 40
+    eager = DecayOnPlateau(peak_learning_rate=1e-3, warmup_steps=1, patience=3, stream=False)
+    _run(eager, flat)
+    assert eager.decay_start == 40
+    patient = DecayOnPlateau(
+        peak_learning_rate=1e-3, warmup_steps=1, patience=3, earliest_decay_step=200,
+        stream=False,
+    )
+    _run(patient, flat)
+    assert patient.decay_start == 200
+
+
 def test_an_improving_loss_keeps_the_peak_until_the_epochs_left_just_fit_the_decay():
     schedule = DecayOnPlateau(
         peak_learning_rate=2e-3, warmup_steps=10, patience=3, decay_fraction=0.2, stream=False
@@ -148,6 +163,7 @@ def test_fit_sets_the_optimizer_learning_rate_every_step():
         (dict(min_delta=1.5), "min_delta=1.5"),
         (dict(decay_fraction=-0.1), "decay_fraction=-0.1"),
         (dict(min_absolute_delta=-1.0), "min_absolute_delta=-1.0"),
+        (dict(earliest_decay_step=-5), "earliest_decay_step=-5"),
     ],
 )
 def test_bad_arguments_name_themselves(kwargs, message):
