@@ -74,8 +74,9 @@ def test_train_vit_flags(train_vit):
     args = train_vit.parse_args([])
     assert (args.dataset, args.preset, args.output_dir, args.strategy) == ("builtin", "small", "runs/vit", "default")
     assert args.export is None and not args.mixed_precision
-    # The built-in set's size is known from the flags: 6144 training images.
-    assert (args.patch_size, args.batch_size, args.epochs) == (4, 128, 16)
+    # The built-in set's size is known from the flags: 6144 training images, 16 epochs
+    # in batches of 32 (3072 steps; batches of 128 would be 768).
+    assert (args.patch_size, args.batch_size, args.epochs) == (4, 32, 16)
     assert args.recipe.reasons["epochs"].startswith("about 100,000 images seen")
     assert train_vit.augmentation_of(args) == "none"  # labels say where the shape is
     args = train_vit.parse_args(["--epochs", "3", "--batch-size", "8", "--patch-size", "8"])
