@@ -54,8 +54,8 @@ class DecayOnPlateau(keras.callbacks.Callback):
         min_decay_epochs: the shortest decay, in epochs.
         monitor: the log to watch: "val_loss" (default), falling back to
             "loss" when there is no validation data.
-        stream: where the decay line is printed (default: standard output);
-            None-like `False` to print nothing.
+        stream: where the decay line is printed (default None: standard output;
+            `False`: print nothing).
 
     Example:
 
