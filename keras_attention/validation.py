@@ -4,6 +4,7 @@ Each raises a ValueError in the form "what was expected. Received: name=value".
 This module imports nothing from the package, so every level may use it.
 """
 
+import math
 import numbers
 
 
@@ -13,6 +14,25 @@ def check_positive_int(name, value, allow_none=False):
         return
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
         expected = "a positive integer or None" if allow_none else "a positive integer"
+        raise ValueError(f"`{name}` must be {expected}. Received: {name}={value!r}")
+
+
+def check_non_negative_int(name, value):
+    """Raise a ValueError unless `value` is an int >= 0."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
+        raise ValueError(f"`{name}` must be an integer >= 0. Received: {name}={value!r}")
+
+
+def check_finite_number(name, value, positive=False):
+    """Raise a ValueError unless `value` is a finite number >= 0 (> 0 if `positive`)."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+        or not math.isfinite(value)
+        or value < 0
+        or (positive and value == 0)
+    ):
+        expected = "a positive finite number" if positive else "a finite number >= 0"
         raise ValueError(f"`{name}` must be {expected}. Received: {name}={value!r}")
 
 

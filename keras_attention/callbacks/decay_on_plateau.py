@@ -16,6 +16,11 @@ import sys
 
 import keras
 
+from keras_attention.validation import check_finite_number
+from keras_attention.validation import check_non_negative_int
+from keras_attention.validation import check_positive_int
+from keras_attention.validation import check_rate
+
 
 class DecayOnPlateau(keras.callbacks.Callback):
     """Warm up, hold the peak learning rate until the loss stalls, then decay and stop.
@@ -83,35 +88,14 @@ class DecayOnPlateau(keras.callbacks.Callback):
         stream=None,
     ):
         super().__init__()
-        if isinstance(peak_learning_rate, bool) or not isinstance(
-            peak_learning_rate, (int, float)
-        ) or not (math.isfinite(peak_learning_rate) and peak_learning_rate > 0):
-            raise ValueError(
-                "`peak_learning_rate` must be a positive finite number. "
-                f"Received: peak_learning_rate={peak_learning_rate!r}"
-            )
-        for name, value, smallest in (
-            ("warmup_steps", warmup_steps, 0),
-            ("earliest_decay_step", earliest_decay_step, 0),
-            ("patience", patience, 1),
-            ("min_decay_epochs", min_decay_epochs, 1),
-        ):
-            if isinstance(value, bool) or not isinstance(value, int) or value < smallest:
-                raise ValueError(
-                    f"`{name}` must be an integer >= {smallest}. Received: {name}={value!r}"
-                )
-        if isinstance(min_absolute_delta, bool) or not isinstance(
-            min_absolute_delta, (int, float)
-        ) or not (math.isfinite(min_absolute_delta) and min_absolute_delta >= 0):
-            raise ValueError(
-                "`min_absolute_delta` must be a finite number >= 0. "
-                f"Received: min_absolute_delta={min_absolute_delta!r}"
-            )
-        for name, value in (("min_delta", min_delta), ("decay_fraction", decay_fraction)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
-                0 <= value < 1
-            ):
-                raise ValueError(f"`{name}` must be in [0, 1). Received: {name}={value!r}")
+        check_finite_number("peak_learning_rate", peak_learning_rate, positive=True)
+        check_finite_number("min_absolute_delta", min_absolute_delta)
+        check_non_negative_int("warmup_steps", warmup_steps)
+        check_non_negative_int("earliest_decay_step", earliest_decay_step)
+        check_positive_int("patience", patience)
+        check_positive_int("min_decay_epochs", min_decay_epochs)
+        check_rate("min_delta", min_delta)
+        check_rate("decay_fraction", decay_fraction)
         self.peak_learning_rate = float(peak_learning_rate)
         self.warmup_steps = warmup_steps
         self.earliest_decay_step = earliest_decay_step

@@ -5,6 +5,9 @@ import sys
 
 import keras
 
+from keras_attention.validation import check_finite_number
+from keras_attention.validation import check_positive_int
+
 
 class LearningMonitor(keras.callbacks.Callback):
     """Warns when the monitored loss stays at a trivial baseline, or diverges.
@@ -55,14 +58,8 @@ class LearningMonitor(keras.callbacks.Callback):
         stream=None,
     ):
         super().__init__()
-        if isinstance(baseline, bool) or not isinstance(baseline, (int, float)) or not (
-            math.isfinite(baseline) and baseline > 0
-        ):
-            raise ValueError(
-                f"`baseline` must be a positive finite number. Received: baseline={baseline!r}"
-            )
-        if isinstance(patience, bool) or not isinstance(patience, int) or patience < 1:
-            raise ValueError(f"`patience` must be a positive integer. Received: patience={patience!r}")
+        check_finite_number("baseline", baseline, positive=True)
+        check_positive_int("patience", patience)
         if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not 0 <= margin < 1:
             raise ValueError(f"`margin` must be a number in [0, 1). Received: margin={margin!r}")
         if (

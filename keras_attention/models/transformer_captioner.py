@@ -14,6 +14,7 @@ from keras_attention.layers.transformer_encoder_block import TransformerEncoderB
 from keras_attention.models.image_backbones import SMALL_CNN
 from keras_attention.models.image_backbones import image_backbone
 from keras_attention.models.show_attend_tell_captioner import FEATURE_POSITIONS
+from keras_attention.validation import check_non_negative_int
 from keras_attention.validation import check_positive_int
 from keras_attention.validation import check_rate
 
@@ -139,11 +140,7 @@ def transformer_captioner(
         ("intermediate_dim", intermediate_dim),
     ):
         check_positive_int(argument, value)
-    count = encoder_layers
-    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-        raise ValueError(
-            f"`encoder_layers` must be an integer >= 0. Received: encoder_layers={encoder_layers!r}"
-        )
+    check_non_negative_int("encoder_layers", encoder_layers)
     if hidden_dim % num_heads:
         raise ValueError(
             "`hidden_dim` must be a multiple of `num_heads`. "
