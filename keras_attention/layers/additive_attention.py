@@ -6,6 +6,8 @@ from keras import ops
 from keras_attention.layers.base_attention import BaseAttention
 from keras_attention.layers.base_attention import clone_initializer
 from keras_attention.layers.base_attention import project_queries
+from keras_attention.validation import check_bool
+from keras_attention.validation import check_positive_int
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
@@ -86,8 +88,8 @@ class AdditiveAttention(BaseAttention):
         **kwargs,
     ):
         super().__init__(dropout=dropout, seed=seed, **kwargs)
-        if isinstance(units, bool) or not isinstance(units, int) or units <= 0:
-            raise ValueError(f"`units` must be a positive integer. Received: units={units!r}")
+        check_positive_int("units", units)
+        check_bool("use_bias", use_bias)
         self.units = units
         self.use_bias = use_bias
         self.kernel_initializer = keras.initializers.get(kernel_initializer)

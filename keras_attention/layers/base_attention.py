@@ -7,6 +7,7 @@ from keras_attention.ops.masks import boolean_mask
 from keras_attention.ops.masks import query_key_mask
 from keras_attention.ops.softmax import masked_softmax
 from keras_attention.validation import check_rate
+from keras_attention.validation import check_seed
 
 
 class BaseAttention(keras.layers.Layer):
@@ -77,6 +78,7 @@ class BaseAttention(keras.layers.Layer):
         super().__init__(**kwargs)
         check_rate("dropout", dropout)
         self.dropout = dropout
+        check_seed(seed)
         self.seed = seed
         self.seed_generator = keras.random.SeedGenerator(seed) if dropout > 0 else None
         self.supports_masking = True

@@ -18,6 +18,7 @@ from keras_attention.ops.rotary import apply_rotary
 from keras_attention.validation import check_bool
 from keras_attention.validation import check_positive_int
 from keras_attention.validation import check_rate
+from keras_attention.validation import check_finite_number
 from keras_attention.validation import check_seed
 
 
@@ -702,15 +703,7 @@ def _check_rotary(rotary_max_wavelength, key_dim):
     """Raise a ValueError unless the rotary settings fit `key_dim`."""
     if rotary_max_wavelength is None:
         return
-    if (
-        isinstance(rotary_max_wavelength, bool)
-        or not isinstance(rotary_max_wavelength, numbers.Real)
-        or rotary_max_wavelength <= 0
-    ):
-        raise ValueError(
-            "`rotary_max_wavelength` must be a positive number or None. "
-            f"Received: rotary_max_wavelength={rotary_max_wavelength!r}"
-        )
+    check_finite_number("rotary_max_wavelength", rotary_max_wavelength, positive=True)
     if key_dim % 2:
         raise ValueError(
             "Rotary embeddings rotate pairs of features, so `key_dim` must be even. "

@@ -3,6 +3,8 @@
 import keras
 from keras import ops
 
+from keras_attention.validation import check_bool
+
 
 def _patch_pair(patch_size):
     """`patch_size` as (rows, cols) of positive ints, or a ValueError."""
@@ -88,10 +90,12 @@ class PatchEmbedding(keras.layers.Layer):
             )
         self.patch_size = tuple(patch_size) if isinstance(patch_size, (tuple, list)) else patch_size
         self.hidden_dim = hidden_dim
-        self.use_bias = bool(use_bias)
+        check_bool("use_bias", use_bias)
+        check_bool("flatten", flatten)
+        self.use_bias = use_bias
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
         self.bias_initializer = keras.initializers.get(bias_initializer)
-        self.flatten = bool(flatten)
+        self.flatten = flatten
 
     def grid_size(self, image_shape):
         """The patch grid `(rows, cols)` of images shaped `image_shape`.

@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from keras_attention.validation import check_rate
+from keras_attention.validation import check_seed
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
@@ -41,6 +42,7 @@ class StochasticDepth(keras.layers.Layer):
         super().__init__(**kwargs)
         check_rate("rate", rate)
         self.rate = float(rate)
+        check_seed(seed)
         self.seed = seed
         self.supports_masking = True
         self._seed_generator = keras.random.SeedGenerator(seed) if self.rate > 0 else None

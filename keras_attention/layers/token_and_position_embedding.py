@@ -8,6 +8,7 @@ from keras import ops
 from keras_attention.layers.position_embedding import PositionEmbedding
 from keras_attention.layers.sinusoidal_position_encoding import SinusoidalPositionEncoding
 from keras_attention.layers.sinusoidal_position_encoding import _check_max_wavelength
+from keras_attention.validation import check_bool
 from keras_attention.validation import check_positive_int
 
 POSITION_MODES = ("learned", "sinusoidal")
@@ -94,9 +95,11 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
         self.vocabulary_size = vocabulary_size
         self.sequence_length = sequence_length
         self.embedding_dim = embedding_dim
-        self.mask_zero = bool(mask_zero)
+        check_bool("mask_zero", mask_zero)
+        check_bool("scale_embeddings", scale_embeddings)
+        self.mask_zero = mask_zero
         self.position = position
-        self.scale_embeddings = bool(scale_embeddings)
+        self.scale_embeddings = scale_embeddings
         self.embeddings_initializer = keras.initializers.get(embeddings_initializer)
         self.max_wavelength = max_wavelength
         self.supports_masking = self.mask_zero

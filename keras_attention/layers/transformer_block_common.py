@@ -8,11 +8,10 @@ from keras_attention.ops.attention import check_implementation
 from keras_attention.ops.hashed_dropout import hashed_dropout
 from keras_attention.ops.masks import boolean_mask
 from keras_attention.ops.masks import merge_masks
+from keras_attention.validation import check_bool
+from keras_attention.validation import check_finite_number
 from keras_attention.validation import check_positive_int
 from keras_attention.validation import check_rate
-
-
-
 
 
 
@@ -39,6 +38,10 @@ class TransformerBlock(keras.layers.Layer):
         check_positive_int("intermediate_dim", intermediate_dim)
         check_positive_int("key_dim", key_dim, allow_none=True)
         check_rate("dropout", dropout)
+        check_bool("norm_first", norm_first)
+        check_finite_number("layer_norm_epsilon", layer_norm_epsilon, positive=True)
+        if rotary_max_wavelength is not None:
+            check_finite_number("rotary_max_wavelength", rotary_max_wavelength, positive=True)
         check_implementation(implementation)
         self.num_heads = num_heads
         self.intermediate_dim = intermediate_dim

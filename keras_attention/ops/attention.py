@@ -226,6 +226,65 @@ def dot_product_attention(
     mask = normalize_mask(mask, query, key)
     if mask is not None:
         query, key, value = hide_unseen_rows(query, key, value, mask)
+    value, nonfinite_value_rows = _finite_values(value, mask, is_causal)
+    output = _attend(
+        query, key, value, mask, is_causal, scale, dropout_rate, training, return_weights,
+        implementation, seed,
+    )
+    if nonfinite_value_rows is None:
+        return output
+    if return_weights:
+        output, weights = output
+        return _restore_nonfinite(output, nonfinite_value_rows, mask, is_causal), weights
+    return _restore_nonfinite(output, nonfinite_value_rows, mask, is_causal)
+
+
+def _finite_values(value, mask, is_causal):
+    """`value` with its non-finite entries set to 0, and which (B, Tk, H) rows had one.
+
+    A key hidden from only some queries (causal attention, a (B, Tq, Tk)
+    mask) keeps its value row, and a hidden weight of 0 times NaN is still
+    NaN: the weighted sum runs over finite values, and `_restore_nonfinite`
+    gives back NaN to the queries that may see a non-finite value. Without a
+    mask nothing is hidden and the values are used as they are.
+    """
+    if mask is None and not is_causal:
+        return value, None
+    finite = ops.isfinite(value)
+    nonfinite_rows = ops.logical_not(ops.all(finite, axis=-1))  # (B, Tk, H)
+    return ops.where(finite, value, ops.zeros_like(value)), nonfinite_rows
+
+
+def _restore_nonfinite(output, nonfinite_rows, mask, is_causal):
+    """NaN on the output rows of the queries that may see a non-finite value row.
+
+    Runs only when some value is non-finite, so the (B, H, Tq, Tk) mask it
+    builds costs nothing on finite inputs.
+    """
+
+    def mark_rows():
+        visible = mask
+        if is_causal:
+            causal = _causal(ops.shape(output)[1], ops.shape(nonfinite_rows)[1])
+            visible = causal if visible is None else ops.logical_and(visible, causal)
+        batch, query_length, heads = (ops.shape(output)[i] for i in range(3))
+        key_length = ops.shape(nonfinite_rows)[1]
+        visible = ops.broadcast_to(visible, (batch, heads, query_length, key_length))
+        # (B, H, Tq, Tk) x (B, Tk, H) -> (B, Tq, H): how many non-finite rows each query sees
+        seen = ops.einsum(
+            "bhqk,bkh->bqh", ops.cast(visible, "float32"), ops.cast(nonfinite_rows, "float32")
+        )
+        sees_nonfinite = ops.greater(seen, 0.0)[..., None]  # (B, Tq, H, 1)
+        return ops.where(sees_nonfinite, ops.full_like(output, float("nan")), output)
+
+    return ops.cond(ops.any(nonfinite_rows), mark_rows, lambda: output)
+
+
+def _attend(
+    query, key, value, mask, is_causal, scale, dropout_rate, training, return_weights,
+    implementation, seed,
+):
+    """The kernel `implementation` on checked inputs; see `dot_product_attention`."""
     scale = _default_scale(query) if scale is None else scale
     use_dropout = bool(training) and dropout_rate > 0.0
 

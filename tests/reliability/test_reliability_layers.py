@@ -5,6 +5,7 @@ Each test is named for the case it covers; expectations come from NumPy.
 
 import numpy as np
 import pytest
+import tensorflow as tf
 
 import keras_attention as ka
 from keras_attention.layers.additive_attention import AdditiveAttention
@@ -45,6 +46,55 @@ def test_nan_in_masked_key_and_value_rows_never_reaches_the_output(implementatio
         query, key, value, mask=key_visible[:, None, None, :], implementation=implementation
     )
     np.testing.assert_allclose(np.asarray(output), expected, atol=1e-5)
+
+
+def _numpy_attention_per_query(query, key, value, visible):
+    """Like `_numpy_attention` with a (B, Tq, Tk) mask: each query sums only what it sees."""
+    logits = np.einsum("bqhd,bkhd->bhqk", query, key) / np.sqrt(query.shape[-1])
+    logits = np.where(visible[:, None], logits, -np.inf)
+    weights = np.exp(logits - logits.max(-1, keepdims=True))
+    weights /= weights.sum(-1, keepdims=True)
+    # (B, H, Tq, Tk, 1) * (B, 1, 1, Tk, H, D) summed over the visible keys only.
+    with np.errstate(invalid="ignore"):  # 0 * inf on hidden terms, dropped just below
+        terms = weights[..., None] * np.transpose(value, (0, 2, 1, 3))[:, :, None]
+    terms = np.where(visible[:, None, :, :, None], terms, 0.0)
+    return np.transpose(terms.sum(3), (0, 2, 1, 3))  # (B, H, Tq, D) -> (B, Tq, H, D)
+
+
+@pytest.mark.parametrize("implementation", KERNELS)
+@pytest.mark.parametrize("masking", ["is_causal", "causal_mask"])
+def test_nan_in_rows_hidden_from_only_some_queries_never_reaches_them(implementation, masking):
+    query = RNG.normal(size=(2, 5, 2, 4)).astype("float32")
+    key = RNG.normal(size=(2, 5, 2, 4)).astype("float32")
+    value = RNG.normal(size=(2, 5, 2, 4)).astype("float32")
+    causal = np.broadcast_to(np.tril(np.ones((5, 5), bool)), (2, 5, 5))
+    key[:, 3] = np.nan  # seen by queries 3 and 4 only
+    value[:, 3, 1] = np.inf
+    value[1, 4, 0, 2] = np.nan
+    expected = _numpy_attention_per_query(query, key, value, causal)
+    kwargs = {"is_causal": True} if masking == "is_causal" else {"mask": causal}
+    output = np.asarray(
+        ka.ops.dot_product_attention(query, key, value, implementation=implementation, **kwargs)
+    )
+    np.testing.assert_allclose(output[:, :3], expected[:, :3], atol=1e-5)
+    # The queries that may see a non-finite row get NaN, as NumPy's do.
+    assert np.isnan(expected[:, 3:]).all() and np.isnan(output[:, 3:]).all()
+
+
+def test_nan_in_future_values_never_reaches_a_causal_layer_under_xla():
+    layer = MultiHeadAttention(num_heads=2, key_dim=4)
+    inputs = RNG.normal(size=(2, 5, 8)).astype("float32")
+    clean = np.asarray(layer(inputs, inputs, use_causal_mask=True))
+    poisoned = inputs.copy()
+    poisoned[:, 4] = np.nan
+
+    @tf.function(jit_compile=True)
+    def compiled(x):
+        return layer(x, x, use_causal_mask=True)
+
+    output = np.asarray(compiled(poisoned))
+    np.testing.assert_allclose(output[:, :4], clean[:, :4], atol=1e-5)
+    assert np.isnan(output[:, 4]).all()
 
 
 def test_nan_in_masked_values_never_reaches_additive_or_dot_product_layers():
