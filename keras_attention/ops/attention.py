@@ -195,7 +195,9 @@ def dot_product_attention(
         seed: int or `keras.random.SeedGenerator` for dropout.
 
     A query whose every key is masked gets output 0 and weights 0 on every
-    implementation and dtype. The softmax runs in float32.
+    implementation and dtype. Keys and values hidden from a query never reach
+    its output, even NaN or inf; a query that may see a non-finite value gets
+    NaN. The softmax runs in float32.
 
     Returns:
         output (batch, query_length, heads, value_dim) in the dtype of
