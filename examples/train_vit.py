@@ -151,14 +151,7 @@ from keras_attention.data.image_classification_sources import (  # noqa: E402
     load_image_classification_dataset,
 )
 from keras_attention.data.image_classification_sources import native_image_size  # noqa: E402
-from keras_attention.models.vision_transformer import get_attention_scores  # noqa: E402
 from keras_attention.models.vision_transformer import vision_transformer  # noqa: E402
-from keras_attention.models.vision_transformer import (  # noqa: E402
-    vision_transformer_no_decay_variables,
-)
-from keras_attention.models.vision_transformer import (  # noqa: E402
-    vision_transformer_token_layout,
-)
 from keras_attention.models.vit_presets import VIT_PRESETS  # noqa: E402
 from keras_attention.models.vit_presets import vision_transformer_preset  # noqa: E402
 from keras_attention.models.vit_training_recipe import vit_input_shape  # noqa: E402
@@ -281,7 +274,7 @@ def compile_model(model, args, steps_per_epoch, jit_compile=True):
         warmup_steps=warmup_steps,
     )
     optimizer = keras.optimizers.AdamW(schedule, weight_decay=args.weight_decay)
-    optimizer.exclude_from_weight_decay(var_list=vision_transformer_no_decay_variables(model))
+    optimizer.exclude_from_weight_decay(var_list=model.no_decay_variables())
     model.compile(
         optimizer=optimizer,
         loss=keras.losses.CategoricalCrossentropy(
@@ -307,8 +300,8 @@ def draw_figures(model, output_dir, labels, predictions, images, class_names):
         plot_confusion_matrix(labels, predictions, class_names, title="test set"),
         os.path.join(output_dir, "confusion_matrix.png"),
     )
-    grid_size, has_class_token = vision_transformer_token_layout(model)
-    rollouts = attention_rollout(get_attention_scores(model, images))  # (B, T, T)
+    grid_size, has_class_token = model.token_layout
+    rollouts = attention_rollout(model.attention_maps(images))  # (B, T, T)
     maps = rollout_to_image_map(rollouts, grid_size, has_class_token)  # (B, rows, cols)
     for index, (image, patch_map) in enumerate(zip(images, maps)):
         title = f"true {class_names[labels[index]]}, predicted {class_names[predictions[index]]}"

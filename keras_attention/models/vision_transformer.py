@@ -11,248 +11,20 @@ from keras import ops
 from keras_attention.layers.class_token import ClassToken
 from keras_attention.layers.patch_embedding import PatchEmbedding
 from keras_attention.layers.position_embedding_2d import PositionEmbedding2D
-from keras_attention.layers.position_embedding_2d import resize_position_grid
 from keras_attention.layers.token_pooling import POOLING_MODES
 from keras_attention.layers.token_pooling import TokenPooling
 from keras_attention.layers.transformer_encoder_block import TransformerEncoderBlock
-
-# Pixels 0..255 are mapped to one of these ranges inside the model.
-RESCALINGS = {
-    "symmetric": (1.0 / 127.5, -1.0),  # [-1, 1], as big_vision's ViT
-    "unit": (1.0 / 255.0, 0.0),  # [0, 1]
-}
-
-# Stable layer names: the attention model and the weight transfer find layers by them.
-_RESIZE = "resize"
-_AUGMENTATION = "augmentation"
-_RESCALE = "rescale"
-_PATCH_EMBEDDING = "patch_embedding"
-_CLASS_TOKEN = "class_token"
-_POSITION_EMBEDDING = "position_embedding"
-_EMBEDDING_DROPOUT = "embedding_dropout"
-_BLOCK_PREFIX = "encoder_block_"
-_FINAL_NORM = "final_norm"
-_POOLING = "pooling"
-_HEAD = "head"
-
-
-def _check_positive_int(name, value):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
-        raise ValueError(f"`{name}` must be a positive integer. Received: {name}={value!r}")
-
-
-def _check_rate(name, value):
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1:
-        raise ValueError(f"`{name}` must be a float in [0, 1). Received: {name}={value!r}")
-
-
-def _image_size_pair(image_size):
-    """`image_size` as `(height, width)`, or a ValueError naming it."""
-    if isinstance(image_size, (tuple, list)) and len(image_size) == 2:
-        pair = tuple(image_size)
-    else:
-        pair = (image_size, image_size)
-    for side in pair:
-        if isinstance(side, bool) or not isinstance(side, (int, np.integer)) or side <= 0:
-            raise ValueError(
-                "`image_size` must be a positive integer or a (height, width) pair of them. "
-                f"Received: image_size={image_size!r}"
-            )
-    return int(pair[0]), int(pair[1])
-
-
-def _check_arguments(
-    image_size, patch_size, num_classes, hidden_dim, num_layers, num_heads, mlp_dim,
-    dropout, pooling, stochastic_depth_rate, channels, rescaling, class_names,
-):
-    height, width = _image_size_pair(image_size)
-    for name, value in (
-        ("patch_size", patch_size),
-        ("num_classes", num_classes),
-        ("hidden_dim", hidden_dim),
-        ("num_layers", num_layers),
-        ("num_heads", num_heads),
-        ("mlp_dim", mlp_dim),
-        ("channels", channels),
-    ):
-        _check_positive_int(name, value)
-    if height % patch_size or width % patch_size:
-        raise ValueError(
-            "`image_size` must be a multiple of `patch_size`. "
-            f"Received: image_size={image_size}, patch_size={patch_size}"
-        )
-    if hidden_dim % num_heads:
-        raise ValueError(
-            "`hidden_dim` must be a multiple of `num_heads`. "
-            f"Received: hidden_dim={hidden_dim}, num_heads={num_heads}"
-        )
-    _check_rate("dropout", dropout)
-    _check_rate("stochastic_depth_rate", stochastic_depth_rate)
-    if pooling not in POOLING_MODES:
-        raise ValueError(f"`pooling` must be one of {POOLING_MODES}. Received: pooling={pooling!r}")
-    if rescaling not in RESCALINGS:
-        raise ValueError(
-            f"`rescaling` must be one of {tuple(RESCALINGS)}. Received: rescaling={rescaling!r}"
-        )
-    if class_names is not None and len(class_names) != num_classes:
-        raise ValueError(
-            "`class_names` must hold one name per class (`num_classes` names). "
-            f"Received: len(class_names)={len(class_names)}, num_classes={num_classes}"
-        )
+from keras_attention.models.vit_image_preprocessing import RESCALINGS
+from keras_attention.models.vit_image_preprocessing import ResizeToModelSize
+from keras_attention.models.vit_image_preprocessing import TrainingAugmentation
+from keras_attention.models.vit_image_preprocessing import image_size_pair
+from keras_attention.validation import check_positive_int
+from keras_attention.validation import check_rate
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
-class TrainingAugmentation(keras.layers.Layer):
-    """Applies image augmentation layers while training, and nothing otherwise.
-
-    Keras' random preprocessing layers (`RandomFlip`, ...) augment whenever
-    they are not told `training=False`, so a plain `model(images)` call
-    would augment. This wrapper augments only under `training=True` (as in
-    `fit`); any other call returns the images unchanged.
-
-    Args:
-        augmentation: list of Keras layers mapping `(B, H, W, C)` images
-            to images of the same shape, applied in order.
-        **kwargs: base layer arguments (`name`, `dtype`, ...).
-
-    Call arguments:
-        inputs: images `(B, H, W, C)`.
-        training: augment only when True.
-
-    Returns:
-        images shaped like `inputs`.
-
-    Example:
-
-    >>> import keras
-    >>> import numpy as np
-    >>> from keras_attention.models.vision_transformer import TrainingAugmentation
-    >>> layer = TrainingAugmentation([keras.layers.RandomFlip("vertical")])
-    >>> images = np.arange(4, dtype="float32").reshape(1, 2, 2, 1)
-    >>> np.asarray(layer(images, training=True)).shape
-    (1, 2, 2, 1)
-    >>> np.asarray(layer(images))[0, :, :, 0].tolist()
-    [[0.0, 1.0], [2.0, 3.0]]
-    """
-
-    def __init__(self, augmentation, **kwargs):
-        super().__init__(**kwargs)
-        if isinstance(augmentation, keras.layers.Layer):
-            augmentation = [augmentation]
-        if isinstance(augmentation, (str, bytes)) or not hasattr(augmentation, "__iter__"):
-            augmentation = [augmentation]
-        augmentation = list(augmentation)
-        for layer in augmentation:
-            if not isinstance(layer, keras.layers.Layer):
-                raise ValueError(
-                    "`augmentation` must be a list of Keras layers (e.g. keras.layers.RandomFlip). "
-                    f"Received: augmentation containing {layer!r}"
-                )
-        self.augmentation = augmentation
-
-    def build(self, input_shape):
-        for layer in self.augmentation:
-            if not layer.built:
-                layer.build(input_shape)
-
-    def call(self, inputs, training=None):
-        if not training:
-            return inputs
-        for layer in self.augmentation:
-            inputs = layer(inputs, training=True)
-        return inputs
-
-    def compute_output_shape(self, input_shape):
-        return input_shape
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "augmentation": [
-                    keras.saving.serialize_keras_object(layer) for layer in self.augmentation
-                ]
-            }
-        )
-        return config
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        config["augmentation"] = [
-            keras.saving.deserialize_keras_object(layer) for layer in config["augmentation"]
-        ]
-        return cls(**config)
-
-
-@keras.saving.register_keras_serializable(package="keras_attention")
-class ResizeToModelSize(keras.layers.Layer):
-    """Bilinearly resizes images to the model's size, skipping images already that size.
-
-    The check is on static shapes, made when the step is traced: batches of
-    a fixed native size (as a training pipeline gives) pass through
-    untouched, while images of unknown or other sizes (a serving signature
-    of any size) are resized. A bilinear resize to the same size returns its
-    input anyway, so both paths give the same numbers.
-
-    Args:
-        size: `(height, width)` to resize to.
-        **kwargs: base layer arguments (`name`, `dtype`, ...).
-
-    Call arguments:
-        inputs: images `(B, H, W, C)`.
-
-    Returns:
-        images `(B, height, width, C)`.
-
-    Example:
-
-    >>> import numpy as np
-    >>> from keras_attention.models.vision_transformer import ResizeToModelSize
-    >>> layer = ResizeToModelSize((4, 6))
-    >>> tuple(layer(np.zeros((2, 8, 8, 3), "float32")).shape)
-    (2, 4, 6, 3)
-    """
-
-    def __init__(self, size, **kwargs):
-        super().__init__(**kwargs)
-        self.size = _image_size_pair(size)
-
-    def call(self, inputs):
-        if tuple(inputs.shape[1:3]) == self.size:
-            return inputs
-        return ops.image.resize(inputs, self.size, interpolation="bilinear")
-
-    def compute_output_shape(self, input_shape):
-        return (input_shape[0], *self.size, input_shape[-1])
-
-    def get_config(self):
-        config = super().get_config()
-        config.update({"size": self.size})
-        return config
-
-
-def vision_transformer(
-    *,
-    image_size,
-    patch_size,
-    num_classes,
-    hidden_dim,
-    num_layers,
-    num_heads,
-    mlp_dim,
-    dropout=0.0,
-    pooling="token",
-    stochastic_depth_rate=0.0,
-    channels=3,
-    augmentation=None,
-    rescaling="symmetric",
-    layer_norm_epsilon=1e-6,
-    implementation="auto",
-    class_names=None,
-    name="vision_transformer",
-):
-    """Builds a Vision Transformer classifier taking raw pixels of any size.
+class VisionTransformer(keras.Model):
+    """A Vision Transformer classifier taking raw pixels of any size.
 
     The model of Dosovitskiy et al. 2021 (https://arxiv.org/abs/2010.11929):
 
@@ -273,6 +45,13 @@ def vision_transformer(
     the loss. To move the model to another `image_size`, build a new one and
     call `copy_vision_transformer_weights`, which interpolates the position
     embedding (section 3.2 of the paper).
+
+    The forward pass is defined once, in `forward`; the functional graph,
+    `attention_maps`, `classify` and the plots all run it. What plots and
+    serving need is public: `token_layout`, `class_names`,
+    `no_decay_variables()`, and the layers as attributes
+    (`patch_embedding`, `class_token`, `position_embedding`,
+    `encoder_blocks`, `final_norm`, `pooling_layer`, `head`).
 
     The head's kernel starts at zero, as in the paper; the class token
     starts at zero and the position embeddings are normal with stddev
@@ -306,104 +85,363 @@ def vision_transformer(
         layer_norm_epsilon: epsilon of every LayerNorm.
         implementation: attention kernel, see `ka.ops.dot_product_attention`.
         class_names: optional `num_classes` names, kept as the model's
-            `class_names` attribute (used by `export_image_classifier`; not
-            saved in `.keras` files).
+            `class_names` attribute and saved with it (used by `classify`
+            and `export_image_classifier`).
         name: model name.
+        **kwargs: other `keras.Model` arguments (`dtype`, `trainable`).
 
-    Returns:
-        A functional `keras.Model` mapping float32 images `(B, H, W, C)`
-        with pixel values in 0..255 (any H and W) to logits
-        `(B, num_classes)`. Calling it on images whose last axis is not C
-        raises a `ValueError`: "expected shape=(None, None, None, C)" for
-        a symbolic `keras.Input`, "expected axis -1 of input shape to have
-        value C" for arrays.
+    The model maps float32 images `(B, H, W, C)` with pixel values in
+    0..255 (any H and W) to logits `(B, num_classes)`. Calling it on images
+    whose last axis is not C
+    raises a `ValueError`: "expected shape=(None, None, None, C)" for a
+    symbolic `keras.Input`, "expected axis -1 of input shape to have value
+    C" for arrays.
 
     Example:
 
     >>> import numpy as np
-    >>> from keras_attention.models.vision_transformer import vision_transformer
-    >>> model = vision_transformer(
+    >>> from keras_attention.models.vision_transformer import VisionTransformer
+    >>> model = VisionTransformer(
     ...     image_size=16, patch_size=4, num_classes=3, hidden_dim=16,
     ...     num_layers=1, num_heads=2, mlp_dim=32)
     >>> images = np.random.uniform(0, 255, (2, 20, 24, 3)).astype("float32")
     >>> tuple(model(images).shape)
     (2, 3)
+    >>> model.classify(images).shape
+    (2,)
     """
-    _check_arguments(
-        image_size, patch_size, num_classes, hidden_dim, num_layers, num_heads, mlp_dim,
-        dropout, pooling, stochastic_depth_rate, channels, rescaling, class_names,
-    )
-    height, width = _image_size_pair(image_size)
-    grid = (height // patch_size, width // patch_size)
-    use_class_token = pooling == "token"
-    scale, offset = RESCALINGS[rescaling]
 
-    images = keras.Input(shape=(None, None, channels), dtype="float32", name="images")
-    # Not `keras.layers.Resizing`: that layer's call defaults to training=True
-    # and hands it on to every later layer, so a plain `model(images)` would
-    # run dropout and augmentation.
-    # float32 whatever the dtype policy: the pixels stay exact before rescaling.
-    x = ResizeToModelSize((height, width), dtype="float32", name=_RESIZE)(images)  # (B, h, w, C)
-    if augmentation:
-        x = TrainingAugmentation(augmentation, name=_AUGMENTATION)(x)
-    x = keras.layers.Rescaling(scale, offset=offset, name=_RESCALE)(x)
-    x = PatchEmbedding(patch_size, hidden_dim, name=_PATCH_EMBEDDING)(x)  # (B, N, D)
-    if use_class_token:
-        x = ClassToken(name=_CLASS_TOKEN)(x)  # (B, 1 + N, D)
-    x = PositionEmbedding2D(
-        grid_size=grid,
-        merge="add",
-        num_prefix_tokens=int(use_class_token),
-        # big_vision's scale: with the 0.02 of the paper's larger widths, a
-        # narrow model learns where things are only after a long plateau.
-        embeddings_initializer=keras.initializers.RandomNormal(stddev=hidden_dim**-0.5),
-        name=_POSITION_EMBEDDING,
-    )(x)
-    x = keras.layers.Dropout(dropout, name=_EMBEDDING_DROPOUT)(x)
-    for index in range(num_layers):
-        # Stochastic depth grows linearly with depth: 0 for the first block.
-        rate = stochastic_depth_rate * index / max(num_layers - 1, 1)
-        x = TransformerEncoderBlock(
-            num_heads=num_heads,
-            intermediate_dim=mlp_dim,
-            dropout=dropout,
-            activation="gelu",
-            norm_first=True,
-            layer_norm_epsilon=layer_norm_epsilon,
-            stochastic_depth_rate=rate,
-            implementation=implementation,
-            name=f"{_BLOCK_PREFIX}{index}",
-        )(x)
-    x = keras.layers.LayerNormalization(epsilon=layer_norm_epsilon, name=_FINAL_NORM)(x)
-    x = TokenPooling(pooling, name=_POOLING)(x)  # (B, D)
-    logits = keras.layers.Dense(
-        num_classes, kernel_initializer="zeros", dtype="float32", name=_HEAD
-    )(x)
-    model = keras.Model(images, logits, name=name)
-    model.class_names = None if class_names is None else [str(n) for n in class_names]
-    return model
+    def __init__(
+        self,
+        *,
+        image_size,
+        patch_size,
+        num_classes,
+        hidden_dim,
+        num_layers,
+        num_heads,
+        mlp_dim,
+        dropout=0.0,
+        pooling="token",
+        stochastic_depth_rate=0.0,
+        channels=3,
+        augmentation=None,
+        rescaling="symmetric",
+        layer_norm_epsilon=1e-6,
+        implementation="auto",
+        class_names=None,
+        name="vision_transformer",
+        **kwargs,
+    ):
+        _check_arguments(
+            image_size, patch_size, num_classes, hidden_dim, num_layers, num_heads, mlp_dim,
+            dropout, pooling, stochastic_depth_rate, channels, rescaling, class_names,
+        )
+        height, width = image_size_pair(image_size)
+        use_class_token = pooling == "token"
+        scale, offset = RESCALINGS[rescaling]
+
+        # === Layers ===
+        # Not `keras.layers.Resizing`: that layer's call defaults to training=True
+        # and hands it on to every later layer, so a plain `model(images)` would
+        # run dropout and augmentation.
+        # float32 whatever the dtype policy: the pixels stay exact before rescaling.
+        self.resize = ResizeToModelSize((height, width), dtype="float32", name="resize")
+        self.augmentation = (
+            TrainingAugmentation(augmentation, name="augmentation") if augmentation else None
+        )
+        self.rescale = keras.layers.Rescaling(scale, offset=offset, name="rescale")
+        self.patch_embedding = PatchEmbedding(patch_size, hidden_dim, name="patch_embedding")
+        self.class_token = ClassToken(name="class_token") if use_class_token else None
+        self.position_embedding = PositionEmbedding2D(
+            grid_size=(height // patch_size, width // patch_size),
+            merge="add",
+            num_prefix_tokens=int(use_class_token),
+            # big_vision's scale: with the 0.02 of the paper's larger widths, a
+            # narrow model learns where things are only after a long plateau.
+            embeddings_initializer=keras.initializers.RandomNormal(stddev=hidden_dim**-0.5),
+            name="position_embedding",
+        )
+        self.embedding_dropout = keras.layers.Dropout(dropout, name="embedding_dropout")
+        self.encoder_blocks = [
+            TransformerEncoderBlock(
+                num_heads=num_heads,
+                intermediate_dim=mlp_dim,
+                dropout=dropout,
+                activation="gelu",
+                norm_first=True,
+                layer_norm_epsilon=layer_norm_epsilon,
+                # Stochastic depth grows linearly with depth: 0 for the first block.
+                stochastic_depth_rate=stochastic_depth_rate * index / max(num_layers - 1, 1),
+                implementation=implementation,
+                name=f"encoder_block_{index}",
+            )
+            for index in range(num_layers)
+        ]
+        self.final_norm = keras.layers.LayerNormalization(
+            epsilon=layer_norm_epsilon, name="final_norm"
+        )
+        self.pooling_layer = TokenPooling(pooling, name="pooling")
+        self.head = keras.layers.Dense(
+            num_classes, kernel_initializer="zeros", dtype="float32", name="head"
+        )
+
+        # === Functional model ===
+        images = keras.Input(shape=(None, None, channels), dtype="float32", name="images")
+        super().__init__(images, self.forward(images), name=name, **kwargs)
+
+        # === Config ===
+        self.image_size = (height, width)
+        self.patch_size = patch_size
+        self.num_classes = num_classes
+        self.hidden_dim = hidden_dim
+        self.num_layers = num_layers
+        self.num_heads = num_heads
+        self.mlp_dim = mlp_dim
+        self.dropout = dropout
+        self.pooling = pooling
+        self.stochastic_depth_rate = stochastic_depth_rate
+        self.channels = channels
+        self.rescaling = rescaling
+        self.layer_norm_epsilon = layer_norm_epsilon
+        self.implementation = implementation
+        self.class_names = None if class_names is None else [str(n) for n in class_names]
+
+    def forward(self, images, training=None, return_attention_scores=False):
+        """The forward pass, symbolic or eager.
+
+        Args:
+            images: `(B, H, W, C)` float32 pixels in 0..255.
+            training: runs dropout and augmentation when True.
+            return_attention_scores: also return every block's attention.
+
+        Returns:
+            logits `(B, num_classes)` float32, and with
+            `return_attention_scores=True` a list with one
+            `(B, num_heads, T, T)` tensor per block, first block first
+            (`T` = patches, plus one with a class token).
+        """
+        x = self.resize(images)  # (B, h, w, C)
+        if self.augmentation is not None:
+            x = self.augmentation(x, training=training)
+        x = self.rescale(x)
+        x = self.patch_embedding(x)  # (B, N, D)
+        if self.class_token is not None:
+            x = self.class_token(x)  # (B, 1 + N, D)
+        x = self.position_embedding(x)
+        x = self.embedding_dropout(x, training=training)
+        scores = []
+        for block in self.encoder_blocks:
+            if return_attention_scores:
+                x, block_scores = block(x, training=training, return_attention_scores=True)
+                scores.append(block_scores)
+            else:
+                x = block(x, training=training)
+        x = self.final_norm(x)
+        logits = self.head(self.pooling_layer(x))  # (B, D) -> (B, num_classes)
+        return (logits, scores) if return_attention_scores else logits
+
+    @property
+    def token_layout(self):
+        """`((rows, cols), has_class_token)`: how the tokens lie on the image.
+
+        This is what `ka.visualization.rollout_to_image_map` needs to lay the
+        attention to each token out on the image.
+        """
+        return tuple(self.position_embedding.grid_size), self.class_token is not None
+
+    def attention_maps(self, images, batch_size=32):
+        """Every encoder block's attention weights for `images`, as NumPy.
+
+        Runs `forward` with the blocks asked for their weights (a plain call
+        does not keep them, so it may use the memory-efficient kernels), as
+        in inference: no dropout, no augmentation.
+
+        Args:
+            images: `(B, H, W, C)` pixels in 0..255, any H and W.
+            batch_size: images per forward pass.
+
+        Returns:
+            A list with one float32 array `(B, num_heads, T, T)` per block,
+            first block first; rows sum to 1. Feed it to
+            `ka.visualization.attention_rollout`.
+        """
+        _, maps = self._run_in_batches(images, batch_size, return_attention_scores=True)
+        return maps
+
+    def classify(self, images, batch_size=32, return_attention=False):
+        """The predicted label of each image.
+
+        Args:
+            images: `(B, H, W, C)` pixels in 0..255, any H and W.
+            batch_size: images per forward pass.
+            return_attention: also return `attention_maps(images)`.
+
+        Returns:
+            `(B,)` NumPy array of class names (str) when the model has
+            `class_names`, else of class indices (int); with
+            `return_attention=True`, `(labels, probabilities (B, classes),
+            attention maps)`.
+        """
+        logits, maps = self._run_in_batches(images, batch_size, return_attention)
+        indices = np.argmax(logits, axis=-1)
+        labels = indices if self.class_names is None else np.asarray(self.class_names)[indices]
+        if not return_attention:
+            return labels
+        probabilities = np.exp(logits - logits.max(-1, keepdims=True))
+        probabilities /= probabilities.sum(-1, keepdims=True)
+        return labels, probabilities, maps
+
+    def _run_in_batches(self, images, batch_size, return_attention_scores):
+        check_positive_int("batch_size", batch_size)
+        images = np.asarray(images, "float32")
+        if images.ndim != 4 or len(images) == 0:
+            raise ValueError(
+                "`images` must be (batch, height, width, channels) with at least one image. "
+                f"Received: images.shape={images.shape}"
+            )
+        # Plain calls, not `predict`: a few images do not pay for a compilation.
+        logits, maps = [], []
+        for start in range(0, len(images), batch_size):
+            batch = images[start : start + batch_size]
+            if return_attention_scores:
+                batch_logits, batch_maps = self.forward(
+                    batch, training=False, return_attention_scores=True
+                )
+                maps.append([_as_numpy(m) for m in batch_maps])
+            else:
+                batch_logits = self.forward(batch, training=False)
+            logits.append(_as_numpy(batch_logits))
+        if not return_attention_scores:
+            return np.concatenate(logits), None
+        per_block = [np.concatenate([b[i] for b in maps]) for i in range(len(self.encoder_blocks))]
+        return np.concatenate(logits), per_block
+
+    def no_decay_variables(self):
+        """The variables ViT training recipes leave out of weight decay.
+
+        Biases, LayerNorm scales and offsets, the position embeddings and
+        the class token (the `no_weight_decay` set of DeiT and timm):
+        decaying them only pulls positions and normalisation towards zero.
+        Pass them to `optimizer.exclude_from_weight_decay(var_list=...)`
+        before training.
+
+        Returns:
+            list of the model's trainable variables to exclude.
+        """
+        excluded = {id(v) for v in self.position_embedding.trainable_variables}
+        if self.class_token is not None:
+            excluded |= {id(v) for v in self.class_token.trainable_variables}
+        return [
+            variable
+            for variable in self.trainable_variables
+            if id(variable) in excluded or variable.path.split("/")[-1] in ("bias", "gamma", "beta")
+        ]
+
+    def get_config(self):
+        augmentation = self.augmentation.augmentation if self.augmentation is not None else None
+        return {
+            "image_size": self.image_size,
+            "patch_size": self.patch_size,
+            "num_classes": self.num_classes,
+            "hidden_dim": self.hidden_dim,
+            "num_layers": self.num_layers,
+            "num_heads": self.num_heads,
+            "mlp_dim": self.mlp_dim,
+            "dropout": self.dropout,
+            "pooling": self.pooling,
+            "stochastic_depth_rate": self.stochastic_depth_rate,
+            "channels": self.channels,
+            "augmentation": None
+            if augmentation is None
+            else [keras.saving.serialize_keras_object(layer) for layer in augmentation],
+            "rescaling": self.rescaling,
+            "layer_norm_epsilon": self.layer_norm_epsilon,
+            "implementation": self.implementation,
+            "class_names": self.class_names,
+            "name": self.name,
+            "trainable": self.trainable,
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        if config.get("augmentation"):
+            config["augmentation"] = [
+                keras.saving.deserialize_keras_object(layer) for layer in config["augmentation"]
+            ]
+        return cls(**config)
 
 
-def _check_vision_transformer(model, argument="model"):
-    names = {layer.name for layer in getattr(model, "layers", ())}
-    if not isinstance(model, keras.Model) or not {_PATCH_EMBEDDING, _POSITION_EMBEDDING} <= names:
+def _as_numpy(tensor):
+    return ops.convert_to_numpy(ops.cast(tensor, "float32"))
+
+
+def _check_arguments(
+    image_size, patch_size, num_classes, hidden_dim, num_layers, num_heads, mlp_dim,
+    dropout, pooling, stochastic_depth_rate, channels, rescaling, class_names,
+):
+    height, width = image_size_pair(image_size)
+    for name, value in (
+        ("patch_size", patch_size),
+        ("num_classes", num_classes),
+        ("hidden_dim", hidden_dim),
+        ("num_layers", num_layers),
+        ("num_heads", num_heads),
+        ("mlp_dim", mlp_dim),
+        ("channels", channels),
+    ):
+        check_positive_int(name, value)
+    if height % patch_size or width % patch_size:
         raise ValueError(
-            f"`{argument}` must be a model built by `vision_transformer`. "
+            "`image_size` must be a multiple of `patch_size`. "
+            f"Received: image_size={image_size}, patch_size={patch_size}"
+        )
+    if hidden_dim % num_heads:
+        raise ValueError(
+            "`hidden_dim` must be a multiple of `num_heads`. "
+            f"Received: hidden_dim={hidden_dim}, num_heads={num_heads}"
+        )
+    check_rate("dropout", dropout)
+    check_rate("stochastic_depth_rate", stochastic_depth_rate)
+    if pooling not in POOLING_MODES:
+        raise ValueError(f"`pooling` must be one of {POOLING_MODES}. Received: pooling={pooling!r}")
+    if rescaling not in RESCALINGS:
+        raise ValueError(
+            f"`rescaling` must be one of {tuple(RESCALINGS)}. Received: rescaling={rescaling!r}"
+        )
+    if class_names is not None and len(class_names) != num_classes:
+        raise ValueError(
+            "`class_names` must hold one name per class (`num_classes` names). "
+            f"Received: len(class_names)={len(class_names)}, num_classes={num_classes}"
+        )
+
+
+def vision_transformer(**kwargs):
+    """Builds a `VisionTransformer`; the same arguments, all by keyword.
+
+    Example:
+
+    >>> from keras_attention.models.vision_transformer import vision_transformer
+    >>> model = vision_transformer(image_size=16, patch_size=4, num_classes=3,
+    ...     hidden_dim=16, num_layers=1, num_heads=2, mlp_dim=32)
+    >>> type(model).__name__
+    'VisionTransformer'
+    """
+    return VisionTransformer(**kwargs)
+
+
+def check_vision_transformer(model, argument="model"):
+    """Raise a ValueError unless `model` is a `VisionTransformer`."""
+    if not isinstance(model, VisionTransformer):
+        raise ValueError(
+            f"`{argument}` must be a `VisionTransformer` (as `vision_transformer` builds). "
             f"Received: {argument}={model!r}"
         )
 
 
 def vision_transformer_token_layout(model):
-    """The patch grid and whether token 0 is a class token.
-
-    This is what `ka.visualization.rollout_to_image_map` needs to lay the
-    attention to each token out on the image.
-
-    Args:
-        model: a model built by `vision_transformer` (or loaded from one).
-
-    Returns:
-        `((rows, cols), has_class_token)`.
+    """`model.token_layout`: the patch grid and whether token 0 is a class token.
 
     Example:
 
@@ -414,70 +452,12 @@ def vision_transformer_token_layout(model):
     >>> vision_transformer_token_layout(model)
     ((4, 4), True)
     """
-    _check_vision_transformer(model)
-    position = model.get_layer(_POSITION_EMBEDDING)
-    has_class_token = any(layer.name == _CLASS_TOKEN for layer in model.layers)
-    return tuple(position.grid_size), has_class_token
-
-
-def vision_transformer_attention_model(model):
-    """A copy of `model` that returns every block's attention weights.
-
-    The model is cloned with its current weights, its encoder blocks now
-    asked for their attention weights (`model` itself does not keep them, so
-    its attention may use the memory-efficient kernels). Later training of
-    `model` does not reach the copy: make a new one, or use
-    `get_attention_scores`, which always does. Augmentation is inactive
-    outside `fit`, so the maps are those of inference.
-
-    Args:
-        model: a model built by `vision_transformer` (or loaded from one).
-
-    Returns:
-        A `keras.Model` mapping images `(B, H, W, C)` in 0..255 to a list
-        with one `(B, num_heads, T, T)` array per block, first block first,
-        where `T` is the number of patches plus one with a class token.
-
-    Example:
-
-    >>> import numpy as np
-    >>> from keras_attention.models.vision_transformer import (
-    ...     vision_transformer, vision_transformer_attention_model)
-    >>> model = vision_transformer(image_size=8, patch_size=4, num_classes=2,
-    ...     hidden_dim=8, num_layers=2, num_heads=2, mlp_dim=8)
-    >>> maps = vision_transformer_attention_model(model)(np.zeros((1, 8, 8, 3)))
-    >>> [tuple(m.shape) for m in maps]
-    [(1, 2, 5, 5), (1, 2, 5, 5)]
-    """
-    _check_vision_transformer(model)
-    scores = []
-
-    def call_with_scores(layer, *args, **kwargs):
-        if not layer.name.startswith(_BLOCK_PREFIX):
-            return layer(*args, **kwargs)
-        # Fresh copies of the blocks: a Keras layer called first for one output
-        # cannot be called again for two in another functional model.
-        outputs, block_scores = layer(*args, **{**kwargs, "return_attention_scores": True})
-        scores.append(block_scores)
-        return outputs
-
-    clone = keras.models.clone_model(model, call_function=call_with_scores)
-    clone.set_weights(model.get_weights())
-    return keras.Model(clone.input, scores, name=f"{model.name}_attention")
+    check_vision_transformer(model)
+    return model.token_layout
 
 
 def get_attention_scores(model, images, batch_size=32):
-    """Every encoder block's attention weights for `images`, as NumPy.
-
-    Args:
-        model: a model built by `vision_transformer` (or loaded from one).
-        images: `(B, H, W, C)` pixels in 0..255, any H and W.
-        batch_size: images per forward pass.
-
-    Returns:
-        A list with one float32 array `(B, num_heads, T, T)` per block, first
-        block first; rows sum to 1. Feed it to
-        `ka.visualization.attention_rollout`.
+    """`model.attention_maps(images, batch_size)`: every block's attention, as NumPy.
 
     Example:
 
@@ -490,39 +470,12 @@ def get_attention_scores(model, images, batch_size=32):
     >>> len(scores), scores[0].shape
     (1, (3, 2, 4, 4))
     """
-    _check_positive_int("batch_size", batch_size)
-    attention_model = vision_transformer_attention_model(model)
-    images = np.asarray(images, "float32")
-    if images.ndim != 4 or len(images) == 0:
-        raise ValueError(
-            "`images` must be (batch, height, width, channels) with at least one image. "
-            f"Received: images.shape={images.shape}"
-        )
-    # Plain calls, not `predict`: a few images do not pay for a compilation.
-    batches = []
-    for start in range(0, len(images), batch_size):
-        scores = attention_model(images[start : start + batch_size], training=False)
-        # A one-block model returns its single map unwrapped.
-        batches.append(scores if isinstance(scores, (list, tuple)) else [scores])
-    return [
-        np.concatenate([ops.convert_to_numpy(ops.cast(b[layer], "float32")) for b in batches])
-        for layer in range(len(batches[0]))
-    ]
+    check_vision_transformer(model)
+    return model.attention_maps(images, batch_size)
 
 
 def vision_transformer_no_decay_variables(model):
-    """The variables ViT training recipes leave out of weight decay.
-
-    Biases, LayerNorm scales and offsets, the position embeddings and the
-    class token (the `no_weight_decay` set of DeiT and timm): decaying them
-    only pulls positions and normalisation towards zero. Pass them to
-    `optimizer.exclude_from_weight_decay(var_list=...)` before training.
-
-    Args:
-        model: a model built by `vision_transformer` (or loaded from one).
-
-    Returns:
-        list of the model's trainable variables to exclude.
+    """`model.no_decay_variables()`: what ViT recipes leave out of weight decay.
 
     Example:
 
@@ -536,80 +489,5 @@ def vision_transformer_no_decay_variables(model):
     >>> sorted(v.path for v in vision_transformer_no_decay_variables(model))[:2]
     ['class_token/token', 'encoder_block_0/feedforward_intermediate_dense/bias']
     """
-    _check_vision_transformer(model)
-    excluded_layers = (_POSITION_EMBEDDING, _CLASS_TOKEN)
-    excluded_names = ("bias", "gamma", "beta")
-    return [
-        variable
-        for variable in model.trainable_variables
-        if variable.path.split("/")[-1] in excluded_names
-        or variable.path.split("/")[0] in excluded_layers
-    ]
-
-
-def _resized_weight(source_weight, target_weight, layer_name):
-    """`source_weight` as a value for `target_weight`, resizing a position grid."""
-    source_value = ops.convert_to_numpy(source_weight)
-    target_shape = tuple(target_weight.shape)
-    if source_value.shape == target_shape:
-        return source_value
-    if layer_name == _POSITION_EMBEDDING and source_value.ndim == 3 and len(target_shape) == 3:
-        if source_value.shape[-1] == target_shape[-1]:
-            return ops.convert_to_numpy(resize_position_grid(source_value, target_shape[:2]))
-    raise ValueError(
-        "The two models must have the same architecture apart from `image_size` (and the "
-        f"head with include_head=False). Received: layer {layer_name!r} with weight "
-        f"{source_weight.path!r} of shape {source_value.shape} in `source` and "
-        f"{target_shape} in `target`"
-    )
-
-
-def copy_vision_transformer_weights(source, target, include_head=True):
-    """Copies a Vision Transformer's weights into one built at another size.
-
-    Build `target` with `vision_transformer` and the same architecture as
-    `source` but any `image_size` (and, with `include_head=False`, any
-    `num_classes`). Every weight is copied as is, except the learned
-    position table, which is bilinearly resized to the new patch grid, as
-    the ViT paper does to fine-tune at a higher resolution.
-
-    Args:
-        source: the trained model.
-        target: the model to fill in; changed in place.
-        include_head: also copy the classification head; False keeps
-            `target`'s freshly initialised head (new classes).
-
-    Returns:
-        `target`.
-
-    Example:
-
-    >>> import numpy as np
-    >>> from keras_attention.models.vision_transformer import (
-    ...     vision_transformer, copy_vision_transformer_weights)
-    >>> config = dict(patch_size=4, num_classes=2, hidden_dim=8, num_layers=1,
-    ...     num_heads=2, mlp_dim=8)
-    >>> small = vision_transformer(image_size=8, **config)
-    >>> large = copy_vision_transformer_weights(small, vision_transformer(image_size=16, **config))
-    >>> tuple(large.get_layer("position_embedding").grid_embeddings.shape)
-    (4, 4, 8)
-    """
-    _check_vision_transformer(source, "source")
-    _check_vision_transformer(target, "target")
-    source_layers = {layer.name: layer for layer in source.layers}
-    for layer in target.layers:
-        if not layer.weights or (layer.name == _HEAD and not include_head):
-            continue
-        source_layer = source_layers.get(layer.name)
-        if source_layer is None or len(source_layer.weights) != len(layer.weights):
-            raise ValueError(
-                "The two models must have the same layers. "
-                f"Received: layer {layer.name!r} of `target` "
-                + ("is missing from `source`" if source_layer is None else "differs in `source`")
-            )
-        values = [
-            _resized_weight(source_weight, target_weight, layer.name)
-            for source_weight, target_weight in zip(source_layer.weights, layer.weights)
-        ]
-        layer.set_weights(values)
-    return target
+    check_vision_transformer(model)
+    return model.no_decay_variables()

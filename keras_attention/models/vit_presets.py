@@ -72,7 +72,7 @@ def vision_transformer_from_preset(preset, *, image_size=224, num_classes=1000, 
 
     >>> from keras_attention.models.vit_presets import vision_transformer_from_preset
     >>> model = vision_transformer_from_preset("Ti/16", image_size=32, num_classes=10)
-    >>> model.get_layer("patch_embedding").hidden_dim
+    >>> model.patch_embedding.hidden_dim
     192
     """
     arguments = vision_transformer_preset(preset)

@@ -88,8 +88,8 @@ def test_train_vit_flags(train_vit):
         ["--preset", "B/16", "--patch-size", "32", "--image-size", "64", "--label-smoothing", "0.2"]
     )
     model = train_vit.build_model(args, num_classes=5, class_names=list("abcde"))
-    assert model.get_layer("patch_embedding").hidden_dim == 768
-    assert model.get_layer("patch_embedding").patch_size == 32
+    assert model.patch_embedding.hidden_dim == 768
+    assert model.patch_embedding.patch_size == 32
     assert model.output_shape == (None, 5) and args.label_smoothing == 0.2
     with pytest.raises(SystemExit):
         train_vit.parse_args(["--preset", "Z/16"])
@@ -148,7 +148,7 @@ def test_train_vit_on_a_non_square_folder_derives_and_prints_its_choices(
     assert any(line.startswith("warmup_steps 1: ") for line in printed)
     assert any(line.startswith("augmentation geometric: training batches only") for line in printed)
     model = keras.saving.load_model(tmp_path / "run" / "checkpoints" / "epoch_001.keras")
-    assert model.get_layer("position_embedding").grid_size == (2, 4)
+    assert model.position_embedding.grid_size == (2, 4)
     serve = tf.saved_model.load(str(export_dir)).signatures["serving_default"]
     result = serve(images=np.zeros((2, 12, 24, 3), np.uint8))  # uint8 pixels, as stored
     assert result["probabilities"].shape == (2, 3)

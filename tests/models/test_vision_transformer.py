@@ -14,14 +14,13 @@ from layer_harness import LayerSpec
 from layer_harness import run_check
 
 from keras_attention.models import vit_presets
-from keras_attention.models.vision_transformer import ResizeToModelSize
-from keras_attention.models.vision_transformer import TrainingAugmentation
-from keras_attention.models.vision_transformer import copy_vision_transformer_weights
 from keras_attention.models.vision_transformer import get_attention_scores
 from keras_attention.models.vision_transformer import vision_transformer
-from keras_attention.models.vision_transformer import vision_transformer_attention_model
 from keras_attention.models.vision_transformer import vision_transformer_no_decay_variables
 from keras_attention.models.vision_transformer import vision_transformer_token_layout
+from keras_attention.models.vit_image_preprocessing import ResizeToModelSize
+from keras_attention.models.vit_image_preprocessing import TrainingAugmentation
+from keras_attention.models.vit_weight_transfer import copy_vision_transformer_weights
 from keras_attention.models.vit_presets import vision_transformer_from_preset
 from keras_attention.models.vit_presets import vision_transformer_preset
 
@@ -183,8 +182,9 @@ def test_symbolic_shapes_and_layout():
     assert model.input_shape == (None, None, None, 3)
     assert model.output_shape == (None, 3)
     assert vision_transformer_token_layout(model) == ((2, 2), True)
-    attention = vision_transformer_attention_model(model)
-    assert [tuple(o.shape) for o in attention.outputs] == [(None, 2, 5, 5)] * 2
+    logits, maps = model.forward(keras.Input((None, None, 3)), return_attention_scores=True)
+    assert tuple(logits.shape) == (None, 3)
+    assert [tuple(m.shape) for m in maps] == [(None, 2, 5, 5)] * 2
 
 
 def test_other_image_size_is_resized_inside():
@@ -320,9 +320,22 @@ def test_no_decay_variables():
     assert "head/kernel" not in excluded
 
 
-def test_class_names_attribute():
-    model = vision_transformer(**TINY, class_names=["a", "b", "c"])
+def test_class_names_attribute_is_saved_and_classify_uses_it(tmp_path):
+    model = _randomize(vision_transformer(**TINY, class_names=["a", "b", "c"]))
     assert model.class_names == ["a", "b", "c"]
+    model.save(tmp_path / "named.keras")
+    loaded = keras.saving.load_model(tmp_path / "named.keras")
+    assert type(loaded).__name__ == "VisionTransformer" and loaded.class_names == ["a", "b", "c"]
+    images = _images(5, 8, 8)
+    logits = np.asarray(model(images))
+    labels, probabilities, maps = loaded.classify(images, batch_size=2, return_attention=True)
+    np.testing.assert_array_equal(labels, np.array(["a", "b", "c"])[logits.argmax(-1)])
+    reference = np.exp(logits - logits.max(-1, keepdims=True))
+    np.testing.assert_allclose(probabilities, reference / reference.sum(-1, keepdims=True), atol=1e-5)
+    for got, want in zip(maps, get_attention_scores(model, images)):
+        np.testing.assert_allclose(got, want, atol=1e-6)
+    unnamed = vision_transformer(**TINY)
+    np.testing.assert_array_equal(unnamed.classify(images), np.asarray(unnamed(images)).argmax(-1))
 
 
 # ---------------------------------------------------------------- position interpolation
@@ -376,15 +389,17 @@ def test_copy_weights_without_head():
     np.testing.assert_array_equal(
         target.get_layer("final_norm").gamma.numpy(), source.get_layer("final_norm").gamma.numpy()
     )
-    with pytest.raises(ValueError, match=r"Received: layer 'head'.*\(8, 3\) in `source` and \(8, 5\)"):
+    with pytest.raises(ValueError, match=r"Received: head with weight 'head/kernel'.*\(8, 3\) in `source` and \(8, 5\)"):
         copy_vision_transformer_weights(source, target)
 
 
 def test_copy_weights_rejects_other_architectures():
     source = vision_transformer(**TINY)
-    with pytest.raises(ValueError, match=r"Received: layer 'class_token' of `target` is missing"):
+    with pytest.raises(ValueError, match=r"Received: class_token of `target` is missing"):
         copy_vision_transformer_weights(vision_transformer(**TINY, pooling="gap"), source)
-    with pytest.raises(ValueError, match=r"must be a model built by `vision_transformer`. Received: source="):
+    with pytest.raises(ValueError, match=r"`source` with 2 encoder blocks.*`target` with 1"):
+        copy_vision_transformer_weights(source, vision_transformer(**{**TINY, "num_layers": 1}))
+    with pytest.raises(ValueError, match=r"`source` must be a `VisionTransformer`.*Received: source="):
         copy_vision_transformer_weights(keras.Sequential([keras.layers.Dense(2)]), source)
 
 
@@ -512,9 +527,9 @@ def test_attention_scores_in_batches():
 
 def test_attention_helpers_reject_other_models():
     other = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2)])
-    with pytest.raises(ValueError, match=r"`model` must be a model built by `vision_transformer`. Received: model="):
-        vision_transformer_attention_model(other)
-    with pytest.raises(ValueError, match=r"`model` must be a model built by `vision_transformer`"):
+    with pytest.raises(ValueError, match=r"`model` must be a `VisionTransformer`.*Received: model="):
+        get_attention_scores(other, np.zeros((1, 8, 8, 3)))
+    with pytest.raises(ValueError, match=r"`model` must be a `VisionTransformer`"):
         vision_transformer_token_layout(other)
 
 
