@@ -11,9 +11,9 @@ exports with TensorFlow alone; the models' training scripts use it.
 [b'hola, mundo']
 """
 
-from keras_attention.text.scores import corpus_bleu
 from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
 from keras_attention.text.reversible_tokenizer import normalize_whitespace
+from keras_attention.text.scores import corpus_bleu
 from keras_attention.text.scores import corpus_chrf
 from keras_attention.text.subword_encoder import SubwordEncoder
 from keras_attention.text.wordpiece_vocabulary import train_wordpiece_vocabulary

@@ -19,10 +19,10 @@ import re
 
 import tensorflow as tf
 
-from keras_attention.text.fixed_length_ids import check_encode_arguments
+from keras_attention.text.fixed_length_encoder import FixedLengthEncoder
+from keras_attention.text.fixed_length_encoder import check_vocabulary
 from keras_attention.text.fixed_length_ids import check_ids
 from keras_attention.text.fixed_length_ids import from_end_on
-from keras_attention.text.fixed_length_ids import pad_to_length
 from keras_attention.text.text_batches import text_batches
 from keras_attention.validation import check_positive_int
 
@@ -133,7 +133,7 @@ def split_pieces(texts):
     return tf.RaggedTensor.from_row_lengths(pieces, pieces_per_row)
 
 
-class ReversibleTokenizer(tf.Module):
+class ReversibleTokenizer(FixedLengthEncoder, tf.Module):
     """Encodes text into padded ids and decodes ids back into the same text.
 
     The vocabulary starts with the special tokens `[PAD]` (id 0), `[UNK]`,
@@ -164,16 +164,7 @@ class ReversibleTokenizer(tf.Module):
 
     def __init__(self, vocabulary):
         super().__init__(name="reversible_tokenizer")
-        if (
-            isinstance(vocabulary, str)
-            or not isinstance(vocabulary, (list, tuple))
-            or not all(isinstance(token, str) and token for token in vocabulary)
-            or len(set(vocabulary)) != len(vocabulary)
-        ):
-            raise ValueError(
-                "`vocabulary` must be a list of distinct non-empty strings. "
-                f"Received: vocabulary={vocabulary!r:.200}"
-            )
+        check_vocabulary(vocabulary)
         expected_head = list(SPECIAL_TOKENS) + [_byte_token(value) for value in range(NUM_BYTES)]
         if list(vocabulary[: len(expected_head)]) != expected_head:
             raise ValueError(
@@ -181,7 +172,7 @@ class ReversibleTokenizer(tf.Module):
                 f"{list(SPECIAL_TOKENS)} and the byte tokens <0x00> ... <0xFF>, as "
                 f"`ReversibleTokenizer.train` makes it. Received: vocabulary={vocabulary[:6]!r}..."
             )
-        self._vocabulary = list(vocabulary)
+        self._set_vocabulary(vocabulary)
         self._num_head = len(expected_head)
         # What each id stands for in text: byte tokens are their raw byte,
         # special tokens nothing (they are dropped before joining anyway).
@@ -198,18 +189,6 @@ class ReversibleTokenizer(tf.Module):
                 ),
             ),
             default_value=-1,
-        )
-        # Traced once per tokenizer with tensor arguments, so that eager
-        # calls, tf.data maps and SavedModels share one small graph.
-        self._traced_encode = tf.function(
-            self._encode,
-            autograph=False,
-            input_signature=[
-                tf.TensorSpec([None], tf.string),
-                tf.TensorSpec([], tf.int32),
-                tf.TensorSpec([], tf.bool),
-                tf.TensorSpec([], tf.bool),
-            ],
         )
 
     @classmethod
@@ -267,16 +246,6 @@ class ReversibleTokenizer(tf.Module):
         return cls(head + learned[: vocabulary_size - num_head])
 
     @property
-    def vocabulary(self):
-        """The tokens, in id order (a copy)."""
-        return list(self._vocabulary)
-
-    @property
-    def vocabulary_size(self):
-        """Number of tokens, special and byte tokens included."""
-        return len(self._vocabulary)
-
-    @property
     def pad_id(self):
         """Id of the padding token: always 0."""
         return 0
@@ -295,39 +264,6 @@ class ReversibleTokenizer(tf.Module):
     def end_id(self):
         """Id of the end-of-sequence token."""
         return 3
-
-    def encode(self, strings, sequence_length, add_start=False, add_end=False):
-        """Turn strings into int32 ids of a fixed length.
-
-        Sequences longer than `sequence_length` are cut, keeping the end
-        token last when `add_end=True`; shorter ones are padded with 0.
-
-        Args:
-            strings: a string or a 1D batch of strings: Python `str`, a list
-                of them, or a `tf.string` tensor (also a symbolic one inside a
-                `tf.function` or `tf.data` map).
-            sequence_length: length of every output row, special tokens
-                included.
-            add_start: whether to put the start token first.
-            add_end: whether to put the end token after the text.
-
-        Returns:
-            int32 tensor `(B, sequence_length)`, or `(sequence_length,)` for a
-            single string.
-
-        Example:
-
-        >>> from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
-        >>> tokenizer = ReversibleTokenizer.train(["a b a", "b a b"], 300)
-        >>> tokenizer.vocabulary[260:]
-        [' ', 'a', 'b', ' b', ' a']
-        >>> tokenizer.encode(["a b", "b"], 4, add_start=True, add_end=True).numpy().tolist()
-        [[2, 261, 263, 3], [2, 262, 3, 0]]
-        """
-        batch, scalar = check_encode_arguments(strings, sequence_length, add_start, add_end)
-        ids = self._traced_encode(batch, sequence_length, bool(add_start), bool(add_end))
-        ids = tf.ensure_shape(ids, [None, sequence_length])  # (B, L), static L for graphs
-        return ids[0] if scalar else ids
 
     def tokenize(self, strings):
         """Ids of each string, unpadded, without special tokens.
@@ -361,13 +297,6 @@ class ReversibleTokenizer(tf.Module):
         flat = characters.flat_values  # (N,)
         ids = _ids_with_fallback(self._piece_ids.lookup(flat), flat, _byte_ids)  # (N, None)
         return characters.with_flat_values(ids).merge_dims(1, 2)  # (P, None)
-
-    def _encode(self, batch, sequence_length, add_start, add_end):
-        """Encode strings `(B,)` into ids `(B, L)`; all arguments are tensors."""
-        return pad_to_length(
-            self.tokenize(batch), batch, sequence_length, add_start, add_end,
-            self.start_id, self.end_id, self.pad_id,
-        )
 
     def decode(self, ids):
         """Turn ids back into text, one string per row.

@@ -12,16 +12,16 @@ import os
 import keras_hub
 import tensorflow as tf
 
-from keras_attention.text.fixed_length_ids import check_encode_arguments
+from keras_attention.text.fixed_length_encoder import FixedLengthEncoder
+from keras_attention.text.fixed_length_encoder import check_vocabulary
 from keras_attention.text.fixed_length_ids import check_ids
 from keras_attention.text.fixed_length_ids import from_end_on
-from keras_attention.text.fixed_length_ids import pad_to_length
 
 VOCABULARY_FILENAME = "vocabulary.txt"
 _SUFFIX_INDICATOR = "##"
 
 
-class SubwordEncoder:
+class SubwordEncoder(FixedLengthEncoder):
     """Encodes text into padded WordPiece ids and decodes ids back into text.
 
     Args:
@@ -56,16 +56,7 @@ class SubwordEncoder:
         start_token="[START]",
         end_token="[END]",
     ):
-        if (
-            isinstance(vocabulary, str)
-            or not isinstance(vocabulary, (list, tuple))
-            or not all(isinstance(token, str) and token for token in vocabulary)
-            or len(set(vocabulary)) != len(vocabulary)
-        ):
-            raise ValueError(
-                "`vocabulary` must be a list of distinct non-empty strings. "
-                f"Received: vocabulary={vocabulary!r:.200}"
-            )
+        check_vocabulary(vocabulary)
         if not vocabulary or vocabulary[0] != pad_token:
             raise ValueError(
                 f"`vocabulary` must start with the padding token {pad_token!r} (id 0). "
@@ -81,7 +72,7 @@ class SubwordEncoder:
                     f"`vocabulary` must contain `{name}`. Received: {name}={token!r} "
                     f"missing from vocabulary={vocabulary[:8]!r}..."
                 )
-        self._vocabulary = list(vocabulary)
+        self._set_vocabulary(vocabulary)
         self._pad_token = pad_token
         self._unknown_token = unknown_token
         self._start_token = start_token
@@ -94,30 +85,9 @@ class SubwordEncoder:
             dtype="int32",
         )
         self._token_strings = tf.constant(self._vocabulary, dtype=tf.string)
-        # keras-hub runs its Python tokenizer on eager inputs; one traced
-        # function keeps a single TensorFlow path for eager calls, tf.data and
-        # SavedModels. Lengths and flags are tensors so that it is traced once
-        # per encoder, which also keeps the graphs that call it small.
-        self._traced_encode = tf.function(
-            self._encode,
-            autograph=False,  # plain TensorFlow ops: nothing to convert, faster tracing
-            input_signature=[
-                tf.TensorSpec([None], tf.string),
-                tf.TensorSpec([], tf.int32),
-                tf.TensorSpec([], tf.bool),
-                tf.TensorSpec([], tf.bool),
-            ],
-        )
-
-    @property
-    def vocabulary(self):
-        """The tokens, in id order (a copy)."""
-        return list(self._vocabulary)
-
-    @property
-    def vocabulary_size(self):
-        """Number of tokens, special tokens included."""
-        return len(self._vocabulary)
+        # keras-hub runs its Python tokenizer on eager inputs; `encode`'s
+        # traced function keeps a single TensorFlow path for eager calls,
+        # tf.data and SavedModels.
 
     @property
     def pad_id(self):
@@ -144,43 +114,16 @@ class SubwordEncoder:
         """The underlying `keras_hub.tokenizers.WordPieceTokenizer`."""
         return self._tokenizer
 
-    def encode(self, strings, sequence_length, add_start=False, add_end=False):
-        """Turn strings into int32 ids of a fixed length.
-
-        Sequences longer than `sequence_length` are cut; `[END]` is kept as
-        the last id when `add_end=True`. Shorter ones are padded with 0.
+    def tokenize(self, strings):
+        """WordPiece ids of each string, unpadded, without special tokens.
 
         Args:
-            strings: a string or a 1D batch of strings: Python `str`, a list
-                of them, or a `tf.string` tensor (also a symbolic one inside a
-                `tf.function` or `tf.data` map).
-            sequence_length: length of every output row, special tokens
-                included.
-            add_start: whether to put the start token first.
-            add_end: whether to put the end token after the text.
+            strings: `tf.string` tensor `(B,)` or a list of strings.
 
         Returns:
-            int32 tensor `(B, sequence_length)`, or `(sequence_length,)` for a
-            single string.
-
-        Example:
-
-        >>> from keras_attention.text.subword_encoder import SubwordEncoder
-        >>> encoder = SubwordEncoder(["[PAD]", "[UNK]", "[START]", "[END]", "a", "b"])
-        >>> encoder.encode(["a b a", "b"], 3, add_end=True).numpy().tolist()
-        [[4, 5, 3], [5, 3, 0]]
+            int32 `tf.RaggedTensor` `(B, None)`.
         """
-        batch, scalar = check_encode_arguments(strings, sequence_length, add_start, add_end)
-        ids = self._traced_encode(batch, sequence_length, bool(add_start), bool(add_end))
-        ids = tf.ensure_shape(ids, [None, sequence_length])  # (B, L), static L for graphs
-        return ids[0] if scalar else ids
-
-    def _encode(self, batch, sequence_length, add_start, add_end):
-        """Encode strings `(B,)` into ids `(B, L)`; all arguments are tensors."""
-        return pad_to_length(
-            self._tokenizer.tokenize(batch), batch, sequence_length, add_start, add_end,
-            self.start_id, self.end_id, self.pad_id,
-        )
+        return self._tokenizer.tokenize(strings)
 
     def decode(self, ids):
         """Turn ids back into text, one string per row.
