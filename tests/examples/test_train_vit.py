@@ -2,27 +2,19 @@
 
 import argparse
 import doctest
-import importlib.util
 import json
 import os
 import pathlib
-import sys
 
 import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-
-EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
+from example_scripts import load_example
 
 
 def _load(name):
-    if str(EXAMPLES) not in sys.path:
-        sys.path.insert(0, str(EXAMPLES))
-    spec = importlib.util.spec_from_file_location(f"_example_{name}", EXAMPLES / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_example(name, "_example")
 
 
 @pytest.fixture(scope="module")

@@ -3,10 +3,8 @@
 Each test is named for the case it covers.
 """
 
-import importlib.util
 import io
 import re
-import pathlib
 import subprocess
 import sys
 import warnings
@@ -15,8 +13,9 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
+from example_scripts import EXAMPLES
+from example_scripts import load_example
 
-EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
 SCRIPTS = ("train_vit", "train_nmt", "train_captioning")
 
 # Runs a script's `--help` as `python script.py --help` would, then reports
@@ -34,12 +33,7 @@ print("SECONDS", time.perf_counter() - start, "TENSORFLOW", "tensorflow" in sys.
 
 
 def _load(name):
-    if str(EXAMPLES) not in sys.path:
-        sys.path.insert(0, str(EXAMPLES))
-    spec = importlib.util.spec_from_file_location(f"_cli_{name}", EXAMPLES / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_example(name, "_cli")
 
 
 @pytest.fixture(scope="module")

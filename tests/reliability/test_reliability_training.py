@@ -3,16 +3,14 @@
 Each test is named for the case it covers; tiny Dense models keep them fast.
 """
 
-import importlib.util
 import json
 import os
-import pathlib
 import shutil
-import sys
 
 import keras
 import numpy as np
 import pytest
+from example_scripts import load_example
 
 from keras_attention.callbacks.atomic_checkpoint import AtomicModelCheckpoint
 from keras_attention.callbacks.safe_backup import SafeBackupAndRestore
@@ -21,7 +19,6 @@ from keras_attention.training.run_folder import check_export_path
 from keras_attention.training.run_folder import prepare_run_folder
 from keras_attention.training.run_folder import replace_folder
 
-EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
 X, Y = np.ones((8, 3), "float32"), np.zeros((8, 1), "float32")
 
 
@@ -171,9 +168,4 @@ def test_export_replaces_the_old_folder_whole_leaving_no_stale_files(tmp_path):
 
 
 def _load_example(name):
-    if str(EXAMPLES) not in sys.path:
-        sys.path.insert(0, str(EXAMPLES))
-    spec = importlib.util.spec_from_file_location(f"_reliability_{name}", EXAMPLES / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_example(name, "_reliability")
