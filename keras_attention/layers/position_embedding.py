@@ -3,69 +3,11 @@
 import keras
 from keras import ops
 
+from keras_attention.layers.position_merge import encoding_width
+from keras_attention.layers.position_merge import merge_encoding
+from keras_attention.layers.position_merge import merged_shape
+from keras_attention.layers.position_merge import validate_merge
 from keras_attention.validation import check_positive_int
-
-MERGE_MODES = (None, "add", "concat")
-
-
-def _validate_merge(merge, concat_dim):
-    """Checks the `merge` / `concat_dim` pair shared by the position layers."""
-    if merge not in MERGE_MODES:
-        raise ValueError(
-            f"`merge` must be one of {MERGE_MODES}. Received: merge={merge!r}"
-        )
-    if concat_dim is None:
-        return
-    if merge != "concat":
-        raise ValueError(
-            "`concat_dim` is only used with merge='concat'. "
-            f"Received: concat_dim={concat_dim!r}, merge={merge!r}"
-        )
-    if isinstance(concat_dim, bool) or not isinstance(concat_dim, int) or concat_dim <= 0:
-        raise ValueError(
-            f"`concat_dim` must be a positive integer. Received: concat_dim={concat_dim!r}"
-        )
-
-
-def _encoding_dim(input_dim, merge, concat_dim):
-    """Width of the encoding: the input width, or `concat_dim` when concatenating."""
-    if merge == "concat" and concat_dim is not None:
-        return concat_dim
-    if input_dim is None:
-        raise ValueError(
-            "The last (feature) dimension of the input must be known. "
-            f"Received: input feature dimension={input_dim}"
-        )
-    return input_dim
-
-
-def _merged_shape(input_shape, merge, encoding_dim):
-    """Output shape of `_merge_encoding` for an input of `input_shape`."""
-    input_shape = tuple(input_shape)
-    if merge == "add":
-        return input_shape
-    if merge is None:
-        return input_shape[:-1] + (encoding_dim,)
-    width = None if input_shape[-1] is None else input_shape[-1] + encoding_dim
-    return input_shape[:-1] + (width,)
-
-
-def _merge_encoding(inputs, encoding, merge):
-    """Returns the encoding, `inputs + encoding` or `[inputs, encoding]`.
-
-    `encoding` has the shape of one example (every axis of `inputs` but the
-    batch, with its own last width) and is broadcast over the batch.
-    """
-    encoding = encoding[None]  # (1, ..., E)
-    if merge == "add":
-        return inputs + encoding
-    shape = tuple(ops.shape(inputs)[:-1]) + (ops.shape(encoding)[-1],)
-    encoding = ops.broadcast_to(encoding, shape)  # (B, ..., E)
-    if merge is None:
-        return encoding
-    return ops.concatenate([inputs, encoding], axis=-1)  # (B, ..., D + E)
-
-
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
@@ -123,7 +65,7 @@ class PositionEmbedding(keras.layers.Layer):
     ):
         super().__init__(**kwargs)
         check_positive_int("max_length", max_length)
-        _validate_merge(merge, concat_dim)
+        validate_merge(merge, concat_dim)
         self.max_length = max_length
         self.merge = merge
         self.embeddings_initializer = keras.initializers.get(embeddings_initializer)
@@ -137,7 +79,7 @@ class PositionEmbedding(keras.layers.Layer):
                 f"Received: inputs.shape={tuple(input_shape)}"
             )
         self._check_length(input_shape[1], 0)
-        encoding_dim = _encoding_dim(input_shape[-1], self.merge, self.concat_dim)
+        encoding_dim = encoding_width(input_shape[-1], self.merge, self.concat_dim)
         self.embeddings = self.add_weight(
             name="embeddings",
             shape=(self.max_length, encoding_dim),
@@ -162,11 +104,11 @@ class PositionEmbedding(keras.layers.Layer):
         table = ops.convert_to_tensor(self.embeddings)
         start = ops.cast(start_index, "int32")
         rows = ops.slice(table, (start, 0), (length, encoding_dim))  # (T, E)
-        return _merge_encoding(inputs, ops.cast(rows, self.compute_dtype), self.merge)
+        return merge_encoding(inputs, ops.cast(rows, self.compute_dtype), self.merge)
 
     def compute_output_shape(self, input_shape):
-        encoding_dim = _encoding_dim(input_shape[-1], self.merge, self.concat_dim)
-        return _merged_shape(input_shape, self.merge, encoding_dim)
+        encoding_dim = encoding_width(input_shape[-1], self.merge, self.concat_dim)
+        return merged_shape(input_shape, self.merge, encoding_dim)
 
     def get_config(self):
         config = super().get_config()

@@ -2,8 +2,8 @@
 
 import keras
 
-from keras_attention.layers.sinusoidal_position_encoding import _check_max_wavelength
 from keras_attention.ops.rotary import apply_rotary
+from keras_attention.validation import check_finite_number
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
@@ -44,7 +44,7 @@ class RotaryEmbedding(keras.layers.Layer):
 
     def __init__(self, max_wavelength=10000, **kwargs):
         super().__init__(**kwargs)
-        _check_max_wavelength(max_wavelength)
+        check_finite_number("max_wavelength", max_wavelength, positive=True)
         self.max_wavelength = max_wavelength
         self.supports_masking = True
 

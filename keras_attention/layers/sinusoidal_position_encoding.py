@@ -3,22 +3,11 @@
 import keras
 from keras import ops
 
-from keras_attention.layers.position_embedding import _encoding_dim
-from keras_attention.layers.position_embedding import _merge_encoding
-from keras_attention.layers.position_embedding import _merged_shape
-from keras_attention.layers.position_embedding import _validate_merge
-
-
-def _check_max_wavelength(max_wavelength):
-    if (
-        isinstance(max_wavelength, bool)
-        or not isinstance(max_wavelength, (int, float))
-        or not max_wavelength > 0
-    ):
-        raise ValueError(
-            "`max_wavelength` must be a positive number. "
-            f"Received: max_wavelength={max_wavelength!r}"
-        )
+from keras_attention.layers.position_merge import encoding_width
+from keras_attention.layers.position_merge import merge_encoding
+from keras_attention.layers.position_merge import merged_shape
+from keras_attention.layers.position_merge import validate_merge
+from keras_attention.validation import check_finite_number
 
 
 def sinusoidal_table(positions, dim, max_wavelength=10000):
@@ -50,7 +39,7 @@ def sinusoidal_table(positions, dim, max_wavelength=10000):
             "The sinusoidal encoding width must be a positive even integer. "
             f"Received: dim={dim!r}"
         )
-    _check_max_wavelength(max_wavelength)
+    check_finite_number("max_wavelength", max_wavelength, positive=True)
     exponents = ops.arange(0, dim, 2, dtype="float32") / float(dim)  # (dim/2,) 2k/d
     frequencies = ops.power(float(max_wavelength), -exponents)  # (dim/2,) omega_k
     positions = ops.cast(ops.convert_to_tensor(positions), "float32")
@@ -103,8 +92,8 @@ class SinusoidalPositionEncoding(keras.layers.Layer):
 
     def __init__(self, max_wavelength=10000, merge=None, concat_dim=None, **kwargs):
         super().__init__(**kwargs)
-        _check_max_wavelength(max_wavelength)
-        _validate_merge(merge, concat_dim)
+        check_finite_number("max_wavelength", max_wavelength, positive=True)
+        validate_merge(merge, concat_dim)
         if concat_dim is not None and concat_dim % 2:
             raise ValueError(
                 f"`concat_dim` must be even for sinusoids. Received: concat_dim={concat_dim}"
@@ -120,7 +109,7 @@ class SinusoidalPositionEncoding(keras.layers.Layer):
                 "`inputs` must be (batch, length, features). "
                 f"Received: inputs.shape={tuple(input_shape)}"
             )
-        encoding_dim = _encoding_dim(input_shape[-1], self.merge, self.concat_dim)
+        encoding_dim = encoding_width(input_shape[-1], self.merge, self.concat_dim)
         if encoding_dim % 2:
             raise ValueError(
                 "The sinusoidal encoding width (the input feature dimension "
@@ -133,11 +122,11 @@ class SinusoidalPositionEncoding(keras.layers.Layer):
         length = ops.shape(inputs)[1]
         positions = ops.arange(length, dtype="float32") + ops.cast(start_index, "float32")
         table = sinusoidal_table(positions, self._encoding_width, self.max_wavelength)  # (T, E)
-        return _merge_encoding(inputs, ops.cast(table, self.compute_dtype), self.merge)
+        return merge_encoding(inputs, ops.cast(table, self.compute_dtype), self.merge)
 
     def compute_output_shape(self, input_shape):
-        encoding_dim = _encoding_dim(input_shape[-1], self.merge, self.concat_dim)
-        return _merged_shape(input_shape, self.merge, encoding_dim)
+        encoding_dim = encoding_width(input_shape[-1], self.merge, self.concat_dim)
+        return merged_shape(input_shape, self.merge, encoding_dim)
 
     def get_config(self):
         config = super().get_config()

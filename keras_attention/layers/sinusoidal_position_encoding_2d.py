@@ -3,16 +3,16 @@
 import keras
 from keras import ops
 
-from keras_attention.layers.position_embedding import _encoding_dim
-from keras_attention.layers.position_embedding import _merge_encoding
-from keras_attention.layers.position_embedding import _merged_shape
-from keras_attention.layers.position_embedding import _validate_merge
-from keras_attention.layers.position_embedding_2d import _check_grid_input_shape
-from keras_attention.layers.position_embedding_2d import _check_num_prefix_tokens
-from keras_attention.layers.position_embedding_2d import _grid_encoding_for_input
-from keras_attention.layers.position_embedding_2d import _input_grid
-from keras_attention.layers.sinusoidal_position_encoding import _check_max_wavelength
+from keras_attention.layers.position_grid import check_grid_input_shape
+from keras_attention.layers.position_grid import check_num_prefix_tokens
+from keras_attention.layers.position_grid import grid_encoding_for_input
+from keras_attention.layers.position_grid import input_grid
+from keras_attention.layers.position_merge import encoding_width
+from keras_attention.layers.position_merge import merge_encoding
+from keras_attention.layers.position_merge import merged_shape
+from keras_attention.layers.position_merge import validate_merge
 from keras_attention.layers.sinusoidal_position_encoding import sinusoidal_table
+from keras_attention.validation import check_finite_number
 
 
 def sinusoidal_table_2d(grid_size, dim, max_wavelength=10000):
@@ -114,9 +114,9 @@ class SinusoidalPositionEncoding2D(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        _check_max_wavelength(max_wavelength)
-        _validate_merge(merge, concat_dim)
-        _check_num_prefix_tokens(num_prefix_tokens)
+        check_finite_number("max_wavelength", max_wavelength, positive=True)
+        validate_merge(merge, concat_dim)
+        check_num_prefix_tokens(num_prefix_tokens)
         if concat_dim is not None and concat_dim % 4:
             raise ValueError(
                 f"`concat_dim` must be a multiple of 4. Received: concat_dim={concat_dim}"
@@ -128,8 +128,8 @@ class SinusoidalPositionEncoding2D(keras.layers.Layer):
         self.supports_masking = True
 
     def build(self, input_shape):
-        _check_grid_input_shape(input_shape, self.num_prefix_tokens)
-        encoding_dim = _encoding_dim(input_shape[-1], self.merge, self.concat_dim)
+        check_grid_input_shape(input_shape, self.num_prefix_tokens)
+        encoding_dim = encoding_width(input_shape[-1], self.merge, self.concat_dim)
         if encoding_dim % 4:
             raise ValueError(
                 "The 2D sinusoidal encoding width (the input feature dimension "
@@ -139,18 +139,18 @@ class SinusoidalPositionEncoding2D(keras.layers.Layer):
         self._encoding_width = encoding_dim
 
     def call(self, inputs, grid_size=None):
-        _check_grid_input_shape(inputs.shape, self.num_prefix_tokens)
-        rows, cols = _input_grid(inputs, grid_size, self.num_prefix_tokens)
+        check_grid_input_shape(inputs.shape, self.num_prefix_tokens)
+        rows, cols = input_grid(inputs, grid_size, self.num_prefix_tokens)
         table = sinusoidal_table_2d((rows, cols), self._encoding_width, self.max_wavelength)
         prefix = None
         if self.num_prefix_tokens:
             prefix = ops.zeros((self.num_prefix_tokens, self._encoding_width), self.compute_dtype)
-        encoding = _grid_encoding_for_input(inputs, ops.cast(table, self.compute_dtype), prefix)
-        return _merge_encoding(inputs, encoding, self.merge)
+        encoding = grid_encoding_for_input(inputs, ops.cast(table, self.compute_dtype), prefix)
+        return merge_encoding(inputs, encoding, self.merge)
 
     def compute_output_shape(self, input_shape):
-        encoding_dim = _encoding_dim(input_shape[-1], self.merge, self.concat_dim)
-        return _merged_shape(input_shape, self.merge, encoding_dim)
+        encoding_dim = encoding_width(input_shape[-1], self.merge, self.concat_dim)
+        return merged_shape(input_shape, self.merge, encoding_dim)
 
     def get_config(self):
         config = super().get_config()

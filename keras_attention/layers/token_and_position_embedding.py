@@ -7,8 +7,8 @@ from keras import ops
 
 from keras_attention.layers.position_embedding import PositionEmbedding
 from keras_attention.layers.sinusoidal_position_encoding import SinusoidalPositionEncoding
-from keras_attention.layers.sinusoidal_position_encoding import _check_max_wavelength
 from keras_attention.validation import check_bool
+from keras_attention.validation import check_finite_number
 from keras_attention.validation import check_positive_int
 
 POSITION_MODES = ("learned", "sinusoidal")
@@ -91,7 +91,7 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
                 "`embedding_dim` must be even for sinusoidal positions. "
                 f"Received: embedding_dim={embedding_dim}"
             )
-        _check_max_wavelength(max_wavelength)
+        check_finite_number("max_wavelength", max_wavelength, positive=True)
         self.vocabulary_size = vocabulary_size
         self.sequence_length = sequence_length
         self.embedding_dim = embedding_dim

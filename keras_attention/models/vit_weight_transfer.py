@@ -2,7 +2,7 @@
 
 from keras import ops
 
-from keras_attention.layers.position_embedding_2d import resize_position_grid
+from keras_attention.layers.position_grid import resize_position_grid
 from keras_attention.models.vision_transformer import check_vision_transformer
 
 

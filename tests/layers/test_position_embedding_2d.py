@@ -11,7 +11,7 @@ from layer_harness import run_check
 from keras_attention.layers import position_embedding_2d
 from keras_attention.layers.patch_embedding import PatchEmbedding
 from keras_attention.layers.position_embedding_2d import PositionEmbedding2D
-from keras_attention.layers.position_embedding_2d import resize_position_grid
+from keras_attention.layers.position_grid import resize_position_grid
 
 
 def numpy_bilinear(table, rows, cols):

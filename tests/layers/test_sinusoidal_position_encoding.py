@@ -128,7 +128,7 @@ def test_odd_dimension_is_rejected():
         ({"merge": "sum"}, r"`merge` must be one of .* Received: merge='sum'"),
         ({"concat_dim": 4}, r"only used with merge='concat'\. Received: concat_dim=4"),
         ({"merge": "concat", "concat_dim": 0}, r"positive integer\. Received: concat_dim=0"),
-        ({"max_wavelength": 0}, r"positive number\. Received: max_wavelength=0"),
+        ({"max_wavelength": 0}, r"positive finite number\. Received: max_wavelength=0"),
         ({"max_wavelength": -5.0}, r"Received: max_wavelength=-5\.0"),
     ],
 )

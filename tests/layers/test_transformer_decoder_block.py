@@ -3,7 +3,9 @@ import keras_hub
 import numpy as np
 import pytest
 import tensorflow as tf
-from layer_harness import HARNESS_CHECKS, LayerSpec, run_check
+from layer_harness import HARNESS_CHECKS
+from layer_harness import LayerSpec
+from layer_harness import run_check
 
 from keras_attention.layers.transformer_decoder_block import TransformerDecoderBlock
 

@@ -2,7 +2,9 @@ import keras
 import keras_hub
 import numpy as np
 import pytest
-from layer_harness import HARNESS_CHECKS, LayerSpec, run_check
+from layer_harness import HARNESS_CHECKS
+from layer_harness import LayerSpec
+from layer_harness import run_check
 from numpy_transformer import encoder_block
 
 from keras_attention.layers.transformer_encoder_block import TransformerEncoderBlock

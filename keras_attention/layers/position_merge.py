@@ -1,0 +1,63 @@
+"""How a position layer combines its encoding with the input: return, add or concatenate."""
+
+from keras import ops
+
+MERGE_MODES = (None, "add", "concat")
+
+
+def validate_merge(merge, concat_dim):
+    """Checks the `merge` / `concat_dim` pair shared by the position layers."""
+    if merge not in MERGE_MODES:
+        raise ValueError(
+            f"`merge` must be one of {MERGE_MODES}. Received: merge={merge!r}"
+        )
+    if concat_dim is None:
+        return
+    if merge != "concat":
+        raise ValueError(
+            "`concat_dim` is only used with merge='concat'. "
+            f"Received: concat_dim={concat_dim!r}, merge={merge!r}"
+        )
+    if isinstance(concat_dim, bool) or not isinstance(concat_dim, int) or concat_dim <= 0:
+        raise ValueError(
+            f"`concat_dim` must be a positive integer. Received: concat_dim={concat_dim!r}"
+        )
+
+
+def encoding_width(input_dim, merge, concat_dim):
+    """Width of the encoding: the input width, or `concat_dim` when concatenating."""
+    if merge == "concat" and concat_dim is not None:
+        return concat_dim
+    if input_dim is None:
+        raise ValueError(
+            "The last (feature) dimension of the input must be known. "
+            f"Received: input feature dimension={input_dim}"
+        )
+    return input_dim
+
+
+def merged_shape(input_shape, merge, encoding_dim):
+    """Output shape of `merge_encoding` for an input of `input_shape`."""
+    input_shape = tuple(input_shape)
+    if merge == "add":
+        return input_shape
+    if merge is None:
+        return input_shape[:-1] + (encoding_dim,)
+    width = None if input_shape[-1] is None else input_shape[-1] + encoding_dim
+    return input_shape[:-1] + (width,)
+
+
+def merge_encoding(inputs, encoding, merge):
+    """Returns the encoding, `inputs + encoding` or `[inputs, encoding]`.
+
+    `encoding` has the shape of one example (every axis of `inputs` but the
+    batch, with its own last width) and is broadcast over the batch.
+    """
+    encoding = encoding[None]  # (1, ..., E)
+    if merge == "add":
+        return inputs + encoding
+    shape = tuple(ops.shape(inputs)[:-1]) + (ops.shape(encoding)[-1],)
+    encoding = ops.broadcast_to(encoding, shape)  # (B, ..., E)
+    if merge is None:
+        return encoding
+    return ops.concatenate([inputs, encoding], axis=-1)  # (B, ..., D + E)
