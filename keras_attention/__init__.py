@@ -1,17 +1,36 @@
 """keras-attention: attention layers and attention models for Keras 3.
 
+The subpackages load on first use, so that light modules (the command line
+of the training scripts) can be imported without TensorFlow.
+
 >>> import keras_attention as ka
 >>> layer = ka.layers.MultiHeadAttention(num_heads=2, key_dim=8)
 """
 
-from keras_attention import callbacks
-from keras_attention import data
-from keras_attention import generation
-from keras_attention import layers
-from keras_attention import models
-from keras_attention import ops
-from keras_attention import serving
-from keras_attention import text
-from keras_attention import training
-from keras_attention import visualization
+import importlib
+
 from keras_attention.version import __version__
+
+SUBPACKAGES = (
+    "callbacks",
+    "data",
+    "generation",
+    "layers",
+    "models",
+    "ops",
+    "serving",
+    "text",
+    "training",
+    "visualization",
+)
+
+
+def __getattr__(name):
+    # PEP 562: `ka.layers` imports keras_attention.layers the first time.
+    if name in SUBPACKAGES:
+        return importlib.import_module(f"keras_attention.{name}")
+    raise AttributeError(f"module 'keras_attention' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(SUBPACKAGES))

@@ -1,10 +1,6 @@
 """The ViT example script end to end, and the command-line pieces all examples share."""
 
-import argparse
-import doctest
 import json
-import os
-import pathlib
 
 import keras
 import numpy as np
@@ -12,14 +8,11 @@ import pytest
 import tensorflow as tf
 from example_scripts import load_example
 
+from keras_attention.training import run_setup
+
 
 def _load(name):
     return load_example(name, "_example")
-
-
-@pytest.fixture(scope="module")
-def example_utils():
-    return _load("example_utils")
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +20,7 @@ def train_vit():
     return _load("train_vit")
 
 
-def test_train_vit_end_to_end(train_vit, example_utils, tmp_path, monkeypatch):
+def test_train_vit_end_to_end(train_vit, tmp_path, monkeypatch):
     # A one-block ViT keeps the XLA compilation short.
     monkeypatch.setattr(
         train_vit,
@@ -51,7 +44,7 @@ def test_train_vit_end_to_end(train_vit, example_utils, tmp_path, monkeypatch):
     assert (output_dir / "checkpoints" / "epoch_001.keras").exists()
     assert (output_dir / "confusion_matrix.png").stat().st_size > 0
     assert sorted(p.name for p in output_dir.glob("rollout_*.png")) == ["rollout_0.png", "rollout_1.png"]
-    if example_utils.tensorboard_available():
+    if run_setup.tensorboard_available():
         assert any((output_dir / "logs").rglob("*tfevents*"))
     assert not (output_dir / "backup").exists() or not any((output_dir / "backup").iterdir())
     # The checkpoint is a complete model; the export serves any image size.
@@ -158,98 +151,3 @@ def test_only_training_batches_are_augmented(train_vit):
     training = train_vit.batches(pairs, 4, 2, shuffle_seed=0, augmentation="geometric")
     (batch, _), = list(training.as_numpy_iterator())
     assert batch.shape == images.shape and not np.allclose(batch, images)
-
-
-def test_common_flags(example_utils):
-    parser = example_utils.add_common_arguments(
-        argparse.ArgumentParser(), epochs=2, batch_size=8, output_dir="out"
-    )
-    args = parser.parse_args([])
-    assert (args.dataset, args.epochs, args.batch_size, args.output_dir) == ("builtin", 2, 8, "out")
-    assert (args.export, args.strategy, args.mixed_precision) == (None, "default", False)
-    args = parser.parse_args(
-        ["--dataset", "cifar10", "--epochs", "3", "--batch-size", "4", "--output-dir", "o",
-         "--export", "e", "--strategy", "mirrored", "--mixed-precision"]
-    )
-    assert (args.dataset, args.epochs, args.batch_size, args.export) == ("cifar10", 3, 4, "e")
-    assert args.strategy == "mirrored" and args.mixed_precision
-    for bad in (["--strategy", "tpu"], ["--epochs", "0"]):
-        with pytest.raises(SystemExit):
-            parser.parse_args(bad)
-
-
-def test_precision_and_strategy(example_utils):
-    assert example_utils.configure_precision(True) == "mixed_bfloat16"  # no GPU in the tests
-    assert keras.config.dtype_policy().name == "mixed_bfloat16"
-    assert example_utils.configure_precision(False) == "float32"
-    assert isinstance(example_utils.make_strategy("mirrored"), tf.distribute.MirroredStrategy)
-    assert example_utils.make_strategy("default") is tf.distribute.get_strategy()
-    assert example_utils.jit_compile_for(tf.distribute.get_strategy())
-    # XLA cannot run replicas on several logical CPUs (tests/conftest.py makes two).
-    assert not example_utils.jit_compile_for(tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"]))
-    assert example_utils.jit_compile_for(tf.distribute.MirroredStrategy(["/cpu:0"]))
-    with pytest.raises(ValueError, match=r"`strategy` must be one of \('default', 'mirrored'\). Received: strategy='tpu'"):
-        example_utils.make_strategy("tpu")
-
-
-class _Interrupt(keras.callbacks.Callback):
-    def __init__(self, epoch):
-        super().__init__()
-        self.epoch = epoch
-
-    def on_epoch_begin(self, epoch, logs=None):
-        if epoch == self.epoch:
-            raise RuntimeError("interrupted")
-
-
-def test_interrupted_training_resumes(example_utils, tmp_path):
-    x = np.random.default_rng(0).normal(size=(8, 3)).astype("float32")
-    y = x.sum(-1, keepdims=True)
-
-    def model():
-        m = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
-        m.compile(keras.optimizers.SGD(0.1), "mse")
-        return m
-
-    initial = model().get_weights()
-    reference = model()
-    reference.set_weights(initial)
-    reference.fit(x, y, epochs=5, batch_size=8, verbose=0)
-
-    first = model()
-    first.set_weights(initial)
-    callbacks = example_utils.training_callbacks(str(tmp_path))
-    with pytest.raises(RuntimeError, match="interrupted"):
-        first.fit(x, y, epochs=5, batch_size=8, verbose=0, callbacks=callbacks + [_Interrupt(3)])
-    second = model()  # a new process builds a new model with other initial weights
-    history = second.fit(
-        x, y, epochs=5, batch_size=8, verbose=0, callbacks=example_utils.training_callbacks(str(tmp_path))
-    )
-    assert len(history.history["loss"]) == 2  # only epochs 4 and 5 run again
-    # Full-batch SGD: resuming gives exactly the weights of an uninterrupted run.
-    for got, want in zip(second.get_weights(), reference.get_weights()):
-        np.testing.assert_allclose(got, want, rtol=1e-6)
-    assert sorted(p.name for p in (tmp_path / "checkpoints").glob("*.keras")) == [
-        f"epoch_00{i}.keras" for i in range(1, 6)
-    ]
-
-
-def test_tensorboard_callback_when_installed(example_utils, tmp_path, monkeypatch):
-    monkeypatch.setattr(example_utils, "tensorboard_available", lambda: True)
-    names = [type(c).__name__ for c in example_utils.training_callbacks(str(tmp_path))]
-    assert names == ["AtomicModelCheckpoint", "SafeBackupAndRestore", "TensorBoard"]
-    assert example_utils.training_callbacks(str(tmp_path))[2].log_dir == str(tmp_path / "logs")
-    monkeypatch.setattr(example_utils, "tensorboard_available", lambda: False)
-    names = [type(c).__name__ for c in example_utils.training_callbacks(str(tmp_path))]
-    assert names == ["AtomicModelCheckpoint", "SafeBackupAndRestore"]
-
-
-def test_write_metrics(example_utils, tmp_path):
-    path = example_utils.write_metrics(str(tmp_path / "new"), {"accuracy": 0.25, "epochs": 2})
-    assert json.loads(pathlib.Path(path).read_text()) == {"accuracy": 0.25, "epochs": 2}
-    assert os.path.basename(path) == "metrics.json"
-
-
-def test_example_utils_docstrings(example_utils):
-    results = doctest.testmod(example_utils, optionflags=doctest.ELLIPSIS)
-    assert results.attempted > 0 and results.failed == 0

@@ -1,0 +1,156 @@
+"""The command line the training scripts share: common flags and checked number types.
+
+Building a parser imports neither TensorFlow nor Keras, so `--help` and a bad
+flag are answered at once.
+
+Example:
+
+>>> import argparse
+>>> from keras_attention.training.command_line import add_common_arguments
+>>> parser = argparse.ArgumentParser()
+>>> parser = add_common_arguments(parser, epochs=3, batch_size=16, output_dir="runs/demo")
+>>> args = parser.parse_args(["--strategy", "mirrored"])
+>>> args.dataset, args.epochs, args.strategy, args.mixed_precision
+('builtin', 3, 'mirrored', False)
+"""
+
+import argparse
+import os
+
+STRATEGIES = ("default", "mirrored")
+
+
+def add_common_arguments(
+    parser, *, epochs, batch_size, output_dir, dataset="builtin", dataset_formats=None
+):
+    """Adds the flags every example script shares to an `argparse` parser.
+
+    Flags: `--dataset`, `--epochs`, `--batch-size`, `--output-dir`,
+    `--export DIR` (write a SavedModel there), `--strategy
+    {default,mirrored}` and `--mixed-precision`.
+
+    Args:
+        parser: an `argparse.ArgumentParser`.
+        epochs: default number of epochs.
+        batch_size: default global batch size.
+        output_dir: default folder for checkpoints, logs and figures.
+        dataset: default `--dataset`.
+        dataset_formats: text of the data sources `--dataset` accepts and
+            their file formats, shown by `--help`.
+
+    Returns:
+        `parser`.
+
+    Example:
+
+    >>> import argparse
+    >>> from keras_attention.training.command_line import add_common_arguments
+    >>> parser = add_common_arguments(
+    ...     argparse.ArgumentParser(), epochs=1, batch_size=8, output_dir="out")
+    >>> parser.parse_args(["--batch-size", "4", "--export", "served"]).export
+    'served'
+    """
+    parser.add_argument(
+        "--dataset",
+        default=dataset,
+        help=f"data source (default: {dataset})"
+        + (f": {dataset_formats}" if dataset_formats else ""),
+    )
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="stop with an error naming a corrupt or unreadable file or line of the data, "
+        "instead of skipping it with a warning naming it",
+    )
+    parser.add_argument("--epochs", type=positive_int, default=epochs, help="training epochs")
+    parser.add_argument(
+        "--batch-size", type=positive_int, default=batch_size, help="global batch size"
+    )
+    parser.add_argument(
+        "--output-dir",
+        default=output_dir,
+        help="folder for checkpoints, TensorBoard logs, the backup and figures",
+    )
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="empty an --output-dir that holds a run with other arguments (without it such "
+        "a folder is refused; one holding this same run is resumed)",
+    )
+    parser.add_argument(
+        "--export",
+        metavar="DIR",
+        help="write a TensorFlow SavedModel to DIR (checked for writing before training; "
+        "replaces what DIR held once complete)",
+    )
+    parser.add_argument(
+        "--strategy",
+        choices=STRATEGIES,
+        default="default",
+        help="'mirrored' trains on every local GPU (or the CPU) with tf.distribute",
+    )
+    parser.add_argument(
+        "--mixed-precision",
+        action="store_true",
+        help="float32 weights, 16-bit compute (float16 on GPU, bfloat16 on CPU)",
+    )
+    return parser
+
+
+def positive_int(text):
+    """`argparse` type: an integer > 0, else a message naming the value.
+
+    Example:
+
+    >>> from keras_attention.training.command_line import positive_int
+    >>> positive_int("3")
+    3
+    >>> positive_int("0")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be a positive integer; received 0
+    """
+    return _number(text, int, lambda value: value > 0, "a positive integer")
+
+
+def non_negative_int(text):
+    """`argparse` type: an integer >= 0."""
+    return _number(text, int, lambda value: value >= 0, "an integer >= 0")
+
+
+def positive_float(text):
+    """`argparse` type: a finite number > 0."""
+    return _number(text, float, lambda value: 0 < value < float("inf"), "a positive number")
+
+
+def non_negative_float(text):
+    """`argparse` type: a finite number >= 0."""
+    return _number(text, float, lambda value: 0 <= value < float("inf"), "a number >= 0")
+
+
+def rate(text):
+    """`argparse` type: a rate in [0, 1), e.g. a dropout rate."""
+    return _number(text, float, lambda value: 0 <= value < 1, "a rate in [0, 1)")
+
+
+def _number(text, kind, valid, expected):
+    try:
+        value = kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be {expected}; received {text!r}") from None
+    if not valid(value):
+        raise argparse.ArgumentTypeError(f"must be {expected}; received {text}")
+    return value
+
+
+def expand_path(path):
+    """`path` with `~` and `$VARIABLES` expanded.
+
+    Example:
+
+    >>> import os
+    >>> from keras_attention.training.command_line import expand_path
+    >>> expand_path("~/runs") == os.path.join(os.path.expanduser("~"), "runs")
+    True
+    """
+    return os.path.expanduser(os.path.expandvars(path))
