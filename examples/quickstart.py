@@ -29,14 +29,12 @@ import tensorflow as tf  # noqa: E402
 from keras_attention.data.translation_batches import make_translation_batches  # noqa: E402
 from keras_attention.data.translation_sources import load_translation_pairs  # noqa: E402
 from keras_attention.models.transformer_translator import transformer_translator  # noqa: E402
-from keras_attention.models.translation_losses import (  # noqa: E402
-    MaskedSparseCategoricalAccuracy,
-    masked_sparse_categorical_crossentropy,
-)
+from keras_attention.models.translation_losses import MaskedSparseCategoricalAccuracy  # noqa: E402
+from keras_attention.models.translation_losses import masked_sparse_categorical_crossentropy  # noqa: E402
 from keras_attention.serving.translator_export import export_translator  # noqa: E402
+from keras_attention.text.reversible_tokenizer import ReversibleTokenizer  # noqa: E402
 from keras_attention.text.scores import corpus_bleu  # noqa: E402
 from keras_attention.text.scores import corpus_chrf  # noqa: E402
-from keras_attention.text.reversible_tokenizer import ReversibleTokenizer  # noqa: E402
 from keras_attention.visualization.alignment import plot_alignment  # noqa: E402
 from keras_attention.visualization.figures import save_figure  # noqa: E402
 
@@ -73,7 +71,12 @@ def main(argv=None):
     # 2. ({"source", "target"}, labels) batches: the decoder reads the target
     # shifted right ([START] ...) and learns to predict the next token.
     train = make_translation_batches(
-        splits["train"], source_encoder, target_encoder, BATCH_SIZE, MAX_LENGTH, MAX_LENGTH,
+        splits["train"],
+        source_encoder,
+        target_encoder,
+        BATCH_SIZE,
+        MAX_LENGTH,
+        MAX_LENGTH,
         drop_remainder=True,
     )
 
@@ -104,8 +107,13 @@ def main(argv=None):
 
     # 4. Export: strings in, translations and attention weights out.
     export_dir = export_translator(
-        model, os.path.join(args.output_dir, "translator"), source_encoder, target_encoder,
-        MAX_LENGTH, MAX_LENGTH, decode_batch_size=BATCH_SIZE,
+        model,
+        os.path.join(args.output_dir, "translator"),
+        source_encoder,
+        target_encoder,
+        MAX_LENGTH,
+        MAX_LENGTH,
+        decode_batch_size=BATCH_SIZE,
     )
     print("SavedModel:", export_dir)
 

@@ -57,8 +57,19 @@ NUM_ROLLOUT_IMAGES = 4
 # `sorted(VIT_PRESETS)` and `IMAGE_AUGMENTATIONS`, spelled out so that the
 # parser needs no TensorFlow import (a test keeps them equal).
 PAPER_PRESET_NAMES = (
-    "B/16", "B/32", "B/8", "H/14", "L/16", "L/32", "L/8", "S/16", "S/32", "S/8",
-    "Ti/16", "Ti/32", "Ti/8",
+    "B/16",
+    "B/32",
+    "B/8",
+    "H/14",
+    "L/16",
+    "L/32",
+    "L/8",
+    "S/16",
+    "S/32",
+    "S/8",
+    "Ti/16",
+    "Ti/32",
+    "Ti/8",
 )
 AUGMENTATION_NAMES = ("none", "geometric", "flip")
 
@@ -144,15 +155,11 @@ import tensorflow as tf  # noqa: E402
 
 from keras_attention.callbacks.learning_monitor import LearningMonitor  # noqa: E402
 from keras_attention.callbacks.prior_cross_entropy import prior_cross_entropy  # noqa: E402
-from keras_attention.data.known_length import with_known_length  # noqa: E402
-from keras_attention.data.image_augmentation import IMAGE_AUGMENTATIONS  # noqa: E402
 from keras_attention.data.image_augmentation import augment_batches  # noqa: E402
-from keras_attention.data.image_classification_sources import (  # noqa: E402
-    load_image_classification_dataset,
-)
+from keras_attention.data.image_classification_sources import load_image_classification_dataset  # noqa: E402
 from keras_attention.data.image_classification_sources import native_image_size  # noqa: E402
+from keras_attention.data.known_length import with_known_length  # noqa: E402
 from keras_attention.models.vision_transformer import vision_transformer  # noqa: E402
-from keras_attention.models.vit_presets import VIT_PRESETS  # noqa: E402
 from keras_attention.models.vit_presets import vision_transformer_preset  # noqa: E402
 from keras_attention.models.vit_training_recipe import vit_input_shape  # noqa: E402
 from keras_attention.models.vit_training_recipe import vit_training_recipe  # noqa: E402

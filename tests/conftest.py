@@ -11,9 +11,7 @@ import tensorflow as tf  # noqa: E402
 
 # MirroredStrategy tests need two devices; this must happen before TF starts.
 _cpus = tf.config.list_physical_devices("CPU")
-tf.config.set_logical_device_configuration(
-    _cpus[0], [tf.config.LogicalDeviceConfiguration()] * 2
-)
+tf.config.set_logical_device_configuration(_cpus[0], [tf.config.LogicalDeviceConfiguration()] * 2)
 
 
 @pytest.fixture(autouse=True)

@@ -34,9 +34,7 @@ class AtomicModelCheckpoint(keras.callbacks.Callback):
         super().__init__()
         filepath = os.fspath(filepath)
         if not filepath.endswith(".keras"):
-            raise ValueError(
-                f"`filepath` must end in '.keras'. Received: filepath={filepath!r}"
-            )
+            raise ValueError(f"`filepath` must end in '.keras'. Received: filepath={filepath!r}")
         self.filepath = filepath
 
     def on_epoch_end(self, epoch, logs=None):

@@ -167,13 +167,17 @@ class DecayOnPlateau(keras.callbacks.Callback):
             return  # never decay before the peak is reached
         if self._epochs_without_improvement >= self.patience and step >= self.earliest_decay_step:
             self.start_decay(
-                step, decay_epochs, steps_per_epoch,
+                step,
+                decay_epochs,
+                steps_per_epoch,
                 f"{self.monitor} has not improved by {self.min_delta:.0%} for "
                 f"{self.patience} epochs (best {self._best:.4f}) after {epochs_trained} epochs",
             )
         elif epochs_left <= decay_epochs:
             # The decay fits in the epochs left: end it with them.
             self.start_decay(
-                step, max(1, epochs_left), steps_per_epoch,
+                step,
+                max(1, epochs_left),
+                steps_per_epoch,
                 f"{epochs_left} of the {self.params['epochs']} epochs left",
             )

@@ -113,8 +113,11 @@ class LearningMonitor(keras.callbacks.Callback):
                 f"training is not learning: after {self._epochs_seen} epochs the best {name} is "
                 f"{self._best:.4f}, not below {self.baseline:.4f}, the loss of a model that "
                 "ignores its inputs and predicts label frequencies. "
-                + (self.hints or "Try another --learning-rate, more epochs or a larger model, "
-                   "and check that the inputs and labels match.")
+                + (
+                    self.hints
+                    or "Try another --learning-rate, more epochs or a larger model, "
+                    "and check that the inputs and labels match."
+                )
             )
 
     def _warn(self, message):

@@ -38,8 +38,7 @@ def prior_cross_entropy(labels, ignore=None):
         values = np.asarray(batch).reshape(-1)
         if values.size and not np.issubdtype(values.dtype, np.integer):
             raise ValueError(
-                "`labels` must hold integer labels. "
-                f"Received: labels with dtype={values.dtype}"
+                f"`labels` must hold integer labels. Received: labels with dtype={values.dtype}"
             )
         if ignore is not None:
             values = values[values != ignore]

@@ -59,9 +59,9 @@ class SafeBackupAndRestore(keras.callbacks.Callback):
         names = [
             name
             for name in os.listdir(self.backup_dir)
-            if name.startswith(_PREFIX) and name[len(_PREFIX):].isdigit()
+            if name.startswith(_PREFIX) and name[len(_PREFIX) :].isdigit()
         ]
-        names.sort(key=lambda name: int(name[len(_PREFIX):]), reverse=True)
+        names.sort(key=lambda name: int(name[len(_PREFIX) :]), reverse=True)
         return [os.path.join(self.backup_dir, name) for name in names]
 
     def on_train_begin(self, logs=None):

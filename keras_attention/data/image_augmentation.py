@@ -55,9 +55,7 @@ def image_augmentation_layers(kind, seed=None):
     ['RandomTranslation', 'RandomRotation', 'RandomZoom']
     """
     if kind not in IMAGE_AUGMENTATIONS:
-        raise ValueError(
-            f"`kind` must be one of {IMAGE_AUGMENTATIONS}. Received: kind={kind!r}"
-        )
+        raise ValueError(f"`kind` must be one of {IMAGE_AUGMENTATIONS}. Received: kind={kind!r}")
     if kind == "none":
         return []
 

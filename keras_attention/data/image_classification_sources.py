@@ -38,9 +38,9 @@ import numpy as np
 import tensorflow as tf
 
 from keras_attention.data.image_arguments import check_split_fractions
+from keras_attention.data.image_arguments import image_size_pair
 from keras_attention.data.image_files import report_undecodable_images
 from keras_attention.data.image_files import undecodable_images
-from keras_attention.data.image_arguments import image_size_pair
 from keras_attention.data.shapes_classification import shape_classification_splits
 
 SPLIT_NAMES = ("train", "validation", "test")
@@ -109,7 +109,9 @@ def native_image_size(dataset, max_files=64):
     True
     """
     if isinstance(max_files, bool) or not isinstance(max_files, int) or max_files <= 0:
-        raise ValueError(f"`max_files` must be a positive integer. Received: max_files={max_files!r}")
+        raise ValueError(
+            f"`max_files` must be a positive integer. Received: max_files={max_files!r}"
+        )
     if not isinstance(dataset, str) or not dataset.startswith("folder:"):
         return None
     folder = os.path.expanduser(os.path.expandvars(dataset[len("folder:") :]))

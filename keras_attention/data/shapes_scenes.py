@@ -132,9 +132,7 @@ def _place_objects(rng, num_objects, image_size):
     for _ in range(_MAX_PLACEMENT_TRIES):
         chosen = rng.choice(len(kinds), size=num_objects, replace=False)
         sizes = rng.integers(min_size, max_size + 1, size=num_objects)
-        centers = [
-            rng.uniform(size / 2 + 1, image_size - size / 2 - 1, size=2) for size in sizes
-        ]
+        centers = [rng.uniform(size / 2 + 1, image_size - size / 2 - 1, size=2) for size in sizes]
         boxes_apart = all(
             max(
                 abs(centers[i][0] - centers[j][0]) - (sizes[i] + sizes[j]) / 2,
@@ -147,8 +145,7 @@ def _place_objects(rng, num_objects, image_size):
         if not boxes_apart:
             continue
         masks = [
-            shape_mask(kinds[k][1], centers[i], sizes[i], image_size)
-            for i, k in enumerate(chosen)
+            shape_mask(kinds[k][1], centers[i], sizes[i], image_size) for i, k in enumerate(chosen)
         ]
         centroids = [np.argwhere(mask).mean(axis=0) for mask in masks]  # (row, col)
         relations_clear = all(

@@ -66,8 +66,10 @@ def make_translation_batches(
     if not (
         isinstance(spec, tuple)
         and len(spec) == 2
-        and all(isinstance(s, tf.TensorSpec) and s.dtype == tf.string and s.shape.rank == 0
-                for s in spec)
+        and all(
+            isinstance(s, tf.TensorSpec) and s.dtype == tf.string and s.shape.rank == 0
+            for s in spec
+        )
     ):
         raise ValueError(
             "`pairs_dataset` must be a tf.data.Dataset of (source, target) scalar strings. "

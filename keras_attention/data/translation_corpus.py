@@ -44,9 +44,7 @@ _MAX_WORDS = 16
 _ANIMATE = ("person", "animal")
 _ANY_KIND = ("person", "animal", "food", "text", "thing", "place")
 
-_Noun = collections.namedtuple(
-    "_Noun", "english english_plural spanish spanish_plural gender kind"
-)
+_Noun = collections.namedtuple("_Noun", "english english_plural spanish spanish_plural gender kind")
 _NOUNS = (
     _Noun("dog", "dogs", "perro", "perros", "m", "animal"),
     _Noun("cat", "cats", "gato", "gatos", "m", "animal"),
@@ -120,34 +118,148 @@ _Verb = collections.namedtuple(
     "_Verb", "english english_third spanish frame subjects objects pronoun_object personal_a place"
 )
 _VERBS = (
-    _Verb("see", "sees", ("veo", "ves", "ve", "vemos", "ven"), "transitive",
-          _ANIMATE, _ANY_KIND, True, True, False),
-    _Verb("eat", "eats", ("como", "comes", "come", "comemos", "comen"), "transitive",
-          _ANIMATE, ("food",), False, True, False),
-    _Verb("want", "wants", ("quiero", "quieres", "quiere", "queremos", "quieren"),
-          "transitive", _ANIMATE, ("food", "text", "thing"), False, True, False),
-    _Verb("have", "has", ("tengo", "tienes", "tiene", "tenemos", "tienen"), "transitive",
-          ("person",), ("animal", "food", "text", "thing"), False, False, False),
-    _Verb("read", "reads", ("leo", "lees", "lee", "leemos", "leen"), "transitive",
-          ("person",), ("text",), False, True, False),
-    _Verb("buy", "buys", ("compro", "compras", "compra", "compramos", "compran"),
-          "transitive", ("person",), ("food", "text", "thing"), False, True, False),
-    _Verb("call", "calls", ("llamo", "llamas", "llama", "llamamos", "llaman"),
-          "transitive", ("person",), _ANIMATE, True, True, False),
-    _Verb("sleep", "sleeps", ("duermo", "duermes", "duerme", "dormimos", "duermen"),
-          "intransitive", _ANIMATE, None, False, False, False),
-    _Verb("live", "lives", ("vivo", "vives", "vive", "vivimos", "viven"),
-          "intransitive", _ANIMATE, None, False, False, True),
-    _Verb("give", "gives", ("doy", "das", "da", "damos", "dan"), "ditransitive",
-          ("person",), ("food", "text", "thing"), False, False, False),
-    _Verb("know", "knows", ("sé", "sabes", "sabe", "sabemos", "saben"), "clausal",
-          ("person",), None, False, False, False),
-    _Verb("think", "thinks", ("creo", "crees", "cree", "creemos", "creen"), "clausal",
-          ("person",), None, False, False, False),
+    _Verb(
+        "see",
+        "sees",
+        ("veo", "ves", "ve", "vemos", "ven"),
+        "transitive",
+        _ANIMATE,
+        _ANY_KIND,
+        True,
+        True,
+        False,
+    ),
+    _Verb(
+        "eat",
+        "eats",
+        ("como", "comes", "come", "comemos", "comen"),
+        "transitive",
+        _ANIMATE,
+        ("food",),
+        False,
+        True,
+        False,
+    ),
+    _Verb(
+        "want",
+        "wants",
+        ("quiero", "quieres", "quiere", "queremos", "quieren"),
+        "transitive",
+        _ANIMATE,
+        ("food", "text", "thing"),
+        False,
+        True,
+        False,
+    ),
+    _Verb(
+        "have",
+        "has",
+        ("tengo", "tienes", "tiene", "tenemos", "tienen"),
+        "transitive",
+        ("person",),
+        ("animal", "food", "text", "thing"),
+        False,
+        False,
+        False,
+    ),
+    _Verb(
+        "read",
+        "reads",
+        ("leo", "lees", "lee", "leemos", "leen"),
+        "transitive",
+        ("person",),
+        ("text",),
+        False,
+        True,
+        False,
+    ),
+    _Verb(
+        "buy",
+        "buys",
+        ("compro", "compras", "compra", "compramos", "compran"),
+        "transitive",
+        ("person",),
+        ("food", "text", "thing"),
+        False,
+        True,
+        False,
+    ),
+    _Verb(
+        "call",
+        "calls",
+        ("llamo", "llamas", "llama", "llamamos", "llaman"),
+        "transitive",
+        ("person",),
+        _ANIMATE,
+        True,
+        True,
+        False,
+    ),
+    _Verb(
+        "sleep",
+        "sleeps",
+        ("duermo", "duermes", "duerme", "dormimos", "duermen"),
+        "intransitive",
+        _ANIMATE,
+        None,
+        False,
+        False,
+        False,
+    ),
+    _Verb(
+        "live",
+        "lives",
+        ("vivo", "vives", "vive", "vivimos", "viven"),
+        "intransitive",
+        _ANIMATE,
+        None,
+        False,
+        False,
+        True,
+    ),
+    _Verb(
+        "give",
+        "gives",
+        ("doy", "das", "da", "damos", "dan"),
+        "ditransitive",
+        ("person",),
+        ("food", "text", "thing"),
+        False,
+        False,
+        False,
+    ),
+    _Verb(
+        "know",
+        "knows",
+        ("sé", "sabes", "sabe", "sabemos", "saben"),
+        "clausal",
+        ("person",),
+        None,
+        False,
+        False,
+        False,
+    ),
+    _Verb(
+        "think",
+        "thinks",
+        ("creo", "crees", "cree", "creemos", "creen"),
+        "clausal",
+        ("person",),
+        None,
+        False,
+        False,
+        False,
+    ),
 )
 
-_CLAUSE_KINDS = ("transitive", "pronoun_object", "intransitive", "copula", "ditransitive",
-                 "clausal")
+_CLAUSE_KINDS = (
+    "transitive",
+    "pronoun_object",
+    "intransitive",
+    "copula",
+    "ditransitive",
+    "clausal",
+)
 # Nested clauses are rarer the deeper they are, and stop at two levels.
 _CLAUSE_WEIGHTS = {
     0: (30, 12, 14, 14, 10, 20),
@@ -241,8 +353,9 @@ def _subject(rng, kinds, pronouns=_PRONOUNS):
     """A noun phrase (70%) or a subject pronoun (30%)."""
     if rng.random() < 0.3:
         pronoun = rng.choice(pronouns)
-        return _Phrase([pronoun.english], [pronoun.spanish], pronoun.gender, pronoun.person,
-                       "pronoun")
+        return _Phrase(
+            [pronoun.english], [pronoun.spanish], pronoun.gender, pronoun.person, "pronoun"
+        )
     return _noun_phrase(rng, kinds)
 
 
@@ -326,8 +439,13 @@ def _verb_clause(rng, kind, depth, allow_question):
     auxiliary = "does" if third_singular else "do"
     spanish_verb = verb.spanish[subject.person]
     negated = frame != "clausal" and rng.random() < 0.2
-    question = (allow_question and not negated and frame != "clausal"
-                and subject.kind != "pronoun" and rng.random() < 0.15)
+    question = (
+        allow_question
+        and not negated
+        and frame != "clausal"
+        and subject.kind != "pronoun"
+        and rng.random() < 0.15
+    )
     if question:
         english = [auxiliary] + subject.english + [verb.english] + english_rest
         spanish = clitics + [spanish_verb] + subject.spanish + spanish_rest
@@ -436,8 +554,9 @@ def split_translation_pairs(pairs, validation_fraction=0.05, test_fraction=0.05,
     return splits
 
 
-def builtin_translation_splits(num_pairs=20000, seed=0, validation_fraction=0.05,
-                               test_fraction=0.05):
+def builtin_translation_splits(
+    num_pairs=20000, seed=0, validation_fraction=0.05, test_fraction=0.05
+):
     """The built-in corpus split into train/validation/test with disjoint sources.
 
     Args:

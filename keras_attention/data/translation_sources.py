@@ -186,7 +186,7 @@ def load_translation_pairs(
             test_fraction=test_fraction,
         )
     elif dataset.startswith(TSV_PREFIX):
-        path = os.path.expanduser(os.path.expandvars(dataset[len(TSV_PREFIX):]))
+        path = os.path.expanduser(os.path.expandvars(dataset[len(TSV_PREFIX) :]))
         pairs = read_tsv_pairs(path, strict=strict)
         pair_splits = split_translation_pairs(pairs, validation_fraction, test_fraction, seed)
     elif _TFDS_NAME.fullmatch(dataset):

@@ -116,9 +116,7 @@ class PositionEmbedding(keras.layers.Layer):
             {
                 "max_length": self.max_length,
                 "merge": self.merge,
-                "embeddings_initializer": keras.initializers.serialize(
-                    self.embeddings_initializer
-                ),
+                "embeddings_initializer": keras.initializers.serialize(self.embeddings_initializer),
                 "concat_dim": self.concat_dim,
             }
         )

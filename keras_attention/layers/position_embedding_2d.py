@@ -137,9 +137,7 @@ class PositionEmbedding2D(keras.layers.Layer):
                 "grid_size": self.grid_size,
                 "merge": self.merge,
                 "num_prefix_tokens": self.num_prefix_tokens,
-                "embeddings_initializer": keras.initializers.serialize(
-                    self.embeddings_initializer
-                ),
+                "embeddings_initializer": keras.initializers.serialize(self.embeddings_initializer),
                 "concat_dim": self.concat_dim,
             }
         )

@@ -8,9 +8,7 @@ MERGE_MODES = (None, "add", "concat")
 def validate_merge(merge, concat_dim):
     """Checks the `merge` / `concat_dim` pair shared by the position layers."""
     if merge not in MERGE_MODES:
-        raise ValueError(
-            f"`merge` must be one of {MERGE_MODES}. Received: merge={merge!r}"
-        )
+        raise ValueError(f"`merge` must be one of {MERGE_MODES}. Received: merge={merge!r}")
     if concat_dim is None:
         return
     if merge != "concat":

@@ -36,8 +36,7 @@ def sinusoidal_table(positions, dim, max_wavelength=10000):
     """
     if isinstance(dim, bool) or not isinstance(dim, int) or dim <= 0 or dim % 2:
         raise ValueError(
-            "The sinusoidal encoding width must be a positive even integer. "
-            f"Received: dim={dim!r}"
+            f"The sinusoidal encoding width must be a positive even integer. Received: dim={dim!r}"
         )
     check_finite_number("max_wavelength", max_wavelength, positive=True)
     exponents = ops.arange(0, dim, 2, dtype="float32") / float(dim)  # (dim/2,) 2k/d

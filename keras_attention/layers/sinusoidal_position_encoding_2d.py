@@ -96,7 +96,7 @@ class SinusoidalPositionEncoding2D(keras.layers.Layer):
     Example:
 
     >>> import numpy as np
-    >>> from keras_attention.layers.sinusoidal_position_encoding_2d import SinusoidalPositionEncoding2D
+    >>> from keras_attention.layers import SinusoidalPositionEncoding2D
     >>> layer = SinusoidalPositionEncoding2D(merge="add")
     >>> tuple(layer(np.zeros((1, 2, 3, 8))).shape)
     (1, 2, 3, 8)

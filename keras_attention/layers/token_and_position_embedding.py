@@ -174,9 +174,7 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
                 "mask_zero": self.mask_zero,
                 "position": self.position,
                 "scale_embeddings": self.scale_embeddings,
-                "embeddings_initializer": keras.initializers.serialize(
-                    self.embeddings_initializer
-                ),
+                "embeddings_initializer": keras.initializers.serialize(self.embeddings_initializer),
                 "max_wavelength": self.max_wavelength,
             }
         )

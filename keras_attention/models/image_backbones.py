@@ -117,9 +117,7 @@ def _small_cnn(size):
             keras.layers.BatchNormalization(momentum=0.9, name=f"batch_norm_{index}"),
             keras.layers.ReLU(name=f"relu_{index}"),
         ]
-    return keras.Sequential(
-        [keras.Input((size[0], size[1], 3))] + layers, name=SMALL_CNN
-    )
+    return keras.Sequential([keras.Input((size[0], size[1], 3))] + layers, name=SMALL_CNN)
 
 
 def application_preprocessing_affine(name):

@@ -134,8 +134,19 @@ class VisionTransformer(keras.Model):
         **kwargs,
     ):
         _check_arguments(
-            image_size, patch_size, num_classes, hidden_dim, num_layers, num_heads, mlp_dim,
-            dropout, pooling, stochastic_depth_rate, channels, rescaling, class_names,
+            image_size,
+            patch_size,
+            num_classes,
+            hidden_dim,
+            num_layers,
+            num_heads,
+            mlp_dim,
+            dropout,
+            pooling,
+            stochastic_depth_rate,
+            channels,
+            rescaling,
+            class_names,
         )
         height, width = image_size_pair(image_size)
         use_class_token = pooling == "token"
@@ -378,8 +389,19 @@ def _as_numpy(tensor):
 
 
 def _check_arguments(
-    image_size, patch_size, num_classes, hidden_dim, num_layers, num_heads, mlp_dim,
-    dropout, pooling, stochastic_depth_rate, channels, rescaling, class_names,
+    image_size,
+    patch_size,
+    num_classes,
+    hidden_dim,
+    num_layers,
+    num_heads,
+    mlp_dim,
+    dropout,
+    pooling,
+    stochastic_depth_rate,
+    channels,
+    rescaling,
+    class_names,
 ):
     height, width = image_size_pair(image_size)
     for name, value in (

@@ -206,7 +206,12 @@ def _power_of_two_at_most(value):
 
 
 def vit_training_recipe(
-    *, num_train_images, image_size, native_size=None, patch_size=None, batch_size=None,
+    *,
+    num_train_images,
+    image_size,
+    native_size=None,
+    patch_size=None,
+    batch_size=None,
     epochs=None,
 ):
     """Derives image size, patch size, batch size, epochs and warm-up from the data.
@@ -266,7 +271,10 @@ def vit_training_recipe(
         batch_size = int(min(max(batch_size, MIN_BATCH_SIZE), MAX_BATCH_SIZE, num_train_images))
         # A ViT from scratch needs optimizer steps more than large batches: halve
         # the batch until the run has MIN_TOTAL_STEPS (the images seen stay the same).
-        while batch_size > MIN_BATCH_SIZE and epochs * (num_train_images // batch_size) < MIN_TOTAL_STEPS:
+        while (
+            batch_size > MIN_BATCH_SIZE
+            and epochs * (num_train_images // batch_size) < MIN_TOTAL_STEPS
+        ):
             batch_size //= 2
         reasons["batch_size"] = (
             f"{num_train_images} training images: at least {TARGET_STEPS_PER_EPOCH} steps per "

@@ -230,8 +230,17 @@ def dot_product_attention(
         query, key, value = hide_unseen_rows(query, key, value, mask)
     value, nonfinite_value_rows = _finite_values(value, mask, is_causal)
     output = _attend(
-        query, key, value, mask, is_causal, scale, dropout_rate, training, return_weights,
-        implementation, seed,
+        query,
+        key,
+        value,
+        mask,
+        is_causal,
+        scale,
+        dropout_rate,
+        training,
+        return_weights,
+        implementation,
+        seed,
     )
     if nonfinite_value_rows is None:
         return output
@@ -283,8 +292,17 @@ def _restore_nonfinite(output, nonfinite_rows, mask, is_causal):
 
 
 def _attend(
-    query, key, value, mask, is_causal, scale, dropout_rate, training, return_weights,
-    implementation, seed,
+    query,
+    key,
+    value,
+    mask,
+    is_causal,
+    scale,
+    dropout_rate,
+    training,
+    return_weights,
+    implementation,
+    seed,
 ):
     """The kernel `implementation` on checked inputs; see `dot_product_attention`."""
     scale = _default_scale(query) if scale is None else scale

@@ -151,9 +151,7 @@ class _Tiling:
 
     def visible(self, query_block_index, key_block_index, mask):
         """Boolean (mB, mH, q, k) mask of one tile: causality, key padding, `mask`."""
-        key_positions = key_block_index * self.key_block + ops.arange(
-            self.key_block, dtype="int32"
-        )
+        key_positions = key_block_index * self.key_block + ops.arange(self.key_block, dtype="int32")
         visible = ops.less(key_positions, self.key_length)[None, None, None, :]
         if self.is_causal:
             query_positions = query_block_index * self.query_block + ops.arange(

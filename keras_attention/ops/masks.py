@@ -34,9 +34,7 @@ def _check_non_negative_int(name, value, allow_tensor=True):
         raise ValueError(f"`{name}` must be a non-negative integer. Received: {name}={value!r}")
     if isinstance(value, int):
         if value < 0:
-            raise ValueError(
-                f"`{name}` must be a non-negative integer. Received: {name}={value}"
-            )
+            raise ValueError(f"`{name}` must be a non-negative integer. Received: {name}={value}")
         return
     if allow_tensor and hasattr(value, "dtype"):
         return

@@ -91,6 +91,12 @@ class FixedLengthEncoder:
     def _encode(self, batch, sequence_length, add_start, add_end):
         """Encode strings `(B,)` into ids `(B, L)`; all arguments are tensors."""
         return pad_to_length(
-            self.tokenize(batch), batch, sequence_length, add_start, add_end,
-            self.start_id, self.end_id, self.pad_id,
+            self.tokenize(batch),
+            batch,
+            sequence_length,
+            add_start,
+            add_end,
+            self.start_id,
+            self.end_id,
+            self.pad_id,
         )

@@ -10,7 +10,7 @@ import tensorflow as tf
 
 
 def check_encode_arguments(strings, sequence_length, add_start, add_end):
-    """Validate `encode`'s arguments; returns the strings as a `(B,)` batch and whether one was scalar.
+    """Validate `encode`'s arguments; return the strings as a `(B,)` batch, and if one was scalar.
 
     Example:
 

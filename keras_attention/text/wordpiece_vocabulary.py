@@ -6,6 +6,7 @@ from keras_attention.text.text_batches import text_batches
 
 DEFAULT_RESERVED_TOKENS = ("[PAD]", "[UNK]", "[START]", "[END]")
 
+
 def train_wordpiece_vocabulary(texts, vocabulary_size, reserved_tokens=DEFAULT_RESERVED_TOKENS):
     """Learn a WordPiece vocabulary whose first entries are the reserved tokens.
 

@@ -128,11 +128,9 @@ def prepare_run_folder(output_dir, arguments, overwrite=False, ignored=()):
     >>> prepare_run_folder(folder, {"epochs": 3})
     Traceback (most recent call last):
     ...
-    keras_attention.training.run_folder.RunFolderError: --output-dir ... holds a run with other arguments: epochs=2 there, epochs=3 now. ...
+    keras_attention.training.run_folder.RunFolderError: ... epochs=2 there, epochs=3 now...
     """
-    arguments = {
-        key: value for key, value in sorted(arguments.items()) if key not in set(ignored)
-    }
+    arguments = {key: value for key, value in sorted(arguments.items()) if key not in set(ignored)}
     arguments = json.loads(json.dumps(arguments, default=str))  # tuples -> lists, as stored
     check_writable(output_dir, "--output-dir")
     record = os.path.join(output_dir, ARGUMENTS_FILE)

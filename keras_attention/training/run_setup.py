@@ -203,7 +203,9 @@ def training_callbacks(output_dir):
     if tensorboard_available():
         callbacks.append(keras.callbacks.TensorBoard(os.path.join(output_dir, "logs")))
     else:
-        warnings.warn("TensorBoard logs are off: `pip install tensorboard` to write them.")
+        warnings.warn(
+            "TensorBoard logs are off: `pip install tensorboard` to write them.", stacklevel=2
+        )
     return callbacks
 
 

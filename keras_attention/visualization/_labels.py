@@ -21,12 +21,9 @@ def as_labels(values, argument):
         )
     if len(values) == 0:
         raise ValueError(
-            f"Expected `{argument}` to hold at least one label. "
-            f"Received: {argument}={values!r}"
+            f"Expected `{argument}` to hold at least one label. Received: {argument}={values!r}"
         )
     return [
-        value.decode("utf-8", errors="replace")
-        if isinstance(value, bytes)
-        else str(value)
+        value.decode("utf-8", errors="replace") if isinstance(value, bytes) else str(value)
         for value in values
     ]

@@ -18,8 +18,7 @@ def _as_class_indices(values, argument, num_classes):
         # Floats are fine when they hold whole numbers (labels often arrive as float32).
         if array.dtype.kind != "f" or not np.all(np.isfinite(array) & (array == np.round(array))):
             raise ValueError(
-                f"Expected `{argument}` to hold integer class indices. "
-                f"Received: {argument}={array}"
+                f"Expected `{argument}` to hold integer class indices. Received: {argument}={array}"
             )
     indices = array.astype("int64")
     outside = (indices < 0) | (indices >= num_classes)

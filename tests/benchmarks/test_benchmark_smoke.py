@@ -11,9 +11,7 @@ if str(ROOT) not in sys.path:
 
 from benchmarks import run_all  # noqa: E402
 
-PAYLOAD_KEYS = {
-    "benchmark", "title", "quick", "machine", "settings", "results", "skipped", "notes"
-}
+PAYLOAD_KEYS = {"benchmark", "title", "quick", "machine", "settings", "results", "skipped", "notes"}
 RESULT_KEYS = {"case", "config", "timings", "ratios", "ratio_spread", "cpu_ratios"}
 
 
@@ -63,9 +61,24 @@ def test_a_quick_gpu_run_without_a_gpu_runs_on_the_cpu_and_says_so(tmp_path):
 
     environment = dict(os.environ, CUDA_VISIBLE_DEVICES="", TF_CPP_MIN_LOG_LEVEL="3")
     completed = subprocess.run(
-        [sys.executable, "-m", "benchmarks.run_all", "--quick", "--device", "gpu",
-         "--only", "end_to_end", "--results-dir", str(tmp_path), "--no-readme"],
-        cwd=ROOT, env=environment, capture_output=True, text=True, timeout=900,
+        [
+            sys.executable,
+            "-m",
+            "benchmarks.run_all",
+            "--quick",
+            "--device",
+            "gpu",
+            "--only",
+            "end_to_end",
+            "--results-dir",
+            str(tmp_path),
+            "--no-readme",
+        ],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=900,
     )
     assert completed.returncode == 0, completed.stderr[-3000:]
     assert "No GPU is visible" in completed.stdout + completed.stderr

@@ -58,11 +58,21 @@ def test_only_selects_by_family_model_set_or_case():
 
 
 def test_only_matches_whole_parts_of_case_names():
-    names = [c.name for c in learning.select_cases(["captioning/transformer/object_relations"], quick=False)]
+    names = [
+        c.name
+        for c in learning.select_cases(["captioning/transformer/object_relations"], quick=False)
+    ]
     assert names == ["captioning/transformer/object_relations"]
     names = [c.name for c in learning.select_cases(["captioning/transformer"], quick=False)]
-    assert names == [f"captioning/transformer/{d}" for d in (
-        "glyph_digits", "object_relations", "glyph_colour_varlen", "object_relations_tall")]
+    assert names == [
+        f"captioning/transformer/{d}"
+        for d in (
+            "glyph_digits",
+            "object_relations",
+            "glyph_colour_varlen",
+            "object_relations_tall",
+        )
+    ]
     with pytest.raises(ValueError, match="captioning/trans"):
         learning.select_cases(["captioning/trans"], quick=False)
 
@@ -93,7 +103,10 @@ def test_commands_pass_only_what_a_user_would(tmp_path, quick):
 def test_word_rows_follow_the_token_holding_each_words_first_letter():
     assert scores.word_rows([" ", "one", " three", " fi", "ve", ""], "one three five") == [1, 2, 3]
     assert scores.word_rows([b"star", b" left", b" of", b" ring"], "star left of ring") == [
-        0, 1, 2, 3
+        0,
+        1,
+        2,
+        3,
     ]
     # Tokens that do not spell the caption: one row per word.
     assert scores.word_rows(["st", "##ar", "ring"], "star ring") == [0, 1]
@@ -114,7 +127,12 @@ def test_named_object_attention_matches_repeated_words_in_order_and_skips_unknow
     attention[0, 1, 0, 0] = 1  # "five" is not in the reference: not counted
     attention[0, 2, 0, 0] = 1  # second "one": left cell, but its box is the right one
     result = scores.attention_on_named_objects(
-        ["one five one"], ["one two one"], attention, None, boxes, (8, 24),
+        ["one five one"],
+        ["one two one"],
+        attention,
+        None,
+        boxes,
+        (8, 24),
         {"one", "two", "five"},
     )
     assert result == {"hits": 1, "words": 2, "fraction": 0.5, "chance": pytest.approx(1 / 3)}
@@ -183,19 +201,40 @@ def test_translator_and_classifier_scores_on_an_exported_model(tmp_path):
 
 
 def _payload(records):
-    return {"machine": {"date_utc": "2026-01-01 00:00", "cpu": "cpu"}, "results": records,
-            "notes": ["a note"]}
+    return {
+        "machine": {"date_utc": "2026-01-01 00:00", "cpu": "cpu"},
+        "results": records,
+        "notes": ["a note"],
+    }
 
 
 _RECORDS = [
-    {"case": "vit/ours/glyph_digits", "family": "vit", "model": "ours",
-     "dataset": "glyph_digits", "role": "tune", "train_examples": 1350, "held_out_examples": 500,
-     "cpu_s": 812.4, "scores": {"accuracy": 0.93, "count": 500}, "error": None,
-     "script_metrics": {"epochs": 40}},
-    {"case": "nmt/rnn/dates", "family": "nmt", "model": "rnn", "dataset": "dates",
-     "role": "tune", "train_examples": 5000, "held_out_examples": 500, "cpu_s": 100.0,
-     "scores": None, "error": "exit 1: Traceback\nValueError: bad | thing",
-     "script_metrics": {}},
+    {
+        "case": "vit/ours/glyph_digits",
+        "family": "vit",
+        "model": "ours",
+        "dataset": "glyph_digits",
+        "role": "tune",
+        "train_examples": 1350,
+        "held_out_examples": 500,
+        "cpu_s": 812.4,
+        "scores": {"accuracy": 0.93, "count": 500},
+        "error": None,
+        "script_metrics": {"epochs": 40},
+    },
+    {
+        "case": "nmt/rnn/dates",
+        "family": "nmt",
+        "model": "rnn",
+        "dataset": "dates",
+        "role": "tune",
+        "train_examples": 5000,
+        "held_out_examples": 500,
+        "cpu_s": 100.0,
+        "scores": None,
+        "error": "exit 1: Traceback\nValueError: bad | thing",
+        "script_metrics": {},
+    },
 ]
 
 
@@ -203,8 +242,9 @@ def test_markdown_table_has_one_row_per_record_with_scores_or_failures():
     table = learning.markdown_table(_payload(_RECORDS))
     rows = [line for line in table.splitlines() if line.startswith("| ")]
     assert len(rows) == 3  # header and two records
-    assert "| ViT (train_vit.py) | glyph_digits | tune | 1350 images | 500 | accuracy 0.930 |" in (
-        rows[1]
+    assert (
+        "| ViT (train_vit.py) | glyph_digits | tune | 1350 images | 500 | accuracy 0.930 |"
+        in (rows[1])
     )
     assert "failed (exit 1" in rows[2] and "ValueError: bad / thing" in rows[2]
     assert rows[2].count("|") == rows[0].count("|")

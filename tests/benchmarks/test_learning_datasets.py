@@ -19,9 +19,7 @@ if str(ROOT) not in sys.path:
 
 from benchmarks import learning_datasets as ld  # noqa: E402
 from keras_attention.data.caption_sources import load_caption_dataset  # noqa: E402
-from keras_attention.data.image_classification_sources import (  # noqa: E402
-    load_image_classification_dataset,
-)
+from keras_attention.data.image_classification_sources import load_image_classification_dataset  # noqa: E402
 from keras_attention.data.translation_sources import load_translation_pairs  # noqa: E402
 from keras_attention.data.translation_sources import read_tsv_pairs  # noqa: E402
 
@@ -182,7 +180,10 @@ def test_object_scene_captions_state_the_relations_of_the_boxes(tmp_path, height
         for first, words, second in pairs:
             (r1, c1), (r2, c2) = centres[first], centres[second]
             expected = {
-                "left of": c1 < c2, "right of": c1 > c2, "above": r1 < r2, "below": r1 > r2
+                "left of": c1 < c2,
+                "right of": c1 > c2,
+                "above": r1 < r2,
+                "below": r1 > r2,
             }[words]
             assert expected, (caption, centres)
         # Pixels outside every box are one colour: the background.
@@ -209,12 +210,11 @@ def test_object_scene_captions_are_a_function_of_the_image(tmp_path, height, wid
     starts = set()
     for name, caption in _caption_lines(tmp_path):
         names = [w for w in caption.split() if w in ld.OBJECT_NAMES]
-        cells = [
-            (int(r // cell_h), int(c // cell_w))
-            for r, c in (_centre(b) for b in boxes[name])
-        ]
+        cells = [(int(r // cell_h), int(c // cell_w)) for r, c in (_centre(b) for b in boxes[name])]
         neighbours = [
-            (i, j) for i in range(len(cells)) for j in range(i + 1, len(cells))
+            (i, j)
+            for i in range(len(cells))
+            for j in range(i + 1, len(cells))
             if abs(cells[i][0] - cells[j][0]) + abs(cells[i][1] - cells[j][1]) == 1
         ]
         assert neighbours == [(i, i + 1) for i in range(len(cells) - 1)], (caption, cells)
@@ -332,9 +332,15 @@ def test_numbers_are_the_digits_of_their_words(tmp_path):
         assert target == str(_words_to_number(source))
     assert max(len(target) for _, target in pairs) == 5
     cases = {
-        0: "zero", 13: "thirteen", 40: "forty", 99: "ninety-nine", 100: "one hundred",
-        312: "three hundred and twelve", 2005: "two thousand and five",
-        12345: "twelve thousand three hundred and forty-five", 70000: "seventy thousand",
+        0: "zero",
+        13: "thirteen",
+        40: "forty",
+        99: "ninety-nine",
+        100: "one hundred",
+        312: "three hundred and twelve",
+        2005: "two thousand and five",
+        12345: "twelve thousand three hundred and forty-five",
+        70000: "seventy thousand",
     }
     for value, words in cases.items():
         assert ld.number_in_words(value) == words

@@ -68,8 +68,12 @@ def _run(schedule, losses, steps_per_epoch=10, epochs=100):
 def test_decay_starts_after_patience_epochs_without_improvement_and_training_stops():
     stream = io.StringIO()
     schedule = DecayOnPlateau(
-        peak_learning_rate=1e-3, warmup_steps=5, patience=3, min_delta=0.01,
-        decay_fraction=0.2, stream=stream,
+        peak_learning_rate=1e-3,
+        warmup_steps=5,
+        patience=3,
+        min_delta=0.01,
+        decay_fraction=0.2,
+        stream=stream,
     )
     # Improves for 10 epochs (on a long plateau it still improves), then stalls:
     # 0.995 of the best is not a 1% improvement.
@@ -89,11 +93,16 @@ def test_tiny_absolute_improvements_near_zero_do_not_hold_the_peak():
     # A loss halving every epoch near 0 improves by far more than 1% each time,
     # but by less than 0.005 after 0.0049: only min_absolute_delta ends the hold.
     losses = [0.5, 0.1, 0.0049] + [0.0049 * 0.5**e for e in range(1, 20)]
-    relative_only = DecayOnPlateau(peak_learning_rate=1e-3, warmup_steps=1, patience=3, stream=False)
+    relative_only = DecayOnPlateau(
+        peak_learning_rate=1e-3, warmup_steps=1, patience=3, stream=False
+    )
     _run(relative_only, losses)
     assert relative_only.decay_start is None
     with_floor = DecayOnPlateau(
-        peak_learning_rate=1e-3, warmup_steps=1, patience=3, min_absolute_delta=0.005,
+        peak_learning_rate=1e-3,
+        warmup_steps=1,
+        patience=3,
+        min_absolute_delta=0.005,
         stream=False,
     )
     _run(with_floor, losses)
@@ -108,7 +117,10 @@ def test_no_plateau_decay_before_the_earliest_decay_step():
     _run(eager, flat)
     assert eager.decay_start == 40
     patient = DecayOnPlateau(
-        peak_learning_rate=1e-3, warmup_steps=1, patience=3, earliest_decay_step=200,
+        peak_learning_rate=1e-3,
+        warmup_steps=1,
+        patience=3,
+        earliest_decay_step=200,
         stream=False,
     )
     _run(patient, flat)

@@ -44,8 +44,11 @@ def test_prior_cross_entropy_is_what_a_model_without_input_learns():
 def test_prior_cross_entropy_rejects_bad_labels():
     with pytest.raises(ValueError, match=r"`labels` must hold integer labels. Received: .*float"):
         prior_cross_entropy(np.array([0.5, 1.5]))
-    with pytest.raises(ValueError, match=r"`labels` must hold at least one label other than "
-                       r"ignore=0"):
+    with pytest.raises(
+        ValueError,
+        match=r"`labels` must hold at least one label other than "
+        r"ignore=0",
+    ):
         prior_cross_entropy([0, 0], ignore=0)
 
 
@@ -93,12 +96,21 @@ def test_works_inside_fit():
     [
         ({"baseline": 0.0}, r"`baseline` must be a positive finite number. Received: baseline=0.0"),
         ({"baseline": float("nan")}, r"Received: baseline=nan"),
-        ({"baseline": 1.0, "patience": 0}, r"`patience` must be a positive integer. "
-         r"Received: patience=0"),
-        ({"baseline": 1.0, "margin": 1.0}, r"`margin` must be a number in \[0, 1\). "
-         r"Received: margin=1.0"),
-        ({"baseline": 1.0, "divergence_factor": 1}, r"`divergence_factor` must be a number "
-         r"above 1. Received: divergence_factor=1"),
+        (
+            {"baseline": 1.0, "patience": 0},
+            r"`patience` must be a positive integer. "
+            r"Received: patience=0",
+        ),
+        (
+            {"baseline": 1.0, "margin": 1.0},
+            r"`margin` must be a number in \[0, 1\). "
+            r"Received: margin=1.0",
+        ),
+        (
+            {"baseline": 1.0, "divergence_factor": 1},
+            r"`divergence_factor` must be a number "
+            r"above 1. Received: divergence_factor=1",
+        ),
     ],
 )
 def test_bad_arguments(arguments, message):

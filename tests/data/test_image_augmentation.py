@@ -23,7 +23,7 @@ def test_geometric_moves_pixels_but_keeps_shape_labels_and_range():
     augmented = list(augment_batches(dataset, "geometric", seed=1).as_numpy_iterator())
     batch = np.concatenate([b for b, _ in augmented])
     assert batch.shape == images.shape and batch.dtype == np.float32
-    assert [l.tolist() for _, l in augmented] == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    assert [labels.tolist() for _, labels in augmented] == [[0, 1, 2, 3], [4, 5, 6, 7]]
     assert batch.min() >= 0.0 and batch.max() <= 255.0
     assert not np.allclose(batch, images)
     # Small moves only: the bar stays in the left half (a flip would put it right).
@@ -33,7 +33,9 @@ def test_geometric_moves_pixels_but_keeps_shape_labels_and_range():
 
 
 def test_layers_by_kind():
-    names = lambda kind: [type(layer).__name__ for layer in image_augmentation_layers(kind, seed=0)]
+    def names(kind):
+        return [type(layer).__name__ for layer in image_augmentation_layers(kind, seed=0)]
+
     assert names("none") == []
     assert names("geometric") == ["RandomTranslation", "RandomRotation", "RandomZoom"]
     assert names("flip") == names("geometric") + ["RandomFlip"]
@@ -42,7 +44,10 @@ def test_layers_by_kind():
 
 
 def test_unknown_kind_is_named():
-    with pytest.raises(ValueError, match=r"`kind` must be one of \('none', 'geometric', 'flip'\). Received: kind='mirror'"):
+    with pytest.raises(
+        ValueError,
+        match=r"`kind` must be one of \('none', 'geometric', 'flip'\). Received: kind='mirror'",
+    ):
         image_augmentation_layers("mirror")
 
 

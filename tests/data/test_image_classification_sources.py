@@ -147,7 +147,9 @@ def test_native_image_size_is_the_median_of_the_folder(tmp_path):
     assert native_image_size("builtin") is None and native_image_size("cifar10") is None
     with pytest.raises(ValueError, match=r"`dataset` must name an existing folder"):
         native_image_size(f"folder:{tmp_path / 'absent'}")
-    with pytest.raises(ValueError, match=r"`max_files` must be a positive integer. Received: max_files=0"):
+    with pytest.raises(
+        ValueError, match=r"`max_files` must be a positive integer. Received: max_files=0"
+    ):
         native_image_size(f"folder:{tmp_path}", max_files=0)
 
 

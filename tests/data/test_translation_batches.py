@@ -22,14 +22,21 @@ def pairs_dataset(pairs):
 
 
 def all_batches(dataset):
-    return [(inputs["source"].numpy(), inputs["target"].numpy(), labels.numpy())
-            for inputs, labels in dataset]
+    return [
+        (inputs["source"].numpy(), inputs["target"].numpy(), labels.numpy())
+        for inputs, labels in dataset
+    ]
 
 
 def test_inputs_and_labels_on_a_tiny_example(encoder):
     pairs = [("a b", "b a a"), ("b", "a b a b a b a"), ("a", "a")]
     batches = make_translation_batches(
-        pairs_dataset(pairs), encoder, encoder, batch_size=3, source_length=3, target_length=4,
+        pairs_dataset(pairs),
+        encoder,
+        encoder,
+        batch_size=3,
+        source_length=3,
+        target_length=4,
         shuffle=False,
     )
     [(source, target, labels)] = all_batches(batches)
@@ -43,10 +50,22 @@ def test_inputs_and_labels_on_a_tiny_example(encoder):
 
 def test_labels_are_the_decoder_input_shifted_by_one(encoder):
     rng = np.random.default_rng(0)
-    pairs = [(" ".join(rng.choice(["a", "b"], size=rng.integers(1, 9))),
-              " ".join(rng.choice(["a", "b"], size=rng.integers(1, 9)))) for _ in range(50)]
-    batches = make_translation_batches(pairs_dataset(pairs), encoder, encoder, batch_size=16,
-                                       source_length=6, target_length=7, seed=1)
+    pairs = [
+        (
+            " ".join(rng.choice(["a", "b"], size=rng.integers(1, 9))),
+            " ".join(rng.choice(["a", "b"], size=rng.integers(1, 9))),
+        )
+        for _ in range(50)
+    ]
+    batches = make_translation_batches(
+        pairs_dataset(pairs),
+        encoder,
+        encoder,
+        batch_size=16,
+        source_length=6,
+        target_length=7,
+        seed=1,
+    )
     for source, target, labels in all_batches(batches):
         assert source.dtype == target.dtype == labels.dtype == np.int32
         assert target.shape == labels.shape and source.shape[1] == 6 and target.shape[1] == 7
@@ -79,8 +98,9 @@ def test_shuffle_is_seeded_and_keeps_every_pair(encoder):
     in_order = np.array(bits) + A  # ids of a and b
 
     def first_epoch(seed):
-        batches = make_translation_batches(pairs_dataset(pairs), encoder, encoder, 8, 5, 2,
-                                           seed=seed)
+        batches = make_translation_batches(
+            pairs_dataset(pairs), encoder, encoder, 8, 5, 2, seed=seed
+        )
         return np.concatenate([source for source, _, _ in all_batches(batches)])
 
     first = first_epoch(seed=3)
@@ -107,6 +127,9 @@ def test_bad_sizes_raise(encoder, kwargs, message):
 
 def test_dataset_that_is_not_string_pairs_raises(encoder):
     numbers = tf.data.Dataset.from_tensor_slices(([1, 2], [3, 4]))
-    with pytest.raises(ValueError, match=r"scalar strings. Received: pairs_dataset with "
-                                         r"element_spec="):
+    with pytest.raises(
+        ValueError,
+        match=r"scalar strings. Received: pairs_dataset with "
+        r"element_spec=",
+    ):
         make_translation_batches(numbers, encoder, encoder, 2, 3, 3)

@@ -14,22 +14,38 @@ from keras_attention.data.translation_corpus import split_translation_pairs
 
 # English noun form -> (Spanish form, gender, plural, animate).
 NOUNS = {
-    "dog": ("perro", "m", False, True), "dogs": ("perros", "m", True, True),
-    "cat": ("gato", "m", False, True), "cats": ("gatos", "m", True, True),
-    "bird": ("pájaro", "m", False, True), "birds": ("pájaros", "m", True, True),
-    "boy": ("niño", "m", False, True), "boys": ("niños", "m", True, True),
-    "girl": ("niña", "f", False, True), "girls": ("niñas", "f", True, True),
-    "man": ("hombre", "m", False, True), "men": ("hombres", "m", True, True),
-    "woman": ("mujer", "f", False, True), "women": ("mujeres", "f", True, True),
-    "apple": ("manzana", "f", False, False), "apples": ("manzanas", "f", True, False),
-    "cake": ("pastel", "m", False, False), "cakes": ("pasteles", "m", True, False),
-    "book": ("libro", "m", False, False), "books": ("libros", "m", True, False),
-    "letter": ("carta", "f", False, False), "letters": ("cartas", "f", True, False),
-    "car": ("coche", "m", False, False), "cars": ("coches", "m", True, False),
-    "flower": ("flor", "f", False, False), "flowers": ("flores", "f", True, False),
-    "house": ("casa", "f", False, False), "houses": ("casas", "f", True, False),
-    "city": ("ciudad", "f", False, False), "cities": ("ciudades", "f", True, False),
-    "garden": ("jardín", "m", False, False), "gardens": ("jardines", "m", True, False),
+    "dog": ("perro", "m", False, True),
+    "dogs": ("perros", "m", True, True),
+    "cat": ("gato", "m", False, True),
+    "cats": ("gatos", "m", True, True),
+    "bird": ("pájaro", "m", False, True),
+    "birds": ("pájaros", "m", True, True),
+    "boy": ("niño", "m", False, True),
+    "boys": ("niños", "m", True, True),
+    "girl": ("niña", "f", False, True),
+    "girls": ("niñas", "f", True, True),
+    "man": ("hombre", "m", False, True),
+    "men": ("hombres", "m", True, True),
+    "woman": ("mujer", "f", False, True),
+    "women": ("mujeres", "f", True, True),
+    "apple": ("manzana", "f", False, False),
+    "apples": ("manzanas", "f", True, False),
+    "cake": ("pastel", "m", False, False),
+    "cakes": ("pasteles", "m", True, False),
+    "book": ("libro", "m", False, False),
+    "books": ("libros", "m", True, False),
+    "letter": ("carta", "f", False, False),
+    "letters": ("cartas", "f", True, False),
+    "car": ("coche", "m", False, False),
+    "cars": ("coches", "m", True, False),
+    "flower": ("flor", "f", False, False),
+    "flowers": ("flores", "f", True, False),
+    "house": ("casa", "f", False, False),
+    "houses": ("casas", "f", True, False),
+    "city": ("ciudad", "f", False, False),
+    "cities": ("ciudades", "f", True, False),
+    "garden": ("jardín", "m", False, False),
+    "gardens": ("jardines", "m", True, False),
 }
 # English adjective -> Spanish (masc. sg., fem. sg., masc. pl., fem. pl.).
 ADJECTIVES = {
@@ -44,17 +60,35 @@ ADJECTIVES = {
 }
 THE = ("el", "la", "los", "las")
 OUR = ("nuestro", "nuestra", "nuestros", "nuestras")
-SUBJECT_PRONOUNS = {"i": "yo", "you": "tú", "he": "él", "she": "ella", "we": "nosotros",
-                    "they": "ellos"}
+SUBJECT_PRONOUNS = {
+    "i": "yo",
+    "you": "tú",
+    "he": "él",
+    "she": "ella",
+    "we": "nosotros",
+    "they": "ellos",
+}
 DIRECT_CLITICS = {"me": "me", "you": "te", "him": "lo", "her": "la", "us": "nos", "them": "los"}
 # English verb form after a pronoun -> Spanish form for that pronoun.
 CONJUGATIONS = {
-    ("i", "sleep"): "duermo", ("you", "sleep"): "duermes", ("he", "sleeps"): "duerme",
-    ("she", "sleeps"): "duerme", ("we", "sleep"): "dormimos", ("they", "sleep"): "duermen",
-    ("i", "know"): "sé", ("you", "know"): "sabes", ("he", "knows"): "sabe",
-    ("she", "knows"): "sabe", ("we", "know"): "sabemos", ("they", "know"): "saben",
-    ("i", "think"): "creo", ("you", "think"): "crees", ("he", "thinks"): "cree",
-    ("she", "thinks"): "cree", ("we", "think"): "creemos", ("they", "think"): "creen",
+    ("i", "sleep"): "duermo",
+    ("you", "sleep"): "duermes",
+    ("he", "sleeps"): "duerme",
+    ("she", "sleeps"): "duerme",
+    ("we", "sleep"): "dormimos",
+    ("they", "sleep"): "duermen",
+    ("i", "know"): "sé",
+    ("you", "know"): "sabes",
+    ("he", "knows"): "sabe",
+    ("she", "knows"): "sabe",
+    ("we", "know"): "sabemos",
+    ("they", "know"): "saben",
+    ("i", "think"): "creo",
+    ("you", "think"): "crees",
+    ("he", "thinks"): "cree",
+    ("she", "thinks"): "cree",
+    ("we", "think"): "creemos",
+    ("they", "think"): "creen",
 }
 NOUN_PATTERN = "|".join(NOUNS)
 ADJECTIVE_PATTERN = "|".join(ADJECTIVES)
@@ -141,18 +175,16 @@ def test_known_examples(corpus):
         "the small girls do not see her": "las niñas pequeñas no la ven",
         "do some happy boys give me the cakes": "me dan unos niños felices los pasteles",
         "my girls give them a very small car": "mis niñas les dan un coche muy pequeño",
-        "the small woman gives the car to our small bird":
-            "la mujer pequeña da el coche a nuestro pájaro pequeño",
+        "the small woman gives the car to our small bird": "la mujer pequeña da el coche a nuestro pájaro pequeño",
         "the girls know that a cat sees the books": "las niñas saben que un gato ve los libros",
-        "the happy girl thinks that the men have a small cat":
-            "la niña feliz cree que los hombres tienen un gato pequeño",
+        "the happy girl thinks that the men have a small cat": "la niña feliz cree que los hombres tienen un gato pequeño",
     }
     for source, target in examples.items():
         assert corpus[source] == target
 
 
 def test_indefinite_article_before_vowels(corpus):
-    for m, target in matching(corpus, rf"\b(a|an) ({ADJECTIVE_PATTERN}|{NOUN_PATTERN})\b"):
+    for m, _ in matching(corpus, rf"\b(a|an) ({ADJECTIVE_PATTERN}|{NOUN_PATTERN})\b"):
         article, word = m.groups()
         assert (article == "an") == (word[0] in "aeiou"), m.string
     for m, target in matching(corpus, rf"\ban old ({NOUN_PATTERN})\b"):
@@ -239,18 +271,23 @@ def test_target_word_order_differs_from_source_order_often(corpus):
 
 
 def test_splits_are_disjoint_and_cover_the_corpus():
-    splits = builtin_translation_splits(num_pairs=2000, seed=5, validation_fraction=0.1,
-                                        test_fraction=0.05)
+    splits = builtin_translation_splits(
+        num_pairs=2000, seed=5, validation_fraction=0.1, test_fraction=0.05
+    )
     assert {name: len(pairs) for name, pairs in splits.items()} == {
-        "train": 1700, "validation": 200, "test": 100}
+        "train": 1700,
+        "validation": 200,
+        "test": 100,
+    }
     sources = {name: {source for source, _ in pairs} for name, pairs in splits.items()}
     assert not sources["train"] & sources["validation"]
     assert not sources["train"] & sources["test"]
     assert not sources["validation"] & sources["test"]
     everything = sorted(pair for pairs in splits.values() for pair in pairs)
     assert everything == sorted(builtin_translation_pairs(num_pairs=2000, seed=5))
-    assert splits == builtin_translation_splits(num_pairs=2000, seed=5, validation_fraction=0.1,
-                                                test_fraction=0.05)
+    assert splits == builtin_translation_splits(
+        num_pairs=2000, seed=5, validation_fraction=0.1, test_fraction=0.05
+    )
 
 
 def test_split_keeps_pairs_of_one_source_together():

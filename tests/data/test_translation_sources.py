@@ -37,8 +37,9 @@ def test_builtin_gives_the_builtin_splits():
 def test_tsv_is_read_and_split_without_shared_sources(tmp_path):
     lines = [f"sentence {i % 80}\tfrase {i}".encode() for i in range(100)]
     path = write_lines(tmp_path / "pairs.tsv", lines)
-    splits = load_translation_pairs(f"tsv:{path}", seed=3, validation_fraction=0.1,
-                                    test_fraction=0.1)
+    splits = load_translation_pairs(
+        f"tsv:{path}", seed=3, validation_fraction=0.1, test_fraction=0.1
+    )
     pairs = {name: as_pairs(dataset) for name, dataset in splits.items()}
     everything = [pair for name in pairs for pair in pairs[name]]
     assert sorted(everything) == sorted(tuple(line.decode().split("\t")) for line in lines)
@@ -47,39 +48,50 @@ def test_tsv_is_read_and_split_without_shared_sources(tmp_path):
     assert len(sources["validation"]) == 8 and len(sources["test"]) == 8
     assert not sources["train"] & (sources["validation"] | sources["test"])
     assert not sources["validation"] & sources["test"]
-    again = load_translation_pairs(f"tsv:{path}", seed=3, validation_fraction=0.1,
-                                   test_fraction=0.1)
+    again = load_translation_pairs(
+        f"tsv:{path}", seed=3, validation_fraction=0.1, test_fraction=0.1
+    )
     assert as_pairs(again["test"]) == pairs["test"]
-    other = load_translation_pairs(f"tsv:{path}", seed=4, validation_fraction=0.1,
-                                   test_fraction=0.1)
+    other = load_translation_pairs(
+        f"tsv:{path}", seed=4, validation_fraction=0.1, test_fraction=0.1
+    )
     assert as_pairs(other["test"]) != pairs["test"]
 
 
 def test_tsv_keeps_utf8_and_strips_spaces(tmp_path):
-    path = write_lines(tmp_path / "pairs.tsv", [
-        "\ufeffgood morning\tbuenos días".encode(),
-        "  the boy \t el niño  ".encode(),
-        "crlf line\tlínea crlf\r".encode(),
-    ])
+    path = write_lines(
+        tmp_path / "pairs.tsv",
+        [
+            "\ufeffgood morning\tbuenos días".encode(),
+            "  the boy \t el niño  ".encode(),
+            "crlf line\tlínea crlf\r".encode(),
+        ],
+    )
     assert read_tsv_pairs(path) == [
-        ("good morning", "buenos días"), ("the boy", "el niño"), ("crlf line", "línea crlf")]
+        ("good morning", "buenos días"),
+        ("the boy", "el niño"),
+        ("crlf line", "línea crlf"),
+    ]
 
 
 def test_tsv_malformed_lines_are_reported_by_number(tmp_path):
     lines = [
-        b"one\tuno",            # 1 good
-        b"no tab here",         # 2 one field
-        b"a\tb\tc\td",          # 3 four fields (a third, attribution, is allowed)
-        b"\tempty source",      # 4 empty source
-        b"empty target\t  ",    # 5 empty target
-        b"two\tdos",            # 6 good
-        b"",                    # 7 blank
+        b"one\tuno",  # 1 good
+        b"no tab here",  # 2 one field
+        b"a\tb\tc\td",  # 3 four fields (a third, attribution, is allowed)
+        b"\tempty source",  # 4 empty source
+        b"empty target\t  ",  # 5 empty target
+        b"two\tdos",  # 6 good
+        b"",  # 7 blank
         b"bad\t\xff\xfe bytes",  # 8 not UTF-8
-        b"three\ttres",         # 9 good
+        b"three\ttres",  # 9 good
     ]
     path = write_lines(tmp_path / "pairs.tsv", lines)
-    with pytest.warns(UserWarning, match=r"Skipped 6 malformed line\(s\).*: line\(s\) 2, 3, 4, 5, "
-                                         r"7, 8\.$"):
+    with pytest.warns(
+        UserWarning,
+        match=r"Skipped 6 malformed line\(s\).*: line\(s\) 2, 3, 4, 5, "
+        r"7, 8\.$",
+    ):
         pairs = read_tsv_pairs(path)
     assert pairs == [("one", "uno"), ("two", "dos"), ("three", "tres")]
 
@@ -131,8 +143,11 @@ def test_tfds_dataset_that_is_not_a_translation_raises():
     import tensorflow_datasets as tfds
 
     with tfds.testing.mock_data(num_examples=2):
-        with pytest.raises(ValueError, match=r"\(source, target\) strings. Received: "
-                                             r"dataset='mnist'"):
+        with pytest.raises(
+            ValueError,
+            match=r"\(source, target\) strings. Received: "
+            r"dataset='mnist'",
+        ):
             load_translation_pairs("mnist", tfds_splits=["train"])
 
 
@@ -141,7 +156,9 @@ def test_duplicate_lines_stay_together(tmp_path):
     path = write_lines(tmp_path / "pairs.tsv", lines)
     splits = load_translation_pairs(f"tsv:{path}", validation_fraction=0.25, test_fraction=0.25)
     counts = collections.Counter(
-        name for name, dataset in splits.items() for source, _ in as_pairs(dataset)
+        name
+        for name, dataset in splits.items()
+        for source, _ in as_pairs(dataset)
         if source == "same"
     )
     assert list(counts.values()) == [5]

@@ -16,8 +16,18 @@ def _load_quickstart():
 def test_quickstart_with_a_tiny_corpus(tmp_path, capsys):
     quickstart = _load_quickstart()
     result = quickstart.main(
-        ["--epochs", "1", "--num-pairs", "200", "--hidden-dim", "8", "--num-layers", "1",
-         "--output-dir", str(tmp_path)]
+        [
+            "--epochs",
+            "1",
+            "--num-pairs",
+            "200",
+            "--hidden-dim",
+            "8",
+            "--num-layers",
+            "1",
+            "--output-dir",
+            str(tmp_path),
+        ]
     )
     printed = capsys.readouterr().out
     assert f"BLEU {result['bleu']:.1f}, chrF {result['chrf']:.1f} on 10 sentences" in printed

@@ -32,18 +32,28 @@ def test_train_vit_end_to_end(train_vit, tmp_path, monkeypatch):
     export_dir = tmp_path / "served"
     metrics = train_vit.main(
         [
-            "--epochs", "1",
-            "--batch-size", "16",
-            "--builtin-sizes", "32", "16", "16",
-            "--output-dir", str(output_dir),
-            "--export", str(export_dir),
+            "--epochs",
+            "1",
+            "--batch-size",
+            "16",
+            "--builtin-sizes",
+            "32",
+            "16",
+            "16",
+            "--output-dir",
+            str(output_dir),
+            "--export",
+            str(export_dir),
         ]
     )
     assert 0.0 <= metrics["test_accuracy"] <= 1.0 and metrics["test_images"] == 16
     assert json.loads((output_dir / "metrics.json").read_text()) == metrics
     assert (output_dir / "checkpoints" / "epoch_001.keras").exists()
     assert (output_dir / "confusion_matrix.png").stat().st_size > 0
-    assert sorted(p.name for p in output_dir.glob("rollout_*.png")) == ["rollout_0.png", "rollout_1.png"]
+    assert sorted(p.name for p in output_dir.glob("rollout_*.png")) == [
+        "rollout_0.png",
+        "rollout_1.png",
+    ]
     if run_setup.tensorboard_available():
         assert any((output_dir / "logs").rglob("*tfevents*"))
     assert not (output_dir / "backup").exists() or not any((output_dir / "backup").iterdir())
@@ -57,7 +67,12 @@ def test_train_vit_end_to_end(train_vit, tmp_path, monkeypatch):
 
 def test_train_vit_flags(train_vit):
     args = train_vit.parse_args([])
-    assert (args.dataset, args.preset, args.output_dir, args.strategy) == ("builtin", "small", "runs/vit", "default")
+    assert (args.dataset, args.preset, args.output_dir, args.strategy) == (
+        "builtin",
+        "small",
+        "runs/vit",
+        "default",
+    )
     assert args.export is None and not args.mixed_precision
     # The built-in set's size is known from the flags: 6144 training images, 16 epochs
     # in batches of 32 (3072 steps; batches of 128 would be 768).
@@ -112,12 +127,18 @@ def test_train_vit_on_a_non_square_folder_derives_and_prints_its_choices(
     export_dir = tmp_path / "served"
     metrics = train_vit.main(
         [
-            "--dataset", f"folder:{folder}",
-            "--image-size", "16",
-            "--patch-size", "4",
-            "--epochs", "1",
-            "--output-dir", str(tmp_path / "run"),
-            "--export", str(export_dir),
+            "--dataset",
+            f"folder:{folder}",
+            "--image-size",
+            "16",
+            "--patch-size",
+            "4",
+            "--epochs",
+            "1",
+            "--output-dir",
+            str(tmp_path / "run"),
+            "--export",
+            str(export_dir),
         ]
     )
     # 12 x 24 images keep their aspect: 8 x 16 pixels, a 2 x 4 patch grid.
@@ -145,9 +166,9 @@ def test_only_training_batches_are_augmented(train_vit):
     images[:, 4:12, 7:9] = 255.0
     pairs = tf.data.Dataset.from_tensor_slices((images, np.arange(4) % 2))
     evaluation = train_vit.batches(pairs, 4, 2, augmentation="geometric")
-    (batch, one_hot), = list(evaluation.as_numpy_iterator())
+    ((batch, one_hot),) = list(evaluation.as_numpy_iterator())
     np.testing.assert_array_equal(batch, images)
     np.testing.assert_array_equal(one_hot.argmax(-1), [0, 1, 0, 1])
     training = train_vit.batches(pairs, 4, 2, shuffle_seed=0, augmentation="geometric")
-    (batch, _), = list(training.as_numpy_iterator())
+    ((batch, _),) = list(training.as_numpy_iterator())
     assert batch.shape == images.shape and not np.allclose(batch, images)

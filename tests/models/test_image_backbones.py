@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from keras_attention.models.image_backbones import application_preprocessing_affine
-from keras_attention.models.image_backbones import image_backbone
 from keras_attention.models.image_backbones import backbone_stride
+from keras_attention.models.image_backbones import image_backbone
 from keras_attention.models.image_backbones import image_shape_of
 from keras_attention.models.image_backbones import image_size_of
 
@@ -45,21 +45,37 @@ def test_keras_applications_backbone_with_random_weights_builds_and_runs():
 
 
 def test_bad_backbones_and_images():
-    with pytest.raises(ValueError, match=r"`backbone` must be 'small_cnn' or the name of a keras.applications model .* Received: backbone='resnet'"):
+    with pytest.raises(
+        ValueError,
+        match=r"`backbone` must be 'small_cnn' or the name of a keras.applications model .* Received: backbone='resnet'",
+    ):
         image_backbone("resnet")
-    with pytest.raises(ValueError, match=r"Received: backbone='mobilenet_v2'"):  # a module, not a model
+    with pytest.raises(
+        ValueError, match=r"Received: backbone='mobilenet_v2'"
+    ):  # a module, not a model
         image_backbone("mobilenet_v2")
-    with pytest.raises(ValueError, match=r"`image_size` must be an integer >= 8 or a \(height, width\) pair of integers >= 8. Received: image_size=4"):
+    with pytest.raises(
+        ValueError,
+        match=r"`image_size` must be an integer >= 8 or a \(height, width\) pair of integers >= 8. Received: image_size=4",
+    ):
         image_backbone("small_cnn", image_size=4)
     with pytest.raises(ValueError, match=r"Received: image_size=\(32, 4\)"):
         image_backbone("small_cnn", image_size=(32, 4))
-    with pytest.raises(ValueError, match=r"`model` must resize to a square image; .* Received: model resizing to \(32, 96\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"`model` must resize to a square image; .* Received: model resizing to \(32, 96\)",
+    ):
         image_size_of(image_backbone("small_cnn", image_size=(32, 96)))
     with pytest.raises(ValueError, match=r"no pre-trained weights. Received: weights='imagenet'"):
         image_backbone("small_cnn", weights="imagenet")
-    with pytest.raises(ValueError, match=r"name 'image' .* expected shape=\(None, None, None, 3\), found shape=\(1, 16, 16, 4\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"name 'image' .* expected shape=\(None, None, None, 3\), found shape=\(1, 16, 16, 4\)",
+    ):
         image_backbone("small_cnn", image_size=16)(np.zeros((1, 16, 16, 4), "float32"))
-    with pytest.raises(ValueError, match=r"`model` must contain an image backbone .* Received: model='other'"):
+    with pytest.raises(
+        ValueError, match=r"`model` must contain an image backbone .* Received: model='other'"
+    ):
         image_size_of(keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)], name="other"))
 
 

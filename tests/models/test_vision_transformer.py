@@ -8,7 +8,6 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-
 from layer_harness import HARNESS_CHECKS
 from layer_harness import LayerSpec
 from layer_harness import run_check
@@ -20,9 +19,9 @@ from keras_attention.models.vision_transformer import vision_transformer_no_deca
 from keras_attention.models.vision_transformer import vision_transformer_token_layout
 from keras_attention.models.vit_image_preprocessing import ResizeToModelSize
 from keras_attention.models.vit_image_preprocessing import TrainingAugmentation
-from keras_attention.models.vit_weight_transfer import copy_vision_transformer_weights
 from keras_attention.models.vit_presets import vision_transformer_from_preset
 from keras_attention.models.vit_presets import vision_transformer_preset
+from keras_attention.models.vit_weight_transfer import copy_vision_transformer_weights
 
 TINY = dict(
     image_size=8, patch_size=4, num_classes=3, hidden_dim=8, num_layers=2, num_heads=2, mlp_dim=16
@@ -83,17 +82,41 @@ def _numpy_vit(weights, images, patch_size, num_layers, pooling="token"):
     z = tokens + grid
     attention_maps = []
     for layer in range(num_layers):
-        w = {k.split("/", 1)[1]: v for k, v in weights.items() if k.startswith(f"encoder_block_{layer}/")}
-        h = _layer_norm(z, w["self_attention_layer_norm/gamma"], w["self_attention_layer_norm/beta"])
-        q = np.einsum("btd,dhk->bthk", h, w["self_attention_layer/query/kernel"]) + w["self_attention_layer/query/bias"]
-        k = np.einsum("btd,dhk->bthk", h, w["self_attention_layer/key/kernel"]) + w["self_attention_layer/key/bias"]
-        v = np.einsum("btd,dhk->bthk", h, w["self_attention_layer/value/kernel"]) + w["self_attention_layer/value/bias"]
-        attention = _softmax(np.einsum("bqhk,bshk->bhqs", q, k) / np.sqrt(q.shape[-1]))  # (B, H, T, T)
+        w = {
+            k.split("/", 1)[1]: v
+            for k, v in weights.items()
+            if k.startswith(f"encoder_block_{layer}/")
+        }
+        h = _layer_norm(
+            z, w["self_attention_layer_norm/gamma"], w["self_attention_layer_norm/beta"]
+        )
+        q = (
+            np.einsum("btd,dhk->bthk", h, w["self_attention_layer/query/kernel"])
+            + w["self_attention_layer/query/bias"]
+        )
+        k = (
+            np.einsum("btd,dhk->bthk", h, w["self_attention_layer/key/kernel"])
+            + w["self_attention_layer/key/bias"]
+        )
+        v = (
+            np.einsum("btd,dhk->bthk", h, w["self_attention_layer/value/kernel"])
+            + w["self_attention_layer/value/bias"]
+        )
+        attention = _softmax(
+            np.einsum("bqhk,bshk->bhqs", q, k) / np.sqrt(q.shape[-1])
+        )  # (B, H, T, T)
         attention_maps.append(attention)
         heads = np.einsum("bhqs,bshk->bqhk", attention, v)
-        z = z + np.einsum("bqhk,hkd->bqd", heads, w["self_attention_layer/attention_output/kernel"]) + w["self_attention_layer/attention_output/bias"]
+        z = (
+            z
+            + np.einsum("bqhk,hkd->bqd", heads, w["self_attention_layer/attention_output/kernel"])
+            + w["self_attention_layer/attention_output/bias"]
+        )
         h = _layer_norm(z, w["feedforward_layer_norm/gamma"], w["feedforward_layer_norm/beta"])
-        h = _gelu(h @ w["feedforward_intermediate_dense/kernel"] + w["feedforward_intermediate_dense/bias"])
+        h = _gelu(
+            h @ w["feedforward_intermediate_dense/kernel"]
+            + w["feedforward_intermediate_dense/bias"]
+        )
         z = z + h @ w["feedforward_output_dense/kernel"] + w["feedforward_output_dense/bias"]
     z = _layer_norm(z, weights["final_norm/gamma"], weights["final_norm/beta"])
     pooled = z[:, 0] if pooling == "token" else z.mean(axis=1)
@@ -113,7 +136,15 @@ def _paper_parameter_count(image_size, patch_size, hidden_dim, num_layers, mlp_d
     d, tokens = hidden_dim, (image_size // patch_size) ** 2 + 1
     patch_projection = patch_size * patch_size * 3 * d + d
     block = 2 * (2 * d) + 4 * (d * d + d) + (d * mlp_dim + mlp_dim) + (mlp_dim * d + d)
-    return patch_projection + d + tokens * d + num_layers * block + 2 * d + d * num_classes + num_classes
+    return (
+        patch_projection
+        + d
+        + tokens * d
+        + num_layers * block
+        + 2 * d
+        + d * num_classes
+        + num_classes
+    )
 
 
 @pytest.mark.parametrize(
@@ -147,7 +178,9 @@ def test_preset_table_holds_paper_sizes():
 
 
 def test_unknown_preset_lists_presets():
-    with pytest.raises(ValueError, match=r"`preset` must be one of .*'B/16'.*Received: preset='X/16'"):
+    with pytest.raises(
+        ValueError, match=r"`preset` must be one of .*'B/16'.*Received: preset='X/16'"
+    ):
         vision_transformer_from_preset("X/16")
 
 
@@ -167,7 +200,9 @@ def test_forward_matches_numpy_reference(pooling):
     model = _randomize(vision_transformer(**TINY, pooling=pooling))
     images = _images(2, 8, 8)
     logits = np.asarray(model(images))
-    expected, expected_maps = _numpy_vit(_weights_by_path(model), images.astype("float64"), 4, 2, pooling)
+    expected, expected_maps = _numpy_vit(
+        _weights_by_path(model), images.astype("float64"), 4, 2, pooling
+    )
     assert logits.shape == (2, 3)
     np.testing.assert_allclose(logits, expected, rtol=1e-4, atol=1e-4)
     maps = get_attention_scores(model, images)
@@ -222,17 +257,20 @@ def test_resize_skipped_at_native_size():
     model = vision_transformer(**{**TINY, "image_size": (8, 12)})
     assert _resize_ops(model, tf.TensorSpec((None, 8, 12, 3), tf.float32)) == []
     assert _resize_ops(model, tf.TensorSpec((None, 16, 12, 3), tf.float32)) == ["ResizeBilinear"]
-    assert _resize_ops(model, tf.TensorSpec((None, None, None, 3), tf.float32)) == ["ResizeBilinear"]
+    assert _resize_ops(model, tf.TensorSpec((None, None, None, 3), tf.float32)) == [
+        "ResizeBilinear"
+    ]
     # Skipping changes no number: a bilinear resize to the same size is the identity.
     images = _images(2, 8, 12)
-    np.testing.assert_array_equal(
-        np.asarray(ops_resize(images, (8, 12))), images
-    )
+    np.testing.assert_array_equal(np.asarray(ops_resize(images, (8, 12))), images)
     layer = ResizeToModelSize((8, 12))
     np.testing.assert_array_equal(np.asarray(layer(images)), images)
     assert tuple(layer(_images(1, 5, 7)).shape) == (1, 8, 12, 3)
     assert ResizeToModelSize.from_config(layer.get_config()).size == (8, 12)
-    with pytest.raises(ValueError, match=r"`image_size` must be a positive integer or a \(height, width\) pair of them. Received: image_size=\(8, -1\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"`image_size` must be a positive integer or a \(height, width\) pair of them. Received: image_size=\(8, -1\)",
+    ):
         ResizeToModelSize((8, -1))
 
 
@@ -254,7 +292,10 @@ def test_wrong_channel_count_raises():
     model = vision_transformer(**TINY)
     with pytest.raises(ValueError, match="expected axis -1 of input shape to have value 3"):
         model(np.zeros((1, 8, 8, 1), "float32"))
-    with pytest.raises(ValueError, match=r"'images' .* expected shape=\(None, None, None, 3\), found shape=\(None, None, None, 4\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"'images' .* expected shape=\(None, None, None, 3\), found shape=\(None, None, None, 4\)",
+    ):
         model(keras.Input((None, None, 4)))
     gray = vision_transformer(**TINY, channels=1)
     assert gray(np.zeros((1, 8, 8, 1), "float32")).shape == (1, 3)
@@ -265,7 +306,9 @@ def test_augmentation_only_while_training():
     model = _randomize(vision_transformer(**TINY, augmentation=[flip]))
     images = _images(8, 8, 8)
     plain = np.asarray(model(images, training=False))
-    np.testing.assert_array_equal(np.asarray(model(images)), plain)  # no training flag: no augmentation
+    np.testing.assert_array_equal(
+        np.asarray(model(images)), plain
+    )  # no training flag: no augmentation
     flipped = np.asarray(model(images[:, ::-1], training=False))
     trained = np.asarray(model(images, training=True))
     np.testing.assert_allclose(np.asarray(model.predict(images, verbose=0)), plain, atol=1e-5)
@@ -331,7 +374,9 @@ def test_class_names_attribute_is_saved_and_classify_uses_it(tmp_path):
     labels, probabilities, maps = loaded.classify(images, batch_size=2, return_attention=True)
     np.testing.assert_array_equal(labels, np.array(["a", "b", "c"])[logits.argmax(-1)])
     reference = np.exp(logits - logits.max(-1, keepdims=True))
-    np.testing.assert_allclose(probabilities, reference / reference.sum(-1, keepdims=True), atol=1e-5)
+    np.testing.assert_allclose(
+        probabilities, reference / reference.sum(-1, keepdims=True), atol=1e-5
+    )
     for got, want in zip(maps, get_attention_scores(model, images)):
         np.testing.assert_allclose(got, want, atol=1e-6)
     unnamed = vision_transformer(**TINY)
@@ -353,7 +398,9 @@ def _numpy_bilinear(table, rows, cols):
         matrix[np.arange(size_out), upper] += centres - lower
         return matrix
 
-    return np.einsum("hr,wc,rce->hwe", weights(table.shape[0], rows), weights(table.shape[1], cols), table)
+    return np.einsum(
+        "hr,wc,rce->hwe", weights(table.shape[0], rows), weights(table.shape[1], cols), table
+    )
 
 
 def test_copy_weights_interpolates_positions():
@@ -389,7 +436,10 @@ def test_copy_weights_without_head():
     np.testing.assert_array_equal(
         target.get_layer("final_norm").gamma.numpy(), source.get_layer("final_norm").gamma.numpy()
     )
-    with pytest.raises(ValueError, match=r"Received: head with weight 'head/kernel'.*\(8, 3\) in `source` and \(8, 5\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"Received: head with weight 'head/kernel'.*\(8, 3\) in `source` and \(8, 5\)",
+    ):
         copy_vision_transformer_weights(source, target)
 
 
@@ -399,7 +449,9 @@ def test_copy_weights_rejects_other_architectures():
         copy_vision_transformer_weights(vision_transformer(**TINY, pooling="gap"), source)
     with pytest.raises(ValueError, match=r"`source` with 2 encoder blocks.*`target` with 1"):
         copy_vision_transformer_weights(source, vision_transformer(**{**TINY, "num_layers": 1}))
-    with pytest.raises(ValueError, match=r"`source` must be a `VisionTransformer`.*Received: source="):
+    with pytest.raises(
+        ValueError, match=r"`source` must be a `VisionTransformer`.*Received: source="
+    ):
         copy_vision_transformer_weights(keras.Sequential([keras.layers.Dense(2)]), source)
 
 
@@ -423,7 +475,9 @@ def test_fit_step_with_jit_compile():
     assert model.jit_compile is True
     before = [w.copy() for w in model.get_weights()]
     # Two steps: the head starts at zero, so only the head learns in the first.
-    history = model.fit(_images(4, 10, 10), np.array([0, 1, 2, 0]), batch_size=2, epochs=1, verbose=0)
+    history = model.fit(
+        _images(4, 10, 10), np.array([0, 1, 2, 0]), batch_size=2, epochs=1, verbose=0
+    )
     assert np.isfinite(history.history["loss"][0])
     changed = [not np.array_equal(a, b) for a, b in zip(before, model.get_weights())]
     assert all(changed)
@@ -439,7 +493,9 @@ def test_mixed_bfloat16_forward():
     assert all(w.dtype == "float32" for w in model.weights)
     assert logits.dtype == "float32"
     assert np.all(np.isfinite(np.asarray(logits)))
-    np.testing.assert_allclose(np.asarray(logits), np.asarray(reference(images)), atol=0.3, rtol=0.1)
+    np.testing.assert_allclose(
+        np.asarray(logits), np.asarray(reference(images)), atol=0.3, rtol=0.1
+    )
     maps = get_attention_scores(model, images)
     assert all(np.all(np.isfinite(m)) for m in maps)
 
@@ -458,7 +514,9 @@ def test_mirrored_strategy_fit():
 
 
 def test_keras_file_round_trip(tmp_path):
-    model = _randomize(vision_transformer(**TINY, augmentation=[keras.layers.RandomFlip("vertical")]))
+    model = _randomize(
+        vision_transformer(**TINY, augmentation=[keras.layers.RandomFlip("vertical")])
+    )
     path = tmp_path / "vit.keras"
     model.save(path)
     loaded = keras.saving.load_model(path)
@@ -480,21 +538,54 @@ def test_keras_file_round_trip(tmp_path):
 @pytest.mark.parametrize(
     "overrides, message",
     [
-        ({"image_size": 10}, r"`image_size` must be a multiple of `patch_size`. Received: image_size=10, patch_size=4"),
-        ({"image_size": 0}, r"`image_size` must be a positive integer or a \(height, width\) pair of them. Received: image_size=0"),
-        ({"image_size": (8, 6)}, r"`image_size` must be a multiple of `patch_size`. Received: image_size=\(8, 6\), patch_size=4"),
-        ({"image_size": (8, 0)}, r"`image_size` must be a positive integer or a \(height, width\) pair of them. Received: image_size=\(8, 0\)"),
+        (
+            {"image_size": 10},
+            r"`image_size` must be a multiple of `patch_size`. Received: image_size=10, patch_size=4",
+        ),
+        (
+            {"image_size": 0},
+            r"`image_size` must be a positive integer or a \(height, width\) pair of them. Received: image_size=0",
+        ),
+        (
+            {"image_size": (8, 6)},
+            r"`image_size` must be a multiple of `patch_size`. Received: image_size=\(8, 6\), patch_size=4",
+        ),
+        (
+            {"image_size": (8, 0)},
+            r"`image_size` must be a positive integer or a \(height, width\) pair of them. Received: image_size=\(8, 0\)",
+        ),
         ({"patch_size": 2.5}, r"`patch_size` must be a positive integer. Received: patch_size=2.5"),
-        ({"num_classes": -1}, r"`num_classes` must be a positive integer. Received: num_classes=-1"),
+        (
+            {"num_classes": -1},
+            r"`num_classes` must be a positive integer. Received: num_classes=-1",
+        ),
         ({"num_layers": 0}, r"`num_layers` must be a positive integer. Received: num_layers=0"),
         ({"channels": True}, r"`channels` must be a positive integer. Received: channels=True"),
-        ({"num_heads": 3}, r"`hidden_dim` must be a multiple of `num_heads`. Received: hidden_dim=8, num_heads=3"),
+        (
+            {"num_heads": 3},
+            r"`hidden_dim` must be a multiple of `num_heads`. Received: hidden_dim=8, num_heads=3",
+        ),
         ({"dropout": 1.0}, r"`dropout` must be a float in \[0, 1\). Received: dropout=1.0"),
-        ({"stochastic_depth_rate": -0.1}, r"`stochastic_depth_rate` must be a float in \[0, 1\). Received: stochastic_depth_rate=-0.1"),
-        ({"pooling": "max"}, r"`pooling` must be one of \('token', 'gap'\). Received: pooling='max'"),
-        ({"rescaling": "imagenet"}, r"`rescaling` must be one of \('symmetric', 'unit'\). Received: rescaling='imagenet'"),
-        ({"class_names": ["a"]}, r"one name per class .* Received: len\(class_names\)=1, num_classes=3"),
-        ({"augmentation": ["flip"]}, r"`augmentation` must be a list of Keras layers .* Received: augmentation containing 'flip'"),
+        (
+            {"stochastic_depth_rate": -0.1},
+            r"`stochastic_depth_rate` must be a float in \[0, 1\). Received: stochastic_depth_rate=-0.1",
+        ),
+        (
+            {"pooling": "max"},
+            r"`pooling` must be one of \('token', 'gap'\). Received: pooling='max'",
+        ),
+        (
+            {"rescaling": "imagenet"},
+            r"`rescaling` must be one of \('symmetric', 'unit'\). Received: rescaling='imagenet'",
+        ),
+        (
+            {"class_names": ["a"]},
+            r"one name per class .* Received: len\(class_names\)=1, num_classes=3",
+        ),
+        (
+            {"augmentation": ["flip"]},
+            r"`augmentation` must be a list of Keras layers .* Received: augmentation containing 'flip'",
+        ),
     ],
 )
 def test_bad_arguments(overrides, message):
@@ -513,7 +604,9 @@ def test_attention_scores_bad_arguments():
         get_attention_scores(model, np.zeros((8, 8, 3)))
     with pytest.raises(ValueError, match=r"Received: images.shape=\(0, 8, 8, 3\)"):
         get_attention_scores(model, np.zeros((0, 8, 8, 3)))
-    with pytest.raises(ValueError, match=r"`batch_size` must be a positive integer. Received: batch_size=0"):
+    with pytest.raises(
+        ValueError, match=r"`batch_size` must be a positive integer. Received: batch_size=0"
+    ):
         get_attention_scores(model, np.zeros((1, 8, 8, 3)), batch_size=0)
 
 
@@ -527,7 +620,9 @@ def test_attention_scores_in_batches():
 
 def test_attention_helpers_reject_other_models():
     other = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2)])
-    with pytest.raises(ValueError, match=r"`model` must be a `VisionTransformer`.*Received: model="):
+    with pytest.raises(
+        ValueError, match=r"`model` must be a `VisionTransformer`.*Received: model="
+    ):
         get_attention_scores(other, np.zeros((1, 8, 8, 3)))
     with pytest.raises(ValueError, match=r"`model` must be a `VisionTransformer`"):
         vision_transformer_token_layout(other)

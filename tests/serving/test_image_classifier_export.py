@@ -80,10 +80,16 @@ def test_saved_model_runs_without_the_package(exported, tmp_path):
 
 def test_saved_model_cli_shows_the_signature(exported):
     _, path = exported
-    cli = shutil.which("saved_model_cli") or os.path.join(os.path.dirname(sys.executable), "saved_model_cli")
+    cli = shutil.which("saved_model_cli") or os.path.join(
+        os.path.dirname(sys.executable), "saved_model_cli"
+    )
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="")
     completed = subprocess.run(
-        [cli, "show", "--all", "--dir", str(path)], capture_output=True, text=True, env=env, timeout=300
+        [cli, "show", "--all", "--dir", str(path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
     )
     assert completed.returncode == 0, completed.stderr[-3000:]
     out = completed.stdout
@@ -97,7 +103,9 @@ def test_signature_in_process_any_size(exported):
     model, path = exported
     serve = load_image_classifier(path)
     for height, width in ((8, 8), (30, 17)):
-        images = np.random.default_rng(height).uniform(0, 255, (3, height, width, 3)).astype("float32")
+        images = (
+            np.random.default_rng(height).uniform(0, 255, (3, height, width, 3)).astype("float32")
+        )
         result = serve(images)
         expected = _softmax(np.asarray(model(images), dtype="float64"))
         np.testing.assert_allclose(result["probabilities"].numpy(), expected, atol=1e-5)
@@ -111,7 +119,9 @@ def test_signature_takes_uint8_pixels_as_stored(exported):
     pixels = np.random.default_rng(1).integers(0, 256, (2, 8, 12, 3)).astype(np.uint8)
     from_uint8 = serve(images=pixels)  # NumPy uint8 arrays are converted to float32
     from_float = serve(images=tf.constant(pixels.astype("float32")))
-    np.testing.assert_allclose(from_uint8["probabilities"].numpy(), from_float["probabilities"].numpy())
+    np.testing.assert_allclose(
+        from_uint8["probabilities"].numpy(), from_float["probabilities"].numpy()
+    )
     expected = _softmax(np.asarray(model(pixels.astype("float32")), dtype="float64"))
     np.testing.assert_allclose(from_uint8["probabilities"].numpy(), expected, atol=1e-5)
 
@@ -120,7 +130,9 @@ def test_signature_takes_uint8_pixels_as_stored(exported):
 def test_bad_request_shape_is_named(exported, shape):
     _, path = exported
     serve = tf.saved_model.load(str(path)).signatures["serving_default"]
-    with pytest.raises(tf.errors.InvalidArgumentError, match=r"`images` must be \(batch, height, width, 3\)"):
+    with pytest.raises(
+        tf.errors.InvalidArgumentError, match=r"`images` must be \(batch, height, width, 3\)"
+    ):
         serve(images=tf.zeros(shape))
 
 
@@ -142,14 +154,22 @@ def test_class_names_default_to_the_model_attribute(tmp_path):
 
 def test_bad_arguments(tmp_path):
     model = vision_transformer(**TINY)
-    with pytest.raises(ValueError, match=r"`class_names` is required .* Received: class_names=None"):
+    with pytest.raises(
+        ValueError, match=r"`class_names` is required .* Received: class_names=None"
+    ):
         export_image_classifier(model, tmp_path / "a")
-    with pytest.raises(ValueError, match=r"one name per model output \(3 names\). Received: class_names=\['a'\]"):
+    with pytest.raises(
+        ValueError, match=r"one name per model output \(3 names\). Received: class_names=\['a'\]"
+    ):
         export_image_classifier(model, tmp_path / "b", ["a"])
-    with pytest.raises(ValueError, match=r"`model` must be a functional keras.Model .* Received: model="):
+    with pytest.raises(
+        ValueError, match=r"`model` must be a functional keras.Model .* Received: model="
+    ):
         export_image_classifier("model", tmp_path / "c", CLASS_NAMES)
     flat = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3)])
-    with pytest.raises(ValueError, match=r"must take images .* Received: model input shape=\(None, 4\)"):
+    with pytest.raises(
+        ValueError, match=r"must take images .* Received: model input shape=\(None, 4\)"
+    ):
         export_image_classifier(flat, tmp_path / "d", CLASS_NAMES)
     with pytest.raises(ValueError, match=r"SavedModel with a 'serving_default' signature"):
         other = tf.Module()

@@ -236,7 +236,9 @@ def test_constructor_and_calls_reject_bad_arguments(tokenizer):
         ReversibleTokenizer(["[PAD]", "[UNK]", "[START]", "[END]", "a"])
     with pytest.raises(ValueError, match=r"`vocabulary` must be a list of distinct"):
         ReversibleTokenizer(["a", "a"])
-    with pytest.raises(ValueError, match=r"`sequence_length` must be .* Received: sequence_length=2"):
+    with pytest.raises(
+        ValueError, match=r"`sequence_length` must be .* Received: sequence_length=2"
+    ):
         tokenizer.encode(["a"], 2, add_start=True, add_end=True)
     with pytest.raises(ValueError, match=r"`strings` must be .* shape=\(1, 1\)"):
         tokenizer.encode([["a"]], 4)

@@ -19,10 +19,12 @@ def test_identical_corpora_score_100():
 def test_bleu_of_one_sentence_by_hand():
     # Clipped n-gram matches of "the cat sat on the mat" against "the cat sat on a mat":
     # 5/6 unigrams, 3/5 bigrams, 2/4 trigrams, 1/3 four-grams; equal lengths, no penalty.
-    expected = 100 * math.exp((math.log(5 / 6) + math.log(3 / 5) + math.log(2 / 4)
-                               + math.log(1 / 3)) / 4)
+    expected = 100 * math.exp(
+        (math.log(5 / 6) + math.log(3 / 5) + math.log(2 / 4) + math.log(1 / 3)) / 4
+    )
     assert corpus_bleu(["the cat sat on the mat"], ["the cat sat on a mat"]) == pytest.approx(
-        expected)
+        expected
+    )
 
 
 def test_bleu_brevity_penalty_by_hand():
@@ -36,20 +38,27 @@ def test_scores_match_sacrebleu_on_a_corpus():
     hypotheses = ["el perro come la manzana", "la niña ve al gato", "yo no sé"]
     references = ["el perro grande come la manzana roja", "la niña ve al gato", "yo no lo sé"]
     assert corpus_bleu(hypotheses, references) == pytest.approx(
-        sacrebleu.corpus_bleu(hypotheses, [references]).score)
+        sacrebleu.corpus_bleu(hypotheses, [references]).score
+    )
     assert corpus_chrf(hypotheses, references) == pytest.approx(
-        sacrebleu.corpus_chrf(hypotheses, [references]).score)
+        sacrebleu.corpus_chrf(hypotheses, [references]).score
+    )
 
 
 def test_several_references_per_hypothesis_and_bytes():
     hypotheses = [b"the cat is on the mat", "there is a cat here"]
-    references = [["the cat is on the mat", "a cat is on the mat"],
-                  [b"here is a cat", "there is a cat here"]]
-    streams = [["the cat is on the mat", "here is a cat"],
-               ["a cat is on the mat", "there is a cat here"]]
+    references = [
+        ["the cat is on the mat", "a cat is on the mat"],
+        [b"here is a cat", "there is a cat here"],
+    ]
+    streams = [
+        ["the cat is on the mat", "here is a cat"],
+        ["a cat is on the mat", "there is a cat here"],
+    ]
     plain = ["the cat is on the mat", "there is a cat here"]
     assert corpus_bleu(hypotheses, references) == pytest.approx(
-        sacrebleu.corpus_bleu(plain, streams).score)
+        sacrebleu.corpus_bleu(plain, streams).score
+    )
     assert corpus_bleu(hypotheses, references) == pytest.approx(100.0)
 
 

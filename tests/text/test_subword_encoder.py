@@ -9,7 +9,7 @@ from keras_attention.text.subword_encoder import SubwordEncoder
 from keras_attention.text.wordpiece_vocabulary import train_wordpiece_vocabulary
 
 TINY_VOCABULARY = ["[PAD]", "[UNK]", "[START]", "[END]", "el", "gato", "perr", "##o", "##s", "ve"]
-PAD, UNK, START, END, EL, GATO, PERR, O, S, VE = range(10)
+PAD, UNK, START, END, EL, GATO, PERR, O, S, VE = range(10)  # noqa: E741  (the piece "##o")
 
 
 @pytest.fixture(scope="module")
@@ -30,20 +30,26 @@ def corpus_encoder(sentences):
 
 def test_encode_by_hand(tiny):
     ids = tiny.encode(["el gato ve el perro", "perros", "el lobo"], 7)
-    np.testing.assert_array_equal(ids, [
-        [EL, GATO, VE, EL, PERR, O, PAD],
-        [PERR, O, S, PAD, PAD, PAD, PAD],
-        [EL, UNK, PAD, PAD, PAD, PAD, PAD],
-    ])
+    np.testing.assert_array_equal(
+        ids,
+        [
+            [EL, GATO, VE, EL, PERR, O, PAD],
+            [PERR, O, S, PAD, PAD, PAD, PAD],
+            [EL, UNK, PAD, PAD, PAD, PAD, PAD],
+        ],
+    )
     assert ids.dtype == tf.int32
 
 
 def test_start_end_and_truncation_keep_the_end_token(tiny):
     ids = tiny.encode(["el gato ve el perro", "gato"], 6, add_start=True, add_end=True)
-    np.testing.assert_array_equal(ids, [
-        [START, EL, GATO, VE, EL, END],
-        [START, GATO, END, PAD, PAD, PAD],
-    ])
+    np.testing.assert_array_equal(
+        ids,
+        [
+            [START, EL, GATO, VE, EL, END],
+            [START, GATO, END, PAD, PAD, PAD],
+        ],
+    )
     np.testing.assert_array_equal(tiny.encode(["el gato ve"], 3), [[EL, GATO, VE]])
     np.testing.assert_array_equal(tiny.encode(["el gato ve"], 3, add_end=True), [[EL, GATO, END]])
     np.testing.assert_array_equal(tiny.encode(["el gato"], 3, add_start=True), [[START, EL, GATO]])
@@ -91,8 +97,9 @@ def test_inside_tf_function_and_tf_data(corpus_encoder, sentences):
 
     dataset = tf.data.Dataset.from_tensor_slices(batch).map(lambda s: corpus_encoder.encode(s, 48))
     assert dataset.element_spec.shape.as_list() == [48]
-    np.testing.assert_array_equal(np.stack(list(dataset.as_numpy_iterator())),
-                                  corpus_encoder.encode(batch, 48))
+    np.testing.assert_array_equal(
+        np.stack(list(dataset.as_numpy_iterator())), corpus_encoder.encode(batch, 48)
+    )
 
 
 def test_serving_signature_survives_saved_model(tiny, tmp_path):
@@ -110,10 +117,13 @@ def test_serving_signature_survives_saved_model(tiny, tmp_path):
     tf.saved_model.save(module, str(tmp_path), signatures={"serving_default": module.serve})
     served = tf.saved_model.load(str(tmp_path)).signatures["serving_default"]
     outputs = served(text=tf.constant(["el perro ve", "gatos"]))
-    np.testing.assert_array_equal(outputs["ids"], [
-        [START, EL, PERR, O, VE, END, PAD, PAD],
-        [START, GATO, S, END, PAD, PAD, PAD, PAD],
-    ])
+    np.testing.assert_array_equal(
+        outputs["ids"],
+        [
+            [START, EL, PERR, O, VE, END, PAD, PAD],
+            [START, GATO, S, END, PAD, PAD, PAD, PAD],
+        ],
+    )
     assert outputs["text"].numpy().tolist() == [b"el perro ve", b"gatos"]
 
 
@@ -125,13 +135,24 @@ def test_save_load_and_properties(corpus_encoder, tmp_path):
     assert loaded.vocabulary == corpus_encoder.vocabulary
     assert (loaded.pad_id, loaded.unknown_id, loaded.start_id, loaded.end_id) == (0, 1, 2, 3)
     assert loaded.vocabulary_size == len(corpus_encoder.vocabulary) <= 80
-    custom = SubwordEncoder(["<pad>", "<unk>", "<s>", "</s>", "a"], pad_token="<pad>",
-                            unknown_token="<unk>", start_token="<s>", end_token="</s>")
+    custom = SubwordEncoder(
+        ["<pad>", "<unk>", "<s>", "</s>", "a"],
+        pad_token="<pad>",
+        unknown_token="<unk>",
+        start_token="<s>",
+        end_token="</s>",
+    )
     custom.save(str(tmp_path / "custom"))
-    reloaded = SubwordEncoder.load(str(tmp_path / "custom"), pad_token="<pad>",
-                                   unknown_token="<unk>", start_token="<s>", end_token="</s>")
-    np.testing.assert_array_equal(reloaded.encode(["a"], 3, add_start=True, add_end=True),
-                                  [[2, 4, 3]])
+    reloaded = SubwordEncoder.load(
+        str(tmp_path / "custom"),
+        pad_token="<pad>",
+        unknown_token="<unk>",
+        start_token="<s>",
+        end_token="</s>",
+    )
+    np.testing.assert_array_equal(
+        reloaded.encode(["a"], 3, add_start=True, add_end=True), [[2, 4, 3]]
+    )
 
 
 @pytest.mark.parametrize(
@@ -141,8 +162,11 @@ def test_save_load_and_properties(corpus_encoder, tmp_path):
         (["[PAD]", "[UNK]", "[START]"], {}, r"contain `end_token`. Received: end_token='\[END\]'"),
         (["[PAD]", "[UNK]", "[START]", "[END]", "a", "a"], {}, "distinct non-empty strings"),
         ("[PAD]", {}, r"Received: vocabulary='\[PAD\]'"),
-        (["<pad>", "[UNK]", "[START]", "[END]"], {"pad_token": "<pad>", "start_token": "<s>"},
-         "Received: start_token='<s>'"),
+        (
+            ["<pad>", "[UNK]", "[START]", "[END]"],
+            {"pad_token": "<pad>", "start_token": "<s>"},
+            "Received: start_token='<s>'",
+        ),
     ],
 )
 def test_bad_vocabulary_raises(vocabulary, kwargs, message):

@@ -58,8 +58,10 @@ def test_dataset_and_list_give_the_same_vocabulary(spanish_sentences):
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        ({"vocabulary_size": 4}, "larger than the number of reserved tokens .* "
-                                 "Received: vocabulary_size=4"),
+        (
+            {"vocabulary_size": 4},
+            "larger than the number of reserved tokens .* Received: vocabulary_size=4",
+        ),
         ({"reserved_tokens": ["[PAD]", "[PAD]"]}, r"distinct .* Received: reserved_tokens="),
         ({"reserved_tokens": "[PAD]"}, r"Received: reserved_tokens='\[PAD\]'"),
         ({"texts": "one string"}, "Received: texts='one string'"),

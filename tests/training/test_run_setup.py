@@ -22,8 +22,21 @@ def test_common_flags():
     assert (args.dataset, args.epochs, args.batch_size, args.output_dir) == ("builtin", 2, 8, "out")
     assert (args.export, args.strategy, args.mixed_precision) == (None, "default", False)
     args = parser.parse_args(
-        ["--dataset", "cifar10", "--epochs", "3", "--batch-size", "4", "--output-dir", "o",
-         "--export", "e", "--strategy", "mirrored", "--mixed-precision"]
+        [
+            "--dataset",
+            "cifar10",
+            "--epochs",
+            "3",
+            "--batch-size",
+            "4",
+            "--output-dir",
+            "o",
+            "--export",
+            "e",
+            "--strategy",
+            "mirrored",
+            "--mixed-precision",
+        ]
     )
     assert (args.dataset, args.epochs, args.batch_size, args.export) == ("cifar10", 3, 4, "e")
     assert args.strategy == "mirrored" and args.mixed_precision
@@ -42,7 +55,10 @@ def test_precision_and_strategy():
     # XLA cannot run replicas on several logical CPUs (tests/conftest.py makes two).
     assert not run_setup.jit_compile_for(tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"]))
     assert run_setup.jit_compile_for(tf.distribute.MirroredStrategy(["/cpu:0"]))
-    with pytest.raises(ValueError, match=r"`strategy` must be one of \('default', 'mirrored'\). Received: strategy='tpu'"):
+    with pytest.raises(
+        ValueError,
+        match=r"`strategy` must be one of \('default', 'mirrored'\). Received: strategy='tpu'",
+    ):
         run_setup.make_strategy("tpu")
 
 
@@ -77,7 +93,12 @@ def test_interrupted_training_resumes(tmp_path):
         first.fit(x, y, epochs=5, batch_size=8, verbose=0, callbacks=callbacks + [_Interrupt(3)])
     second = model()  # a new process builds a new model with other initial weights
     history = second.fit(
-        x, y, epochs=5, batch_size=8, verbose=0, callbacks=run_setup.training_callbacks(str(tmp_path))
+        x,
+        y,
+        epochs=5,
+        batch_size=8,
+        verbose=0,
+        callbacks=run_setup.training_callbacks(str(tmp_path)),
     )
     assert len(history.history["loss"]) == 2  # only epochs 4 and 5 run again
     # Full-batch SGD: resuming gives exactly the weights of an uninterrupted run.

@@ -37,15 +37,23 @@ def test_confusion_matrix_matches_counting_pairs():
 
 
 def test_confusion_matrix_rejects_bad_input():
-    with pytest.raises(ValueError, match=r"indices in \[0, 3\). Received: predictions containing \[3\]"):
+    with pytest.raises(
+        ValueError, match=r"indices in \[0, 3\). Received: predictions containing \[3\]"
+    ):
         confusion_matrix([0, 1], [0, 3], num_classes=3)
-    with pytest.raises(ValueError, match=r"indices in \[0, 3\). Received: labels containing \[-1\]"):
+    with pytest.raises(
+        ValueError, match=r"indices in \[0, 3\). Received: labels containing \[-1\]"
+    ):
         confusion_matrix([-1, 1], [0, 1], num_classes=3)
     with pytest.raises(ValueError, match=r"integer class indices. Received: labels=\[0.5 1. \]"):
         confusion_matrix([0.5, 1.0], [0, 1], num_classes=3)
-    with pytest.raises(ValueError, match=r"1D array of class indices. Received: predictions.shape=\(2, 3\)"):
+    with pytest.raises(
+        ValueError, match=r"1D array of class indices. Received: predictions.shape=\(2, 3\)"
+    ):
         confusion_matrix([0, 1], np.zeros((2, 3), int), num_classes=3)
-    with pytest.raises(ValueError, match=r"same length. Received: labels.shape=\(2,\), predictions.shape=\(3,\)"):
+    with pytest.raises(
+        ValueError, match=r"same length. Received: labels.shape=\(2,\), predictions.shape=\(3,\)"
+    ):
         confusion_matrix([0, 1], [0, 1, 1], num_classes=3)
     with pytest.raises(ValueError, match="positive integer. Received: num_classes=0"):
         confusion_matrix([0], [0], num_classes=0)
@@ -64,7 +72,15 @@ def test_plot_writes_row_rates_in_the_cells(tmp_path):
     assert figure.get_suptitle() == "validation"
     # Row by row: cats 2/3, 1/3, 0; dogs 0, 1, 0; birds 1, 0, 0.
     assert _cell_texts(figure) == [
-        "0.67", "0.33", "0.00", "0.00", "1.00", "0.00", "1.00", "0.00", "0.00"
+        "0.67",
+        "0.33",
+        "0.00",
+        "0.00",
+        "1.00",
+        "0.00",
+        "1.00",
+        "0.00",
+        "0.00",
     ]
     # Each text sits on its own cell: x is the predicted class, y the true one.
     positions = [text.get_position() for text in matrix_axes.texts]
