@@ -56,16 +56,17 @@ def weights(examples, index, key, shape, description):
         expected is None or size == expected for size, expected in zip(array.shape, shape)
     )
     if not matches or 0 in array.shape:
-        shown = tuple("?" if size is None else size for size in shape)
+        shown = "(" + ", ".join("?" if size is None else str(size) for size in shape) + ")"
         raise ValueError(
             f"Expected `{name}` to have shape {description} = {shown}, no empty axis. "
             f"Received: {name}.shape={array.shape}"
         )
     if not np.all(np.isfinite(array)) or np.any(array < 0.0):
+        finite = array[np.isfinite(array)]
+        low = finite.min() if finite.size else None
         raise ValueError(
             f"Expected `{name}` to hold finite, non-negative attention weights. "
-            f"Received: min={np.nanmin(array)}, max={np.nanmax(array)}, "
-            f"finite={bool(np.all(np.isfinite(array)))}"
+            f"Received: {array.size - finite.size} non-finite values, smallest finite value {low}"
         )
     return array
 
