@@ -226,5 +226,7 @@ def test_vit_checks_name_the_argument(tmp_path):
         write_vit_explorer(path, dict(example, grid_size=(2, 0)))
     with pytest.raises(ValueError, match=r"examples\[0\]\['attention'\].*shape=\(2, 7, 7\)"):
         write_vit_explorer(path, dict(example, attention=example["attention"][0]))
+    with pytest.raises(ValueError, match=r"examples\[0\]\['probability'\].*Received: probability=1.5"):
+        write_vit_explorer(path, dict(example, probability=1.5))
     # Without a class token the same weights cover 7 patches.
     write_vit_explorer(path, dict(example, grid_size=(1, 7), has_class_token=False))

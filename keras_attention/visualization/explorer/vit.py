@@ -90,12 +90,24 @@ def write_vit_explorer(path, examples, title=None):
         attention = inputs.weights(
             examples, index, "attention", (None, None, tokens, tokens), description
         )
+        label = inputs.field(examples, index, "label")
+        label = label.decode("utf-8", errors="replace") if isinstance(label, bytes) else str(label)
         probability = inputs.field(examples, index, "probability", None)
+        if probability is not None:
+            try:
+                probability = float(probability)
+            except (TypeError, ValueError):
+                probability = None
+            if probability is None or not 0.0 <= probability <= 1.0:
+                raise ValueError(
+                    f"Expected `examples[{index}]['probability']` to be a number in [0, 1]. "
+                    f"Received: probability={examples[index]['probability']!r}"
+                )
         encoded.append(
             {
                 "name": str(inputs.field(examples, index, "name", f"example {index}")),
-                "label": str(inputs.field(examples, index, "label")),
-                "probability": None if probability is None else float(probability),
+                "label": label,
+                "probability": probability,
                 "image": png_data_uri(pixels),
                 "size": list(pixels.shape[:2]),
                 "grid": [rows, columns],
