@@ -19,8 +19,9 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None, reason="no chromium executable on PATH (apt-get install chromium)"
 )
-matplotlib = pytest.importorskip("matplotlib")
-import matplotlib.image  # noqa: E402  (after the skip: matplotlib is optional)
+pytest.importorskip("matplotlib")
+import matplotlib  # noqa: E402  (after the skips: playwright and matplotlib are optional)
+import matplotlib.image  # noqa: E402
 
 from keras_attention.visualization import write_caption_explorer  # noqa: E402
 from keras_attention.visualization import write_translation_explorer  # noqa: E402
@@ -90,7 +91,7 @@ def pages(tmp_path_factory):
 
 @pytest.fixture
 def open_page(browser, pages):
-    """Opens a page from disk; the test then checks `problems` (errors, failed or remote requests)."""
+    """Opens a page from disk; the test then checks `problems` (errors, failed or remote loads)."""
     opened = []
 
     def open_(name):
@@ -98,17 +99,21 @@ def open_page(browser, pages):
         problems = []
         page.on(
             "console",
-            lambda message: problems.append(f"console {message.type}: {message.text}")
-            if message.type in ("error", "warning")
-            else None,
+            lambda message: (
+                problems.append(f"console {message.type}: {message.text}")
+                if message.type in ("error", "warning")
+                else None
+            ),
         )
         page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
         page.on("requestfailed", lambda request: problems.append(f"failed: {request.url}"))
         page.on(
             "request",
-            lambda request: problems.append(f"remote request: {request.url}")
-            if not request.url.startswith(("file://", "data:"))
-            else None,
+            lambda request: (
+                problems.append(f"remote request: {request.url}")
+                if not request.url.startswith(("file://", "data:"))
+                else None
+            ),
         )
         page.goto(pages[name].as_uri())
         opened.append(page)
@@ -146,7 +151,8 @@ def _colorbar(page):
     return page.eval_on_selector(
         ".colorbar",
         "n => [Number(n.dataset.min), Number(n.dataset.max), "
-        "n.querySelector('.colorbar-min').textContent, n.querySelector('.colorbar-max').textContent]",
+        "n.querySelector('.colorbar-min').textContent, "
+        "n.querySelector('.colorbar-max').textContent]",
     )
 
 
@@ -184,8 +190,9 @@ def test_translation_layer_and_head_controls_choose_the_slice(open_page):
         shown = _weights(page, ".column[data-side=keys] .token")
         np.testing.assert_allclose([shown[s] for s in range(4)], cross[1, 0, target], atol=1e-3)
         lines = page.eval_on_selector_all(
-            ".links line", "ls => ls.filter(l => l.style.display !== 'none')"
-            ".map(l => [Number(l.dataset.query), Number(l.dataset.weight)])"
+            ".links line",
+            "ls => ls.filter(l => l.style.display !== 'none')"
+            ".map(l => [Number(l.dataset.query), Number(l.dataset.weight)])",
         )
         assert [query for query, _ in lines] == [target] * 4
         np.testing.assert_allclose([w for _, w in lines], cross[1, 0, target], atol=1e-3)
@@ -266,6 +273,14 @@ def test_translation_matrix_view_values_colorbar_and_colors(open_page):
     page.hover("#matrix td.cell[data-query='2'][data-key='1']")
     readout = float(page.locator("#readout").get_attribute("data-weight"))
     assert readout == pytest.approx(cross[2, 1], abs=1e-3)
+    # Hovering a row's word outlines its row and weighs the column words.
+    page.hover("#matrix th .token[data-side=queries][data-index='2']")
+    focused = page.eval_on_selector_all(
+        "#matrix td.cell.focused", "cells => cells.map(c => Number(c.dataset.query))"
+    )
+    assert focused == [2] * cross.shape[1]
+    shown = _weights(page, "#matrix th .token[data-side=keys]")
+    np.testing.assert_allclose([shown[s] for s in range(4)], cross[2], atol=1e-3)
     assert problems == []
 
 
@@ -355,14 +370,10 @@ def test_vit_layer_head_and_clicked_patch(open_page):
     assert root.get_attribute("data-query") == "6"
     np.testing.assert_allclose(_grid(page), attention[1, 0, 6, 1:].reshape(2, 3), atol=1e-3)
     page.select_option("#head", "mean")
-    np.testing.assert_allclose(
-        _grid(page), attention[1].mean(0)[6, 1:].reshape(2, 3), atol=1e-3
-    )
+    np.testing.assert_allclose(_grid(page), attention[1].mean(0)[6, 1:].reshape(2, 3), atol=1e-3)
     page.click("#overlay .patch[data-row='1'][data-col='2']")  # again: back to the class token
     assert root.get_attribute("data-query") == "0"
-    np.testing.assert_allclose(
-        _grid(page), attention[1].mean(0)[0, 1:].reshape(2, 3), atol=1e-3
-    )
+    np.testing.assert_allclose(_grid(page), attention[1].mean(0)[0, 1:].reshape(2, 3), atol=1e-3)
     assert problems == []
 
 
@@ -382,5 +393,7 @@ def test_vit_without_class_token_and_colors(open_page):
     low, high, _, _ = _colorbar(page)
     np.testing.assert_allclose([low, high], [expected.min(), expected.max()], atol=1e-3)
     colors = _colors_at_centres(page, "#overlay .patch")
-    np.testing.assert_allclose(colors, _expected_colors(expected).reshape(-1, 3), atol=COLOR_TOLERANCE)
+    np.testing.assert_allclose(
+        colors, _expected_colors(expected).reshape(-1, 3), atol=COLOR_TOLERANCE
+    )
     assert problems == []

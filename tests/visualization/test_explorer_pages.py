@@ -12,6 +12,7 @@ from keras_attention.visualization import words_and_attention
 from keras_attention.visualization import write_caption_explorer
 from keras_attention.visualization import write_translation_explorer
 from keras_attention.visualization import write_vit_explorer
+from keras_attention.visualization.explorer.page import VIRIDIS
 
 RNG = np.random.default_rng(7)
 
@@ -67,7 +68,9 @@ def test_leading_space_pieces_become_words_with_pooled_attention():
     columns = np.stack(
         [attention[..., [0, 1]].sum(-1), attention[..., [2, 3, 4]].sum(-1)], axis=-1
     )  # (2, 3, 4, 2)
-    expected = np.stack([columns[..., [0, 1], :].mean(-2), columns[..., 2, :], columns[..., 3, :]], -2)
+    expected = np.stack(
+        [columns[..., [0, 1], :].mean(-2), columns[..., 2, :], columns[..., 3, :]], -2
+    )
     np.testing.assert_allclose(pooled, expected, atol=1e-12)
 
 
@@ -101,12 +104,16 @@ def test_special_token_after_a_word_stays_its_own_word():
 
 def test_rows_still_sum_to_one_after_pooling():
     attention = RNG.dirichlet(np.ones(5), size=4)  # (4, 5), rows sum to 1
-    _, _, pooled = words_and_attention(["a", "b", " c", "d", " e"], ["x", "y", " z", "w"], attention)
+    _, _, pooled = words_and_attention(
+        ["a", "b", " c", "d", " e"], ["x", "y", " z", "w"], attention
+    )
     np.testing.assert_allclose(pooled.sum(-1), 1.0, atol=1e-12)
 
 
 def test_words_and_attention_errors_name_the_argument():
-    with pytest.raises(ValueError, match=r"attention.*\(\.\.\., 2, 3\).*Received: attention.shape=\(3, 2\)"):
+    with pytest.raises(
+        ValueError, match=r"attention.*\(\.\.\., 2, 3\).*Received: attention.shape=\(3, 2\)"
+    ):
         words_and_attention(["a", "b", "c"], ["x", "y"], np.ones((3, 2)))
     with pytest.raises(ValueError, match="continuation.*Received: continuation='bpe'"):
         words_and_attention(["a"], ["x"], np.ones((1, 1)), continuation="bpe")
@@ -172,6 +179,13 @@ def test_vit_page_holds_a_numpy_rollout(tmp_path):
     np.testing.assert_allclose(_decode(data["examples"][0]["rollout"]), rollout, atol=1e-6)
 
 
+def test_page_colors_are_matplotlib_viridis():
+    colormaps = pytest.importorskip("matplotlib").colormaps
+    anchors = np.array(VIRIDIS)
+    expected = colormaps["viridis"](np.linspace(0.0, 1.0, len(anchors)))[:, :3] * 255.0
+    np.testing.assert_allclose(anchors, expected, atol=0.5)
+
+
 # --- input checks ----------------------------------------------------------------------
 
 
@@ -186,7 +200,9 @@ def test_translation_checks_name_the_argument(tmp_path):
     ):
         write_translation_explorer(path, [bad])
     bad = dict(example, encoder_attention=np.ones((2, 3, 4, 4)))
-    with pytest.raises(ValueError, match=r"examples\[1\]\['encoder_attention'\].*shape=\(2, 3, 4, 4\)"):
+    with pytest.raises(
+        ValueError, match=r"examples\[1\]\['encoder_attention'\].*shape=\(2, 3, 4, 4\)"
+    ):
         write_translation_explorer(path, [example, bad])
     bad = dict(example, cross_attention=np.full((1, 1, 4, 3), np.nan))
     with pytest.raises(ValueError, match=r"finite, non-negative"):
@@ -226,7 +242,9 @@ def test_vit_checks_name_the_argument(tmp_path):
         write_vit_explorer(path, dict(example, grid_size=(2, 0)))
     with pytest.raises(ValueError, match=r"examples\[0\]\['attention'\].*shape=\(2, 7, 7\)"):
         write_vit_explorer(path, dict(example, attention=example["attention"][0]))
-    with pytest.raises(ValueError, match=r"examples\[0\]\['probability'\].*Received: probability=1.5"):
+    with pytest.raises(
+        ValueError, match=r"examples\[0\]\['probability'\].*Received: probability=1.5"
+    ):
         write_vit_explorer(path, dict(example, probability=1.5))
     # Without a class token the same weights cover 7 patches.
     write_vit_explorer(path, dict(example, grid_size=(1, 7), has_class_token=False))

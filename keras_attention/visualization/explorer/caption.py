@@ -69,6 +69,9 @@ def write_caption_explorer(path, examples, title=None):
         )
     title = "Caption attention" if title is None else str(title)
     return write_page(
-        path, title, "caption.html", ("common.js", "overlay.js", "caption.js"),
+        path,
+        title,
+        "caption.html",
+        ("common.js", "overlay.js", "caption.js"),
         {"examples": encoded},
     )

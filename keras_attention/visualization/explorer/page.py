@@ -24,6 +24,7 @@ import numpy as np
 STATIC = pathlib.Path(__file__).resolve().parent / "static"
 
 # matplotlib's viridis at 0, 1/32, ..., 1, as 0..255 RGB.
+# fmt: off
 VIRIDIS = (
     (68, 1, 84), (71, 13, 96), (72, 24, 106), (72, 35, 116), (71, 45, 123), (69, 55, 129),
     (66, 64, 134), (62, 73, 137), (59, 82, 139), (55, 91, 141), (51, 99, 141), (47, 107, 142),
@@ -33,6 +34,7 @@ VIRIDIS = (
     (152, 216, 62), (173, 220, 48), (194, 223, 35), (216, 226, 25), (236, 229, 27),
     (253, 231, 37),
 )
+# fmt: on
 
 
 def encode_array(array):
@@ -108,12 +110,12 @@ def write_page(path, title, body, scripts, data):
     viridis = json.dumps([list(color) for color in VIRIDIS], separators=(",", ":"))
     code = "\n".join(_static(name) for name in scripts)
     text = (
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         f"<title>{html.escape(title)}</title>\n"
         f"<style>\n{_static('explorer.css')}</style>\n</head>\n<body>\n"
         f"<h1>{html.escape(title)}</h1>\n{_static(body)}"
-        f"<script type=\"application/json\" id=\"explorer-data\">{payload}</script>\n"
-        f"<script>\n\"use strict\";\nconst VIRIDIS = {viridis};\n{code}</script>\n"
+        f'<script type="application/json" id="explorer-data">{payload}</script>\n'
+        f'<script>\n"use strict";\nconst VIRIDIS = {viridis};\n{code}</script>\n'
         "</body>\n</html>\n"
     )
     path = pathlib.Path(path)

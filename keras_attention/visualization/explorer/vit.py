@@ -44,6 +44,12 @@ def write_vit_explorer(path, examples, title=None):
     "mean"); each overlay cell carries `data-row`, `data-col` and
     `data-weight`.
 
+    Every weight is stored (as float32), so a page grows by about
+    5.4 * layers * heads * N**2 bytes per example: some 30 MB for a
+    ViT-B/16 at 224 x 224 (12 layers, 12 heads, N = 197), which Chromium
+    opens in a few seconds. Slice `attention` to fewer layers or heads for
+    lighter pages.
+
     Args:
         path: the .html file to write (its folder must exist).
         examples: a list of dicts (or one dict), each with

@@ -25,7 +25,10 @@ function layerHeadMatrix(array, layer, head) {
 }
 
 function valueRange(values) {
-  return [Math.min(...values), Math.max(...values)];
+  // A loop, not Math.min(...values): spreading a large map overflows the call stack.
+  let lo = Infinity, hi = -Infinity;
+  for (const value of values) { lo = Math.min(lo, value); hi = Math.max(hi, value); }
+  return [lo, hi];
 }
 
 // Position of `value` on the colour scale, 0 at lo and 1 at hi (0 for a constant map).

@@ -132,6 +132,10 @@ function highlight() {
     node.dataset.weight = weight;
     node.style.background = `rgba(255, 140, 0, ${hi > 0 ? weight / hi : 0})`;
   }
+  for (const cell of root.querySelectorAll("#matrix td.cell")) {
+    const index = focus && Number(cell.dataset[focus.side === "queries" ? "query" : "key"]);
+    cell.classList.toggle("focused", !!focus && index === focus.index);
+  }
   for (const line of root.querySelectorAll(".links line")) {
     const mine = !focus || Number(line.dataset[focus.side === "queries" ? "query" : "key"]) ===
       focus.index;
