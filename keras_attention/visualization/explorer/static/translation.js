@@ -95,6 +95,7 @@ function buildMatrix() {
       const cell = element("td", "cell");
       Object.assign(cell.dataset, { query: q, key: k, weight });
       cell.style.background = colorAt(scaled(weight, lo, hi));
+      cell.title = formatWeight(weight);
       cell.addEventListener("mouseenter", () => showValue(q, k));
       return cell;
     }));
