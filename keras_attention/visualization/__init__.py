@@ -5,7 +5,8 @@ captioning, attention rollout and per-head maps for Vision Transformers, and
 confusion matrices. The arithmetic (`attention_rollout`,
 `rollout_to_image_map`, `upsample_attention`, `confusion_matrix`) needs only
 NumPy; the `plot_*` functions import matplotlib when called (`pip install
-matplotlib`) and never touch pyplot's global state.
+matplotlib`) and never touch pyplot's global state. The `write_*_explorer`
+functions write interactive, self-contained HTML pages (NumPy only).
 """
 
 from keras_attention.visualization.alignment import plot_alignment
@@ -18,3 +19,7 @@ from keras_attention.visualization.rollout import attention_rollout
 from keras_attention.visualization.rollout import plot_head_maps
 from keras_attention.visualization.rollout import plot_rollout
 from keras_attention.visualization.rollout import rollout_to_image_map
+from keras_attention.visualization.explorer import words_and_attention
+from keras_attention.visualization.explorer import write_caption_explorer
+from keras_attention.visualization.explorer import write_translation_explorer
+from keras_attention.visualization.explorer import write_vit_explorer

@@ -11,6 +11,11 @@ MODULES = [
     "keras_attention.visualization.figures",
     "keras_attention.visualization.image_attention",
     "keras_attention.visualization.rollout",
+    "keras_attention.visualization.explorer.caption",
+    "keras_attention.visualization.explorer.page",
+    "keras_attention.visualization.explorer.translation",
+    "keras_attention.visualization.explorer.vit",
+    "keras_attention.visualization.explorer.words",
 ]
 
 
