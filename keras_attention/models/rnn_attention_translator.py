@@ -144,11 +144,18 @@ class RNNAttentionTranslator(TextTranslationMixin, keras.Model):
         kwargs.setdefault("name", "rnn_attention_translator")
         recurrent_layer, cell_class = CELLS[cell]
 
-        # === Layers ===
+        # === Layers, wired as they are made ===
+        # Each layer is made just before its first call, so that a seeded run
+        # draws the same initial weights as the layer-by-layer builder did.
+        source = keras.Input((None,), dtype="int32", name="source")
+        target = keras.Input((None,), dtype="int32", name="target")
+        source_mask = ops.not_equal(source, PADDING_ID)  # (B, S)
         self.source_embedding = keras.layers.Embedding(
             source_vocabulary_size, embedding_dim, name="source_embedding"
         )
+        x = self.source_embedding(source)  # (B, S, E)
         self.source_dropout = keras.layers.Dropout(dropout, name="source_embedding_dropout")
+        x = self.source_dropout(x)
         self.source_encoder = keras.layers.Bidirectional(
             recurrent_layer(units, return_sequences=True, return_state=True),
             name="source_encoder",
@@ -159,10 +166,14 @@ class RNNAttentionTranslator(TextTranslationMixin, keras.Model):
             keras.layers.Dense(units, activation="tanh", name=f"state_bridge_{index}")
             for index in range(2 if cell == "lstm" else 1)
         ]
+        memory, initial_state = self._encode_source(x, source_mask)
+
         self.target_embedding = keras.layers.Embedding(
             target_vocabulary_size, embedding_dim, name="target_embedding"
         )
+        y = self.target_embedding(target)  # (B, T, E)
         self.target_dropout = keras.layers.Dropout(dropout, name="target_embedding_dropout")
+        y = self.target_dropout(y)
         self.attention_decoder = AttentionDecoder(
             cell_class(units),
             _attention_layer(attention, units),
@@ -170,24 +181,16 @@ class RNNAttentionTranslator(TextTranslationMixin, keras.Model):
             input_feeding=input_feeding,
             name="attention_decoder",
         )
+        decoded, _ = self.attention_decoder(
+            y, memory, memory_mask=source_mask, initial_state=initial_state
+        )
         self.output_dropout = keras.layers.Dropout(dropout, name="decoder_output_dropout")
+        decoded = self.output_dropout(decoded)
         # float32 logits even under mixed precision: a stable softmax and loss.
         self.logits_layer = keras.layers.Dense(
             target_vocabulary_size, dtype="float32", name="logits"
         )
-
-        # === Functional model ===
-        source = keras.Input((None,), dtype="int32", name="source")
-        target = keras.Input((None,), dtype="int32", name="target")
-        source_mask = ops.not_equal(source, PADDING_ID)  # (B, S)
-        memory, initial_state = self._encode_source(
-            self.source_dropout(self.source_embedding(source)), source_mask
-        )
-        y = self.target_dropout(self.target_embedding(target))  # (B, T, E)
-        decoded, _ = self.attention_decoder(
-            y, memory, memory_mask=source_mask, initial_state=initial_state
-        )
-        logits = self.logits_layer(self.output_dropout(decoded))  # (B, T, V)
+        logits = self.logits_layer(decoded)  # (B, T, V)
         super().__init__(inputs={"source": source, "target": target}, outputs=logits, **kwargs)
 
         # === Config ===

@@ -124,66 +124,65 @@ class TransformerTranslator(TextTranslationMixin, keras.Model):
         check_bool("norm_first", norm_first)
         kwargs.setdefault("name", "transformer_translator")
 
-        # === Layers ===
-        self.source_embedding = TokenAndPositionEmbedding(
-            source_vocabulary_size, max_source_length, hidden_dim, name="source_embedding"
-        )
-        self.source_dropout = keras.layers.Dropout(dropout, name="source_embedding_dropout")
-        self.encoder_blocks = [
-            TransformerEncoderBlock(
-                num_heads=num_heads,
-                intermediate_dim=intermediate_dim,
-                dropout=dropout,
-                norm_first=norm_first,
-                name=f"encoder_block_{index}",
-            )
-            for index in range(num_layers)
-        ]
-        self.target_embedding = TokenAndPositionEmbedding(
-            target_vocabulary_size, max_target_length, hidden_dim, name="target_embedding"
-        )
-        self.target_dropout = keras.layers.Dropout(dropout, name="target_embedding_dropout")
-        self.decoder_blocks = [
-            TransformerDecoderBlock(
-                num_heads=num_heads,
-                intermediate_dim=intermediate_dim,
-                dropout=dropout,
-                norm_first=norm_first,
-                name=f"decoder_block_{index}",
-            )
-            for index in range(num_layers)
-        ]
-        # Pre-norm stacks end with a LayerNorm; post-norm blocks end normalised.
-        self.encoder_final_norm = self.decoder_final_norm = None
-        if norm_first:
-            self.encoder_final_norm = keras.layers.LayerNormalization(
-                epsilon=1e-5, name="encoder_final_norm"
-            )
-            self.decoder_final_norm = keras.layers.LayerNormalization(
-                epsilon=1e-5, name="decoder_final_norm"
-            )
-        # float32 logits even under mixed precision: a stable softmax and loss.
-        self.logits_layer = keras.layers.Dense(
-            target_vocabulary_size, dtype="float32", name="logits"
-        )
-
-        # === Functional model ===
+        # === Layers, wired as they are made ===
+        # Each layer is made just before its first call, so that a seeded run
+        # draws the same initial weights as the layer-by-layer builder did.
         source = keras.Input((None,), dtype="int32", name="source")
         target = keras.Input((None,), dtype="int32", name="target")
         # Explicit boolean masks (True = a real token) rather than Keras masks, so
         # that the logits carry no mask and the loss alone decides what counts.
         source_mask = ops.not_equal(source, PADDING_ID)  # (B, S)
         target_mask = ops.not_equal(target, PADDING_ID)  # (B, T)
-        x = self.source_dropout(self.source_embedding(source))  # (B, S, D)
-        for block in self.encoder_blocks:
-            x = block(x, padding_mask=source_mask)
-        if self.encoder_final_norm is not None:
+
+        def block_arguments(index, kind):
+            return dict(
+                num_heads=num_heads,
+                intermediate_dim=intermediate_dim,
+                dropout=dropout,
+                norm_first=norm_first,
+                name=f"{kind}_block_{index}",
+            )
+
+        self.source_embedding = TokenAndPositionEmbedding(
+            source_vocabulary_size, max_source_length, hidden_dim, name="source_embedding"
+        )
+        x = self.source_embedding(source)  # (B, S, D)
+        self.source_dropout = keras.layers.Dropout(dropout, name="source_embedding_dropout")
+        x = self.source_dropout(x)
+        encoder_blocks = []
+        for index in range(num_layers):
+            encoder_blocks.append(TransformerEncoderBlock(**block_arguments(index, "encoder")))
+            x = encoder_blocks[-1](x, padding_mask=source_mask)
+        self.encoder_blocks = encoder_blocks
+        # Pre-norm stacks end with a LayerNorm; post-norm blocks end normalised.
+        self.encoder_final_norm = None
+        if norm_first:
+            self.encoder_final_norm = keras.layers.LayerNormalization(
+                epsilon=1e-5, name="encoder_final_norm"
+            )
             x = self.encoder_final_norm(x)
-        y = self.target_dropout(self.target_embedding(target))  # (B, T, D)
-        for block in self.decoder_blocks:
-            y = block(y, x, padding_mask=target_mask, context_padding_mask=source_mask)
-        if self.decoder_final_norm is not None:
+
+        self.target_embedding = TokenAndPositionEmbedding(
+            target_vocabulary_size, max_target_length, hidden_dim, name="target_embedding"
+        )
+        y = self.target_embedding(target)  # (B, T, D)
+        self.target_dropout = keras.layers.Dropout(dropout, name="target_embedding_dropout")
+        y = self.target_dropout(y)
+        decoder_blocks = []
+        for index in range(num_layers):
+            decoder_blocks.append(TransformerDecoderBlock(**block_arguments(index, "decoder")))
+            y = decoder_blocks[-1](y, x, padding_mask=target_mask, context_padding_mask=source_mask)
+        self.decoder_blocks = decoder_blocks
+        self.decoder_final_norm = None
+        if norm_first:
+            self.decoder_final_norm = keras.layers.LayerNormalization(
+                epsilon=1e-5, name="decoder_final_norm"
+            )
             y = self.decoder_final_norm(y)
+        # float32 logits even under mixed precision: a stable softmax and loss.
+        self.logits_layer = keras.layers.Dense(
+            target_vocabulary_size, dtype="float32", name="logits"
+        )
         logits = self.logits_layer(y)  # (B, T, V)
         super().__init__(inputs={"source": source, "target": target}, outputs=logits, **kwargs)
 
