@@ -70,7 +70,7 @@ def _model(settings):
         dropout=0.0,
     )
     # Never end early: every method then decodes the same number of steps.
-    logits_layer = model.get_layer("logits")
+    logits_layer = model.logits_layer
     bias = np.asarray(logits_layer.bias).copy()
     bias[END_ID] = -1e4
     logits_layer.bias.assign(bias)
@@ -141,7 +141,6 @@ def run(quick=False, device="cpu"):
     settings = QUICK if quick else FULL
     try:
         from keras_attention.generation.beam_search import beam_search
-        from keras_attention.generation.decoder_for_model import decoder_for_model
         from keras_attention.generation.greedy_search import greedy_search
     except ImportError as error:
         return timing.make_payload(
@@ -151,7 +150,7 @@ def run(quick=False, device="cpu"):
     steps = settings["tokens"]
     with timing.tf_device(device):
         model = _model(settings)
-        decoder = decoder_for_model(model)
+        decoder = model  # a translator implements the decoding protocol itself
         encodes = _count_encodes(decoder)
         sources = _sources(settings, 0)
         rerun = rerun_greedy(model, steps)

@@ -8,15 +8,11 @@ from keras_attention.generation.captioner_decoders import captioner_decoder
 from keras_attention.generation.decoder_adapter import DecoderAdapter
 from keras_attention.generation.decoder_for_model import decoder_for_model
 from keras_attention.generation.greedy_search import greedy_search
-from keras_attention.generation.rnn_translator_decoder import RNNTranslatorDecoder
-from keras_attention.generation.transformer_translator_decoder import TransformerTranslatorDecoder
 
 __all__ = [
     "DecoderAdapter",
-    "RNNTranslatorDecoder",
     "ShowAttendTellDecoder",
     "TransformerCaptionerDecoder",
-    "TransformerTranslatorDecoder",
     "beam_search",
     "captioner_decoder",
     "decoder_for_model",

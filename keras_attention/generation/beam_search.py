@@ -57,8 +57,9 @@ def beam_search(
     greedy search.
 
     Args:
-        decoder: a decoder adapter (`decoder_for_model(model)`, or any
-            `DecoderAdapter`).
+        decoder: a model that implements the decoding protocol (a
+            `TransformerTranslator`, an `RNNAttentionTranslator`, or any
+            `DecoderAdapter`; `decoder_for_model(model)` for a captioner).
         inputs: the encoder input of a batch (for a translator, source ids
             `(B, S)` with 0 as padding).
         start_id: the token fed at position 0.
@@ -79,12 +80,11 @@ def beam_search(
 
     >>> import numpy as np
     >>> from keras_attention.models.transformer_translator import transformer_translator
-    >>> from keras_attention.generation.decoder_for_model import decoder_for_model
     >>> model = transformer_translator(
     ...     source_vocabulary_size=12, target_vocabulary_size=12, max_source_length=6,
     ...     max_target_length=5, hidden_dim=8, num_layers=1, num_heads=2, intermediate_dim=16)
     >>> tokens, attention, scores = beam_search(
-    ...     decoder_for_model(model), np.array([[4, 5, 6, 0], [7, 0, 0, 0]]), start_id=1,
+    ...     model, np.array([[4, 5, 6, 0], [7, 0, 0, 0]]), start_id=1,
     ...     end_id=2, max_length=5, beam_width=3)
     >>> tuple(tokens.shape), tuple(attention.shape), tuple(scores.shape)
     ((2, 5), (2, 5, 4), (2,))

@@ -6,7 +6,10 @@ MEMORY_MASK = "memory_mask"
 class DecoderAdapter:
     """Runs a model's decoder one token at a time for greedy and beam search.
 
-    A search never looks inside a model: it asks an adapter to
+    This is the decoding protocol. A model may implement it itself, as
+    `TransformerTranslator` and `RNNAttentionTranslator` do, and is then its
+    own decoder; an adapter wraps a model that does not. A search never
+    looks inside a model: it asks the model (or adapter) to
 
     1. `encode(inputs)` once: a dict of batch-first tensors (the encoder
        output, its projections, masks) that stays fixed while decoding. Its

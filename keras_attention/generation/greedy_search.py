@@ -15,8 +15,9 @@ def greedy_search(decoder, inputs, start_id, end_id, max_length, jit_compile=Tru
     The padding id 0 is never produced.
 
     Args:
-        decoder: a decoder adapter (`decoder_for_model(model)`, or any
-            `DecoderAdapter`).
+        decoder: a model that implements the decoding protocol (a
+            `TransformerTranslator`, an `RNNAttentionTranslator`, or any
+            `DecoderAdapter`; `decoder_for_model(model)` for a captioner).
         inputs: the encoder input of a batch (for a translator, source ids
             `(B, S)` with 0 as padding).
         start_id: the token fed at position 0.
@@ -34,12 +35,11 @@ def greedy_search(decoder, inputs, start_id, end_id, max_length, jit_compile=Tru
 
     >>> import numpy as np
     >>> from keras_attention.models.transformer_translator import transformer_translator
-    >>> from keras_attention.generation.decoder_for_model import decoder_for_model
     >>> model = transformer_translator(
     ...     source_vocabulary_size=12, target_vocabulary_size=12, max_source_length=6,
     ...     max_target_length=5, hidden_dim=8, num_layers=1, num_heads=2, intermediate_dim=16)
     >>> tokens, attention = greedy_search(
-    ...     decoder_for_model(model), np.array([[4, 5, 6, 0]]), start_id=1, end_id=2,
+    ...     model, np.array([[4, 5, 6, 0]]), start_id=1, end_id=2,
     ...     max_length=5)
     >>> tuple(tokens.shape), tuple(attention.shape)
     ((1, 5), (1, 5, 4))

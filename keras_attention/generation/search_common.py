@@ -20,8 +20,9 @@ def check_search_arguments(decoder, start_id, end_id, max_length):
     for method in ("encode", "initial_cache", "step"):
         if not callable(getattr(decoder, method, None)):
             raise ValueError(
-                "`decoder` must be a decoder adapter with `encode`, `initial_cache` and "
-                "`step` methods (see `keras_attention.generation.decoder_for_model`). "
+                "`decoder` must implement the decoding protocol with `encode`, `initial_cache` "
+                "and `step` methods (a translator model, or "
+                "`keras_attention.generation.decoder_for_model(model)`). "
                 f"Received: decoder={decoder!r}"
             )
     vocabulary_size = getattr(decoder, "vocabulary_size", None)
@@ -47,8 +48,9 @@ def check_search_arguments(decoder, start_id, end_id, max_length):
 def compiled_search(decoder, key, make_search, jit_compile):
     """The search function for `key`, traced once per input shape.
 
-    The functions live on the decoder adapter, so that decoding again with
-    inputs of the same shapes reuses the compiled XLA program.
+    The functions live on the decoder (a model or an adapter), in its
+    instance dict where Keras does not track them, so that decoding again
+    with inputs of the same shapes reuses the compiled XLA program.
     """
     functions = vars(decoder).setdefault("_compiled_searches", {})
     key = key + (bool(jit_compile),)

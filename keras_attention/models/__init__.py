@@ -1,4 +1,4 @@
-"""Functional-API model builders: translators, captioners and the Vision Transformer.
+"""Functional-API models and their builders: translators, captioners and the Vision Transformer.
 
 >>> import keras_attention as ka
 >>> model = ka.models.transformer_translator(
@@ -18,10 +18,12 @@ from keras_attention.models.captioning_losses import DoublyStochasticAttentionRe
 from keras_attention.models.captioning_losses import doubly_stochastic_penalty
 from keras_attention.models.image_backbones import image_backbone
 from keras_attention.models.image_backbones import image_size_of
+from keras_attention.models.rnn_attention_translator import RNNAttentionTranslator
 from keras_attention.models.rnn_attention_translator import rnn_attention_translator
 from keras_attention.models.show_attend_tell_captioner import caption_attention_model
 from keras_attention.models.show_attend_tell_captioner import show_attend_tell_captioner
 from keras_attention.models.transformer_captioner import transformer_captioner
+from keras_attention.models.transformer_translator import TransformerTranslator
 from keras_attention.models.transformer_translator import transformer_translator
 from keras_attention.models.translation_losses import MaskedSparseCategoricalAccuracy
 from keras_attention.models.translation_losses import masked_sparse_categorical_crossentropy

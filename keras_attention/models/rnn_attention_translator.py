@@ -13,17 +13,18 @@ from keras_attention.layers.additive_attention import AdditiveAttention
 from keras_attention.layers.attention_decoder import ATTENTION_STYLES
 from keras_attention.layers.attention_decoder import AttentionDecoder
 from keras_attention.layers.dot_product_attention import DotProductAttention
+from keras_attention.models.text_translation_mixin import TextTranslationMixin
+from keras_attention.validation import check_positive_int
+from keras_attention.validation import check_rate
 
-# Stable layer names: decoding (keras_attention.generation) finds layers by them,
-# also in a model re-loaded from a `.keras` file.
-SOURCE_EMBEDDING = "source_embedding"
-SOURCE_ENCODER = "source_encoder"
-MEMORY_PROJECTION = "memory_projection"
-STATE_BRIDGE_PREFIX = "state_bridge_"
-TARGET_EMBEDDING = "target_embedding"
-ATTENTION_DECODER = "attention_decoder"
-LOGITS = "logits"
 PADDING_ID = 0
+# Entries of the dict `encode` returns (the decoding protocol's "memory_mask" included).
+MEMORY = "memory"
+MEMORY_MASK = "memory_mask"
+PRECOMPUTED_KEYS = "precomputed_keys"
+INITIAL_STATE_PREFIX = "initial_state_"
+# Entries of the decoding cache: the decoder state, one tensor per entry.
+STATE_PREFIX = "state_"
 
 CELLS = {
     "gru": (keras.layers.GRU, keras.layers.GRUCell),
@@ -32,31 +33,15 @@ CELLS = {
 ATTENTIONS = ("additive", "dot", "general", "scaled_dot")
 
 
-def _check_positive_int(name, value):
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ValueError(f"`{name}` must be a positive integer. Received: {name}={value!r}")
-
-
 def _attention_layer(attention, units):
     if attention == "additive":
         return AdditiveAttention(units=units, name="attention")
     return DotProductAttention(score_mode=attention, name="attention")
 
 
-def rnn_attention_translator(
-    *,
-    source_vocabulary_size,
-    target_vocabulary_size,
-    embedding_dim=128,
-    units=256,
-    cell="gru",
-    attention="additive",
-    attention_style="bahdanau",
-    input_feeding=False,
-    dropout=0.1,
-    name="rnn_attention_translator",
-):
-    """Builds an attentional RNN encoder-decoder for translation.
+@keras.saving.register_keras_serializable(package="keras_attention")
+class RNNAttentionTranslator(TextTranslationMixin, keras.Model):
+    """An attentional RNN encoder-decoder for translation.
 
     The encoder is a bidirectional GRU or LSTM over the embedded source; its
     outputs, projected to `units` features, are the memory the decoder
@@ -74,11 +59,15 @@ def rnn_attention_translator(
     each decoder output to float32 logits. Id 0 is padding: padded source
     tokens are skipped by the encoder and hidden from the attention.
 
-    The layers have stable names (`"source_embedding"`, `"source_encoder"`,
-    `"memory_projection"`, `"state_bridge_0"`, `"target_embedding"`,
-    `"attention_decoder"`, `"logits"`) that
-    `keras_attention.generation.decoder_for_model` uses to decode one token
-    at a time.
+    A functional `keras.Model` built from `keras.Input`s, so `summary()`,
+    `fit` (with `jit_compile=True`) and `.keras` files work as for any
+    functional model; a re-loaded file is an `RNNAttentionTranslator` again.
+    Besides the teacher-forced forward pass it implements the decoding
+    protocol of `keras_attention.generation` (`vocabulary_size`,
+    `max_length`, `encode`, `initial_cache`, `step`): `greedy_search`,
+    `beam_search` and `export_translator` take the model itself, and
+    `translate` turns strings into strings with the source and target
+    tokenizers it is given.
 
     Args:
         source_vocabulary_size: number of source token ids.
@@ -92,11 +81,259 @@ def rnn_attention_translator(
         input_feeding: feed the previous attentional vector to the cell
             (`"luong"` only).
         dropout: dropout on the embeddings and on the decoder outputs.
-        name: name of the model.
+        **kwargs: `keras.Model` arguments (`name`, `trainable`).
+
+    Call arguments:
+        inputs: `{"source": (B, S) int, "target": (B, T) int}`.
 
     Returns:
-        A `keras.Model` taking `{"source": (B, S) int, "target": (B, T) int}`
-        and returning logits `(B, T, target_vocabulary_size)` in float32.
+        logits `(B, T, target_vocabulary_size)` in float32.
+
+    Example:
+
+    >>> import numpy as np
+    >>> from keras_attention.models.rnn_attention_translator import RNNAttentionTranslator
+    >>> model = RNNAttentionTranslator(
+    ...     source_vocabulary_size=20, target_vocabulary_size=30, embedding_dim=8, units=16,
+    ...     cell="lstm", attention="general", attention_style="luong", input_feeding=True)
+    >>> logits = model({"source": np.array([[5, 6, 7, 0]]), "target": np.array([[1, 9, 4]])})
+    >>> tuple(logits.shape)
+    (1, 3, 30)
+
+    One decoding step, as greedy and beam search run it:
+
+    >>> state = model.encode(np.array([[5, 6, 7, 0]]))
+    >>> cache = model.initial_cache(state, batch_size=1, max_length=5)
+    >>> logits, cache, attention = model.step(np.array([1]), 0, cache, state)
+    >>> tuple(logits.shape), tuple(attention.shape)
+    ((1, 30), (1, 4))
+    """
+
+    def __init__(
+        self,
+        source_vocabulary_size,
+        target_vocabulary_size,
+        embedding_dim=128,
+        units=256,
+        cell="gru",
+        attention="additive",
+        attention_style="bahdanau",
+        input_feeding=False,
+        dropout=0.1,
+        **kwargs,
+    ):
+        for argument, value in (
+            ("source_vocabulary_size", source_vocabulary_size),
+            ("target_vocabulary_size", target_vocabulary_size),
+            ("embedding_dim", embedding_dim),
+            ("units", units),
+        ):
+            check_positive_int(argument, value)
+        if cell not in CELLS:
+            raise ValueError(f"`cell` must be one of {tuple(CELLS)}. Received: cell={cell!r}")
+        if attention not in ATTENTIONS:
+            raise ValueError(
+                f"`attention` must be one of {ATTENTIONS}. Received: attention={attention!r}"
+            )
+        if attention_style not in ATTENTION_STYLES:
+            raise ValueError(
+                f"`attention_style` must be one of {ATTENTION_STYLES}. "
+                f"Received: attention_style={attention_style!r}"
+            )
+        check_rate("dropout", dropout)
+        kwargs.setdefault("name", "rnn_attention_translator")
+        recurrent_layer, cell_class = CELLS[cell]
+
+        # === Layers, wired as they are made ===
+        # Each layer is made just before its first call, so that a seeded run
+        # draws the same initial weights as the layer-by-layer builder did.
+        source = keras.Input((None,), dtype="int32", name="source")
+        target = keras.Input((None,), dtype="int32", name="target")
+        source_mask = ops.not_equal(source, PADDING_ID)  # (B, S)
+        self.source_embedding = keras.layers.Embedding(
+            source_vocabulary_size, embedding_dim, name="source_embedding"
+        )
+        x = self.source_embedding(source)  # (B, S, E)
+        self.source_dropout = keras.layers.Dropout(dropout, name="source_embedding_dropout")
+        x = self.source_dropout(x)
+        self.source_encoder = keras.layers.Bidirectional(
+            recurrent_layer(units, return_sequences=True, return_state=True),
+            name="source_encoder",
+        )
+        self.memory_projection = keras.layers.Dense(units, name="memory_projection")
+        # One bridge per cell state: [h] for a GRU, [h, c] for an LSTM.
+        self.state_bridges = [
+            keras.layers.Dense(units, activation="tanh", name=f"state_bridge_{index}")
+            for index in range(2 if cell == "lstm" else 1)
+        ]
+        memory, initial_state = self._encode_source(x, source_mask)
+
+        self.target_embedding = keras.layers.Embedding(
+            target_vocabulary_size, embedding_dim, name="target_embedding"
+        )
+        y = self.target_embedding(target)  # (B, T, E)
+        self.target_dropout = keras.layers.Dropout(dropout, name="target_embedding_dropout")
+        y = self.target_dropout(y)
+        self.attention_decoder = AttentionDecoder(
+            cell_class(units),
+            _attention_layer(attention, units),
+            attention_style=attention_style,
+            input_feeding=input_feeding,
+            name="attention_decoder",
+        )
+        decoded, _ = self.attention_decoder(
+            y, memory, memory_mask=source_mask, initial_state=initial_state
+        )
+        self.output_dropout = keras.layers.Dropout(dropout, name="decoder_output_dropout")
+        decoded = self.output_dropout(decoded)
+        # float32 logits even under mixed precision: a stable softmax and loss.
+        self.logits_layer = keras.layers.Dense(
+            target_vocabulary_size, dtype="float32", name="logits"
+        )
+        logits = self.logits_layer(decoded)  # (B, T, V)
+        super().__init__(inputs={"source": source, "target": target}, outputs=logits, **kwargs)
+
+        # === Config ===
+        self.source_vocabulary_size = source_vocabulary_size
+        self.target_vocabulary_size = target_vocabulary_size
+        self.embedding_dim = embedding_dim
+        self.units = units
+        self.cell = cell
+        self.attention = attention
+        self.attention_style = attention_style
+        self.input_feeding = input_feeding
+        self.dropout = dropout
+
+    def _encode_source(self, embedded, source_mask, training=None):
+        """The memory `(B, S, units)` and the decoder's initial cell states."""
+        encoded = self.source_encoder(embedded, mask=source_mask, training=training)
+        # GRU: [outputs, h_fwd, h_bwd]; LSTM: [outputs, h_fwd, c_fwd, h_bwd, c_bwd].
+        outputs, final_states = encoded[0], encoded[1:]
+        num_states = len(final_states) // 2
+        memory = self.memory_projection(outputs)  # (B, S, units)
+        cell_states = [
+            bridge(ops.concatenate([final_states[index], final_states[num_states + index]], -1))
+            for index, bridge in enumerate(self.state_bridges)
+        ]  # each [s_fwd; s_bwd] (B, 2 * units) -> (B, units)
+        return memory, cell_states
+
+    def get_config(self):
+        # Not the functional graph: the constructor rebuilds it from these.
+        return {
+            "name": self.name,
+            "trainable": self.trainable,
+            "source_vocabulary_size": self.source_vocabulary_size,
+            "target_vocabulary_size": self.target_vocabulary_size,
+            "embedding_dim": self.embedding_dim,
+            "units": self.units,
+            "cell": self.cell,
+            "attention": self.attention,
+            "attention_style": self.attention_style,
+            "input_feeding": self.input_feeding,
+            "dropout": self.dropout,
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+    # === Decoding protocol (keras_attention.generation) ===
+
+    @property
+    def vocabulary_size(self):
+        """Number of target token ids: the last axis of `step`'s logits."""
+        return self.target_vocabulary_size
+
+    @property
+    def max_length(self):
+        """None: an RNN decoder has no length limit (the search's `max_length` bounds it)."""
+        return None
+
+    # No position tables: `translate` needs both lengths given.
+    max_source_length = None
+    max_target_length = None
+
+    def encode(self, inputs):
+        """Runs the bidirectional encoder once over source ids `(B, S)`, 0 for padding.
+
+        Returns:
+            dict of `"memory"` `(B, S, units)`, `"memory_mask"` bool
+            `(B, S)`, the attention's key projection of the memory
+            `"precomputed_keys"`, and the decoder's initial state (the
+            bridged encoder states) as `"initial_state_<i>"` `(B, units)`.
+        """
+        source = ops.cast(inputs, "int32")
+        source_mask = ops.not_equal(source, PADDING_ID)  # (B, S)
+        memory, cell_states = self._encode_source(
+            self.source_embedding(source), source_mask, training=False
+        )
+        state = {
+            MEMORY: memory,
+            MEMORY_MASK: source_mask,
+            PRECOMPUTED_KEYS: self.attention_decoder.precompute_memory(memory),
+        }
+        initial = self.attention_decoder.initial_decoder_state(cell_states)
+        for index, value in enumerate(initial):
+            state[f"{INITIAL_STATE_PREFIX}{index}"] = value
+        return state
+
+    def initial_cache(self, encoder_state, batch_size, max_length):
+        """The decoder state before the first token: `"state_<i>"` `(B, units)`.
+
+        The decoder starts from the encoder's bridged states, which `encode`
+        computed (and beam search repeated for every beam); the state holds
+        `[h]` for a GRU, `[h, c]` for an LSTM, plus the attentional vector
+        with input feeding.
+        """
+        cache, index = {}, 0
+        while f"{INITIAL_STATE_PREFIX}{index}" in encoder_state:
+            cache[f"{STATE_PREFIX}{index}"] = encoder_state[f"{INITIAL_STATE_PREFIX}{index}"]
+            index += 1
+        return cache
+
+    def step(self, token_ids, index, cache, encoder_state):
+        """Decodes one position from the token `(B,)` fed there.
+
+        Returns:
+            `(logits (B, V) float32, cache, attention (B, S) float32)`, the
+            attention being the decoder's alignment on the source.
+        """
+        embedded = self.target_embedding(ops.cast(token_ids, "int32"))  # (B, E)
+        states = [cache[f"{STATE_PREFIX}{number}"] for number in range(len(cache))]
+        output, states, alignment = self.attention_decoder.step(
+            embedded,
+            states,
+            encoder_state[MEMORY],
+            memory_mask=encoder_state[MEMORY_MASK],
+            precomputed_keys=encoder_state[PRECOMPUTED_KEYS],
+            training=False,
+        )
+        logits = self.logits_layer(output)  # (B, V)
+        new_cache = {f"{STATE_PREFIX}{number}": value for number, value in enumerate(states)}
+        return logits, new_cache, ops.cast(alignment, "float32")
+
+
+def rnn_attention_translator(
+    *,
+    source_vocabulary_size,
+    target_vocabulary_size,
+    embedding_dim=128,
+    units=256,
+    cell="gru",
+    attention="additive",
+    attention_style="bahdanau",
+    input_feeding=False,
+    dropout=0.1,
+    name="rnn_attention_translator",
+):
+    """Builds an `RNNAttentionTranslator` (keyword arguments only).
+
+    See `RNNAttentionTranslator` for the architecture and the arguments.
+
+    Returns:
+        An `RNNAttentionTranslator` taking `{"source": (B, S) int, "target":
+        (B, T) int}` and returning logits `(B, T, target_vocabulary_size)`
+        in float32.
 
     Example:
 
@@ -106,61 +343,18 @@ def rnn_attention_translator(
     ...     source_vocabulary_size=20, target_vocabulary_size=30, embedding_dim=8, units=16,
     ...     cell="lstm", attention="general", attention_style="luong", input_feeding=True)
     >>> logits = model({"source": np.array([[5, 6, 7, 0]]), "target": np.array([[1, 9, 4]])})
-    >>> tuple(logits.shape)
-    (1, 3, 30)
+    >>> type(model).__name__, tuple(logits.shape)
+    ('RNNAttentionTranslator', (1, 3, 30))
     """
-    for argument, value in (
-        ("source_vocabulary_size", source_vocabulary_size),
-        ("target_vocabulary_size", target_vocabulary_size),
-        ("embedding_dim", embedding_dim),
-        ("units", units),
-    ):
-        _check_positive_int(argument, value)
-    if cell not in CELLS:
-        raise ValueError(f"`cell` must be one of {tuple(CELLS)}. Received: cell={cell!r}")
-    if attention not in ATTENTIONS:
-        raise ValueError(
-            f"`attention` must be one of {ATTENTIONS}. Received: attention={attention!r}"
-        )
-    if attention_style not in ATTENTION_STYLES:
-        raise ValueError(
-            f"`attention_style` must be one of {ATTENTION_STYLES}. "
-            f"Received: attention_style={attention_style!r}"
-        )
-    if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0 <= dropout < 1:
-        raise ValueError(f"`dropout` must be a float in [0, 1). Received: dropout={dropout!r}")
-    recurrent_layer, cell_class = CELLS[cell]
-
-    source = keras.Input((None,), dtype="int32", name="source")
-    target = keras.Input((None,), dtype="int32", name="target")
-    source_mask = ops.not_equal(source, PADDING_ID)  # (B, S)
-
-    x = keras.layers.Embedding(source_vocabulary_size, embedding_dim, name=SOURCE_EMBEDDING)(source)
-    x = keras.layers.Dropout(dropout, name=f"{SOURCE_EMBEDDING}_dropout")(x)
-    encoded = keras.layers.Bidirectional(
-        recurrent_layer(units, return_sequences=True, return_state=True), name=SOURCE_ENCODER
-    )(x, mask=source_mask)
-    # GRU: [outputs, h_fwd, h_bwd]; LSTM: [outputs, h_fwd, c_fwd, h_bwd, c_bwd].
-    outputs, final_states = encoded[0], encoded[1:]
-    num_states = len(final_states) // 2
-    memory = keras.layers.Dense(units, name=MEMORY_PROJECTION)(outputs)  # (B, S, units)
-    initial_state = [
-        keras.layers.Dense(units, activation="tanh", name=f"{STATE_BRIDGE_PREFIX}{index}")(
-            ops.concatenate([final_states[index], final_states[num_states + index]], axis=-1)
-        )  # (B, 2 * units) -> (B, units)
-        for index in range(num_states)
-    ]
-
-    y = keras.layers.Embedding(target_vocabulary_size, embedding_dim, name=TARGET_EMBEDDING)(target)
-    y = keras.layers.Dropout(dropout, name=f"{TARGET_EMBEDDING}_dropout")(y)
-    decoded, _ = AttentionDecoder(
-        cell_class(units),
-        _attention_layer(attention, units),
+    return RNNAttentionTranslator(
+        source_vocabulary_size=source_vocabulary_size,
+        target_vocabulary_size=target_vocabulary_size,
+        embedding_dim=embedding_dim,
+        units=units,
+        cell=cell,
+        attention=attention,
         attention_style=attention_style,
         input_feeding=input_feeding,
-        name=ATTENTION_DECODER,
-    )(y, memory, memory_mask=source_mask, initial_state=initial_state)
-    decoded = keras.layers.Dropout(dropout, name="decoder_output_dropout")(decoded)
-    # float32 logits even under mixed precision: a stable softmax and loss.
-    logits = keras.layers.Dense(target_vocabulary_size, dtype="float32", name=LOGITS)(decoded)
-    return keras.Model({"source": source, "target": target}, logits, name=name)
+        dropout=dropout,
+        name=name,
+    )

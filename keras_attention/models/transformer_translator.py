@@ -9,27 +9,296 @@ from keras import ops
 from keras_attention.layers.token_and_position_embedding import TokenAndPositionEmbedding
 from keras_attention.layers.transformer_decoder_block import TransformerDecoderBlock
 from keras_attention.layers.transformer_encoder_block import TransformerEncoderBlock
+from keras_attention.models.text_translation_mixin import TextTranslationMixin
+from keras_attention.validation import check_bool
+from keras_attention.validation import check_positive_int
+from keras_attention.validation import check_rate
 
-# Stable layer names: decoding (keras_attention.generation) finds layers by them,
-# also in a model re-loaded from a `.keras` file.
-SOURCE_EMBEDDING = "source_embedding"
-TARGET_EMBEDDING = "target_embedding"
-ENCODER_BLOCK_PREFIX = "encoder_block_"
-DECODER_BLOCK_PREFIX = "decoder_block_"
-ENCODER_FINAL_NORM = "encoder_final_norm"
-DECODER_FINAL_NORM = "decoder_final_norm"
-LOGITS = "logits"
 PADDING_ID = 0
+# Entries of the dict `encode` returns (the decoding protocol's "memory_mask" included).
+MEMORY = "memory"
+MEMORY_MASK = "memory_mask"
 
 
-def _check_positive_int(name, value):
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ValueError(f"`{name}` must be a positive integer. Received: {name}={value!r}")
+@keras.saving.register_keras_serializable(package="keras_attention")
+class TransformerTranslator(TextTranslationMixin, keras.Model):
+    """An encoder-decoder Transformer for sequence-to-sequence translation.
 
+    The model of Vaswani et al. 2017 (https://arxiv.org/abs/1706.03762),
+    trained with teacher forcing:
 
-def _check_rate(name, value):
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1:
-        raise ValueError(f"`{name}` must be a float in [0, 1). Received: {name}={value!r}")
+        source ids (B, S) -> token + learned position embedding, dropout
+            -> num_layers encoder blocks (self-attention over source tokens)
+        target ids (B, T) -> token + learned position embedding, dropout
+            -> num_layers decoder blocks (causal self-attention, then
+               cross-attention on the last encoder output)
+            -> Dense(target_vocabulary_size) logits (B, T, V), float32
+
+    Id 0 is padding in both inputs: padded source tokens are hidden from
+    every attention, so they do not change the logits. With `norm_first=True`
+    the blocks are pre-norm and a final LayerNorm closes each stack.
+
+    A functional `keras.Model` built from `keras.Input`s, so `summary()`,
+    `fit` (with `jit_compile=True`) and `.keras` files work as for any
+    functional model; a re-loaded file is a `TransformerTranslator` again.
+    Besides the teacher-forced forward pass it implements the decoding
+    protocol of `keras_attention.generation` (`vocabulary_size`,
+    `max_length`, `encode`, `initial_cache`, `step`): `greedy_search`,
+    `beam_search` and `export_translator` take the model itself, and
+    `translate` turns strings into strings with the source and target
+    tokenizers it is given.
+
+    Args:
+        source_vocabulary_size: number of source token ids.
+        target_vocabulary_size: number of target token ids.
+        max_source_length: longest source sequence (rows of its position table).
+        max_target_length: longest target sequence, also the longest decoding.
+        hidden_dim: width of the embeddings and of every block.
+        num_layers: number of encoder blocks and of decoder blocks.
+        num_heads: attention heads; must divide `hidden_dim`.
+        intermediate_dim: width of the MLP hidden layer in each block.
+        dropout: dropout after the embeddings, in the blocks and on attention.
+        norm_first: pre-norm blocks (plus final norms) when True, post-norm
+            (the paper) when False.
+        **kwargs: `keras.Model` arguments (`name`, `trainable`).
+
+    Call arguments:
+        inputs: `{"source": (B, S) int, "target": (B, T) int}`.
+
+    Returns:
+        logits `(B, T, target_vocabulary_size)` in float32.
+
+    Example:
+
+    >>> import keras
+    >>> import numpy as np
+    >>> from keras_attention.models.transformer_translator import TransformerTranslator
+    >>> model = TransformerTranslator(
+    ...     source_vocabulary_size=20, target_vocabulary_size=30, max_source_length=8,
+    ...     max_target_length=6, hidden_dim=16, num_layers=1, num_heads=2,
+    ...     intermediate_dim=32)
+    >>> logits = model({"source": np.array([[5, 6, 7, 0]]), "target": np.array([[1, 9, 4]])})
+    >>> tuple(logits.shape), keras.backend.standardize_dtype(logits.dtype)
+    ((1, 3, 30), 'float32')
+
+    One decoding step, as greedy and beam search run it:
+
+    >>> state = model.encode(np.array([[5, 6, 7, 0]]))
+    >>> cache = model.initial_cache(state, batch_size=1, max_length=6)
+    >>> logits, cache, attention = model.step(np.array([1]), 0, cache, state)
+    >>> tuple(logits.shape), tuple(attention.shape)
+    ((1, 30), (1, 4))
+    """
+
+    def __init__(
+        self,
+        source_vocabulary_size,
+        target_vocabulary_size,
+        max_source_length,
+        max_target_length,
+        hidden_dim=128,
+        num_layers=2,
+        num_heads=4,
+        intermediate_dim=512,
+        dropout=0.1,
+        norm_first=False,
+        **kwargs,
+    ):
+        for argument, value in (
+            ("source_vocabulary_size", source_vocabulary_size),
+            ("target_vocabulary_size", target_vocabulary_size),
+            ("max_source_length", max_source_length),
+            ("max_target_length", max_target_length),
+            ("hidden_dim", hidden_dim),
+            ("num_layers", num_layers),
+            ("num_heads", num_heads),
+            ("intermediate_dim", intermediate_dim),
+        ):
+            check_positive_int(argument, value)
+        if hidden_dim % num_heads:
+            raise ValueError(
+                "`hidden_dim` must be a multiple of `num_heads`. "
+                f"Received: hidden_dim={hidden_dim}, num_heads={num_heads}"
+            )
+        check_rate("dropout", dropout)
+        check_bool("norm_first", norm_first)
+        kwargs.setdefault("name", "transformer_translator")
+
+        # === Layers, wired as they are made ===
+        # Each layer is made just before its first call, so that a seeded run
+        # draws the same initial weights as the layer-by-layer builder did.
+        source = keras.Input((None,), dtype="int32", name="source")
+        target = keras.Input((None,), dtype="int32", name="target")
+        # Explicit boolean masks (True = a real token) rather than Keras masks, so
+        # that the logits carry no mask and the loss alone decides what counts.
+        source_mask = ops.not_equal(source, PADDING_ID)  # (B, S)
+        target_mask = ops.not_equal(target, PADDING_ID)  # (B, T)
+
+        def block_arguments(index, kind):
+            return dict(
+                num_heads=num_heads,
+                intermediate_dim=intermediate_dim,
+                dropout=dropout,
+                norm_first=norm_first,
+                name=f"{kind}_block_{index}",
+            )
+
+        self.source_embedding = TokenAndPositionEmbedding(
+            source_vocabulary_size, max_source_length, hidden_dim, name="source_embedding"
+        )
+        x = self.source_embedding(source)  # (B, S, D)
+        self.source_dropout = keras.layers.Dropout(dropout, name="source_embedding_dropout")
+        x = self.source_dropout(x)
+        encoder_blocks = []
+        for index in range(num_layers):
+            encoder_blocks.append(TransformerEncoderBlock(**block_arguments(index, "encoder")))
+            x = encoder_blocks[-1](x, padding_mask=source_mask)
+        self.encoder_blocks = encoder_blocks
+        # Pre-norm stacks end with a LayerNorm; post-norm blocks end normalised.
+        self.encoder_final_norm = None
+        if norm_first:
+            self.encoder_final_norm = keras.layers.LayerNormalization(
+                epsilon=1e-5, name="encoder_final_norm"
+            )
+            x = self.encoder_final_norm(x)
+
+        self.target_embedding = TokenAndPositionEmbedding(
+            target_vocabulary_size, max_target_length, hidden_dim, name="target_embedding"
+        )
+        y = self.target_embedding(target)  # (B, T, D)
+        self.target_dropout = keras.layers.Dropout(dropout, name="target_embedding_dropout")
+        y = self.target_dropout(y)
+        decoder_blocks = []
+        for index in range(num_layers):
+            decoder_blocks.append(TransformerDecoderBlock(**block_arguments(index, "decoder")))
+            y = decoder_blocks[-1](y, x, padding_mask=target_mask, context_padding_mask=source_mask)
+        self.decoder_blocks = decoder_blocks
+        self.decoder_final_norm = None
+        if norm_first:
+            self.decoder_final_norm = keras.layers.LayerNormalization(
+                epsilon=1e-5, name="decoder_final_norm"
+            )
+            y = self.decoder_final_norm(y)
+        # float32 logits even under mixed precision: a stable softmax and loss.
+        self.logits_layer = keras.layers.Dense(
+            target_vocabulary_size, dtype="float32", name="logits"
+        )
+        logits = self.logits_layer(y)  # (B, T, V)
+        super().__init__(inputs={"source": source, "target": target}, outputs=logits, **kwargs)
+
+        # === Config ===
+        self.source_vocabulary_size = source_vocabulary_size
+        self.target_vocabulary_size = target_vocabulary_size
+        self.max_source_length = max_source_length
+        self.max_target_length = max_target_length
+        self.hidden_dim = hidden_dim
+        self.num_layers = num_layers
+        self.num_heads = num_heads
+        self.intermediate_dim = intermediate_dim
+        self.dropout = dropout
+        self.norm_first = norm_first
+
+    def get_config(self):
+        # Not the functional graph: the constructor rebuilds it from these.
+        return {
+            "name": self.name,
+            "trainable": self.trainable,
+            "source_vocabulary_size": self.source_vocabulary_size,
+            "target_vocabulary_size": self.target_vocabulary_size,
+            "max_source_length": self.max_source_length,
+            "max_target_length": self.max_target_length,
+            "hidden_dim": self.hidden_dim,
+            "num_layers": self.num_layers,
+            "num_heads": self.num_heads,
+            "intermediate_dim": self.intermediate_dim,
+            "dropout": self.dropout,
+            "norm_first": self.norm_first,
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+    # === Decoding protocol (keras_attention.generation) ===
+
+    @property
+    def vocabulary_size(self):
+        """Number of target token ids: the last axis of `step`'s logits."""
+        return self.target_vocabulary_size
+
+    @property
+    def max_length(self):
+        """The longest decoding: the rows of the target position table."""
+        return self.max_target_length
+
+    def encode(self, inputs):
+        """Runs the encoder once over source ids `(B, S)`, 0 for padding.
+
+        Returns:
+            dict of `"memory"` `(B, S, D)`, `"memory_mask"` bool `(B, S)`
+            and, per decoder block, its cross-attention keys and values
+            `"cross_attention_cache_<i>"` `(B, 2, S, heads, key_dim)`,
+            projected once instead of at every step.
+        """
+        source = ops.cast(inputs, "int32")
+        source_mask = ops.not_equal(source, PADDING_ID)  # (B, S)
+        x = self.source_embedding(source)  # (B, S, D)
+        for block in self.encoder_blocks:
+            x = block(x, padding_mask=source_mask, training=False)
+        if self.encoder_final_norm is not None:
+            x = self.encoder_final_norm(x)
+        state = {MEMORY: x, MEMORY_MASK: source_mask}
+        for index, block in enumerate(self.decoder_blocks):
+            state[f"cross_attention_cache_{index}"] = block.compute_cross_attention_cache(x)
+        return state
+
+    def initial_cache(self, encoder_state, batch_size, max_length):
+        """Empty self-attention key/value caches, one per decoder block.
+
+        Returns:
+            dict of `"self_attention_cache_<i>"`
+            `(batch_size, 2, max_length, heads, key_dim)` zeros.
+        """
+        cache = {}
+        for index, block in enumerate(self.decoder_blocks):
+            key_dim = block.key_dim or self.target_embedding.embedding_dim // block.num_heads
+            shape = (batch_size, 2, max_length, block.num_heads, key_dim)
+            cache[f"self_attention_cache_{index}"] = ops.zeros(shape, block.compute_dtype)
+        return cache
+
+    def step(self, token_ids, index, cache, encoder_state):
+        """Decodes position `index` from the token `(B,)` there.
+
+        Each decoder block writes the token's self-attention keys and values
+        into its cache at `index`, so a step costs one position, not the
+        whole prefix.
+
+        Returns:
+            `(logits (B, V) float32, cache, attention (B, S) float32)`; the
+            attention is the last decoder block's cross-attention averaged
+            over the heads.
+        """
+        tokens = ops.cast(token_ids, "int32")[:, None]  # (B, 1)
+        y = self.target_embedding(tokens, start_index=index)  # (B, 1, D)
+        new_cache = {}
+        for number, block in enumerate(self.decoder_blocks):
+            name = f"self_attention_cache_{number}"
+            y, _, cross_scores, new_cache[name], _ = block(
+                y,
+                encoder_state[MEMORY],
+                context_padding_mask=encoder_state[MEMORY_MASK],
+                self_attention_cache=cache[name],
+                self_attention_cache_update_index=index,
+                cross_attention_cache=encoder_state[f"cross_attention_cache_{number}"],
+                return_attention_scores=True,
+                training=False,
+            )
+        if self.decoder_final_norm is not None:
+            y = self.decoder_final_norm(y)
+        logits = self.logits_layer(y)[:, 0]  # (B, 1, V) -> (B, V)
+        # cross_scores (B, heads, 1, S) -> (B, S)
+        attention = ops.mean(ops.cast(cross_scores[:, :, 0], "float32"), axis=1)
+        return logits, new_cache, attention
 
 
 def transformer_translator(
@@ -46,115 +315,37 @@ def transformer_translator(
     norm_first=False,
     name="transformer_translator",
 ):
-    """Builds an encoder-decoder Transformer for sequence-to-sequence translation.
+    """Builds a `TransformerTranslator` (keyword arguments only).
 
-    The model of Vaswani et al. 2017 (https://arxiv.org/abs/1706.03762),
-    trained with teacher forcing:
-
-        source ids (B, S) -> token + learned position embedding, dropout
-            -> num_layers encoder blocks (self-attention over source tokens)
-        target ids (B, T) -> token + learned position embedding, dropout
-            -> num_layers decoder blocks (causal self-attention, then
-               cross-attention on the last encoder output)
-            -> Dense(target_vocabulary_size) logits (B, T, V), float32
-
-    Id 0 is padding in both inputs: padded source tokens are hidden from
-    every attention, so they do not change the logits. With `norm_first=True`
-    the blocks are pre-norm and a final LayerNorm closes each stack.
-
-    The layers have stable names (`"source_embedding"`, `"encoder_block_0"`,
-    `"target_embedding"`, `"decoder_block_0"`, `"logits"`, ...) that
-    `keras_attention.generation.decoder_for_model` uses to decode one token
-    at a time with key/value caches.
-
-    Args:
-        source_vocabulary_size: number of source token ids.
-        target_vocabulary_size: number of target token ids.
-        max_source_length: longest source sequence (rows of its position table).
-        max_target_length: longest target sequence, also the longest decoding.
-        hidden_dim: width of the embeddings and of every block.
-        num_layers: number of encoder blocks and of decoder blocks.
-        num_heads: attention heads; must divide `hidden_dim`.
-        intermediate_dim: width of the MLP hidden layer in each block.
-        dropout: dropout after the embeddings, in the blocks and on attention.
-        norm_first: pre-norm blocks (plus final norms) when True, post-norm
-            (the paper) when False.
-        name: name of the model.
+    See `TransformerTranslator` for the architecture and the arguments.
 
     Returns:
-        A `keras.Model` taking `{"source": (B, S) int, "target": (B, T) int}`
-        and returning logits `(B, T, target_vocabulary_size)` in float32.
+        A `TransformerTranslator` taking `{"source": (B, S) int, "target":
+        (B, T) int}` and returning logits `(B, T, target_vocabulary_size)`
+        in float32.
 
     Example:
 
-    >>> import keras
     >>> import numpy as np
     >>> from keras_attention.models.transformer_translator import transformer_translator
     >>> model = transformer_translator(
     ...     source_vocabulary_size=20, target_vocabulary_size=30, max_source_length=8,
     ...     max_target_length=6, hidden_dim=16, num_layers=1, num_heads=2,
     ...     intermediate_dim=32)
-    >>> logits = model({"source": np.array([[5, 6, 7, 0]]), "target": np.array([[1, 9, 4]])})
-    >>> tuple(logits.shape), keras.backend.standardize_dtype(logits.dtype)
-    ((1, 3, 30), 'float32')
+    >>> type(model).__name__, tuple(model({"source": np.array([[5, 0]]),
+    ...                                    "target": np.array([[1]])}).shape)
+    ('TransformerTranslator', (1, 1, 30))
     """
-    for argument, value in (
-        ("source_vocabulary_size", source_vocabulary_size),
-        ("target_vocabulary_size", target_vocabulary_size),
-        ("max_source_length", max_source_length),
-        ("max_target_length", max_target_length),
-        ("hidden_dim", hidden_dim),
-        ("num_layers", num_layers),
-        ("num_heads", num_heads),
-        ("intermediate_dim", intermediate_dim),
-    ):
-        _check_positive_int(argument, value)
-    if hidden_dim % num_heads:
-        raise ValueError(
-            "`hidden_dim` must be a multiple of `num_heads`. "
-            f"Received: hidden_dim={hidden_dim}, num_heads={num_heads}"
-        )
-    _check_rate("dropout", dropout)
-    if not isinstance(norm_first, bool):
-        raise ValueError(f"`norm_first` must be True or False. Received: norm_first={norm_first!r}")
-
-    source = keras.Input((None,), dtype="int32", name="source")
-    target = keras.Input((None,), dtype="int32", name="target")
-    # Explicit boolean masks (True = a real token) rather than Keras masks, so
-    # that the logits carry no mask and the loss alone decides what counts.
-    source_mask = ops.not_equal(source, PADDING_ID)  # (B, S)
-    target_mask = ops.not_equal(target, PADDING_ID)  # (B, T)
-
-    x = TokenAndPositionEmbedding(
-        source_vocabulary_size, max_source_length, hidden_dim, name=SOURCE_EMBEDDING
-    )(source)
-    x = keras.layers.Dropout(dropout, name=f"{SOURCE_EMBEDDING}_dropout")(x)
-    for index in range(num_layers):
-        x = TransformerEncoderBlock(
-            num_heads=num_heads,
-            intermediate_dim=intermediate_dim,
-            dropout=dropout,
-            norm_first=norm_first,
-            name=f"{ENCODER_BLOCK_PREFIX}{index}",
-        )(x, padding_mask=source_mask)
-    if norm_first:
-        x = keras.layers.LayerNormalization(epsilon=1e-5, name=ENCODER_FINAL_NORM)(x)
-    encoded = x
-
-    y = TokenAndPositionEmbedding(
-        target_vocabulary_size, max_target_length, hidden_dim, name=TARGET_EMBEDDING
-    )(target)
-    y = keras.layers.Dropout(dropout, name=f"{TARGET_EMBEDDING}_dropout")(y)
-    for index in range(num_layers):
-        y = TransformerDecoderBlock(
-            num_heads=num_heads,
-            intermediate_dim=intermediate_dim,
-            dropout=dropout,
-            norm_first=norm_first,
-            name=f"{DECODER_BLOCK_PREFIX}{index}",
-        )(y, encoded, padding_mask=target_mask, context_padding_mask=source_mask)
-    if norm_first:
-        y = keras.layers.LayerNormalization(epsilon=1e-5, name=DECODER_FINAL_NORM)(y)
-    # float32 logits even under mixed precision: a stable softmax and loss.
-    logits = keras.layers.Dense(target_vocabulary_size, dtype="float32", name=LOGITS)(y)
-    return keras.Model({"source": source, "target": target}, logits, name=name)
+    return TransformerTranslator(
+        source_vocabulary_size=source_vocabulary_size,
+        target_vocabulary_size=target_vocabulary_size,
+        max_source_length=max_source_length,
+        max_target_length=max_target_length,
+        hidden_dim=hidden_dim,
+        num_layers=num_layers,
+        num_heads=num_heads,
+        intermediate_dim=intermediate_dim,
+        dropout=dropout,
+        norm_first=norm_first,
+        name=name,
+    )

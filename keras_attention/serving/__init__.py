@@ -9,6 +9,7 @@ from keras_attention.serving.image_classifier_export import load_image_classifie
 from keras_attention.serving.caption_export import export_captioner
 from keras_attention.serving.caption_export import load_captioner
 from keras_attention.serving.caption_export import make_caption_function
+from keras_attention.serving.text_translation import translate_texts
 from keras_attention.serving.translator_export import export_translator
 from keras_attention.serving.translator_export import load_translator
 from keras_attention.serving.translator_export import make_translation_function

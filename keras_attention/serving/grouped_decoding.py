@@ -24,7 +24,8 @@ def decode_in_groups(
     compiled search program whatever the number of requests.
 
     Args:
-        decoder: a `DecoderAdapter` of the model.
+        decoder: a model that implements the decoding protocol (a
+            translator), or the `DecoderAdapter` of one that does not.
         inputs: `(B, ...)` tensor with known trailing dimensions: source ids
             or images.
         start_id, end_id: the start and end token ids.
@@ -42,14 +43,13 @@ def decode_in_groups(
     Example:
 
     >>> import tensorflow as tf
-    >>> from keras_attention.generation.decoder_for_model import decoder_for_model
     >>> from keras_attention.models.transformer_translator import transformer_translator
     >>> model = transformer_translator(
     ...     source_vocabulary_size=12, target_vocabulary_size=10, max_source_length=6,
     ...     max_target_length=5, hidden_dim=8, num_layers=1, num_heads=2, intermediate_dim=16)
     >>> sources = tf.constant([[3, 4, 5, 0, 0, 0]] * 3)  # 3 requests, groups of 2
     >>> tokens, attention = decode_in_groups(
-    ...     decoder_for_model(model), sources, 1, 2, 5, (6,), group_size=2)
+    ...     model, sources, 1, 2, 5, (6,), group_size=2)
     >>> tuple(tokens.shape), tuple(attention.shape)
     ((3, 5), (3, 5, 6))
     """

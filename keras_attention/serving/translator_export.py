@@ -14,9 +14,7 @@ import tempfile
 
 import tensorflow as tf
 
-from keras_attention.generation.decoder_for_model import decoder_for_model
-from keras_attention.models.show_attend_tell_captioner import IMAGE_ENCODER
-from keras_attention.models.transformer_translator import SOURCE_EMBEDDING
+from keras_attention.generation.decoder_for_model import missing_protocol_methods
 from keras_attention.serving.grouped_decoding import decode_in_groups
 from keras_attention.serving.serving_signature import SERVING_SIGNATURE
 from keras_attention.serving.serving_signature import load_serving_signature
@@ -27,6 +25,9 @@ SOURCE_VOCABULARY_ASSET = "source_vocabulary.txt"
 TARGET_VOCABULARY_ASSET = "target_vocabulary.txt"
 # What a tokenizer needs for export: `ReversibleTokenizer` and `SubwordEncoder` have it.
 _TOKENIZER_ATTRIBUTES = ("encode", "decode", "vocabulary", "vocabulary_size", "start_id", "end_id")
+# What a model needs besides the protocol's methods; `source_vocabulary_size` and
+# `max_source_length`, where a model has them, are checked against the arguments.
+PROTOCOL_ATTRIBUTES = ("vocabulary_size", "max_length")
 
 
 def _check_arguments(model, source_encoder, target_encoder, lengths, beam_width, length_penalty):
@@ -49,19 +50,11 @@ def _check_arguments(model, source_encoder, target_encoder, lengths, beam_width,
         raise ValueError(
             f"`length_penalty` must be a number >= 0. Received: length_penalty={length_penalty!r}"
         )
-    if _layer_or_none(model, IMAGE_ENCODER) is not None:
-        raise ValueError(
-            "`model` must be a translator built by `transformer_translator` or "
-            f"`rnn_attention_translator`. Received: model={model.name!r}, a captioner "
-            "(export it with `export_captioner`)"
-        )
-    decoder = decoder_for_model(model)  # raises ValueError for other models
-    source_embedding = _layer_or_none(model, SOURCE_EMBEDDING)
+    _check_protocol(model)
     vocabulary_sizes = (
-        # The Transformer's embedding calls it `vocabulary_size`, keras' Embedding `input_dim`.
-        ("source", source_encoder, getattr(
-            source_embedding, "vocabulary_size", getattr(source_embedding, "input_dim", None))),
-        ("target", target_encoder, decoder.vocabulary_size),
+        # Optional: a model without `source_vocabulary_size` is not checked on that side.
+        ("source", source_encoder, getattr(model, "source_vocabulary_size", None)),
+        ("target", target_encoder, model.vocabulary_size),
     )
     for side, encoder, model_size in vocabulary_sizes:
         if model_size is not None and encoder.vocabulary_size != model_size:
@@ -72,8 +65,8 @@ def _check_arguments(model, source_encoder, target_encoder, lengths, beam_width,
             )
     # A Transformer has a position table per side: longer inputs have no position.
     position_limits = (
-        ("max_source_length", getattr(source_embedding, "sequence_length", None)),
-        ("max_target_length", decoder.max_length),
+        ("max_source_length", getattr(model, "max_source_length", None)),
+        ("max_target_length", model.max_length),
     )
     for name, limit in position_limits:
         if limit is not None and lengths[name] > limit:
@@ -81,11 +74,27 @@ def _check_arguments(model, source_encoder, target_encoder, lengths, beam_width,
                 f"`{name}` must be at most {limit}, the longest sequence the model's position "
                 f"embedding covers. Received: {name}={lengths[name]}"
             )
-    return decoder
 
 
-def _layer_or_none(model, name):
-    return next((layer for layer in model.layers if layer.name == name), None)
+def _check_protocol(model):
+    """A ValueError naming what `model` lacks of the decoding protocol."""
+    missing = missing_protocol_methods(model) + [
+        name for name in PROTOCOL_ATTRIBUTES if not hasattr(model, name)
+    ]
+    if missing:
+        raise ValueError(
+            "`model` must be a translator that implements the decoding protocol "
+            "(`encode`, `initial_cache`, `step`, `vocabulary_size`, `max_length`, as "
+            "`TransformerTranslator` and `RNNAttentionTranslator` do; a captioner exports "
+            f"with `export_captioner`). Received: model={getattr(model, 'name', model)!r}, "
+            f"which lacks {', '.join(missing)}"
+        )
+    if callable(getattr(model, "caption", None)):
+        raise ValueError(
+            "`model` must be a translator (text in). Received: "
+            f"model={getattr(model, 'name', model)!r}, a captioner (export it with "
+            "`export_captioner`)"
+        )
 
 
 def _write_vocabulary(encoder, folder, filename):
@@ -139,8 +148,9 @@ def make_translation_function(
     program serves batches of every size.
 
     Args:
-        model: a translation model built by `transformer_translator` or
-            `rnn_attention_translator` (or re-loaded from a `.keras` file).
+        model: a translation model that implements the decoding protocol:
+            a `TransformerTranslator`, an `RNNAttentionTranslator` (built,
+            or re-loaded from a `.keras` file) or a user's own model.
         source_encoder: the tokenizer the model's source ids come from: a
             `ReversibleTokenizer` (or a WordPiece `SubwordEncoder`).
         target_encoder: the tokenizer of the target ids; its start and end
@@ -179,9 +189,7 @@ def make_translation_function(
         "max_target_length": max_target_length,
         "decode_batch_size": decode_batch_size,
     }
-    decoder = _check_arguments(
-        model, source_encoder, target_encoder, lengths, beam_width, length_penalty
-    )
+    _check_arguments(model, source_encoder, target_encoder, lengths, beam_width, length_penalty)
     source_length, target_length = int(max_source_length), int(max_target_length)
     group_size = int(decode_batch_size)
     start_id, end_id = target_encoder.start_id, target_encoder.end_id
@@ -205,7 +213,7 @@ def make_translation_function(
         blank = tf.equal(normalize_whitespace_strings(text), "")  # (B,)
         source_ids = source_encoder.encode(text, source_length)  # (B, S)
         tokens, attention = decode_in_groups(
-            decoder,
+            model,
             source_ids,
             start_id,
             end_id,
@@ -270,8 +278,9 @@ def export_translator(
     `saved_model_cli show --all --dir path` describes the signature.
 
     Args:
-        model: a translation model built by `transformer_translator` or
-            `rnn_attention_translator` (or re-loaded from a `.keras` file).
+        model: a translation model that implements the decoding protocol:
+            a `TransformerTranslator`, an `RNNAttentionTranslator` (built,
+            or re-loaded from a `.keras` file) or a user's own model.
         path: folder to write the SavedModel to.
         source_encoder: the tokenizer the model's source ids come from: a
             `ReversibleTokenizer` (or a WordPiece `SubwordEncoder`).

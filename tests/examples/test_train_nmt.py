@@ -14,6 +14,7 @@ from training_interruption import watch_training
 
 from keras_attention.data.translation_corpus import builtin_translation_pairs
 from keras_attention.data.translation_corpus import split_translation_pairs
+from keras_attention.models.rnn_attention_translator import RNNAttentionTranslator
 from keras_attention.serving.translator_export import load_translator
 from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
 
@@ -105,7 +106,7 @@ def test_mirrored_rnn_run_resumes_after_an_interruption(train_nmt, tmp_path, mon
     assert metrics["replicas"] == 2  # the two logical CPUs of tests/conftest.py
     assert (metrics["model"], metrics["dataset"], metrics["sentences"]) == ("rnn", "builtin", 4)
     restored = keras.saving.load_model(output_dir / "checkpoints" / "epoch_002.keras")
-    assert restored.get_layer("attention_decoder") is not None
+    assert isinstance(restored, RNNAttentionTranslator)  # loads back as its class
     # The mirrored variables export like plain ones: the SavedModel restores them.
     serve = load_translator(export_dir)
     assert len(serve.saved_model.model_variables) == len(restored.variables)
@@ -125,7 +126,7 @@ def test_flags_and_model_defaults(train_nmt):
     assert (args.epochs, args.hidden_dim) == (7, train_nmt.MODEL_DEFAULTS["rnn"]["hidden_dim"])
     model = train_nmt.build_model(args, source_vocabulary_size=30, target_vocabulary_size=40)
     assert model.output_shape == (None, None, 40)
-    assert model.get_layer("attention_decoder") is not None
+    assert isinstance(model, RNNAttentionTranslator)
     for bad in (["--model", "cnn"], ["--strategy", "tpu"], ["--epochs", "0"]):
         with pytest.raises(SystemExit):
             train_nmt.parse_args(bad)

@@ -81,7 +81,7 @@ def test_bad_arguments():
         greedy_search(decoder, TOY_INPUTS, START, END, 0)
     with pytest.raises(ValueError, match="at most 4.*Received: max_length=9"):
         greedy_search(decoder, TOY_INPUTS, START, END, 9)
-    with pytest.raises(ValueError, match="decoder adapter.*Received: decoder="):
+    with pytest.raises(ValueError, match="decoding protocol.*Received: decoder="):
         greedy_search(object(), TOY_INPUTS, START, END, 4)
     no_mask = _NoMaskDecoder(np.zeros((2, 4, 5, 5, 5), "float32"))
     with pytest.raises(ValueError, match="'memory_mask' entry.*Received: \\['kind', 'mask'\\]"):

@@ -6,9 +6,9 @@ import tensorflow as tf
 from keras_attention.generation.beam_search import beam_search
 from keras_attention.generation.decoder_for_model import decoder_for_model
 from keras_attention.generation.greedy_search import greedy_search
-from keras_attention.generation.rnn_translator_decoder import RNNTranslatorDecoder
-from keras_attention.generation.transformer_translator_decoder import TransformerTranslatorDecoder
+from keras_attention.models.rnn_attention_translator import RNNAttentionTranslator
 from keras_attention.models.rnn_attention_translator import rnn_attention_translator
+from keras_attention.models.transformer_translator import TransformerTranslator
 from keras_attention.models.transformer_translator import transformer_translator
 
 START, END = 1, 2
@@ -78,10 +78,10 @@ def test_xla_greedy_equals_full_passes_on_the_prefix():
 def _cross_attention_of_last_block(model, source, prefix):
     """Run the layers by hand to read the last decoder block's cross-attention."""
     source_mask = source != 0
-    x = model.get_layer("source_embedding")(source)
-    x = model.get_layer("encoder_block_0")(x, padding_mask=source_mask)
-    y = model.get_layer("target_embedding")(prefix)
-    _, _, cross = model.get_layer("decoder_block_0")(
+    x = model.source_embedding(source)
+    x = model.encoder_blocks[0](x, padding_mask=source_mask)
+    y = model.target_embedding(prefix)
+    _, _, cross = model.decoder_blocks[0](
         y, x, context_padding_mask=source_mask, return_attention_scores=True
     )
     return np.asarray(cross).mean(axis=1)  # (B, T, S), averaged over heads
@@ -112,7 +112,8 @@ def test_decodes_a_model_reloaded_from_a_keras_file(build, tmp_path):
     expected, _ = greedy_search(decoder_for_model(model), SOURCES, **arguments)
     got, _ = greedy_search(decoder_for_model(reloaded), SOURCES, **arguments)
     np.testing.assert_array_equal(np.asarray(got), np.asarray(expected))
-    assert type(decoder_for_model(reloaded)) is type(decoder_for_model(model))
+    assert type(reloaded) is type(model)
+    assert decoder_for_model(reloaded) is reloaded
 
 
 @pytest.mark.parametrize(
@@ -138,14 +139,21 @@ def test_decodes_inside_a_graph_with_unknown_batch_and_source_length(build):
     np.testing.assert_allclose(np.asarray(scores), np.asarray(expected_scores), rtol=1e-5)
 
 
-def test_adapters_reject_other_models():
+@pytest.mark.parametrize("name", list(MODELS))
+def test_a_translator_is_its_own_decoder(name):
+    model = MODELS[name]()
+    assert isinstance(model, (TransformerTranslator, RNNAttentionTranslator))
+    assert decoder_for_model(model) is model
+
+
+def test_models_without_the_protocol_are_refused():
     inputs = keras.Input((3,))
     other = keras.Model(inputs, keras.layers.Dense(2, name="head")(inputs))
-    with pytest.raises(ValueError, match="must be a translator.*Received: model with layers"):
+    with pytest.raises(
+        ValueError,
+        match=r"must implement the decoding protocol.*Received: model='functional.*', which "
+        r"lacks encode, initial_cache, step",
+    ):
         decoder_for_model(other)
-    with pytest.raises(ValueError, match="Transformer translator.*Received: model with layers"):
-        TransformerTranslatorDecoder(other)
-    with pytest.raises(ValueError, match="RNN attention translator.*Received: model with layers"):
-        RNNTranslatorDecoder(other)
     with pytest.raises(ValueError, match="at most 6.*Received: max_length=7"):
         greedy_search(decoder_for_model(_transformer()), SOURCES, START, END, 7)

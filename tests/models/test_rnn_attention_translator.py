@@ -1,8 +1,11 @@
+import inspect
+
 import keras
 import numpy as np
 import pytest
 import tensorflow as tf
 
+from keras_attention.models.rnn_attention_translator import RNNAttentionTranslator
 from keras_attention.models.rnn_attention_translator import rnn_attention_translator
 from keras_attention.models.translation_losses import MaskedSparseCategoricalAccuracy
 from keras_attention.models.translation_losses import masked_sparse_categorical_crossentropy
@@ -81,6 +84,15 @@ def test_keras_file_round_trip(tmp_path):
     reloaded = keras.saving.load_model(tmp_path / "translator.keras")
     np.testing.assert_allclose(np.asarray(reloaded(inputs)), np.asarray(model(inputs)), atol=1e-6)
     assert [layer.name for layer in reloaded.layers] == [layer.name for layer in model.layers]
+    # The class comes back, with its decoding methods and its configuration.
+    assert type(reloaded) is RNNAttentionTranslator
+    assert reloaded.get_config() == model.get_config()
+    state = reloaded.encode(inputs["source"])
+    cache = reloaded.initial_cache(state, 4, 7)
+    logits, _, _ = reloaded.step(inputs["target"][:, 0], 0, cache, state)
+    np.testing.assert_allclose(
+        np.asarray(logits), np.asarray(reloaded(inputs))[:, 0], atol=1e-5
+    )
 
 
 def test_fits_one_step_under_mirrored_strategy():
@@ -115,3 +127,14 @@ def test_fits_one_step_under_mirrored_strategy():
 def test_bad_arguments(arguments, message):
     with pytest.raises(ValueError, match=message):
         rnn_attention_translator(**{**SIZES, **arguments})
+
+
+def test_a_registered_class_whose_config_holds_the_constructor_arguments():
+    assert keras.saving.get_registered_name(RNNAttentionTranslator) == "keras_attention>RNNAttentionTranslator"
+    model = rnn_attention_translator(**SIZES)
+    config = model.get_config()
+    assert {key: config[key] for key in SIZES} == SIZES
+    assert set(config) <= set(inspect.signature(RNNAttentionTranslator).parameters) | {"name", "trainable"}
+    rebuilt = RNNAttentionTranslator.from_config(config)
+    assert rebuilt.get_config() == config
+    assert rebuilt.count_params() == model.count_params()

@@ -293,7 +293,9 @@ def test_bad_arguments(corpus, transformer_export, overrides, message):
 def test_a_model_that_is_not_a_translator_is_refused(corpus, tmp_path):
     _, (source_encoder, target_encoder) = corpus
     model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
-    with pytest.raises(ValueError, match=r"`model` must be a translator .* Received: model"):
+    with pytest.raises(ValueError, match=r"`model` must be a translator that implements the "
+                       r"decoding protocol .* Received: model=.*, which lacks encode, "
+                       r"initial_cache, step, vocabulary_size, max_length"):
         export_translator(model, tmp_path, source_encoder, target_encoder, 4, 4)
 
 
@@ -312,5 +314,6 @@ def test_a_captioner_is_refused_with_a_pointer_to_its_export(corpus, tmp_path):
         vocabulary_size=target_encoder.vocabulary_size, max_caption_length=6, image_size=16,
         hidden_dim=8, num_layers=1, num_heads=2, intermediate_dim=16,
     )
-    with pytest.raises(ValueError, match=r"`model` must be a translator .* Received: .*export_captioner"):
+    with pytest.raises(ValueError, match=r"`model` must be a translator .*export_captioner.*"
+                       r"Received: model='transformer_captioner'"):
         export_translator(captioner, tmp_path, source_encoder, target_encoder, 4, 4)

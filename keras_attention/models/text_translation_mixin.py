@@ -1,0 +1,97 @@
+"""`translate(texts, ...)`: strings in, strings out, for the translator models."""
+
+
+class TextTranslationMixin:
+    """Adds `translate` to a model that implements the decoding protocol.
+
+    The model (a `keras.Model` listing this class first among its bases)
+    provides `encode`, `initial_cache`, `step`, `vocabulary_size` and
+    `max_length`, and may give `max_source_length` / `max_target_length`
+    (the default lengths of `translate`; None where the model has no limit).
+
+    Example:
+
+    >>> from keras_attention.models.rnn_attention_translator import RNNAttentionTranslator
+    >>> from keras_attention.models.text_translation_mixin import TextTranslationMixin
+    >>> issubclass(RNNAttentionTranslator, TextTranslationMixin)
+    True
+    """
+
+    def translate(
+        self,
+        texts,
+        source_encoder,
+        target_encoder,
+        *,
+        max_source_length=None,
+        max_target_length=None,
+        beam_width=1,
+        length_penalty=0.6,
+        return_attention=False,
+    ):
+        """Translates strings with greedy (`beam_width=1`) or beam search.
+
+        Runs the graph that `keras_attention.serving.export_translator`
+        saves (`make_translation_function`): the same tokenization,
+        XLA-compiled search and detokenization, so it answers as the
+        exported SavedModel does. The tokenizers are arguments rather than
+        parts of the model: they are the ones the training ids came from
+        (the example scripts save them next to the model), and the `.keras`
+        file holds the network alone.
+
+        Args:
+            texts: one string, or a list of strings.
+            source_encoder: the tokenizer of the source ids (a
+                `ReversibleTokenizer` or a WordPiece `SubwordEncoder`).
+            target_encoder: the tokenizer of the target ids; its start and
+                end tokens start and stop decoding.
+            max_source_length: source pieces read (longer texts are cut);
+                defaults to the model's `max_source_length`, and must be
+                given for a model without one (the RNN translator).
+            max_target_length: most target pieces produced, the end token
+                included; defaults to the model's `max_target_length`, and
+                must be given for a model without one.
+            beam_width: 1 for greedy search, more for beam search.
+            length_penalty: GNMT length penalty of beam search (>= 0).
+            return_attention: also return the attention maps.
+
+        Returns:
+            The translation (a string for a string, a list of strings for a
+            list) and, with `return_attention`, the alignment of each text
+            (a dict, or a list of dicts) of `"attention"` `(T, S)` float32
+            NumPy array, `"source_tokens"` (the S source pieces) and
+            `"translation_tokens"` (the T produced pieces, the end token
+            included): the arguments of
+            `keras_attention.visualization.plot_alignment`.
+
+        Example:
+
+        >>> from keras_attention.models.transformer_translator import TransformerTranslator
+        >>> from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
+        >>> tokenizer = ReversibleTokenizer.train(["a b a", "b a b"], 300)
+        >>> size = tokenizer.vocabulary_size
+        >>> model = TransformerTranslator(
+        ...     source_vocabulary_size=size, target_vocabulary_size=size,
+        ...     max_source_length=4, max_target_length=3, hidden_dim=8, num_layers=1,
+        ...     num_heads=2, intermediate_dim=8)
+        >>> translation, alignment = model.translate(
+        ...     "a b", tokenizer, tokenizer, beam_width=2, return_attention=True)
+        >>> isinstance(translation, str), alignment["source_tokens"]
+        (True, ['a', ' b'])
+        >>> alignment["attention"].shape == (len(alignment["translation_tokens"]), 2)
+        True
+        """
+        # serving builds on models: imported here, not at the top, to avoid a cycle.
+        from keras_attention.serving.text_translation import translate_texts
+
+        return translate_texts(
+            self,
+            texts,
+            source_encoder,
+            target_encoder,
+            max_source_length=max_source_length,
+            max_target_length=max_target_length,
+            beam_width=beam_width,
+            length_penalty=length_penalty,
+            return_attention=return_attention,
+        )

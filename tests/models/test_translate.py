@@ -1,0 +1,110 @@
+"""`translate` on the translator classes: strings in, strings (and alignments) out."""
+
+import numpy as np
+import pytest
+
+from keras_attention.data.translation_corpus import builtin_translation_pairs
+from keras_attention.generation.beam_search import beam_search
+from keras_attention.models.rnn_attention_translator import RNNAttentionTranslator
+from keras_attention.models.transformer_translator import TransformerTranslator
+from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
+
+SOURCE_LENGTH, TARGET_LENGTH = 10, 8
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    pairs = builtin_translation_pairs(num_pairs=60, seed=5)
+    encoders = [
+        ReversibleTokenizer.train([pair[side] for pair in pairs], vocabulary_size=350)
+        for side in (0, 1)
+    ]
+    texts = [source for source, _ in pairs if len(source.split()) <= 5][:3]
+    return texts, encoders
+
+
+def _build(kind, source_encoder, target_encoder):
+    sizes = dict(
+        source_vocabulary_size=source_encoder.vocabulary_size,
+        target_vocabulary_size=target_encoder.vocabulary_size,
+        dropout=0.0,
+    )
+    if kind == "transformer":
+        return TransformerTranslator(
+            **sizes, max_source_length=SOURCE_LENGTH, max_target_length=TARGET_LENGTH,
+            hidden_dim=16, num_layers=2, num_heads=2, intermediate_dim=16,
+        )
+    return RNNAttentionTranslator(**sizes, embedding_dim=8, units=8, cell="lstm")
+
+
+def _greedy_by_full_passes(model, sources, start_id, end_id, length):
+    """Reference decoding: the whole model on the prefix at every step, cut after the end."""
+    prefix = np.full((len(sources), 1), start_id)
+    for _ in range(length):
+        logits = np.array(model({"source": sources, "target": prefix}))[:, -1]
+        logits[:, 0] = -np.inf  # the padding id is never produced
+        prefix = np.concatenate([prefix, logits.argmax(-1)[:, None]], axis=1)
+    tokens = prefix[:, 1:]
+    ended = np.cumsum(tokens == end_id, axis=1) - (tokens == end_id) > 0  # after the end
+    return np.where(ended, 0, tokens)
+
+
+def _texts(encoder, ids):
+    return [text.decode("utf-8", errors="replace") for text in encoder.decode(ids).numpy()]
+
+
+@pytest.mark.parametrize("kind", ["transformer", "rnn"])
+def test_greedy_translate_is_the_decoded_full_pass_greedy(corpus, kind):
+    texts, (source_encoder, target_encoder) = corpus
+    model = _build(kind, source_encoder, target_encoder)
+    lengths = dict(max_source_length=SOURCE_LENGTH, max_target_length=TARGET_LENGTH)
+    translations, alignments = model.translate(
+        texts, source_encoder, target_encoder, return_attention=True, **lengths
+    )
+    sources = source_encoder.encode(texts, SOURCE_LENGTH).numpy()
+    tokens = _greedy_by_full_passes(
+        model, sources, target_encoder.start_id, target_encoder.end_id, TARGET_LENGTH
+    )
+    assert translations == _texts(target_encoder, tokens)
+    assert any(translations)  # not only empty translations
+    for alignment, source, row in zip(alignments, sources, tokens):
+        produced, read = int((row != 0).sum()), int((source != 0).sum())
+        assert alignment["attention"].shape == (produced, read)
+        assert len(alignment["translation_tokens"]) == produced
+        assert len(alignment["source_tokens"]) == read
+        # Each row: where the decoder looked while choosing that piece, a distribution.
+        np.testing.assert_allclose(alignment["attention"].sum(-1), 1.0, atol=1e-5)
+    # One string in, one string (and one alignment) out.
+    single, alignment = model.translate(
+        texts[0], source_encoder, target_encoder, return_attention=True, **lengths
+    )
+    assert single == translations[0]
+    np.testing.assert_allclose(alignment["attention"], alignments[0]["attention"], atol=1e-6)
+
+
+def test_beam_translate_is_the_decoded_beam_search(corpus):
+    texts, (source_encoder, target_encoder) = corpus
+    model = _build("transformer", source_encoder, target_encoder)
+    translations = model.translate(texts, source_encoder, target_encoder, beam_width=3)
+    sources = source_encoder.encode(texts, SOURCE_LENGTH).numpy()
+    tokens, _, _ = beam_search(
+        model, sources, target_encoder.start_id, target_encoder.end_id, TARGET_LENGTH,
+        beam_width=3,
+    )
+    assert translations == _texts(target_encoder, np.asarray(tokens))
+
+
+def test_bad_arguments(corpus):
+    _, (source_encoder, target_encoder) = corpus
+    rnn = _build("rnn", source_encoder, target_encoder)
+    with pytest.raises(ValueError, match=r"`max_source_length` must be given .* "
+                       r"Received: max_source_length=None"):
+        rnn.translate("a", source_encoder, target_encoder, max_target_length=4)
+    with pytest.raises(ValueError, match=r"`texts` must be a string or a list of strings. "
+                       r"Received: texts=3"):
+        rnn.translate(3, source_encoder, target_encoder, max_source_length=4,
+                      max_target_length=4)
+    transformer = _build("transformer", source_encoder, target_encoder)
+    with pytest.raises(ValueError, match=r"`max_target_length` must be at most 8, .* "
+                       r"Received: max_target_length=9"):
+        transformer.translate("a", source_encoder, target_encoder, max_target_length=9)
