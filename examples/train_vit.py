@@ -166,6 +166,7 @@ from keras_attention.models.vit_training_recipe import vit_training_recipe  # no
 from keras_attention.models.vit_training_recipe import warmup_steps_for  # noqa: E402
 from keras_attention.serving.image_classifier_export import export_image_classifier  # noqa: E402
 from keras_attention.visualization.confusion import plot_confusion_matrix  # noqa: E402
+from keras_attention.visualization.explorer.vit import write_vit_explorer  # noqa: E402
 from keras_attention.visualization.figures import save_figure  # noqa: E402
 from keras_attention.visualization.rollout import attention_rollout  # noqa: E402
 from keras_attention.visualization.rollout import plot_rollout  # noqa: E402
@@ -318,6 +319,24 @@ def draw_figures(model, output_dir, labels, predictions, images, class_names):
         )
 
 
+def write_explorer(model, path, images, labels, class_names):
+    """The test images' attention, by layer and head, as one HTML page."""
+    predicted, probabilities, maps = model.classify(images, return_attention=True)
+    grid_size, has_class_token = model.token_layout
+    examples = [
+        {
+            "image": image,
+            "label": f"true {class_names[labels[index]]}, predicted {predicted[index]}",
+            "probability": float(probabilities[index].max()),
+            "attention": np.stack([layer[index] for layer in maps]),  # (layers, heads, T, T)
+            "grid_size": grid_size,
+            "has_class_token": has_class_token,
+        }
+        for index, image in enumerate(images)
+    ]
+    write_vit_explorer(path, examples, title="Vision Transformer attention")
+
+
 def main(argv=None):
     args = parse_args(argv)
     example_utils.prepare_output(args)  # before any training: refuse unusable paths now
@@ -381,6 +400,10 @@ def main(argv=None):
         f"{time.time() - start:.0f} s since loading the data, {fit_seconds:.0f} s in fit"
     )
     draw_figures(model, args.output_dir, labels, predictions, images, data.class_names)
+    if args.html:
+        explorer = os.path.join(args.output_dir, "attention_explorer.html")
+        write_explorer(model, explorer, images, labels, data.class_names)
+        print(f"attention explorer written to {explorer}")
     metrics = {
         "test_accuracy": accuracy,
         "test_images": int(len(labels)),

@@ -94,6 +94,13 @@ def add_common_arguments(
         action="store_true",
         help="float32 weights, 16-bit compute (float16 on GPU, bfloat16 on CPU)",
     )
+    parser.add_argument(
+        "--html",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="write attention_explorer.html beside the figures: one page that opens from "
+        "disk, to step through the test examples' attention by layer, head and word",
+    )
     return parser
 
 

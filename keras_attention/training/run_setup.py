@@ -23,7 +23,7 @@ from keras_attention.training.run_folder import prepare_run_folder
 from keras_attention.training.run_folder import replace_folder
 
 # Arguments that change where results go, not what the run computes.
-_NOT_PART_OF_THE_RUN = ("export", "overwrite", "output_dir", "recipe")
+_NOT_PART_OF_THE_RUN = ("export", "html", "overwrite", "output_dir", "recipe")
 
 
 def prepare_output(args):

@@ -54,6 +54,8 @@ def test_train_vit_end_to_end(train_vit, tmp_path, monkeypatch):
         "rollout_0.png",
         "rollout_1.png",
     ]
+    page = (output_dir / "attention_explorer.html").read_text()
+    assert page.startswith("<!DOCTYPE html>") and "predicted" in page
     if run_setup.tensorboard_available():
         assert any((output_dir / "logs").rglob("*tfevents*"))
     assert not (output_dir / "backup").exists() or not any((output_dir / "backup").iterdir())
