@@ -122,23 +122,19 @@ from keras_attention.callbacks.prior_cross_entropy import prior_cross_entropy  #
 from keras_attention.data.known_length import with_known_length  # noqa: E402
 from keras_attention.data.translation_batches import make_translation_batches  # noqa: E402
 from keras_attention.data.translation_sources import load_translation_pairs  # noqa: E402
-from keras_attention.models.rnn_attention_translator import (  # noqa: E402
-    rnn_attention_translator,
-)
+from keras_attention.models.rnn_attention_translator import rnn_attention_translator  # noqa: E402
 from keras_attention.models.transformer_translator import transformer_translator  # noqa: E402
-from keras_attention.models.translation_training_recipe import (  # noqa: E402
-    translation_training_recipe,
-)
-from keras_attention.models.translation_losses import (  # noqa: E402
-    MaskedSparseCategoricalAccuracy,
-    masked_sparse_categorical_crossentropy,
-)
+from keras_attention.models.translation_losses import MaskedSparseCategoricalAccuracy  # noqa: E402
+from keras_attention.models.translation_losses import masked_sparse_categorical_crossentropy  # noqa: E402
+from keras_attention.models.translation_training_recipe import translation_training_recipe  # noqa: E402
 from keras_attention.serving.translator_export import export_translator  # noqa: E402
 from keras_attention.serving.translator_export import make_translation_function  # noqa: E402
 from keras_attention.text.reversible_tokenizer import ReversibleTokenizer  # noqa: E402
 from keras_attention.text.scores import corpus_bleu  # noqa: E402
 from keras_attention.text.scores import corpus_chrf  # noqa: E402
 from keras_attention.visualization.alignment import plot_alignment  # noqa: E402
+from keras_attention.visualization.explorer.translation import write_translation_explorer  # noqa: E402
+from keras_attention.visualization.explorer.words import words_and_attention  # noqa: E402
 from keras_attention.visualization.figures import save_figure  # noqa: E402
 
 
@@ -233,19 +229,43 @@ def translate_split(translate, pairs, limit):
     return sources, references, hypotheses, outputs
 
 
-def draw_alignments(outputs, count, output_dir):
-    paths = []
+def word_alignments(outputs, count):
+    """Whole words and word-to-word attention of the first `count` translations."""
+    alignments = []
     for index in range(min(count, len(outputs["translation"]))):
-        source = [piece.decode("utf-8", "replace") for piece in outputs["source_tokens"][index]]
-        target = [piece.decode("utf-8", "replace") for piece in outputs["translation_tokens"][index]]
+        source, target = (
+            [piece.decode("utf-8", "replace") for piece in outputs[name][index]]
+            for name in ("source_tokens", "translation_tokens")
+        )
         source, target = [p for p in source if p], [p for p in target if p]
         if not source or not target:
-            print(f"  no alignment plot for held-out sentence {index}: nothing to align")
+            print(f"  no alignment for held-out sentence {index}: nothing to align")
             continue
         weights = outputs["attention"][index, : len(target), : len(source)]  # (T, S)
+        alignments.append((index, *words_and_attention(source, target, weights)))
+    return alignments
+
+
+def draw_alignments(alignments, output_dir):
+    paths = []
+    for index, source, target, weights in alignments:
         figure = plot_alignment(weights, source, target, title="attention while translating")
         paths.append(str(save_figure(figure, os.path.join(output_dir, f"alignment_{index}.png"))))
     return paths
+
+
+def write_explorer(alignments, path):
+    """The alignments as one HTML page (the model's decoding attention: one layer, one head)."""
+    examples = [
+        {
+            "name": f"held-out sentence {index}",
+            "source_tokens": source,
+            "target_tokens": target,
+            "cross_attention": np.asarray(weights)[None, None],  # (layers=1, heads=1, T, S)
+        }
+        for index, source, target, weights in alignments
+    ]
+    write_translation_explorer(path, examples, title="Translation attention")
 
 
 def main(argv=None):
@@ -349,9 +369,14 @@ def main(argv=None):
     )
     for source, reference, hypothesis in list(zip(sources, references, hypotheses))[: args.samples]:
         print(f"  source     : {source}\n  reference  : {reference}\n  translation: {hypothesis}")
-    plots = draw_alignments(outputs, args.plots, args.output_dir)
+    alignments = word_alignments(outputs, max(args.plots, args.samples))
+    plots = draw_alignments(alignments[: args.plots], args.output_dir)
     if plots:
         print("alignment plots:", ", ".join(plots))
+    if args.html and alignments:
+        explorer = os.path.join(args.output_dir, "attention_explorer.html")
+        write_explorer(alignments, explorer)
+        print(f"attention explorer written to {explorer}")
 
     metrics = {
         "model": args.model,

@@ -68,6 +68,8 @@ def test_tsv_run_warns_about_bad_lines_and_exports(train_nmt, tmp_path):
     assert json.loads((output_dir / "metrics.json").read_text()) == metrics
     assert (output_dir / "checkpoints" / "epoch_001.keras").exists()
     assert (output_dir / "alignment_0.png").stat().st_size > 0
+    page = (output_dir / "attention_explorer.html").read_text()
+    assert page.startswith("<!DOCTYPE html>") and "held-out sentence 0" in page
     # The saved vocabularies give every training sentence back exactly.
     train_pairs = split_translation_pairs(pairs)["train"]  # the split the script makes
     for side, name in ((0, "source"), (1, "target")):
