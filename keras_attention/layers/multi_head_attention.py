@@ -44,8 +44,13 @@ class MultiHeadAttention(keras.layers.Layer):
       cache of fixed size, as keras-hub's `CachedMultiHeadAttention`.
     - `attention_mask` with a head axis, `(B, num_heads, T, S)`.
 
+    A subclass may override `_compute_attention` as keras documents; it is
+    then called with keras' arguments (see that method).
+
     Differences from keras: a query that may attend to no key gets an attention
-    output of 0 (weights 0) instead of a uniform average over all keys; an
+    output of 0 (weights 0) instead of a uniform average over all keys; float
+    attention masks are refused (keras reads them as `mask != 0`, which
+    inverts an additive 0 / -1e9 mask); an
     explicit `query_mask` is honoured (keras reads only the Keras mask);
     `value_dim` stays None when not given (as in `get_config`); the scores
     of `compute_output_spec` use the key length; and `activity_regularizer`
