@@ -76,7 +76,12 @@ AUDIT = [
     ),
     (layers.TokenPooling, {}, {"pooling": ["max", None]}),
 ]
-for block in (layers.TransformerEncoderBlock, layers.TransformerDecoderBlock):
+for block in (
+    layers.TransformerEncoderBlock,
+    layers.TransformerDecoderBlock,
+    layers.TransformerEncoder,
+    layers.TransformerDecoder,
+):
     AUDIT.append(
         (
             block,
