@@ -21,7 +21,9 @@ from keras_attention.layers.spatial_self_attention import SpatialSelfAttention
 from keras_attention.layers.stochastic_depth import StochasticDepth
 from keras_attention.layers.token_and_position_embedding import TokenAndPositionEmbedding
 from keras_attention.layers.token_pooling import TokenPooling
+from keras_attention.layers.transformer_decoder import TransformerDecoder
 from keras_attention.layers.transformer_decoder_block import TransformerDecoderBlock
+from keras_attention.layers.transformer_encoder import TransformerEncoder
 from keras_attention.layers.transformer_encoder_block import TransformerEncoderBlock
 
 __all__ = [
@@ -42,6 +44,8 @@ __all__ = [
     "StochasticDepth",
     "TokenAndPositionEmbedding",
     "TokenPooling",
+    "TransformerDecoder",
     "TransformerDecoderBlock",
+    "TransformerEncoder",
     "TransformerEncoderBlock",
 ]

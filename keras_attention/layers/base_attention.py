@@ -4,6 +4,8 @@ import keras
 from keras import ops
 
 from keras_attention.ops.masks import boolean_mask
+from keras_attention.ops.masks import causal_mask
+from keras_attention.ops.masks import merge_masks
 from keras_attention.ops.masks import query_key_mask
 from keras_attention.ops.softmax import masked_softmax
 from keras_attention.validation import check_rate
@@ -29,7 +31,14 @@ class BaseAttention(keras.layers.Layer):
     Shapes: the query is one step `(B, Dq)` or a sequence `(B, Tq, Dq)`;
     the value is a sequence `(B, Tv, Dv)` or a feature map `(B, H, W, Dv)`
     whose `S = H * W` positions are attended to as one sequence. The key
-    has the positions of the value and any size `Dk`.
+    has the positions of the value and any size `Dk`. A query of rank 4 or
+    more has batch axes before its last two, `(B, ..., Tq, Dq)`, as in
+    `keras.layers.Attention`; the value and key then have the query's rank,
+    `(B, ..., Tv, Dv)`, and the attention runs over `Tv` for each batch entry.
+
+    The inputs may also come as keras' `Attention` takes them: a list
+    `[query, value]` or `[query, value, key]`, with `mask=[query_mask,
+    value_mask]`.
 
     Args:
         dropout: fraction of the attention weights dropped in training.
@@ -37,8 +46,10 @@ class BaseAttention(keras.layers.Layer):
         **kwargs: base layer arguments (`name`, `dtype`, ...).
 
     Call arguments:
-        query: `(B, Dq)` or `(B, Tq, Dq)`.
-        value: `(B, Tv, Dv)` or `(B, H, W, Dv)`.
+        query: `(B, Dq)`, `(B, Tq, Dq)` or `(B, ..., Tq, Dq)`; or the list
+            `[query, value]` / `[query, value, key]`.
+        value: `(B, Tv, Dv)` or `(B, H, W, Dv)` (`(B, ..., Tv, Dv)` for a
+            query of rank 4 or more).
         key: optional, `(B, Tv, Dk)` or `(B, H, W, Dk)`; defaults to `value`.
         query_mask: optional bool `(B, Tq)` (`(B,)` for a single step);
             False zeroes the output and the weights of that query. Taken
@@ -50,6 +61,9 @@ class BaseAttention(keras.layers.Layer):
         training: whether dropout is active.
         precomputed_keys: optional result of `precompute_keys(key)`, used
             instead of recomputing it from `key`.
+        mask: optional list `[query_mask, value_mask]` (keras' form; a
+            third, key mask, entry is ignored as keras does).
+        use_causal_mask: query `i` sees the keys `0..i` only.
 
     Returns:
         output `(B, [Tq,] Dv)` and, with `return_attention_scores=True`,
@@ -83,8 +97,20 @@ class BaseAttention(keras.layers.Layer):
         self.seed_generator = keras.random.SeedGenerator(seed) if dropout > 0 else None
         self.supports_masking = True
 
-    def build(self, query_shape, value_shape, key_shape=None):
+    def build(self, query_shape=None, value_shape=None, key_shape=None, **kwargs):
+        # `**kwargs` takes keras' `build(input_shape=[...])`; keras matches
+        # named build arguments to call arguments, so it cannot be one.
+        query_shape, value_shape, key_shape = self._unpack_shapes(
+            query_shape, value_shape, key_shape, kwargs
+        )
         self._check_shapes(query_shape, value_shape, key_shape)
+
+    def get_build_config(self):
+        shapes = self._build_shapes_dict
+        if shapes is not None and set(shapes) == {"kwargs"}:
+            # Built with `build(input_shape=...)`: rebuild from the same list.
+            return {"input_shape": shapes["kwargs"].get("input_shape")}
+        return super().get_build_config()
 
     # ----------------------------------------------------------------- steps
 
@@ -100,6 +126,29 @@ class BaseAttention(keras.layers.Layer):
             key: `(B, S, K)`, the output of `_project_keys`.
         """
         raise NotImplementedError(f"{type(self).__name__} must implement `_compute_scores`.")
+
+    def _calculate_scores(self, query, key):
+        """keras' name for the score step: `_compute_scores` on projected keys.
+
+        Args:
+            query: `(B, Tq, Dq)`.
+            key: `(B, Tv, Dk)`.
+
+        Returns:
+            `(B, Tq, Tv)`.
+        """
+        return self._compute_scores(query, self._project_keys(key))
+
+    def _calculate_score_mask(self, scores, v_mask, use_causal_mask):
+        """keras' score mask: the value mask `(B, Tv)`, and with
+        `use_causal_mask` a lower-triangular `(1, Tq, Tv)` merged with it."""
+        if not use_causal_mask:
+            return v_mask
+        shape = ops.shape(scores)
+        causal = causal_mask(shape[-2], shape[-1])[None]  # (1, Tq, Tv)
+        if v_mask is None:
+            return causal
+        return ops.logical_and(boolean_mask(v_mask, "v_mask")[:, None, :], causal)  # (B, Tq, Tv)
 
     def _scores_mask(self, query_mask, value_mask):
         """Bool mask broadcastable to the scores `(B, Tq, S)`, or None.
@@ -172,15 +221,25 @@ class BaseAttention(keras.layers.Layer):
     def call(
         self,
         query,
-        value,
+        value=None,
         key=None,
         query_mask=None,
         value_mask=None,
         return_attention_scores=False,
         training=None,
         precomputed_keys=None,
+        mask=None,
+        use_causal_mask=False,
     ):
+        query, value, key, query_mask, value_mask = self._unpack_call(
+            query, value, key, query_mask, value_mask, mask
+        )
         self._check_call(query, value, key, query_mask, value_mask, precomputed_keys)
+        if len(query.shape) > 3:
+            return self._call_batched(
+                query, value, key, query_mask, value_mask, return_attention_scores,
+                training, precomputed_keys, use_causal_mask,
+            )
         single_step = len(query.shape) == 2
         if single_step:
             query = ops.expand_dims(query, 1)  # (B, 1, Dq)
@@ -200,6 +259,9 @@ class BaseAttention(keras.layers.Layer):
 
         scores = self._compute_scores(query, keys)  # (B, Tq, S)
         mask = self._scores_mask(query_mask, value_mask)
+        if use_causal_mask:
+            shape = ops.shape(scores)
+            mask = merge_masks(mask, causal_mask(shape[1], shape[2])[None])  # (B | 1, Tq, S)
         output, weights = self._apply_scores(scores, values, mask, training)
 
         if single_step:
@@ -213,35 +275,158 @@ class BaseAttention(keras.layers.Layer):
             weights = ops.reshape(weights, tuple(ops.shape(weights)[:-1]) + tuple(value_dims[1:3]))
         return output, weights
 
-    def compute_mask(self, query, previous_mask=None):
-        # `previous_mask` is the Keras mask of `query`: padded queries stay padded.
-        if previous_mask is None or len(query.shape) != 3:
-            return None
-        return previous_mask
+    def _call_batched(
+        self, query, value, key, query_mask, value_mask, return_attention_scores,
+        training, precomputed_keys, use_causal_mask,
+    ):
+        """A query with batch axes `(B, ..., Tq, Dq)`: attend per batch entry."""
+        batch_axes = tuple(ops.shape(query)[:-2])
 
-    def compute_output_shape(self, query_shape, value_shape, key_shape=None):
+        def merge(tensor, kept):  # (B, ..., *kept axes) -> (B', *kept axes)
+            if tensor is None:
+                return None
+            return ops.reshape(tensor, (-1,) + tuple(ops.shape(tensor)[-kept:]))
+
+        results = self.call(
+            merge(query, 2),
+            merge(value, 2),
+            key=merge(key, 2),
+            query_mask=merge(query_mask, 1),
+            value_mask=merge(value_mask, 1),
+            return_attention_scores=return_attention_scores,
+            training=training,
+            precomputed_keys=merge(precomputed_keys, 2),
+            use_causal_mask=use_causal_mask,
+        )  # (B', Tq, Dv) [, (B', Tq, Tv)]
+        results = results if return_attention_scores else (results,)
+        split = tuple(
+            ops.reshape(tensor, batch_axes + tuple(ops.shape(tensor)[1:])) for tensor in results
+        )  # (B, ..., Tq, Dv) [, (B, ..., Tq, Tv)]
+        return split if return_attention_scores else split[0]
+
+    def compute_mask(self, inputs, mask=None):
+        # `mask` is the Keras mask of the query (or keras' list [query_mask,
+        # value_mask]): padded queries stay padded.
+        if isinstance(inputs, (list, tuple)):
+            self._unpack_call(inputs, None, None, None, None, mask)
+        if isinstance(mask, (list, tuple)):
+            mask = mask[0]
+        if mask is None:
+            return None
+        if isinstance(inputs, (list, tuple)):
+            return ops.convert_to_tensor(mask)
+        return mask if len(inputs.shape) >= 3 else None
+
+    def compute_output_shape(
+        self, query_shape=None, value_shape=None, key_shape=None, input_shape=None
+    ):
+        query_shape, value_shape, key_shape = self._unpack_shapes(
+            query_shape, value_shape, key_shape, {"input_shape": input_shape}
+        )
         self._check_shapes(query_shape, value_shape, key_shape)
         return tuple(query_shape[:-1]) + (value_shape[-1],)
 
     def compute_output_spec(
         self,
         query,
-        value,
+        value=None,
         key=None,
         query_mask=None,
         value_mask=None,
         return_attention_scores=False,
         training=None,
         precomputed_keys=None,
+        mask=None,
+        use_causal_mask=False,
     ):
+        query, value, key, query_mask, value_mask = self._unpack_call(
+            query, value, key, query_mask, value_mask, mask
+        )
         self._check_call(query, value, key, query_mask, value_mask, precomputed_keys)
         key_shape = None if key is None else key.shape
         output_shape = self.compute_output_shape(query.shape, value.shape, key_shape)
         output = keras.KerasTensor(output_shape, dtype=self.compute_dtype)
         if not return_attention_scores:
             return output
-        weights_shape = tuple(query.shape[:-1]) + tuple(value.shape[1:-1])
+        if len(query.shape) > 3:
+            weights_shape = tuple(query.shape[:-1]) + (value.shape[-2],)  # (B, ..., Tq, Tv)
+        else:
+            weights_shape = tuple(query.shape[:-1]) + tuple(value.shape[1:-1])
         return output, keras.KerasTensor(weights_shape, dtype=self.compute_dtype)
+
+    # ------------------------------------------------- keras' list inputs
+
+    def _unpack_call(self, query, value, key, query_mask, value_mask, mask):
+        """(query, value, key, query_mask, value_mask) from either calling style."""
+        name = type(self).__name__
+        if isinstance(query, (list, tuple)):
+            if value is not None or key is not None:
+                raise ValueError(
+                    f"{name} takes its inputs either as a list [query, value(, key)] or as "
+                    "separate arguments, not both. Received: a list and "
+                    f"value={'set' if value is not None else None}, "
+                    f"key={'set' if key is not None else None}"
+                )
+            _check_list_length(name, "inputs", query)
+            query, value, key = query[0], query[1], (query[2] if len(query) == 3 else None)
+            if isinstance(query_mask, (list, tuple)):
+                # keras fills `query_mask` with the Keras masks of the list's tensors.
+                if mask is None and any(item is not None for item in query_mask):
+                    mask = list(query_mask)
+                query_mask = None
+        elif value is None:
+            raise ValueError(
+                f"{name} layer must be called on a list of inputs, namely [query, value] "
+                "or [query, value, key], or with `query` and `value` as separate "
+                f"arguments. Received: inputs={query!r}, value=None"
+            )
+        if mask is not None:
+            if not isinstance(mask, (list, tuple)):
+                raise ValueError(
+                    f"{name} layer mask must be a list, namely [query_mask, value_mask]. "
+                    f"Received: mask={mask!r}"
+                )
+            _check_list_length(name, "mask", mask)
+            # keras' list masks come filled from the inputs' Keras masks;
+            # an explicit `query_mask` / `value_mask` wins.
+            query_mask = mask[0] if query_mask is None else query_mask
+            value_mask = mask[1] if value_mask is None else value_mask
+        return query, value, key, query_mask, value_mask
+
+    def _unpack_shapes(self, query_shape, value_shape, key_shape, extra):
+        """(query_shape, value_shape, key_shape) from either building style."""
+        name = type(self).__name__
+        extra = dict(extra)
+        input_shape = extra.pop("input_shape", None)
+        if extra:
+            raise TypeError(
+                f"{name}.build() got unexpected keyword arguments: {sorted(extra)}"
+            )
+        if input_shape is not None:
+            if query_shape is not None:
+                raise ValueError(
+                    "`input_shape` (keras' list of shapes) and `query_shape` cannot both be "
+                    f"given. Received: query_shape={query_shape}, input_shape={input_shape}"
+                )
+            query_shape = input_shape
+        if _is_shape_list(query_shape):
+            if value_shape is not None or key_shape is not None:
+                raise ValueError(
+                    f"{name} takes its inputs either as a list [query, value(, key)] or as "
+                    "separate arguments, not both. Received: a list of shapes and "
+                    f"value_shape={value_shape}, key_shape={key_shape}"
+                )
+            _check_list_length(name, "inputs", query_shape)
+            shapes = list(query_shape)
+            query_shape, value_shape = shapes[0], shapes[1]
+            key_shape = shapes[2] if len(shapes) == 3 else None
+        if query_shape is None or value_shape is None:
+            raise ValueError(
+                f"{name} layer must be called on a list of inputs, namely [query, value] "
+                "or [query, value, key], or built with `query_shape` and `value_shape`. "
+                f"Received: query_shape={query_shape}, value_shape={value_shape}"
+            )
+        return query_shape, value_shape, key_shape
 
     def get_config(self):
         config = super().get_config()
@@ -254,11 +439,26 @@ class BaseAttention(keras.layers.Layer):
         """Checks ranks and that key and value share positions and batch."""
         query_shape = tuple(query_shape)
         value_shape = tuple(value_shape)
-        if len(query_shape) not in (2, 3):
+        if len(query_shape) < 2:
             raise ValueError(
                 "`query` must be one step (batch, query_dim) or a sequence "
-                f"(batch, query_length, query_dim). Received: query_shape={query_shape}"
+                f"(batch, ..., query_length, query_dim). Received: query_shape={query_shape}"
             )
+        if len(query_shape) > 3:
+            # keras' layout: the axes before (length, features) are batch axes.
+            for other, shape in (("value", value_shape), ("key", key_shape)):
+                if shape is None:
+                    continue
+                shape = tuple(shape)
+                if len(shape) != len(query_shape) or not _compatible(
+                    shape[:-2], query_shape[:-2]
+                ):
+                    raise ValueError(
+                        f"A query of rank {len(query_shape)} has batch axes before its last "
+                        f"two, so `{other}` must have its rank and batch axes. Received: "
+                        f"query_shape={query_shape}, {other}_shape={shape}"
+                    )
+            return
         _check_memory_rank("value", value_shape)
         if key_shape is not None:
             key_shape = tuple(key_shape)
@@ -338,6 +538,26 @@ def clone_initializer(initializer):
     (False, True)
     """
     return initializer.__class__.from_config(initializer.get_config())
+
+
+def _is_shape_list(shape):
+    """Whether `shape` is keras' list of input shapes rather than one shape."""
+    return (
+        isinstance(shape, (list, tuple))
+        and any(isinstance(item, (list, tuple)) for item in shape)
+        and all(item is None or isinstance(item, (list, tuple)) for item in shape)
+    )
+
+
+def _check_list_length(name, what, items):
+    if not 2 <= len(items) <= 3:
+        namely = "[query, value] or [query, value, key]"
+        if what == "mask":
+            namely = "[query_mask, value_mask] or [query_mask, value_mask, key_mask]"
+        raise ValueError(
+            f"{name} layer accepts {what} list of length 2 or 3, namely {namely}. "
+            f"Received length: {len(items)}."
+        )
 
 
 def _check_memory_rank(name, shape):

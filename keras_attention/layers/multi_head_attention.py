@@ -44,8 +44,13 @@ class MultiHeadAttention(keras.layers.Layer):
       cache of fixed size, as keras-hub's `CachedMultiHeadAttention`.
     - `attention_mask` with a head axis, `(B, num_heads, T, S)`.
 
+    A subclass may override `_compute_attention` as keras documents; it is
+    then called with keras' arguments (see that method).
+
     Differences from keras: a query that may attend to no key gets an attention
-    output of 0 (weights 0) instead of a uniform average over all keys; an
+    output of 0 (weights 0) instead of a uniform average over all keys; float
+    attention masks are refused (keras reads them as `mask != 0`, which
+    inverts an additive 0 / -1e9 mask); an
     explicit `query_mask` is honoured (keras reads only the Keras mask);
     `value_dim` stays None when not given (as in `get_config`); the scores
     of `compute_output_spec` use the key length; and `activity_regularizer`
@@ -161,9 +166,9 @@ class MultiHeadAttention(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        check_positive_int("num_heads", num_heads)
-        check_positive_int("key_dim", key_dim)
-        check_positive_int("value_dim", value_dim, allow_none=True)
+        _check_head_size("num_heads", num_heads)
+        _check_head_size("key_dim", key_dim)
+        _check_head_size("value_dim", value_dim, allow_none=True)
         check_rate("dropout", dropout)
         check_bool("use_bias", use_bias)
         check_bool("use_gate", use_gate)
@@ -232,6 +237,48 @@ class MultiHeadAttention(keras.layers.Layer):
     def output_dense(self):
         """The output projection, an `EinsumDense` (num_heads x value_dim -> E)."""
         return self._output_dense
+
+    # The private attributes of keras.layers.MultiHeadAttention that its
+    # subclasses read (in `_compute_attention` overrides, say), read-only.
+    @property
+    def _num_heads(self):
+        return self.num_heads
+
+    @property
+    def _key_dim(self):
+        return self.key_dim
+
+    @property
+    def _value_dim(self):
+        return self._head_value_dim
+
+    @property
+    def _dropout(self):
+        return self.dropout
+
+    @property
+    def _use_bias(self):
+        return self.use_bias
+
+    @property
+    def _use_gate(self):
+        return self.use_gate
+
+    @property
+    def _attention_axes(self):
+        return self.attention_axes
+
+    @property
+    def _sliding_window(self):
+        return self.sliding_window
+
+    @property
+    def _flash_attention(self):
+        return bool(self.flash_attention)
+
+    @property
+    def _inverse_sqrt_key_dim(self):
+        return self._scale
 
     def build(self, query_shape, value_shape, key_shape=None):
         query_shape = tuple(query_shape)
@@ -355,8 +402,14 @@ class MultiHeadAttention(keras.layers.Layer):
         value = _without_keras_mask(value)
         key = _without_keras_mask(key)
 
+        # A subclass that overrides `_compute_attention` (keras' documented
+        # extension point) gets the attention step with keras' arguments.
+        overridden = type(self)._compute_attention is not MultiHeadAttention._compute_attention
         gate = self._gate_dense(query) if self.use_gate else None  # (B, *Q, N, Dv)
-        projected_query, scale = self._project_query(query)  # (B, *Q, N, Dk)
+        if overridden:
+            projected_query, scale = self._query_dense(query), None  # (B, *Q, N, Dk)
+        else:
+            projected_query, scale = self._project_query(query)  # (B, *Q, N, Dk)
         position_offset = 0
         if cache is not None:
             self._check_cache(cache, query)
@@ -406,6 +459,19 @@ class MultiHeadAttention(keras.layers.Layer):
                 query_length, key_length, self.sliding_window, position_offset, causal=False
             )
             masks.append(window[None, None])  # (1, 1, Tq, Tk)
+        if overridden:
+            if use_causal_mask and not decoding:
+                # keras hands an override the causal mask inside `attention_mask`.
+                masks.append(causal_mask(query_length, key_length)[None, None])  # (1, 1, Tq, Tk)
+            heads_output, scores = self._compute_attention(
+                self._heads_for_override(folded_query, projected_query),
+                self._heads_for_override(folded_key, projected_key),
+                projected_value,
+                self._unfold_mask(merge_masks(*masks), projected_query, projected_key),
+                training,
+                return_attention_scores,
+            )  # (B, *Q, N, Dv), (B, *F, N, *Aq, *Ak)
+            return self._finish(heads_output, gate, scores, cache, return_attention_scores)
         mask = merge_masks(*masks)
 
         use_dropout = self.dropout > 0 and bool(training)
@@ -424,16 +490,129 @@ class MultiHeadAttention(keras.layers.Layer):
         )
         folded_output, scores = attention if return_attention_scores else (attention, None)
         heads_output = self._unfold(folded_output, projected_query)  # (B, *Q, N, Dv)
+        if return_attention_scores:
+            scores = self._unfold_scores(scores, projected_query, projected_key)
+        return self._finish(heads_output, gate, scores, cache, return_attention_scores)
+
+    def _finish(self, heads_output, gate, scores, cache, return_attention_scores):
+        """Gate, output projection, and the results in the documented order."""
         if gate is not None:
             heads_output = heads_output * gate
         output = self._output_dense(heads_output)  # (B, *Q, E)
-
         results = [output]
         if return_attention_scores:
-            results.append(self._unfold_scores(scores, projected_query, projected_key))
+            results.append(scores)
         if cache is not None:
             results.append(cache)
         return results[0] if len(results) == 1 else tuple(results)
+
+    def _compute_attention(
+        self,
+        query,
+        key,
+        value,
+        attention_mask=None,
+        training=None,
+        return_attention_scores=False,
+        use_causal_mask=False,
+    ):
+        """The attention step on projected heads, as keras' method of this name.
+
+        `keras.layers.MultiHeadAttention` documents this method as the one a
+        subclass overrides for a custom attention; `call` then hands it the
+        projected (and, with `rotary_max_wavelength`, rotated) heads and every
+        mask merged into `attention_mask`, the causal one included. The layer
+        must be built.
+
+        Args:
+            query: `(B, T, N, key_dim)`; more generally `(B, *positions, N, key_dim)`.
+            key: `(B, S, N, key_dim)`.
+            value: `(B, S, N, value_dim)`.
+            attention_mask: optional bool, True = may attend: `(B, T, S)`,
+                `(B, N, T, S)` or anything that broadcasts to the scores.
+            training: whether dropout is active.
+            return_attention_scores: compute the attention weights too.
+            use_causal_mask: also hide the keys after each query.
+
+        Returns:
+            `(output, scores)`: output `(B, T, N, value_dim)`, scores
+            `(B, N, T, S)` or None when not asked for.
+
+        Example:
+
+        >>> import numpy as np
+        >>> from keras_attention.layers.multi_head_attention import MultiHeadAttention
+        >>> class Temperature(MultiHeadAttention):
+        ...     def _compute_attention(self, query, key, value, attention_mask=None,
+        ...                            training=None, return_attention_scores=False):
+        ...         return super()._compute_attention(
+        ...             query / 2.0, key, value, attention_mask, training,
+        ...             return_attention_scores)
+        >>> layer = Temperature(num_heads=2, key_dim=4)
+        >>> x = np.random.rand(1, 3, 8).astype("float32")
+        >>> output, scores = layer(x, x, use_causal_mask=True, return_attention_scores=True)
+        >>> float(np.asarray(scores)[0, 0, 0, 1:].max())  # the causal mask reached the override
+        0.0
+        """
+        folded_query = self._fold(query)  # (B', Tq, N, Dk)
+        folded_key = self._fold(key)  # (B', Tk, N, Dk)
+        folded_value = self._fold(value)  # (B', Tk, N, Dv)
+        mask = None
+        if attention_mask is not None:
+            mask = self._fold_attention_mask(attention_mask, query, key)  # (B', h, Tq, Tk)
+        use_dropout = self.dropout > 0 and bool(training)
+        attention = dot_product_attention(
+            folded_query,
+            folded_key,
+            folded_value,
+            mask=mask,
+            is_causal=bool(use_causal_mask),
+            scale=self._scale,
+            dropout_rate=self.dropout,
+            training=use_dropout,
+            return_weights=bool(return_attention_scores),
+            implementation=self._implementation_for(return_attention_scores, use_dropout),
+            seed=self._seed_generator,
+        )
+        folded_output, scores = attention if return_attention_scores else (attention, None)
+        output = self._unfold(folded_output, query)  # (B, *Q, N, Dv)
+        if return_attention_scores:
+            scores = self._unfold_scores(scores, query, key)  # (B, *F, N, *Aq, *Ak)
+        return output, scores
+
+    def _heads_for_override(self, folded, projected):
+        """Rotated heads back in the layout of `projected`, for `_compute_attention`."""
+        if self.rotary_max_wavelength is None:
+            return projected
+        return self._unfold(folded, projected)  # (B, *positions, N, D)
+
+    def _unfold_mask(self, mask, projected_query, projected_key):
+        """A folded (B' | 1, h | 1, Tq | 1, Tk | 1) mask in keras' layout.
+
+        The head axis is left out when it is 1: (B, T, S) for sequences, else
+        (B, *F, [h,] *Aq, *Ak).
+        """
+        if mask is None:
+            return None
+        query_shape, key_shape = ops.shape(projected_query), ops.shape(projected_key)
+        free_axes, attention_axes = self._free_axes, self._resolved_axes
+        heads = 1 if mask.shape[1] == 1 else self.num_heads
+        query_sizes = [query_shape[axis] for axis in attention_axes]
+        key_sizes = [key_shape[axis] for axis in attention_axes]
+        folded_batch = _product([query_shape[0]] + [query_shape[axis] for axis in free_axes])
+        mask = ops.broadcast_to(
+            mask, (folded_batch, heads, _product(query_sizes), _product(key_sizes))
+        )  # (B', h, Tq, Tk)
+        if not self._is_sequence:
+            mask = ops.reshape(
+                mask,
+                [query_shape[0]]
+                + [query_shape[axis] for axis in free_axes]
+                + [heads]
+                + query_sizes
+                + key_sizes,
+            )  # (B, *F, h, *Aq, *Ak)
+        return ops.squeeze(mask, 1 + len(free_axes)) if heads == 1 else mask
 
     def compute_cache(self, value, key=None):
         """Project a whole key/value sequence into a cache, for cross-attention.
@@ -699,6 +878,18 @@ class MultiHeadAttention(keras.layers.Layer):
 
 
 
+def _check_head_size(name, value, allow_none=False):
+    """Raise keras' ValueError unless `value` is a positive int (or None if allowed)."""
+    if value is None and allow_none:
+        return
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
+        expected = "a positive integer or None" if allow_none else "a positive integer"
+        raise ValueError(
+            f"Received an invalid value for argument `{name}`, expected {expected}. "
+            f"Received: {name}={value!r}"
+        )
+
+
 def _check_rotary(rotary_max_wavelength, key_dim):
     """Raise a ValueError unless the rotary settings fit `key_dim`."""
     if rotary_max_wavelength is None:
@@ -733,7 +924,8 @@ def _normalize_output_shape(output_shape):
         for size in shape
     ):
         raise ValueError(
-            "`output_shape` must be None, a positive int or a tuple of positive ints. "
+            "Invalid `output_shape`: it must be None, a positive int or a tuple of "
+            "positive ints. "
             f"Received: output_shape={output_shape!r}"
         )
     return tuple(int(size) for size in shape) or None
@@ -764,7 +956,7 @@ def _check_key_value_shapes(key_shape, value_shape):
         _sizes_match(k, v) for k, v in zip(key_shape[:-1], value_shape[:-1])
     ):
         raise ValueError(
-            "`key` and `value` must have the same shape except for the last axis. "
+            "All dimensions of `key` and `value` except the last one must be equal. "
             f"Received: key_shape={tuple(key_shape)}, value_shape={tuple(value_shape)}"
         )
 

@@ -31,6 +31,7 @@ class TransformerBlock(keras.layers.Layer):
         bias_initializer="zeros",
         implementation="auto",
         rotary_max_wavelength=None,
+        normalize_first=None,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -39,6 +40,7 @@ class TransformerBlock(keras.layers.Layer):
         check_positive_int("key_dim", key_dim, allow_none=True)
         check_rate("dropout", dropout)
         check_bool("norm_first", norm_first)
+        norm_first = resolve_norm_first(norm_first, normalize_first)
         check_finite_number("layer_norm_epsilon", layer_norm_epsilon, positive=True)
         if rotary_max_wavelength is not None:
             check_finite_number("rotary_max_wavelength", rotary_max_wavelength, positive=True)
@@ -65,6 +67,7 @@ class TransformerBlock(keras.layers.Layer):
                 "dropout": self.dropout,
                 "activation": keras.activations.serialize(self.activation),
                 "norm_first": self.norm_first,
+                "normalize_first": self.norm_first,
                 "layer_norm_epsilon": self.layer_norm_epsilon,
                 "key_dim": self.key_dim,
                 "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
@@ -75,16 +78,21 @@ class TransformerBlock(keras.layers.Layer):
         )
         return config
 
-    def residual_dropout(self, x, training):
+    def residual_dropout(self, x, training, dropout_layer):
         """Dropout on a sublayer's output before the residual sum.
 
         The bits come from `hashed_dropout` rather than keras.random, whose
-        generator is slow under XLA on CPU; the seed state is that of the
-        block's `_dropout_layer`, built with the block.
+        generator is slow under XLA on CPU; the seed state is that of
+        `dropout_layer`, one `Dropout` per sub-block (as keras-hub's blocks
+        have, so their seed states line up), built with the block.
         """
         if not training or self.dropout == 0:
             return x
-        return hashed_dropout(x, self.dropout, self._dropout_layer.seed_generator)
+        return hashed_dropout(x, self.dropout, dropout_layer.seed_generator)
+
+    def dropout_layer(self, name):
+        """A `Dropout` sublayer whose seed state drives `residual_dropout`."""
+        return keras.layers.Dropout(self.dropout, dtype=self.dtype_policy, name=name)
 
     def layer_norm(self, name, shape):
         """A built LayerNormalization sublayer in the block's dtype policy."""
@@ -93,6 +101,28 @@ class TransformerBlock(keras.layers.Layer):
         )
         norm.build(shape)
         return norm
+
+    @property
+    def normalize_first(self):
+        """keras-hub's name for `norm_first`."""
+        return self.norm_first
+
+
+def resolve_norm_first(norm_first, normalize_first):
+    """`norm_first`, or keras-hub's `normalize_first` when that is given.
+
+    `norm_first` defaults to False, so only an explicit True that
+    `normalize_first=False` contradicts can be told apart and refused.
+    """
+    if normalize_first is None:
+        return norm_first
+    check_bool("normalize_first", normalize_first)
+    if norm_first is True and normalize_first is False:
+        raise ValueError(
+            "`normalize_first` is keras-hub's name for `norm_first`; pass one of them. "
+            f"Received: norm_first={norm_first}, normalize_first={normalize_first}"
+        )
+    return normalize_first
 
 
 def hidden_dim_of(shape, name):
@@ -141,6 +171,35 @@ def padding_to_key_mask(padding_mask, name="padding_mask"):
     return padding_mask[:, None, None, :]  # (B, 1, 1, T)
 
 
+def pick_alias(name, value, peer_name, peer_value):
+    """The value of an argument that may come under our name or a peer library's."""
+    if peer_value is None:
+        return value
+    if value is not None:
+        raise ValueError(
+            f"`{peer_name}` is another name for `{name}`; pass only one of them. "
+            f"Received: {name} and {peer_name} both set"
+        )
+    return peer_value
+
+
+def attention_mask_4d(attention_mask, name="attention_mask"):
+    """A rank 2 (T, S), 3 (B, T, S) or 4 (B, H, T, S) bool mask as (B | 1, H | 1, T, S)."""
+    attention_mask = boolean_mask(attention_mask, name)
+    rank = len(attention_mask.shape)
+    if not 2 <= rank <= 4:
+        raise ValueError(
+            f"`{name}` must have rank 2 (length, key_length), 3 (batch, length, "
+            "key_length) or 4 (batch, heads, length, key_length). "
+            f"Received: {name}.shape={tuple(attention_mask.shape)}"
+        )
+    if rank == 2:
+        return attention_mask[None, None]  # (1, 1, T, S)
+    if rank == 3:
+        return attention_mask[:, None]  # (B, 1, T, S)
+    return attention_mask
+
+
 def self_attention_mask(padding_mask, attention_mask):
     """A rank-4 mask hiding padded keys, merged with `attention_mask`.
 
@@ -151,16 +210,5 @@ def self_attention_mask(padding_mask, attention_mask):
     if padding_mask is not None:
         key_mask = padding_to_key_mask(padding_mask)  # (B, 1, 1, T)
     if attention_mask is not None:
-        attention_mask = boolean_mask(attention_mask, "attention_mask")
-        rank = len(attention_mask.shape)
-        if not 2 <= rank <= 4:
-            raise ValueError(
-                "`attention_mask` must have rank 2 (length, length), 3 (batch, length, "
-                "length) or 4 (batch, heads, length, length). "
-                f"Received: attention_mask.shape={tuple(attention_mask.shape)}"
-            )
-        if rank == 2:
-            attention_mask = attention_mask[None, None]  # (1, 1, T, T)
-        elif rank == 3:
-            attention_mask = attention_mask[:, None]  # (B, 1, T, T)
+        attention_mask = attention_mask_4d(attention_mask)  # (B | 1, H | 1, T, T)
     return merge_masks(key_mask, attention_mask)

@@ -30,6 +30,8 @@ class TransformerDecoderBlock(common.TransformerBlock):
         dropout: dropout after each sub-block and on attention weights.
         activation: activation of the MLP's hidden layer.
         norm_first: pre-norm when True, post-norm when False.
+        normalize_first: keras-hub's name for `norm_first`; when given, it
+            sets `norm_first` (both names are in `get_config`).
         layer_norm_epsilon: epsilon of the LayerNorms.
         key_dim: size of each head; defaults to `hidden_dim // num_heads`.
         kernel_initializer: initializer of the dense kernels.
@@ -53,6 +55,19 @@ class TransformerDecoderBlock(common.TransformerBlock):
         self_attention_cache_update_index: where `inputs` go in the cache.
         cross_attention_cache: optional (batch, 2, context_length, heads,
             key_dim) projected context.
+        cross_attention_cache_update_index: optional; when given, the
+            projected `context` is written into `cross_attention_cache` at
+            this position first (keras-hub fills the cache this way on the
+            first decoding step).
+        context_attention_mask: optional (batch, length, context_length)
+            bool for cross-attention, merged with `context_padding_mask`.
+        decoder_sequence, encoder_sequence, decoder_padding_mask,
+        decoder_attention_mask, encoder_padding_mask, encoder_attention_mask:
+            keras-hub's names for `inputs`, `context`, `padding_mask`,
+            `attention_mask`, `context_padding_mask` and
+            `context_attention_mask`, so that calls written for
+            `keras_hub.layers.TransformerDecoder` run unchanged. Pass each
+            argument under one name only.
         use_causal_mask: mask future tokens in self-attention.
         return_attention_scores: also return the attention weights.
         training: whether dropout is active.
@@ -90,6 +105,7 @@ class TransformerDecoderBlock(common.TransformerBlock):
         bias_initializer="zeros",
         implementation="auto",
         rotary_max_wavelength=None,
+        normalize_first=None,
         **kwargs,
     ):
         super().__init__(
@@ -104,6 +120,7 @@ class TransformerDecoderBlock(common.TransformerBlock):
             bias_initializer=bias_initializer,
             implementation=implementation,
             rotary_max_wavelength=rotary_max_wavelength,
+            normalize_first=normalize_first,
             **kwargs,
         )
         self._cross_attention_layer = None
@@ -113,7 +130,25 @@ class TransformerDecoderBlock(common.TransformerBlock):
         """Whether the block was built with a context to cross-attend to."""
         return self._cross_attention_layer is not None
 
-    def build(self, inputs_shape, context_shape=None):
+    def build(
+        self,
+        inputs_shape=None,
+        context_shape=None,
+        decoder_sequence_shape=None,
+        encoder_sequence_shape=None,
+    ):
+        # keras names the shapes after the call arguments used, ours or keras-hub's.
+        inputs_shape = common.pick_alias(
+            "inputs_shape", inputs_shape, "decoder_sequence_shape", decoder_sequence_shape
+        )
+        context_shape = common.pick_alias(
+            "context_shape", context_shape, "encoder_sequence_shape", encoder_sequence_shape
+        )
+        if inputs_shape is None:
+            raise ValueError(
+                "`build` needs the shape of the decoder sequence. "
+                f"Received: inputs_shape={inputs_shape}"
+            )
         hidden_dim = common.hidden_dim_of(inputs_shape, "inputs")
         self._key_dim = common.key_dim_for(hidden_dim, self.num_heads, self.key_dim)
         self._self_attention_layer = MultiHeadAttention(
@@ -153,7 +188,10 @@ class TransformerDecoderBlock(common.TransformerBlock):
         )
         self._feedforward_output_dense.build(tuple(inputs_shape[:-1]) + (self.intermediate_dim,))
         self._feedforward_layer_norm = self.layer_norm("feedforward_layer_norm", inputs_shape)
-        self._dropout_layer = keras.layers.Dropout(self.dropout, dtype=self.dtype_policy)
+        self._self_attention_dropout = self.dropout_layer("self_attention_dropout")
+        if context_shape is not None:
+            self._cross_attention_dropout = self.dropout_layer("cross_attention_dropout")
+        self._feedforward_dropout = self.dropout_layer("feedforward_dropout")
         self.built = True
 
     def compute_cross_attention_cache(self, context):
@@ -167,7 +205,7 @@ class TransformerDecoderBlock(common.TransformerBlock):
 
     def call(
         self,
-        inputs,
+        inputs=None,
         context=None,
         padding_mask=None,
         context_padding_mask=None,
@@ -178,8 +216,43 @@ class TransformerDecoderBlock(common.TransformerBlock):
         use_causal_mask=True,
         return_attention_scores=False,
         training=None,
+        cross_attention_cache_update_index=None,
+        context_attention_mask=None,
+        decoder_sequence=None,
+        encoder_sequence=None,
+        decoder_padding_mask=None,
+        decoder_attention_mask=None,
+        encoder_padding_mask=None,
+        encoder_attention_mask=None,
     ):
+        pick = common.pick_alias
+        inputs = pick("inputs", inputs, "decoder_sequence", decoder_sequence)
+        context = pick("context", context, "encoder_sequence", encoder_sequence)
+        padding_mask = pick("padding_mask", padding_mask, "decoder_padding_mask", decoder_padding_mask)
+        attention_mask = pick(
+            "attention_mask", attention_mask, "decoder_attention_mask", decoder_attention_mask
+        )
+        context_padding_mask = pick(
+            "context_padding_mask", context_padding_mask, "encoder_padding_mask", encoder_padding_mask
+        )
+        context_attention_mask = pick(
+            "context_attention_mask",
+            context_attention_mask,
+            "encoder_attention_mask",
+            encoder_attention_mask,
+        )
+        if inputs is None:
+            raise ValueError(
+                "The block needs a decoder sequence, `inputs` (or keras-hub's "
+                f"`decoder_sequence`). Received: inputs={inputs}"
+            )
         self._check_call(context, self_attention_cache, self_attention_cache_update_index)
+        if cross_attention_cache_update_index is not None and cross_attention_cache is None:
+            raise ValueError(
+                "`cross_attention_cache_update_index` needs a `cross_attention_cache`. "
+                "Received: cross_attention_cache=None, "
+                f"cross_attention_cache_update_index={cross_attention_cache_update_index!r}"
+            )
         if padding_mask is None and self_attention_cache is None:
             # With a cache the keys are the cache positions, which the keras
             # mask of the new tokens does not describe.
@@ -208,13 +281,23 @@ class TransformerDecoderBlock(common.TransformerBlock):
         if self_attention_cache is not None:
             self_attention_cache = attended[2]
         scores.append(self_scores)
-        x = residual + self.residual_dropout(x, training)
+        x = residual + self.residual_dropout(x, training, self._self_attention_dropout)
         if not self.norm_first:
             x = self._self_attention_layer_norm(x)
 
         if self.has_cross_attention:
             if self_attention_cache is not None and cross_attention_cache is None:
                 cross_attention_cache = self.compute_cross_attention_cache(context)
+            if cross_attention_cache_update_index is not None:
+                # keras-hub fills the cross-attention cache on the first step:
+                # write the projected context at that index, then read it as is.
+                cross_attention_cache = ops.slice_update(
+                    cross_attention_cache,
+                    [0, 0, cross_attention_cache_update_index, 0, 0],
+                    ops.cast(
+                        self.compute_cross_attention_cache(context), cross_attention_cache.dtype
+                    ),
+                )  # (B, 2, S, heads, key_dim)
             if context_padding_mask is None:
                 context_padding_mask = common.keras_mask_of(context)
             cross_mask = None
@@ -222,6 +305,11 @@ class TransformerDecoderBlock(common.TransformerBlock):
                 cross_mask = common.padding_to_key_mask(
                     context_padding_mask, "context_padding_mask"
                 )  # (B, 1, 1, S)
+            if context_attention_mask is not None:
+                cross_mask = common.merge_masks(
+                    cross_mask,
+                    common.attention_mask_4d(context_attention_mask, "context_attention_mask"),
+                )  # (B | 1, 1, T | 1, S)
             residual = x
             if self.norm_first:
                 x = self._cross_attention_layer_norm(x)
@@ -236,7 +324,7 @@ class TransformerDecoderBlock(common.TransformerBlock):
             )
             x, cross_scores = attended[0], attended[1]
             scores.append(cross_scores)
-            x = residual + self.residual_dropout(x, training)
+            x = residual + self.residual_dropout(x, training, self._cross_attention_dropout)
             if not self.norm_first:
                 x = self._cross_attention_layer_norm(x)
 
@@ -244,7 +332,7 @@ class TransformerDecoderBlock(common.TransformerBlock):
         if self.norm_first:
             x = self._feedforward_layer_norm(x)
         x = self._feedforward_output_dense(self._feedforward_intermediate_dense(x))
-        x = residual + self.residual_dropout(x, training)
+        x = residual + self.residual_dropout(x, training, self._feedforward_dropout)
         if not self.norm_first:
             x = self._feedforward_layer_norm(x)
 
@@ -283,21 +371,36 @@ class TransformerDecoderBlock(common.TransformerBlock):
                 f"self_attention_cache_update_index={cache_update_index!r}"
             )
 
-    def compute_mask(self, inputs, context=None, mask=None):
+    def compute_mask(self, inputs, mask=None, **kwargs):
+        # keras passes the decoder sequence and its mask positionally: padded
+        # tokens stay padded.
         return mask
 
-    def compute_output_shape(self, inputs_shape, context_shape=None):
-        return inputs_shape
+    def compute_output_shape(
+        self,
+        inputs_shape=None,
+        context_shape=None,
+        decoder_sequence_shape=None,
+        encoder_sequence_shape=None,
+    ):
+        return common.pick_alias(
+            "inputs_shape", inputs_shape, "decoder_sequence_shape", decoder_sequence_shape
+        )
 
     def compute_output_spec(
         self,
-        inputs,
+        inputs=None,
         context=None,
         self_attention_cache=None,
         cross_attention_cache=None,
         return_attention_scores=False,
+        decoder_sequence=None,
+        encoder_sequence=None,
         **kwargs,
     ):
+        inputs = inputs if inputs is not None else decoder_sequence
+        context = context if context is not None else encoder_sequence
+
         def spec(shape, dtype=self.compute_dtype):
             return keras.KerasTensor(tuple(shape), dtype=dtype)
 

@@ -32,6 +32,8 @@ class TransformerEncoderBlock(common.TransformerBlock):
             attention weights.
         activation: activation of the MLP's hidden layer.
         norm_first: pre-norm when True, post-norm when False.
+        normalize_first: keras-hub's name for `norm_first`; when given, it
+            sets `norm_first` (both names are in `get_config`).
         layer_norm_epsilon: epsilon of the LayerNorms.
         key_dim: size of each head; defaults to `hidden_dim // num_heads`.
         stochastic_depth_rate: probability of dropping each residual branch
@@ -78,6 +80,7 @@ class TransformerEncoderBlock(common.TransformerBlock):
         bias_initializer="zeros",
         implementation="auto",
         rotary_max_wavelength=None,
+        normalize_first=None,
         **kwargs,
     ):
         super().__init__(
@@ -92,6 +95,7 @@ class TransformerEncoderBlock(common.TransformerBlock):
             bias_initializer=bias_initializer,
             implementation=implementation,
             rotary_max_wavelength=rotary_max_wavelength,
+            normalize_first=normalize_first,
             **kwargs,
         )
         check_rate("stochastic_depth_rate", stochastic_depth_rate)
@@ -123,7 +127,8 @@ class TransformerEncoderBlock(common.TransformerBlock):
             hidden_dim, name="feedforward_output_dense", **common.dense_kwargs(self)
         )
         self._feedforward_output_dense.build(tuple(inputs_shape[:-1]) + (self.intermediate_dim,))
-        self._dropout_layer = keras.layers.Dropout(self.dropout, dtype=self.dtype_policy)
+        self._self_attention_dropout = self.dropout_layer("self_attention_dropout")
+        self._feedforward_dropout = self.dropout_layer("feedforward_dropout")
         self._stochastic_depth = StochasticDepth(self.stochastic_depth_rate, dtype=self.dtype_policy)
         self.built = True
 
@@ -151,7 +156,8 @@ class TransformerEncoderBlock(common.TransformerBlock):
             training=training,
         )
         x, scores = attended if return_attention_scores else (attended, None)
-        x = residual + self._stochastic_depth(self.residual_dropout(x, training), training=training)
+        x = self.residual_dropout(x, training, self._self_attention_dropout)
+        x = residual + self._stochastic_depth(x, training=training)
         if not self.norm_first:
             x = self._self_attention_layer_norm(x)
 
@@ -159,7 +165,8 @@ class TransformerEncoderBlock(common.TransformerBlock):
         if self.norm_first:
             x = self._feedforward_layer_norm(x)
         x = self._feedforward_output_dense(self._feedforward_intermediate_dense(x))
-        x = residual + self._stochastic_depth(self.residual_dropout(x, training), training=training)
+        x = self.residual_dropout(x, training, self._feedforward_dropout)
+        x = residual + self._stochastic_depth(x, training=training)
         if not self.norm_first:
             x = self._feedforward_layer_norm(x)
         return (x, scores) if return_attention_scores else x

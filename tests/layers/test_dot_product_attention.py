@@ -221,3 +221,114 @@ SPECS = [
 @pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
 def test_harness(spec, check, tmp_path):
     run_check(spec, check, tmp_path)
+
+
+# ---------------------------------------------------------------------------
+# keras.layers.Attention's arguments and calling style.
+
+
+def _softmax(scores):
+    exp = np.exp(scores - scores.max(-1, keepdims=True))
+    return exp / exp.sum(-1, keepdims=True)
+
+
+def test_keras_list_inputs_and_list_masks_match_separate_arguments():
+    query, value, key = _normal(2, 3, 4), _normal(2, 5, 6), _normal(2, 5, 4)
+    value_mask = np.array([[True] * 5, [True] * 2 + [False] * 3])
+    layer = DotProductAttention(score_mode="dot")
+    expected = layer(query, value, key=key, value_mask=value_mask, return_attention_scores=True)
+    listed = layer([query, value, key], mask=[None, value_mask], return_attention_scores=True)
+    for got, want in zip(listed, expected):
+        np.testing.assert_allclose(got, want, atol=1e-6)
+
+
+@pytest.mark.parametrize("use_scale", [False, True])
+def test_concat_scores_match_numpy(use_scale):
+    query, value = _normal(2, 3, 4), _normal(2, 5, 4)
+    layer = DotProductAttention(score_mode="concat", use_scale=use_scale)
+    layer([query, value])
+    if use_scale:
+        layer.scale.assign(0.5)
+    layer.concat_score_weight.assign(2.0)
+    _, weights = layer([query, value], return_attention_scores=True)
+    scale = 0.5 if use_scale else 1.0
+    scores = 2.0 * np.tanh(scale * (query[:, :, None, :] + value[:, None, :, :])).sum(-1)
+    np.testing.assert_allclose(weights, _softmax(scores), atol=1e-5)
+
+
+@pytest.mark.parametrize("score_mode", ["dot", "scaled_dot"])
+def test_use_scale_multiplies_the_scores(score_mode):
+    query, value = _normal(2, 3, 4), _normal(2, 5, 4)
+    layer = DotProductAttention(score_mode=score_mode, use_scale=True)
+    layer(query, value)
+    layer.scale.assign(3.0)
+    _, weights = layer(query, value, return_attention_scores=True)
+    scores = query @ value.transpose(0, 2, 1) * 3.0
+    if score_mode == "scaled_dot":
+        scores = scores / 2.0
+    np.testing.assert_allclose(weights, _softmax(scores), atol=1e-5)
+    assert [weight.name for weight in layer.weights] == ["scale"]
+
+
+def test_a_query_with_batch_axes_attends_per_batch_entry():
+    query, value = _normal(2, 3, 4, 6), _normal(2, 3, 5, 6)
+    value_mask = RNG.random((2, 3, 5)) > 0.3
+    value_mask[..., 0] = True
+    layer = DotProductAttention()
+    output, weights = layer(query, value, value_mask=value_mask, return_attention_scores=True)
+    assert tuple(output.shape) == (2, 3, 4, 6) and tuple(weights.shape) == (2, 3, 4, 5)
+    for i in range(2):
+        for j in range(3):
+            want_output, want_weights = layer(
+                query[i, j][None], value[i, j][None], value_mask=value_mask[i, j][None],
+                return_attention_scores=True,
+            )
+            np.testing.assert_allclose(output[i, j], want_output[0], atol=1e-5)
+            np.testing.assert_allclose(weights[i, j], want_weights[0], atol=1e-6)
+    symbolic = layer(keras.Input((3, 4, 6)), keras.Input((3, 5, 6)), return_attention_scores=True)
+    assert [tuple(t.shape) for t in symbolic] == [(None, 3, 4, 6), (None, 3, 4, 5)]
+
+
+def test_use_causal_mask_hides_later_keys():
+    x = _normal(2, 4, 4)
+    _, weights = DotProductAttention()([x, x], use_causal_mask=True, return_attention_scores=True)
+    np.testing.assert_array_equal(np.triu(np.asarray(weights)[0], k=1), 0.0)
+    np.testing.assert_allclose(np.asarray(weights).sum(-1), 1.0, atol=1e-6)
+
+
+def test_dropout_changes_the_output_in_training_only():
+    query, value = _normal(2, 3, 4), _normal(2, 5, 4)
+    layer = DotProductAttention(dropout=0.5, seed=3)
+    inference = layer(query, value, training=False)
+    np.testing.assert_allclose(inference, DotProductAttention()(query, value), atol=1e-6)
+    assert not np.allclose(layer(query, value, training=True), inference)
+
+
+def test_keras_use_scale_and_concat_round_trip_through_config_and_build_config():
+    layer = DotProductAttention(score_mode="concat", use_scale=True, dropout=0.1, seed=4)
+    layer.build(input_shape=[(2, 3, 4), (2, 5, 4)])
+    restored = DotProductAttention.from_config(layer.get_config())
+    assert (restored.score_mode, restored.use_scale) == ("concat", True)
+    restored.build_from_config(layer.get_build_config())
+    assert [weight.name for weight in restored.weights] == ["scale", "concat_score_weight"]
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda layer, x: layer(x), "must be called on a list of inputs"),
+        (lambda layer, x: layer([x, x, x, x]), "inputs list of length 2 or 3.*Received length: 4"),
+        (lambda layer, x: layer([x, x], mask=x), "mask must be a list.*Received: mask="),
+        (lambda layer, x: layer([x, x], mask=[x[..., 0]]), "mask list of length 2 or 3"),
+        (lambda layer, x: layer([x, x], x), "either as a list .* or as separate arguments"),
+    ],
+    ids=["one_tensor", "four_inputs", "mask_not_list", "one_mask", "both_styles"],
+)
+def test_keras_calling_style_errors_say_what_was_received(call, message):
+    with pytest.raises(ValueError, match=message):
+        call(DotProductAttention(), _normal(1, 2, 2))
+
+
+def test_unknown_score_mode_names_keras_and_our_modes():
+    with pytest.raises(ValueError, match=r"\{'dot', 'concat'\}.*'scaled_dot', 'general'.*score_mode='cos'"):
+        DotProductAttention(score_mode="cos")

@@ -505,3 +505,101 @@ def test_attention_axes_with_unknown_sizes_in_a_model(tmp_path):
 @pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
 def test_harness(spec, check, tmp_path):
     run_check(spec, check, tmp_path)
+
+
+# ---------------------------------------------------------------------------
+# keras' extension point and argument checks, with keras' wording.
+
+
+class _PassThrough(MultiHeadAttention):
+    """Overrides `_compute_attention` with keras' old signature and records the mask."""
+
+    def _compute_attention(
+        self, query, key, value, attention_mask=None, training=None, return_attention_scores=False
+    ):
+        self.seen_mask = attention_mask
+        return super()._compute_attention(
+            query, key, value, attention_mask, training, return_attention_scores
+        )
+
+
+@pytest.mark.parametrize("rotary", [None, 10000.0], ids=["plain", "rotary"])
+def test_compute_attention_override_gets_every_mask_and_matches_the_layer(rotary):
+    kwargs = dict(num_heads=2, key_dim=4, rotary_max_wavelength=rotary)
+    plain, override = MultiHeadAttention(**kwargs), _PassThrough(**kwargs)
+    x = _normal(2, 5, 8)
+    padding = np.array([[True] * 5, [True] * 3 + [False] * 2])
+    plain(x, x)
+    override(x, x)
+    override.set_weights(plain.get_weights())
+    expected, expected_scores = plain(
+        x, x, query_mask=padding, value_mask=padding, use_causal_mask=True,
+        return_attention_scores=True,
+    )
+    output, scores = override(
+        x, x, query_mask=padding, value_mask=padding, use_causal_mask=True,
+        return_attention_scores=True,
+    )
+    np.testing.assert_allclose(output, expected, atol=1e-5)
+    np.testing.assert_allclose(scores, expected_scores, atol=1e-6)
+    # keras' layout: (B, T, S), padding and causal merged in.
+    causal = np.tril(np.ones((5, 5), bool))
+    merged = padding[:, :, None] & padding[:, None, :] & causal
+    np.testing.assert_array_equal(np.asarray(override.seen_mask), merged)
+
+
+def test_compute_attention_override_decodes_with_a_cache():
+    plain, override = MultiHeadAttention(num_heads=2, key_dim=4), _PassThrough(num_heads=2, key_dim=4)
+    x = _normal(1, 4, 8)
+    plain(x, x)
+    override(x, x)
+    override.set_weights(plain.get_weights())
+    full = plain(x, x, use_causal_mask=True)
+    cache = np.zeros((1, 2, 4, 2, 4), "float32")
+    steps = []
+    for i in range(4):
+        step, cache = override(
+            x[:, i : i + 1], x[:, i : i + 1], cache=cache, cache_update_index=i, use_causal_mask=True
+        )
+        steps.append(np.asarray(step))
+    np.testing.assert_allclose(np.concatenate(steps, axis=1), full, atol=1e-5)
+
+
+def test_compute_attention_override_with_attention_axes():
+    kwargs = dict(num_heads=2, key_dim=4, attention_axes=(1, 2))
+    plain, override = MultiHeadAttention(**kwargs), _PassThrough(**kwargs)
+    x = _normal(2, 3, 4, 8)
+    mask = RNG.random((2, 3, 4, 3, 4)) > 0.3
+    plain(x, x)
+    override(x, x)
+    override.set_weights(plain.get_weights())
+    np.testing.assert_allclose(
+        override(x, x, attention_mask=mask), plain(x, x, attention_mask=mask), atol=1e-5
+    )
+    assert tuple(override.seen_mask.shape) == (2, 3, 4, 3, 4)
+
+
+def test_bool_attention_masks_of_every_rank_agree():
+    # keras' test_masking_with_different_shapes, with the boolean mask this library takes.
+    x = _normal(2, 5, 8)
+    layer = MultiHeadAttention(num_heads=2, key_dim=4)
+    mask = np.tril(np.ones((5, 5), bool))
+    first = layer(x, x, attention_mask=mask)
+    np.testing.assert_allclose(layer(x, x, attention_mask=np.tile(mask, (2, 1, 1))), first, atol=1e-6)
+    np.testing.assert_allclose(
+        layer(x, x, attention_mask=np.tile(mask, (2, 2, 1, 1))), first, atol=1e-6
+    )
+
+
+@pytest.mark.parametrize("name", ["num_heads", "key_dim", "value_dim"])
+def test_head_sizes_are_refused_in_keras_words(name):
+    arguments = {"num_heads": 2, "key_dim": 4, name: 0}
+    with pytest.raises(ValueError, match=rf"invalid value for argument `{name}`.*Received: {name}=0"):
+        MultiHeadAttention(**arguments)
+
+
+def test_keras_private_attributes_read_the_public_ones():
+    layer = MultiHeadAttention(num_heads=3, key_dim=4, sliding_window=2, dropout=0.1)
+    assert (layer._num_heads, layer._key_dim, layer._value_dim) == (3, 4, 4)
+    assert (layer._sliding_window, layer._dropout, layer._flash_attention) == (2, 0.1, False)
+    assert layer._inverse_sqrt_key_dim == pytest.approx(0.5)

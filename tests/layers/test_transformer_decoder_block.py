@@ -148,3 +148,77 @@ def test_trains_as_a_decoder_only_language_model_layer():
     model.compile(keras.optimizers.Adam(1e-2), loss, jit_compile=True)
     history = model.fit(tokens[:, :-1], tokens[:, 1:], epochs=20, verbose=0)
     assert history.history["loss"][-1] < 0.5 * history.history["loss"][0]
+
+
+# ---------------------------------------------------------------------------
+# keras-hub's argument names and decoding protocol.
+
+
+def test_keras_hub_call_names_give_the_same_outputs_as_ours():
+    block = TransformerDecoderBlock(num_heads=2, intermediate_dim=24, normalize_first=True)
+    assert block.norm_first and block.get_config()["normalize_first"] is True
+    cross_mask = np.ones((2, 6, 5), bool)
+    cross_mask[:, :, 0] = False
+    ours = block(
+        X, CONTEXT, padding_mask=DECODER_PADDING, context_padding_mask=CONTEXT_PADDING,
+        context_attention_mask=cross_mask,
+    )
+    theirs = block(
+        decoder_sequence=X, encoder_sequence=CONTEXT, decoder_padding_mask=DECODER_PADDING,
+        encoder_padding_mask=CONTEXT_PADDING, encoder_attention_mask=cross_mask,
+    )
+    np.testing.assert_allclose(theirs, ours, atol=1e-6)
+    without_cross_mask = block(
+        X, CONTEXT, padding_mask=DECODER_PADDING, context_padding_mask=CONTEXT_PADDING
+    )
+    assert not np.allclose(without_cross_mask, ours)
+    with pytest.raises(ValueError, match="`decoder_sequence` is another name for `inputs`"):
+        block(X, CONTEXT, decoder_sequence=X)
+
+
+def test_keras_hub_names_build_the_block_from_a_functional_model():
+    decoder_sequence, encoder_sequence = keras.Input((6, 16)), keras.Input((5, 12))
+    block = TransformerDecoderBlock(num_heads=2, intermediate_dim=8)
+    outputs = block(decoder_sequence=decoder_sequence, encoder_sequence=encoder_sequence)
+    assert tuple(outputs.shape) == (None, 6, 16) and block.has_cross_attention
+
+
+def test_the_embedding_mask_leaves_the_block():
+    # keras hands `compute_mask` the padding mask positionally.
+    embedding = keras.layers.Embedding(10, 16, mask_zero=True)
+    block = TransformerDecoderBlock(num_heads=2, intermediate_dim=8)
+    outputs = block(embedding(np.array([[3, 4, 5, 0, 0, 0]])))
+    np.testing.assert_array_equal(np.asarray(outputs._keras_mask), [[True] * 3 + [False] * 3])
+    symbolic = block(embedding(keras.Input((6,), dtype="int32")))
+    assert symbolic._keras_mask is not None
+
+
+def test_cross_attention_cache_update_index_fills_the_cache_once():
+    block = TransformerDecoderBlock(num_heads=2, intermediate_dim=8)
+    full = np.asarray(block(X, CONTEXT))
+    empty = np.zeros((2, 2, 6, 2, 8), "float32")
+    cross_empty = np.zeros((2, 2, 5, 2, 8), "float32")
+    first, self_cache, cross_cache = block(
+        X[:, :1], CONTEXT, self_attention_cache=empty, self_attention_cache_update_index=0,
+        cross_attention_cache=cross_empty, cross_attention_cache_update_index=0,
+    )
+    np.testing.assert_allclose(cross_cache, block.compute_cross_attention_cache(CONTEXT), atol=1e-6)
+    steps = [np.asarray(first)]
+    for i in range(1, 6):
+        step, self_cache, cross_cache = block(
+            X[:, i : i + 1], CONTEXT, self_attention_cache=self_cache,
+            self_attention_cache_update_index=i, cross_attention_cache=cross_cache,
+        )
+        steps.append(np.asarray(step))
+    np.testing.assert_allclose(np.concatenate(steps, axis=1), full, atol=1e-5)
+    with pytest.raises(ValueError, match="needs a `cross_attention_cache`.*index=0"):
+        block(X, CONTEXT, cross_attention_cache_update_index=0)
+
+
+def test_norm_first_and_normalize_first_must_agree():
+    with pytest.raises(ValueError, match="norm_first=True, normalize_first=False"):
+        TransformerDecoderBlock(num_heads=2, intermediate_dim=8, norm_first=True, normalize_first=False)
+    with pytest.raises(ValueError, match="normalize_first.*Received: normalize_first='yes'"):
+        TransformerDecoderBlock(num_heads=2, intermediate_dim=8, normalize_first="yes")
+    config = TransformerDecoderBlock(num_heads=2, intermediate_dim=8, norm_first=True).get_config()
+    assert TransformerDecoderBlock.from_config(config).normalize_first is True

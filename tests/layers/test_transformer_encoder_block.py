@@ -112,3 +112,12 @@ def test_bad_shapes():
         TransformerEncoderBlock(num_heads=32, intermediate_dim=8)(X)
     with pytest.raises(ValueError, match="padding_mask.*Received: padding_mask.shape=\\(2,\\)"):
         TransformerEncoderBlock(num_heads=2, intermediate_dim=8)(X, padding_mask=PADDING[:, 0])
+
+
+@pytest.mark.parametrize("normalize_first", [False, True])
+def test_keras_hub_normalize_first_sets_norm_first_and_round_trips(normalize_first):
+    block = TransformerEncoderBlock(num_heads=2, intermediate_dim=8, normalize_first=normalize_first)
+    assert block.norm_first is normalize_first is block.normalize_first
+    config = block.get_config()
+    assert config["norm_first"] is config["normalize_first"] is normalize_first
+    assert TransformerEncoderBlock.from_config(config).norm_first is normalize_first

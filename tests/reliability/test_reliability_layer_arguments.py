@@ -20,7 +20,11 @@ SEED = [1.5, "7", True]
 
 AUDIT = [
     (layers.AdditiveAttention, {"units": 4}, {"units": NUMBER, "dropout": RATE, "use_bias": FLAG, "seed": SEED}),
-    (layers.DotProductAttention, {}, {"score_mode": ["cosine", None], "dropout": RATE, "seed": SEED}),
+    (
+        layers.DotProductAttention,
+        {},
+        {"score_mode": ["cosine", None], "dropout": RATE, "seed": SEED, "use_scale": FLAG},
+    ),
     (
         layers.MultiHeadAttention,
         {"num_heads": 2, "key_dim": 4},
@@ -72,7 +76,12 @@ AUDIT = [
     ),
     (layers.TokenPooling, {}, {"pooling": ["max", None]}),
 ]
-for block in (layers.TransformerEncoderBlock, layers.TransformerDecoderBlock):
+for block in (
+    layers.TransformerEncoderBlock,
+    layers.TransformerDecoderBlock,
+    layers.TransformerEncoder,
+    layers.TransformerDecoder,
+):
     AUDIT.append(
         (
             block,
@@ -83,6 +92,7 @@ for block in (layers.TransformerEncoderBlock, layers.TransformerDecoderBlock):
                 "key_dim": [0, -1, 1.5],
                 "dropout": RATE,
                 "norm_first": FLAG,
+                "normalize_first": [0, 1, "yes"],
                 "layer_norm_epsilon": [0, -1e-5, float("nan"), "1e-5"],
                 "implementation": ["flash"],
                 "rotary_max_wavelength": [0, -1, "1e4"],
