@@ -72,11 +72,11 @@ def captioner_decoder(model):
     return model
 
 
-def ShowAttendTellDecoder(model):  # noqa: N802  (a public name)
+def ShowAttendTellDecoder(model):
     """`captioner_decoder(model)`: a `ShowAttendTellCaptioner` decodes itself."""
     return captioner_decoder(model)
 
 
-def TransformerCaptionerDecoder(model):  # noqa: N802  (a public name)
+def TransformerCaptionerDecoder(model):
     """`captioner_decoder(model)`: a `TransformerCaptioner` decodes itself."""
     return captioner_decoder(model)

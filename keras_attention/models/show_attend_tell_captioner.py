@@ -6,7 +6,6 @@ attention.
 """
 
 import keras
-import numpy as np
 from keras import ops
 
 from keras_attention.layers.additive_attention import AdditiveAttention
