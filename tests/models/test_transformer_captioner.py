@@ -127,3 +127,19 @@ def test_wide_images_keep_their_aspect_ratio_into_the_attention():
     _, _, attention = decoder.step(np.array([2, 2]), 0, cache, state)
     assert tuple(attention.shape) == (2, 4, 12)  # (B, h, w), h != w
     np.testing.assert_allclose(np.asarray(attention).sum(axis=(1, 2)), 1.0, atol=1e-5)
+
+
+def test_caption_checks_its_arguments():
+    model = _captioner()
+    vocabulary = ["[PAD]", "[UNK]", "[START]", "[END]"] + [f"w{index}" for index in range(6)]
+    with pytest.raises(ValueError, match=r"`beam_width` must be a positive integer. Received: beam_width=0"):
+        model.caption(IMAGES, vocabulary, beam_width=0)
+    with pytest.raises(ValueError, match=r"`max_length` must be at most 6, .* Received: max_length=7"):
+        model.caption(IMAGES, vocabulary, max_length=7)
+    with pytest.raises(ValueError, match=r"`decode_batch_size` must be a positive integer. Received: decode_batch_size=0"):
+        model.caption(IMAGES, vocabulary, decode_batch_size=0)
+    with pytest.raises(ValueError, match=r"`encoder` must have one token per model output \(10\). Received: encoder with 4 tokens"):
+        model.caption(IMAGES, vocabulary[:4])
+    # Defaults: greedy search up to max_caption_length tokens.
+    captions, attention, words = model.caption(IMAGES, vocabulary, return_attention=True)
+    assert len(captions) == 2 and attention.shape == (2, 6, 4, 4) and len(words) == 2
