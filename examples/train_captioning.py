@@ -266,7 +266,6 @@ from keras_attention.models.translation_losses import (  # noqa: E402
     masked_sparse_categorical_crossentropy,
 )
 from keras_attention.serving.caption_export import export_captioner  # noqa: E402
-from keras_attention.serving.caption_export import make_caption_function  # noqa: E402
 from keras_attention.text.reversible_tokenizer import ReversibleTokenizer  # noqa: E402
 from keras_attention.text.scores import corpus_bleu  # noqa: E402
 from keras_attention.visualization.figures import save_figure  # noqa: E402
@@ -500,9 +499,10 @@ def compile_model(model, plan):
 def caption_split(caption, pairs, limit):
     """Captions of the images of `pairs` with their references, one entry per image.
 
-    Sources with several captions per image repeat the image once per
-    caption, one after the other; such a run becomes one image with a list
-    of references.
+    `caption(images)` returns `(captions, attention, words)`, as
+    `model.caption(..., return_attention=True)` does. Sources with several
+    captions per image repeat the image once per caption, one after the
+    other; such a run becomes one image with a list of references.
     """
     if limit is not None:
         pairs = pairs.take(limit)
@@ -513,20 +513,15 @@ def caption_split(caption, pairs, limit):
         else:
             images.append(image)
             references.append([text.decode("utf-8")])
-    outputs = []
+    hypotheses, attention, words = [], [], []
     for start in range(0, len(images), EVALUATION_BATCH_SIZE):
         batch = np.stack(images[start : start + EVALUATION_BATCH_SIZE])
-        outputs.append({name: value.numpy() for name, value in caption(batch).items()})
-    outputs = {name: np.concatenate([batch[name] for batch in outputs]) for name in outputs[0]}
-    # An undertrained model may emit byte tokens that do not form UTF-8.
-    hypotheses = [text.decode("utf-8", errors="replace") for text in outputs["caption"]]
+        batch_captions, batch_attention, batch_words = caption(batch)
+        hypotheses += batch_captions
+        attention.append(batch_attention)
+        words += batch_words
+    outputs = {"attention": np.concatenate(attention), "words": words}
     return images, references, hypotheses, outputs
-
-
-def generated_words(tokens, end_token):
-    """The produced tokens up to (not including) the end token, without their spaces."""
-    words = [token.decode("utf-8", errors="replace").strip() for token in tokens if token]
-    return words[: words.index(end_token)] if end_token in words else words
 
 
 def bleu_references(references):
@@ -622,9 +617,17 @@ def main(argv=None):
     train_seconds = time.time() - fit_start
     steps_trained = int(keras.ops.convert_to_numpy(model.optimizer.iterations))
 
-    caption = make_caption_function(
-        model, encoder, max_length, args.beam_width, decode_batch_size=EVALUATION_BATCH_SIZE
-    )
+    def caption(images):
+        # The graph the SavedModel holds: its captions, attention maps and words.
+        return model.caption(
+            images,
+            encoder,
+            max_length=max_length,
+            beam_width=args.beam_width,
+            return_attention=True,
+            decode_batch_size=EVALUATION_BATCH_SIZE,
+        )
+
     images, references, hypotheses, outputs = caption_split(
         caption, splits["test"], args.eval_images
     )
@@ -635,8 +638,7 @@ def main(argv=None):
         f"test BLEU {bleu:.2f}, exact captions {exact:.1%} on {len(hypotheses)} images "
         f"after {train_seconds:.0f} s of training"
     )
-    end_token = encoder.vocabulary[encoder.end_id]
-    words = [generated_words(tokens, end_token) for tokens in outputs["caption_tokens"]]
+    words = outputs["words"]
     figures = []
     for index in range(min(args.samples, len(images))):
         print(f"  reference: {references[index][0]}\n  caption  : {hypotheses[index]}")

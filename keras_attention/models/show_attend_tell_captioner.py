@@ -6,7 +6,6 @@ attention.
 """
 
 import keras
-import numpy as np
 from keras import ops
 
 from keras_attention.layers.additive_attention import AdditiveAttention
@@ -15,11 +14,13 @@ from keras_attention.layers.position_embedding_2d import PositionEmbedding2D
 from keras_attention.models.captioning_losses import DoublyStochasticAttentionRegularizer
 from keras_attention.models.image_backbones import SMALL_CNN
 from keras_attention.models.image_backbones import image_backbone
+from keras_attention.models.image_backbones import image_size_pair
+from keras_attention.models.image_captioner import MEMORY_MASK
+from keras_attention.models.image_captioner import ImageCaptioner
 from keras_attention.validation import check_positive_int
 from keras_attention.validation import check_rate
 
-# Stable layer names: the decoding adapter finds the parts by them, also in a
-# model re-loaded from a `.keras` file.
+# Layer names, kept from the builder so that weights stay where they were.
 IMAGE_ENCODER = "image_encoder"
 FEATURE_POSITIONS = "feature_positions"
 INITIAL_STATE = "initial_state"
@@ -28,6 +29,11 @@ ATTENTION_DECODER = "attention_decoder"
 WORD_OUTPUT = "word_output"
 ATTENTION_REGULARIZER = "attention_regularizer"
 PADDING_ID = 0
+# Entries of the decoding state and cache.
+MEMORY = "memory"
+PRECOMPUTED_KEYS = "precomputed_keys"
+INITIAL_STATE_PREFIX = "initial_state_"
+STATE_PREFIX = "state_"
 
 
 def _image_encoder(backbone, image_size, backbone_weights, trainable_backbone, feature_dim):
@@ -77,22 +83,9 @@ def _word_output_model(decoder_dim, embedding_dim, vocabulary_size, dropout):
     return keras.Model([decoder_outputs, embedded], logits, name=WORD_OUTPUT)
 
 
-def show_attend_tell_captioner(
-    *,
-    vocabulary_size,
-    max_caption_length,
-    image_size,
-    backbone=SMALL_CNN,
-    backbone_weights=None,
-    trainable_backbone=True,
-    embedding_dim=64,
-    units=256,
-    attention_units=128,
-    dropout=0.1,
-    doubly_stochastic_lambda=1.0,
-    name="show_attend_tell_captioner",
-):
-    """Builds the soft-attention image captioner of Xu et al. 2015.
+@keras.saving.register_keras_serializable(package="keras_attention")
+class ShowAttendTellCaptioner(ImageCaptioner):
+    """The soft-attention image captioner of Xu et al. 2015.
 
     A CNN turns the image into a grid of annotation vectors `z_{ij}`; an
     LSTM writes the caption one word at a time and, before each word,
@@ -109,27 +102,34 @@ def show_attend_tell_captioner(
     over the real caption steps (eq. 14; see
     `DoublyStochasticAttentionRegularizer` for its scale).
 
-    Layout (stable layer names, used by
-    `keras_attention.generation.captioner_decoders.ShowAttendTellDecoder`):
+    Layout (the parts are kept as attributes):
 
-        image (B, H, W, 3) -> "image_encoder": backbone (resize, preprocess,
+        image (B, H, W, 3) -> `image_encoder`: backbone (resize, preprocess,
             CNN) -> + learned 2D positions -> Dense(units, relu) = z (B, h, w, units)
-        z -> "initial_state" -> [h_0, c_0]
-        caption (B, T) -> "word_embedding" (B, T, embedding_dim)
-        -> "attention_decoder" (LSTM + additive attention over z)
+        z -> `initial_state` -> [h_0, c_0]
+        caption (B, T) -> `word_embedding` (B, T, embedding_dim)
+        -> `attention_decoder` (LSTM + additive attention over z)
             -> outputs [h_t; c_t] (B, T, 2 units), alignments (B, T, h, w)
-        -> "word_output" (deep output) -> logits (B, T, V), float32
-        -> "attention_regularizer" (adds the penalty, passes the logits on)
+        -> `word_output` (deep output) -> logits (B, T, V), float32
+        -> `attention_regularizer` (adds the penalty, passes the logits on)
 
     The image positions carry a learned embedding (an addition to the paper)
     because the built-in captions name spatial relations, which a context
     vector could not tell apart otherwise.
 
+    The model decodes itself (see `ImageCaptioner`): `encode` runs the image
+    encoder once and keeps the annotation vectors, the attention's key
+    projection of them and the LSTM's initial state; the cache is the LSTM
+    state `[h, c]`; `step` embeds the previous word, advances the state with
+    `AttentionDecoder.step` and applies the deep output layer. `caption`
+    captions raw images; `caption_attention` gives the teacher-forced
+    alignments.
+
     Args:
         vocabulary_size: number of token ids; 0 is padding.
         max_caption_length: the longest caption in tokens, start token
-            included; kept as `model.max_caption_length`, the default
-            decoding length (the LSTM itself has no length limit).
+            included: the default decoding length of `caption` (the LSTM
+            itself has no length limit, so `max_length` is None).
         image_size: side of the square image the CNN sees, or its
             `(height, width)`: give wide or tall images their own aspect
             ratio, so that the feature grid (and the attention maps) is
@@ -152,99 +152,274 @@ def show_attend_tell_captioner(
             after its adjective) elsewhere; 0 turns it off.
         name: name of the model.
 
-    Returns:
-        A `keras.Model` taking `{"image": (B, H, W, 3) float32 in 0..255,
-        "caption": (B, T) int}` (the caption fed so far, starting with the
-        start token, 0 as padding) and returning the next-word logits
-        `(B, T, vocabulary_size)` in float32. The alignments are the second
-        output of the `"attention_decoder"` layer; `caption_attention_model`
-        returns a model giving both.
+    Call arguments:
+        inputs: `{"image": (B, H, W, 3) float32 in 0..255, "caption": (B, T)
+            int}`, the caption fed so far, starting with the start token, 0
+            as padding.
+
+    Returns the next-word logits `(B, T, vocabulary_size)` in float32.
 
     Example:
 
     >>> import numpy as np
-    >>> from keras_attention.models.show_attend_tell_captioner import show_attend_tell_captioner
-    >>> model = show_attend_tell_captioner(
+    >>> from keras_attention.models.show_attend_tell_captioner import ShowAttendTellCaptioner
+    >>> model = ShowAttendTellCaptioner(
     ...     vocabulary_size=20, max_caption_length=8, image_size=16, embedding_dim=8,
     ...     units=16, attention_units=8)
     >>> logits = model({"image": np.zeros((2, 16, 16, 3), "float32"),
     ...                 "caption": np.array([[2, 5, 6, 0], [2, 7, 0, 0]])})
     >>> tuple(logits.shape), len(model.losses)  # the attention penalty
     ((2, 4, 20), 1)
+    >>> state = model.encode(np.zeros((2, 16, 16, 3), "float32"))
+    >>> cache = model.initial_cache(state, batch_size=2, max_length=6)
+    >>> logits, cache, attention = model.step(np.array([2, 2]), 0, cache, state)
+    >>> tuple(logits.shape), tuple(attention.shape)  # attention over the 4x4 grid
+    ((2, 20), (2, 4, 4))
     """
-    for argument, value in (
-        ("vocabulary_size", vocabulary_size),
-        ("max_caption_length", max_caption_length),
-        ("embedding_dim", embedding_dim),
-        ("units", units),
-        ("attention_units", attention_units),
+
+    def __init__(
+        self,
+        *,
+        vocabulary_size,
+        max_caption_length,
+        image_size,
+        backbone=SMALL_CNN,
+        backbone_weights=None,
+        trainable_backbone=True,
+        embedding_dim=64,
+        units=256,
+        attention_units=128,
+        dropout=0.1,
+        doubly_stochastic_lambda=1.0,
+        name="show_attend_tell_captioner",
+        **kwargs,
     ):
-        check_positive_int(argument, value)
-    check_rate("dropout", dropout)
-    lam = doubly_stochastic_lambda
-    if isinstance(lam, bool) or not isinstance(lam, (int, float)) or lam < 0:
-        raise ValueError(
-            "`doubly_stochastic_lambda` must be a number >= 0. "
-            f"Received: doubly_stochastic_lambda={lam!r}"
+        for argument, value in (
+            ("vocabulary_size", vocabulary_size),
+            ("max_caption_length", max_caption_length),
+            ("embedding_dim", embedding_dim),
+            ("units", units),
+            ("attention_units", attention_units),
+        ):
+            check_positive_int(argument, value)
+        check_rate("dropout", dropout)
+        lam = doubly_stochastic_lambda
+        if isinstance(lam, bool) or not isinstance(lam, (int, float)) or lam < 0:
+            raise ValueError(
+                "`doubly_stochastic_lambda` must be a number >= 0. "
+                f"Received: doubly_stochastic_lambda={lam!r}"
+            )
+
+        # === Layers ===
+        self.image_encoder = _image_encoder(
+            backbone, image_size, backbone_weights, trainable_backbone, units
+        )
+        grid_size = tuple(int(size) for size in self.image_encoder.output.shape[1:3])
+        self.initial_state = _initial_state_model(grid_size + (units,), units)
+        self.word_embedding = keras.layers.Embedding(
+            vocabulary_size, embedding_dim, name=WORD_EMBEDDING
+        )
+        self.attention_decoder = AttentionDecoder(
+            keras.layers.LSTMCell(units),
+            AdditiveAttention(units=attention_units),
+            attention_style="bahdanau",
+            context_gate=True,
+            name=ATTENTION_DECODER,
+        )
+        self.word_output = _word_output_model(2 * units, embedding_dim, vocabulary_size, dropout)
+        self.attention_regularizer = DoublyStochasticAttentionRegularizer(
+            float(lam), dtype="float32", name=ATTENTION_REGULARIZER
         )
 
-    image = keras.Input((None, None, 3), dtype="float32", name="image")
-    caption = keras.Input((None,), dtype="int32", name="caption")
-    # Explicit boolean masks rather than Keras masks, so that the logits carry
-    # no mask and the loss alone decides what counts.
-    step_mask = ops.not_equal(caption, PADDING_ID)  # (B, T)
+        # === Functional model ===
+        image = keras.Input((None, None, 3), dtype="float32", name="image")
+        caption = keras.Input((None,), dtype="int32", name="caption")
+        logits, alignments = self._teacher_forced(image, caption)
+        # Explicit boolean masks rather than Keras masks, so that the logits
+        # carry no mask and the loss alone decides what counts.
+        step_mask = ops.not_equal(caption, PADDING_ID)  # (B, T)
+        logits = self.attention_regularizer(logits, alignments, step_mask)
+        super().__init__(inputs={"image": image, "caption": caption}, outputs=logits, name=name,
+                         **kwargs)
 
-    encoder = _image_encoder(backbone, image_size, backbone_weights, trainable_backbone, units)
-    features = encoder(image)  # (B, h, w, units)
-    initial_state = _initial_state_model(tuple(features.shape[1:]), units)(features)
-    embedded = keras.layers.Embedding(vocabulary_size, embedding_dim, name=WORD_EMBEDDING)(caption)
-    decoder = AttentionDecoder(
-        keras.layers.LSTMCell(units),
-        AdditiveAttention(units=attention_units),
-        attention_style="bahdanau",
-        context_gate=True,
-        name=ATTENTION_DECODER,
+        # === Config ===
+        self.vocabulary_size = vocabulary_size
+        self.max_caption_length = max_caption_length
+        self.image_size = image_size
+        self.backbone = backbone
+        self.backbone_weights = backbone_weights
+        self.trainable_backbone = trainable_backbone
+        self.embedding_dim = embedding_dim
+        self.units = units
+        self.attention_units = attention_units
+        self.dropout = dropout
+        self.doubly_stochastic_lambda = doubly_stochastic_lambda
+        # === Decoding protocol ===
+        # An LSTM has no length limit; the searches' `max_length` bounds decoding.
+        self.max_length = None
+        self.image_shape = image_size_pair(image_size)
+        self.grid_size = grid_size
+
+    def get_config(self):
+        return {
+            "name": self.name,
+            "trainable": self.trainable,
+            "vocabulary_size": self.vocabulary_size,
+            "max_caption_length": self.max_caption_length,
+            "image_size": self.image_size,
+            "backbone": self.backbone,
+            "backbone_weights": self.backbone_weights,
+            "trainable_backbone": self.trainable_backbone,
+            "embedding_dim": self.embedding_dim,
+            "units": self.units,
+            "attention_units": self.attention_units,
+            "dropout": self.dropout,
+            "doubly_stochastic_lambda": self.doubly_stochastic_lambda,
+        }
+
+    def _teacher_forced(self, image, caption, training=None):
+        """The forward pass on a whole caption: logits (B, T, V), alignments (B, T, h, w)."""
+        features = self.image_encoder(image, training=training)  # (B, h, w, units)
+        initial_state = self.initial_state(features, training=training)
+        embedded = self.word_embedding(caption)  # (B, T, E)
+        outputs, alignments = self.attention_decoder(
+            embedded, features, initial_state=initial_state, training=training
+        )
+        logits = self.word_output([outputs, embedded], training=training)
+        return logits, alignments
+
+    def caption_attention(self, inputs):
+        """The logits and the attention maps of captions fed whole (teacher forcing).
+
+        Args:
+            inputs: `{"image": (B, H, W, 3), "caption": (B, T)}` as for a call.
+
+        Returns:
+            `(logits (B, T, V) float32, alignments (B, T, h, w))`, with
+            dropout off and no penalty added.
+
+        Example:
+
+        >>> import numpy as np
+        >>> model = ShowAttendTellCaptioner(
+        ...     vocabulary_size=20, max_caption_length=8, image_size=(16, 32), embedding_dim=8,
+        ...     units=16, attention_units=8)
+        >>> logits, alignments = model.caption_attention(
+        ...     {"image": np.zeros((1, 16, 32, 3), "float32"), "caption": np.array([[2, 5, 6]])})
+        >>> tuple(alignments.shape)  # one 4x8 map per word: the image's aspect ratio
+        (1, 3, 4, 8)
+        """
+        image = ops.cast(inputs["image"], "float32")
+        caption = ops.cast(inputs["caption"], "int32")
+        return self._teacher_forced(image, caption, training=False)
+
+    def encode(self, inputs):
+        """Runs the image encoder once; see `ImageCaptioner` for the protocol."""
+        features = self.image_encoder(ops.cast(inputs, "float32"), training=False)  # (B, h, w, D)
+        hidden, cell = self.initial_state(features, training=False)
+        state = {
+            MEMORY: features,
+            MEMORY_MASK: ops.ones(ops.shape(features)[:3], dtype="bool"),  # (B, h, w)
+            PRECOMPUTED_KEYS: self.attention_decoder.precompute_memory(features),
+        }
+        initial = self.attention_decoder.initial_decoder_state([hidden, cell])
+        for index, value in enumerate(initial):
+            state[f"{INITIAL_STATE_PREFIX}{index}"] = value
+        return state
+
+    def initial_cache(self, encoder_state, batch_size, max_length):
+        """The LSTM state from the mean annotation vector, which `encode`
+        computed (and beam search repeated for every beam)."""
+        cache, index = {}, 0
+        while f"{INITIAL_STATE_PREFIX}{index}" in encoder_state:
+            cache[f"{STATE_PREFIX}{index}"] = encoder_state[f"{INITIAL_STATE_PREFIX}{index}"]
+            index += 1
+        return cache
+
+    def step(self, token_ids, index, cache, encoder_state):
+        """Decodes one word: `(logits (B, V), cache, attention (B, h, w))`."""
+        embedded = self.word_embedding(ops.cast(token_ids, "int32"))  # (B, E)
+        states = [cache[f"{STATE_PREFIX}{number}"] for number in range(len(cache))]
+        output, states, alignment = self.attention_decoder.step(
+            embedded,
+            states,
+            encoder_state[MEMORY],
+            precomputed_keys=encoder_state[PRECOMPUTED_KEYS],
+            training=False,
+        )
+        # The deep output layer reads sequences: a sequence of one step.
+        logits = self.word_output([output[:, None], embedded[:, None]], training=False)[:, 0]
+        new_cache = {f"{STATE_PREFIX}{number}": value for number, value in enumerate(states)}
+        return logits, new_cache, ops.cast(alignment, "float32")
+
+
+def show_attend_tell_captioner(
+    *,
+    vocabulary_size,
+    max_caption_length,
+    image_size,
+    backbone=SMALL_CNN,
+    backbone_weights=None,
+    trainable_backbone=True,
+    embedding_dim=64,
+    units=256,
+    attention_units=128,
+    dropout=0.1,
+    doubly_stochastic_lambda=1.0,
+    name="show_attend_tell_captioner",
+):
+    """Builds a `ShowAttendTellCaptioner` (same arguments).
+
+    Example:
+
+    >>> from keras_attention.models.show_attend_tell_captioner import show_attend_tell_captioner
+    >>> model = show_attend_tell_captioner(
+    ...     vocabulary_size=20, max_caption_length=8, image_size=16, embedding_dim=8,
+    ...     units=16, attention_units=8)
+    >>> type(model).__name__
+    'ShowAttendTellCaptioner'
+    """
+    return ShowAttendTellCaptioner(
+        vocabulary_size=vocabulary_size,
+        max_caption_length=max_caption_length,
+        image_size=image_size,
+        backbone=backbone,
+        backbone_weights=backbone_weights,
+        trainable_backbone=trainable_backbone,
+        embedding_dim=embedding_dim,
+        units=units,
+        attention_units=attention_units,
+        dropout=dropout,
+        doubly_stochastic_lambda=doubly_stochastic_lambda,
+        name=name,
     )
-    outputs, alignments = decoder(embedded, features, initial_state=initial_state)
-    logits = _word_output_model(2 * units, embedding_dim, vocabulary_size, dropout)(
-        [outputs, embedded]
-    )
-    logits = DoublyStochasticAttentionRegularizer(
-        float(lam), dtype="float32", name=ATTENTION_REGULARIZER
-    )(logits, alignments, step_mask)
-    model = keras.Model({"image": image, "caption": caption}, logits, name=name)
-    model.max_caption_length = max_caption_length
-    return model
 
 
 def caption_attention_model(model):
-    """A model giving a captioner's logits and its attention maps, teacher-forced.
+    """The teacher-forced logits and attention maps of a captioner, as a function.
 
     Args:
-        model: a model built by `show_attend_tell_captioner` (or re-loaded).
+        model: a captioner with a `caption_attention` method, such as a
+            `ShowAttendTellCaptioner`.
 
     Returns:
-        A `keras.Model` with the captioner's inputs and the outputs
-        `(logits (B, T, V), alignments (B, T, h, w))`, sharing its weights.
+        `model.caption_attention`: `inputs -> (logits (B, T, V), alignments (B, T, h, w))`.
 
     Example:
 
     >>> import numpy as np
-    >>> from keras_attention.models.show_attend_tell_captioner import (
-    ...     caption_attention_model, show_attend_tell_captioner)
     >>> model = show_attend_tell_captioner(
-    ...     vocabulary_size=20, max_caption_length=8, image_size=(16, 32), embedding_dim=8,
+    ...     vocabulary_size=20, max_caption_length=8, image_size=16, embedding_dim=8,
     ...     units=16, attention_units=8)
     >>> logits, alignments = caption_attention_model(model)(
-    ...     {"image": np.zeros((1, 16, 32, 3), "float32"), "caption": np.array([[2, 5, 6]])})
-    >>> tuple(alignments.shape)  # one 4x8 map per word: the image's aspect ratio
-    (1, 3, 4, 8)
+    ...     {"image": np.zeros((1, 16, 16, 3), "float32"), "caption": np.array([[2, 5, 6]])})
+    >>> tuple(alignments.shape)
+    (1, 3, 4, 4)
     """
-    names = {layer.name for layer in model.layers}
-    if ATTENTION_DECODER not in names:
+    method = getattr(model, "caption_attention", None)
+    if not callable(method):
         raise ValueError(
-            f"`model` must be a Show, Attend and Tell captioner with an {ATTENTION_DECODER!r} "
-            f"layer. Received: model with layers {sorted(names)}"
+            "`model` must be a captioner with a `caption_attention` method, such as a "
+            f"ShowAttendTellCaptioner. Received: model={getattr(model, 'name', model)!r}"
         )
-    alignments = model.get_layer(ATTENTION_DECODER).output[1]
-    return keras.Model(model.inputs, [model.outputs[0], alignments], name=f"{model.name}_attention")
+    return method

@@ -6,6 +6,7 @@ with the source sentence replaced by the cells of a CNN feature map, as in the
 """
 
 import keras
+from keras import ops
 
 from keras_attention.layers.position_embedding_2d import PositionEmbedding2D
 from keras_attention.layers.token_and_position_embedding import TokenAndPositionEmbedding
@@ -13,28 +14,35 @@ from keras_attention.layers.transformer_decoder_block import TransformerDecoderB
 from keras_attention.layers.transformer_encoder_block import TransformerEncoderBlock
 from keras_attention.models.image_backbones import SMALL_CNN
 from keras_attention.models.image_backbones import image_backbone
+from keras_attention.models.image_backbones import image_size_pair
+from keras_attention.models.image_captioner import MEMORY_MASK
+from keras_attention.models.image_captioner import ImageCaptioner
 from keras_attention.models.show_attend_tell_captioner import FEATURE_POSITIONS
 from keras_attention.validation import check_non_negative_int
 from keras_attention.validation import check_positive_int
 from keras_attention.validation import check_rate
 
-# Stable layer names: the decoding adapter finds the parts by them, also in a
-# model re-loaded from a `.keras` file.
+# Layer names, kept from the builder so that weights stay where they were.
 IMAGE_ENCODER = "image_encoder"
 CAPTION_EMBEDDING = "caption_embedding"
 DECODER_BLOCK_PREFIX = "decoder_block_"
 LOGITS = "logits"
 PADDING_ID = 0
+# Entries of the decoding state and cache.
+MEMORY = "memory"
+CROSS_CACHE_PREFIX = "cross_attention_cache_"
+SELF_CACHE_PREFIX = "self_attention_cache_"
 
 
 def _image_encoder(
     backbone, image_size, backbone_weights, trainable_backbone, hidden_dim, encoder_layers,
     num_heads, intermediate_dim, dropout,
 ):
-    """Pixels -> image tokens `(B, h * w, hidden_dim)` with 2D positions, maybe self-attended."""
+    """Pixels -> image tokens `(B, h * w, hidden_dim)` with 2D positions, maybe
+    self-attended; and the grid `(h, w)`."""
     images = keras.Input((None, None, 3), dtype="float32", name="image")
     features = image_backbone(backbone, image_size, backbone_weights, trainable_backbone)(images)
-    grid = (features.shape[1], features.shape[2])
+    grid = (int(features.shape[1]), int(features.shape[2]))
     x = keras.layers.Dense(hidden_dim, name="feature_projection")(features)  # (B, h, w, D)
     x = PositionEmbedding2D(
         grid_size=grid,
@@ -52,48 +60,40 @@ def _image_encoder(
             dropout=dropout,
             name=f"encoder_block_{index}",
         )(x)
-    return keras.Model(images, x, name=IMAGE_ENCODER)
+    return keras.Model(images, x, name=IMAGE_ENCODER), grid
 
 
-def transformer_captioner(
-    *,
-    vocabulary_size,
-    max_caption_length,
-    image_size,
-    backbone=SMALL_CNN,
-    backbone_weights=None,
-    trainable_backbone=True,
-    hidden_dim=128,
-    num_layers=2,
-    num_heads=4,
-    intermediate_dim=256,
-    encoder_layers=1,
-    dropout=0.1,
-    name="transformer_captioner",
-):
-    """Builds a Transformer decoder that cross-attends to the cells of a CNN feature map.
+@keras.saving.register_keras_serializable(package="keras_attention")
+class TransformerCaptioner(ImageCaptioner):
+    """A Transformer decoder that cross-attends to the cells of a CNN feature map.
 
-        image (B, H, W, 3) -> "image_encoder": backbone (resize, preprocess,
+        image (B, H, W, 3) -> `image_encoder`: backbone (resize, preprocess,
             CNN) (B, h, w, C) -> Dense(hidden_dim) -> + learned 2D positions
             -> flatten to h * w tokens -> encoder_layers Transformer encoder
             blocks (self-attention among the image cells)
-        caption (B, T) -> "caption_embedding" (token + learned position)
-            -> num_layers "decoder_block_i" (causal self-attention over the
+        caption (B, T) -> `caption_embedding` (token + learned position)
+            -> num_layers `decoder_blocks` (causal self-attention over the
                caption, cross-attention on the image tokens, MLP)
-            -> "logits" Dense(vocabulary_size) (B, T, V), float32
+            -> `logits_layer` Dense(vocabulary_size) (B, T, V), float32
 
     Caption id 0 is padding: padded positions are hidden from the
     self-attention (they come after the real tokens, so causal attention
     keeps them from changing the real positions anyway).
-    `keras_attention.generation.captioner_decoders.TransformerCaptionerDecoder`
-    decodes it one token at a time with key/value caches; its attention maps
-    are the last block's cross-attention weights averaged over the heads,
-    `(B, T, h, w)`.
+
+    The model decodes itself (see `ImageCaptioner`) one token at a time with
+    fixed-size key/value caches: `encode` runs the image encoder once and
+    projects the image tokens into every block's cross-attention keys and
+    values; `step` embeds one token at its position and runs it through the
+    blocks, which write its self-attention keys and values into per-block
+    caches `(B, 2, max_length, heads, key_dim)`. Its attention maps are the
+    last block's cross-attention weights averaged over the heads, `(B, h, w)`
+    per token; `caption_attention` gives them for captions fed whole.
 
     Args:
         vocabulary_size: number of token ids; 0 is padding.
         max_caption_length: longest caption in tokens (start token included),
-            the rows of the caption position table and the longest decoding.
+            the rows of the caption position table and the longest decoding
+            (`max_length`).
         image_size: side of the square image the CNN sees, or its
             `(height, width)`: give wide or tall images their own aspect
             ratio, so that the feature grid (and the attention maps) is
@@ -114,61 +114,258 @@ def transformer_captioner(
         dropout: dropout on the embeddings, in the blocks and on attention.
         name: name of the model.
 
-    Returns:
-        A `keras.Model` taking `{"image": (B, H, W, 3) float32 in 0..255,
-        "caption": (B, T) int}` and returning the next-token logits
-        `(B, T, vocabulary_size)` in float32.
+    Call arguments:
+        inputs: `{"image": (B, H, W, 3) float32 in 0..255, "caption": (B, T)
+            int}`.
+
+    Returns the next-token logits `(B, T, vocabulary_size)` in float32.
 
     Example:
 
     >>> import numpy as np
-    >>> from keras_attention.models.transformer_captioner import transformer_captioner
-    >>> model = transformer_captioner(
+    >>> from keras_attention.models.transformer_captioner import TransformerCaptioner
+    >>> model = TransformerCaptioner(
     ...     vocabulary_size=20, max_caption_length=8, image_size=16, hidden_dim=16,
     ...     num_layers=1, num_heads=2, intermediate_dim=32)
     >>> logits = model({"image": np.zeros((2, 20, 20, 3), "float32"),
     ...                 "caption": np.array([[2, 5, 6, 0], [2, 7, 0, 0]])})
     >>> tuple(logits.shape)
     (2, 4, 20)
+    >>> state = model.encode(np.zeros((2, 16, 16, 3), "float32"))
+    >>> cache = model.initial_cache(state, batch_size=2, max_length=6)
+    >>> logits, cache, attention = model.step(np.array([2, 2]), 0, cache, state)
+    >>> tuple(logits.shape), tuple(attention.shape)  # attention over the 4x4 grid
+    ((2, 20), (2, 4, 4))
     """
-    for argument, value in (
-        ("vocabulary_size", vocabulary_size),
-        ("max_caption_length", max_caption_length),
-        ("hidden_dim", hidden_dim),
-        ("num_layers", num_layers),
-        ("num_heads", num_heads),
-        ("intermediate_dim", intermediate_dim),
+
+    def __init__(
+        self,
+        *,
+        vocabulary_size,
+        max_caption_length,
+        image_size,
+        backbone=SMALL_CNN,
+        backbone_weights=None,
+        trainable_backbone=True,
+        hidden_dim=128,
+        num_layers=2,
+        num_heads=4,
+        intermediate_dim=256,
+        encoder_layers=1,
+        dropout=0.1,
+        name="transformer_captioner",
+        **kwargs,
     ):
-        check_positive_int(argument, value)
-    check_non_negative_int("encoder_layers", encoder_layers)
-    if hidden_dim % num_heads:
-        raise ValueError(
-            "`hidden_dim` must be a multiple of `num_heads`. "
-            f"Received: hidden_dim={hidden_dim}, num_heads={num_heads}"
+        for argument, value in (
+            ("vocabulary_size", vocabulary_size),
+            ("max_caption_length", max_caption_length),
+            ("hidden_dim", hidden_dim),
+            ("num_layers", num_layers),
+            ("num_heads", num_heads),
+            ("intermediate_dim", intermediate_dim),
+        ):
+            check_positive_int(argument, value)
+        check_non_negative_int("encoder_layers", encoder_layers)
+        if hidden_dim % num_heads:
+            raise ValueError(
+                "`hidden_dim` must be a multiple of `num_heads`. "
+                f"Received: hidden_dim={hidden_dim}, num_heads={num_heads}"
+            )
+        check_rate("dropout", dropout)
+
+        # === Layers ===
+        self.image_encoder, grid_size = _image_encoder(
+            backbone, image_size, backbone_weights, trainable_backbone, hidden_dim,
+            encoder_layers, num_heads, intermediate_dim, dropout,
         )
-    check_rate("dropout", dropout)
+        self.caption_embedding = TokenAndPositionEmbedding(
+            vocabulary_size, max_caption_length, hidden_dim, name=CAPTION_EMBEDDING
+        )
+        self.caption_embedding_dropout = keras.layers.Dropout(
+            dropout, name=f"{CAPTION_EMBEDDING}_dropout"
+        )
+        self.decoder_blocks = [
+            TransformerDecoderBlock(
+                num_heads=num_heads,
+                intermediate_dim=intermediate_dim,
+                dropout=dropout,
+                name=f"{DECODER_BLOCK_PREFIX}{index}",
+            )
+            for index in range(num_layers)
+        ]
+        # float32 logits even under mixed precision: a stable softmax and loss.
+        self.logits_layer = keras.layers.Dense(vocabulary_size, dtype="float32", name=LOGITS)
 
-    image = keras.Input((None, None, 3), dtype="float32", name="image")
-    caption = keras.Input((None,), dtype="int32", name="caption")
-    # An explicit boolean mask rather than a Keras mask, so that the logits
-    # carry no mask and the loss alone decides what counts.
-    caption_mask = keras.ops.not_equal(caption, PADDING_ID)  # (B, T)
+        # === Functional model ===
+        image = keras.Input((None, None, 3), dtype="float32", name="image")
+        caption = keras.Input((None,), dtype="int32", name="caption")
+        logits = self._teacher_forced(image, caption)
+        super().__init__(inputs={"image": image, "caption": caption}, outputs=logits, name=name,
+                         **kwargs)
 
-    image_tokens = _image_encoder(
-        backbone, image_size, backbone_weights, trainable_backbone, hidden_dim, encoder_layers,
-        num_heads, intermediate_dim, dropout,
-    )(image)
-    y = TokenAndPositionEmbedding(
-        vocabulary_size, max_caption_length, hidden_dim, name=CAPTION_EMBEDDING
-    )(caption)
-    y = keras.layers.Dropout(dropout, name=f"{CAPTION_EMBEDDING}_dropout")(y)
-    for index in range(num_layers):
-        y = TransformerDecoderBlock(
-            num_heads=num_heads,
-            intermediate_dim=intermediate_dim,
-            dropout=dropout,
-            name=f"{DECODER_BLOCK_PREFIX}{index}",
-        )(y, image_tokens, padding_mask=caption_mask)
-    # float32 logits even under mixed precision: a stable softmax and loss.
-    logits = keras.layers.Dense(vocabulary_size, dtype="float32", name=LOGITS)(y)
-    return keras.Model({"image": image, "caption": caption}, logits, name=name)
+        # === Config ===
+        self.vocabulary_size = vocabulary_size
+        self.max_caption_length = max_caption_length
+        self.image_size = image_size
+        self.backbone = backbone
+        self.backbone_weights = backbone_weights
+        self.trainable_backbone = trainable_backbone
+        self.hidden_dim = hidden_dim
+        self.num_layers = num_layers
+        self.num_heads = num_heads
+        self.intermediate_dim = intermediate_dim
+        self.encoder_layers = encoder_layers
+        self.dropout = dropout
+        # === Decoding protocol ===
+        self.max_length = max_caption_length
+        self.image_shape = image_size_pair(image_size)
+        self.grid_size = grid_size
+
+    def get_config(self):
+        return {
+            "name": self.name,
+            "trainable": self.trainable,
+            "vocabulary_size": self.vocabulary_size,
+            "max_caption_length": self.max_caption_length,
+            "image_size": self.image_size,
+            "backbone": self.backbone,
+            "backbone_weights": self.backbone_weights,
+            "trainable_backbone": self.trainable_backbone,
+            "hidden_dim": self.hidden_dim,
+            "num_layers": self.num_layers,
+            "num_heads": self.num_heads,
+            "intermediate_dim": self.intermediate_dim,
+            "encoder_layers": self.encoder_layers,
+            "dropout": self.dropout,
+        }
+
+    def _teacher_forced(self, image, caption, training=None, return_attention=False):
+        """The forward pass on a whole caption: logits (B, T, V) and, on
+        request, the last block's cross-attention averaged over the heads,
+        (B, T, h * w)."""
+        # An explicit boolean mask rather than a Keras mask, so that the
+        # logits carry no mask and the loss alone decides what counts.
+        caption_mask = ops.not_equal(caption, PADDING_ID)  # (B, T)
+        image_tokens = self.image_encoder(image, training=training)  # (B, h * w, D)
+        y = self.caption_embedding(caption)  # (B, T, D)
+        y = self.caption_embedding_dropout(y, training=training)
+        for block in self.decoder_blocks:
+            y, _, cross_scores = block(
+                y, image_tokens, padding_mask=caption_mask, return_attention_scores=True,
+                training=training,
+            )  # cross_scores (B, heads, T, h * w)
+        logits = self.logits_layer(y)
+        if not return_attention:
+            return logits
+        return logits, ops.mean(ops.cast(cross_scores, "float32"), axis=1)
+
+    def caption_attention(self, inputs):
+        """The logits and the attention maps of captions fed whole (teacher forcing).
+
+        Args:
+            inputs: `{"image": (B, H, W, 3), "caption": (B, T)}` as for a call.
+
+        Returns:
+            `(logits (B, T, V) float32, attention (B, T, h, w))`: the last
+            block's cross-attention averaged over the heads, with dropout off.
+
+        Example:
+
+        >>> import numpy as np
+        >>> model = TransformerCaptioner(
+        ...     vocabulary_size=20, max_caption_length=8, image_size=(16, 32), hidden_dim=16,
+        ...     num_layers=1, num_heads=2, intermediate_dim=32)
+        >>> logits, attention = model.caption_attention(
+        ...     {"image": np.zeros((1, 16, 32, 3), "float32"), "caption": np.array([[2, 5, 6]])})
+        >>> tuple(attention.shape)  # one 4x8 map per token
+        (1, 3, 4, 8)
+        """
+        image = ops.cast(inputs["image"], "float32")
+        caption = ops.cast(inputs["caption"], "int32")
+        logits, attention = self._teacher_forced(
+            image, caption, training=False, return_attention=True
+        )
+        batch, length = ops.shape(caption)[0], ops.shape(caption)[1]
+        return logits, ops.reshape(attention, (batch, length) + self.grid_size)  # (B, T, h, w)
+
+    def encode(self, inputs):
+        """Runs the image encoder once; see `ImageCaptioner` for the protocol."""
+        tokens = self.image_encoder(ops.cast(inputs, "float32"), training=False)  # (B, h * w, D)
+        grid_mask = ops.ones((ops.shape(tokens)[0],) + self.grid_size, dtype="bool")  # (B, h, w)
+        state = {MEMORY: tokens, MEMORY_MASK: grid_mask}
+        for index, block in enumerate(self.decoder_blocks):
+            state[f"{CROSS_CACHE_PREFIX}{index}"] = block.compute_cross_attention_cache(tokens)
+        return state
+
+    def initial_cache(self, encoder_state, batch_size, max_length):
+        """Empty self-attention caches `(B, 2, max_length, heads, key_dim)`, one per block."""
+        cache = {}
+        for index, block in enumerate(self.decoder_blocks):
+            key_dim = self.hidden_dim // block.num_heads
+            shape = (batch_size, 2, max_length, block.num_heads, key_dim)
+            cache[f"{SELF_CACHE_PREFIX}{index}"] = ops.zeros(shape, block.compute_dtype)
+        return cache
+
+    def step(self, token_ids, index, cache, encoder_state):
+        """Decodes one token: `(logits (B, V), cache, attention (B, h, w))`."""
+        tokens = ops.cast(token_ids, "int32")[:, None]  # (B, 1)
+        y = self.caption_embedding(tokens, start_index=index)  # (B, 1, D)
+        new_cache = {}
+        for number, block in enumerate(self.decoder_blocks):
+            name = f"{SELF_CACHE_PREFIX}{number}"
+            y, _, cross_scores, new_cache[name], _ = block(
+                y,
+                encoder_state[MEMORY],
+                self_attention_cache=cache[name],
+                self_attention_cache_update_index=index,
+                cross_attention_cache=encoder_state[f"{CROSS_CACHE_PREFIX}{number}"],
+                return_attention_scores=True,
+                training=False,
+            )  # cross_scores (B, heads, 1, h * w)
+        logits = self.logits_layer(y)[:, 0]  # (B, V)
+        attention = ops.mean(ops.cast(cross_scores[:, :, 0], "float32"), axis=1)  # (B, h * w)
+        return logits, new_cache, ops.reshape(attention, (-1,) + self.grid_size)  # (B, h, w)
+
+
+def transformer_captioner(
+    *,
+    vocabulary_size,
+    max_caption_length,
+    image_size,
+    backbone=SMALL_CNN,
+    backbone_weights=None,
+    trainable_backbone=True,
+    hidden_dim=128,
+    num_layers=2,
+    num_heads=4,
+    intermediate_dim=256,
+    encoder_layers=1,
+    dropout=0.1,
+    name="transformer_captioner",
+):
+    """Builds a `TransformerCaptioner` (same arguments).
+
+    Example:
+
+    >>> from keras_attention.models.transformer_captioner import transformer_captioner
+    >>> model = transformer_captioner(
+    ...     vocabulary_size=20, max_caption_length=8, image_size=16, hidden_dim=16,
+    ...     num_layers=1, num_heads=2, intermediate_dim=32)
+    >>> type(model).__name__, model.max_length
+    ('TransformerCaptioner', 8)
+    """
+    return TransformerCaptioner(
+        vocabulary_size=vocabulary_size,
+        max_caption_length=max_caption_length,
+        image_size=image_size,
+        backbone=backbone,
+        backbone_weights=backbone_weights,
+        trainable_backbone=trainable_backbone,
+        hidden_dim=hidden_dim,
+        num_layers=num_layers,
+        num_heads=num_heads,
+        intermediate_dim=intermediate_dim,
+        encoder_layers=encoder_layers,
+        dropout=dropout,
+        name=name,
+    )

@@ -9,8 +9,7 @@ it needs only TensorFlow (the ids become text with graph ops, no tokenizer).
 import keras
 import tensorflow as tf
 
-from keras_attention.generation.captioner_decoders import captioner_decoder
-from keras_attention.models.image_backbones import image_shape_of
+from keras_attention.generation.captioner_decoders import missing_captioner_members
 from keras_attention.serving.grouped_decoding import decode_in_groups
 from keras_attention.serving.serving_signature import SERVING_SIGNATURE
 from keras_attention.serving.serving_signature import load_serving_signature
@@ -67,7 +66,7 @@ def make_caption_function(model, encoder, max_length, beam_width=1, *, decode_ba
     - `caption_tokens`: `(B, max_length)` string, the produced tokens the
       attention maps stand for (the end token included, "" after it).
 
-    Images are resized to the model's `image_size`, `(height, width)`
+    Images are resized to the model's `image_shape`, `(height, width)`
     (bilinear with antialiasing), then decoded by greedy search (`beam_width=1`) or beam
     search in one XLA-compiled program per group of `decode_batch_size`
     images (the last group padded), so one compiled program serves batches
@@ -76,8 +75,12 @@ def make_caption_function(model, encoder, max_length, beam_width=1, *, decode_ba
     `images` and its shape.
 
     Args:
-        model: a captioner built by `show_attend_tell_captioner` or
-            `transformer_captioner` (or re-loaded from a `.keras` file).
+        model: a `ShowAttendTellCaptioner` or a `TransformerCaptioner` (also
+            re-loaded from a `.keras` file), or any model that implements the
+            decoding protocol (`encode`, `initial_cache`, `step`,
+            `vocabulary_size`, `max_length`, see `DecoderAdapter`) and has
+            `image_shape`, the `(height, width)` images are resized to, and
+            `grid_size`, the `(h, w)` of the attention maps.
         encoder: the tokenizer the captions were encoded with: any object
             with `encode`, `decode`, `start_id`, `end_id`, `pad_id` (0) and
             `vocabulary_size` (a `ReversibleTokenizer`, a `SubwordEncoder`),
@@ -107,23 +110,31 @@ def make_caption_function(model, encoder, max_length, beam_width=1, *, decode_ba
     >>> outputs["caption"].shape, tuple(outputs["attention"].shape)  # a 4x4 grid
     (TensorShape([3]), (3, 4, 4, 4))
     """
+    missing = missing_captioner_members(model)
+    if missing:
+        raise ValueError(
+            "`model` must be a captioner that implements the decoding protocol "
+            "(`encode`, `initial_cache`, `step`, `vocabulary_size`, `max_length`) and has "
+            "`image_shape` and `grid_size`, as ShowAttendTellCaptioner and TransformerCaptioner "
+            f"do. Received: model={getattr(model, 'name', model)!r} without {missing}"
+        )
     encoder = _as_encoder(encoder)
-    decoder = captioner_decoder(model)
     check_positive_int("max_length", max_length)
     check_positive_int("beam_width", beam_width)
     check_positive_int("decode_batch_size", decode_batch_size)
-    if decoder.max_length is not None and max_length > decoder.max_length:
+    if model.max_length is not None and max_length > model.max_length:
         raise ValueError(
-            f"`max_length` must be at most {decoder.max_length}, the longest caption the model "
+            f"`max_length` must be at most {model.max_length}, the longest caption the model "
             f"reads. Received: max_length={max_length}"
         )
-    if decoder.vocabulary_size != encoder.vocabulary_size:
+    if model.vocabulary_size != encoder.vocabulary_size:
         raise ValueError(
-            f"`encoder` must have one token per model output ({decoder.vocabulary_size}). "
+            f"`encoder` must have one token per model output ({model.vocabulary_size}). "
             f"Received: encoder with {encoder.vocabulary_size} tokens"
         )
-    image_shape = image_shape_of(model)
-    group_size, length, grid = int(decode_batch_size), int(max_length), decoder.grid_size
+    image_shape = tuple(int(size) for size in model.image_shape)
+    group_size, length = int(decode_batch_size), int(max_length)
+    grid = tuple(int(size) for size in model.grid_size)
     start_id, end_id = encoder.start_id, encoder.end_id
     token_strings = _token_strings(encoder)
 
@@ -132,7 +143,7 @@ def make_caption_function(model, encoder, max_length, beam_width=1, *, decode_ba
         # Resized here, outside XLA, which has no antialiased resize.
         images = tf.image.resize(images, image_shape, antialias=True)
         tokens, attention = decode_in_groups(
-            decoder, images, start_id, end_id, length, grid, group_size, beam_width
+            model, images, start_id, end_id, length, grid, group_size, beam_width
         )  # (B, L), (B, L, h, w)
         pieces = tf.where(tf.equal(tokens, 0), "", tf.gather(token_strings, tokens))  # (B, L)
         return {"caption": encoder.decode(tokens), "attention": attention, "caption_tokens": pieces}
@@ -157,8 +168,8 @@ def export_captioner(model, path, encoder, max_length, beam_width=1, *, decode_b
     (images=...)`), and `saved_model_cli show --all --dir path` describes it.
 
     Args:
-        model: a captioner built by `show_attend_tell_captioner` or
-            `transformer_captioner` (or re-loaded from a `.keras` file).
+        model: a captioner that implements the decoding protocol (see
+            `make_caption_function`).
         path: folder to write the SavedModel to.
         encoder: the tokenizer the captions were encoded with (see
             `make_caption_function`), or a WordPiece vocabulary.

@@ -54,10 +54,11 @@ def test_train_captioning_end_to_end(train_captioning, tmp_path, capsys):
     assert (output_dir / "vocabulary" / "vocabulary.json").exists()
     assert sorted(p.name for p in output_dir.glob("attention_*.png")) == ["attention_0.png", "attention_1.png"]
     assert all(p.stat().st_size > 0 for p in output_dir.glob("attention_*.png"))
-    # The checkpoint is a complete model.
+    # The checkpoint is a complete model, the captioner class with its methods.
     restored = keras.saving.load_model(output_dir / "checkpoints" / "epoch_001.keras")
     vocabulary = json.loads((output_dir / "vocabulary" / "vocabulary.json").read_text())
     assert restored.output_shape[-1] == len(vocabulary)
+    assert type(restored).__name__ == "ShowAttendTellCaptioner"
     # The export serves pixels (its round trip is tested in tests/serving).
     serve = tf.saved_model.load(str(export_dir)).signatures["serving_default"]
     outputs = serve.structured_outputs
@@ -125,11 +126,13 @@ def test_references_of_repeated_images_are_grouped(train_captioning):
 
     def caption(images):
         seen.append(images.shape[0])
-        return {"caption": tf.constant(["x"] * images.shape[0])}
+        count = images.shape[0]
+        return ["x"] * count, np.ones((count, 3, 2, 2), "float32"), [["x"]] * count
 
-    images, references, hypotheses, _ = train_captioning.caption_split(caption, pairs, None)
+    images, references, hypotheses, outputs = train_captioning.caption_split(caption, pairs, None)
     assert references == [["a red circle", "a circle"], ["a square"]] and seen == [2]
     assert hypotheses == ["x", "x"]
+    assert outputs["attention"].shape == (2, 3, 2, 2) and outputs["words"] == [["x"], ["x"]]
     assert train_captioning.bleu_references(references) == [
         ["a red circle", "a circle"], ["a square", "a square"]
     ]

@@ -3,13 +3,12 @@ import numpy as np
 import pytest
 
 from keras_attention.generation.beam_search import beam_search
-from keras_attention.generation.captioner_decoders import ShowAttendTellDecoder
-from keras_attention.generation.captioner_decoders import TransformerCaptionerDecoder
 from keras_attention.generation.captioner_decoders import captioner_decoder
 from keras_attention.generation.decoder_for_model import decoder_for_model
 from keras_attention.generation.greedy_search import greedy_search
-from keras_attention.models.show_attend_tell_captioner import caption_attention_model
+from keras_attention.models.show_attend_tell_captioner import ShowAttendTellCaptioner
 from keras_attention.models.show_attend_tell_captioner import show_attend_tell_captioner
+from keras_attention.models.transformer_captioner import TransformerCaptioner
 from keras_attention.models.transformer_captioner import transformer_captioner
 
 START, END, VOCABULARY, MAX_LENGTH = 2, 3, 9, 6
@@ -55,7 +54,7 @@ def _step_by_step(decoder, images, prefix):
 @pytest.mark.parametrize("name", list(MODELS))
 def test_cached_steps_equal_the_model_run_on_the_prefix(name):
     model = MODELS[name]()
-    logits, attention = _step_by_step(captioner_decoder(model), IMAGES, PREFIX)
+    logits, attention = _step_by_step(model, IMAGES, PREFIX)
     expected = np.asarray(model({"image": IMAGES, "caption": PREFIX}))
     real = PREFIX != 0  # padded positions are not decoded
     np.testing.assert_allclose(logits[real], expected[real], atol=1e-4)
@@ -65,24 +64,28 @@ def test_cached_steps_equal_the_model_run_on_the_prefix(name):
 
 def test_show_attend_tell_attention_equals_the_teacher_forced_alignments():
     model = _show_attend_tell()
-    _, attention = _step_by_step(ShowAttendTellDecoder(model), IMAGES, PREFIX)
-    _, alignments = caption_attention_model(model)({"image": IMAGES, "caption": PREFIX})
+    logits, attention = _step_by_step(model, IMAGES, PREFIX)
+    expected_logits, alignments = model.caption_attention({"image": IMAGES, "caption": PREFIX})
     np.testing.assert_allclose(attention, np.asarray(alignments), atol=1e-5)
+    real = PREFIX != 0
+    np.testing.assert_allclose(logits[real], np.asarray(expected_logits)[real], atol=1e-4)
 
 
 def test_transformer_attention_is_the_last_cross_attention_averaged_over_heads():
     model = _transformer()
-    _, attention = _step_by_step(TransformerCaptionerDecoder(model), IMAGES, PREFIX)
+    _, attention = _step_by_step(model, IMAGES, PREFIX)
     # Run the layers by hand on the whole prefix.
-    tokens = model.get_layer("image_encoder")(IMAGES)  # (B, 16, D)
-    y = model.get_layer("caption_embedding")(PREFIX)
-    y = model.get_layer("decoder_block_0")(y, tokens, padding_mask=PREFIX != 0)
-    _, _, cross = model.get_layer("decoder_block_1")(
+    tokens = model.image_encoder(IMAGES)  # (B, 16, D)
+    y = model.caption_embedding(PREFIX)
+    y = model.decoder_blocks[0](y, tokens, padding_mask=PREFIX != 0)
+    _, _, cross = model.decoder_blocks[1](
         y, tokens, padding_mask=PREFIX != 0, return_attention_scores=True
     )
     expected = np.asarray(cross).mean(axis=1).reshape(3, 5, 4, 4)  # heads averaged, on the grid
     real = PREFIX != 0
     np.testing.assert_allclose(attention[real], expected[real], atol=1e-5)
+    _, teacher_forced = model.caption_attention({"image": IMAGES, "caption": PREFIX})
+    np.testing.assert_allclose(np.asarray(teacher_forced)[real], expected[real], atol=1e-5)
 
 
 def _greedy_by_full_passes(model, images, max_length):
@@ -102,14 +105,14 @@ def test_greedy_search_equals_full_passes_and_returns_grid_attention(name):
     model = MODELS[name]()
     # Biases that make END likely at some point, so that ended rows are tested.
     if name == "show_attend_tell":
-        logits_layer = model.get_layer("word_output").get_layer("logits")
+        logits_layer = model.word_output.get_layer("logits")
     else:
-        logits_layer = model.get_layer("logits")
+        logits_layer = model.logits_layer
     kernel, bias = logits_layer.get_weights()
     bias[END] = 0.5
     logits_layer.set_weights([kernel * 4.0, bias])
     tokens, attention = greedy_search(
-        captioner_decoder(model), IMAGES, START, END, MAX_LENGTH, jit_compile=False
+        model, IMAGES, START, END, MAX_LENGTH, jit_compile=False
     )
     tokens, attention = np.asarray(tokens), np.asarray(attention)
     np.testing.assert_array_equal(tokens, _greedy_by_full_passes(model, IMAGES, MAX_LENGTH))
@@ -121,7 +124,7 @@ def test_greedy_search_equals_full_passes_and_returns_grid_attention(name):
 
 def test_beam_search_of_width_one_is_greedy_and_wider_beams_score_no_worse():
     model = _transformer()
-    decoder = captioner_decoder(model)
+    decoder = model
     arguments = dict(start_id=START, end_id=END, max_length=MAX_LENGTH, jit_compile=False)
     greedy_tokens, greedy_attention = greedy_search(decoder, IMAGES, **arguments)
     tokens, attention, _ = beam_search(decoder, IMAGES, beam_width=1, **arguments)
@@ -147,15 +150,16 @@ def test_decodes_a_model_reloaded_from_a_keras_file(name, tmp_path):
     model = MODELS[name]()
     model.save(tmp_path / "captioner.keras")
     reloaded = keras.saving.load_model(tmp_path / "captioner.keras")
-    expected = _step_by_step(captioner_decoder(model), IMAGES, PREFIX[:, :2])
-    got = _step_by_step(captioner_decoder(reloaded), IMAGES, PREFIX[:, :2])
+    assert type(reloaded) is type(model)  # with its decoding methods
+    expected = _step_by_step(model, IMAGES, PREFIX[:, :2])
+    got = _step_by_step(reloaded, IMAGES, PREFIX[:, :2])
     for a, b in zip(got, expected):
         np.testing.assert_allclose(a, b, atol=1e-6)
 
 
 def test_xla_compiled_greedy_search_matches_eager():
     model = _show_attend_tell()
-    decoder = captioner_decoder(model)
+    decoder = model
     arguments = dict(start_id=START, end_id=END, max_length=4)
     eager, _ = greedy_search(decoder, IMAGES, jit_compile=False, **arguments)
     compiled, _ = greedy_search(decoder, IMAGES, jit_compile=True, **arguments)
@@ -163,25 +167,22 @@ def test_xla_compiled_greedy_search_matches_eager():
 
 
 @pytest.mark.parametrize(
-    "name, adapter",
-    [("show_attend_tell", ShowAttendTellDecoder), ("transformer", TransformerCaptionerDecoder)],
+    "name, model_class",
+    [("show_attend_tell", ShowAttendTellCaptioner), ("transformer", TransformerCaptioner)],
 )
-def test_decoder_for_model_routes_captioners_to_their_adapters(name, adapter):
-    # The captioners' decoders carry the translators' layer names, so the
-    # generic lookup must recognise the image encoder before them.
-    assert type(decoder_for_model(MODELS[name]())) is adapter
+def test_captioners_decode_themselves(name, model_class):
+    model = MODELS[name]()
+    assert type(model) is model_class
+    assert captioner_decoder(model) is model
+    assert decoder_for_model(model) is model
 
 
-def test_adapters_reject_other_models():
-    other = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2, name="dense")])
-    with pytest.raises(ValueError, match=r"`model` must be a captioner .* Received: model with layers \['dense'\]"):
+def test_captioner_decoder_rejects_other_models():
+    other = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2, name="dense")], name="other")
+    with pytest.raises(ValueError, match=r"`model` must be a captioner that implements the decoding protocol .* Received: model='other' without \['encode', 'initial_cache', 'step', 'vocabulary_size', 'max_length', 'image_shape', 'grid_size'\]"):
         captioner_decoder(other)
-    with pytest.raises(ValueError, match=r"`model` must be a Show, Attend and Tell captioner .* Received"):
-        ShowAttendTellDecoder(_transformer())
-    with pytest.raises(ValueError, match=r"`model` must be a Transformer captioner .* Received"):
-        TransformerCaptionerDecoder(other)
 
 
 def test_transformer_decoding_cannot_go_past_the_position_table():
     with pytest.raises(ValueError, match=r"`max_length` must be at most 6.* Received: max_length=7"):
-        greedy_search(captioner_decoder(_transformer()), IMAGES, START, END, 7)
+        greedy_search(_transformer(), IMAGES, START, END, 7)

@@ -7,6 +7,7 @@ from layer_harness import run_check
 
 from keras_attention.models.captioning_losses import DoublyStochasticAttentionRegularizer
 from keras_attention.models.captioning_losses import doubly_stochastic_penalty
+from keras_attention.models.show_attend_tell_captioner import ShowAttendTellCaptioner
 from keras_attention.models.show_attend_tell_captioner import caption_attention_model
 from keras_attention.models.show_attend_tell_captioner import show_attend_tell_captioner
 from keras_attention.models.translation_losses import masked_sparse_categorical_crossentropy
@@ -32,8 +33,11 @@ def _numpy_penalty(alignments, step_mask):
 
 def test_logits_and_alignments():
     model = _captioner()
-    logits, alignments = caption_attention_model(model)({"image": IMAGES, "caption": CAPTIONS})
+    logits, alignments = model.caption_attention({"image": IMAGES, "caption": CAPTIONS})
     assert tuple(logits.shape) == (2, 5, 10)
+    np.testing.assert_allclose(
+        np.asarray(logits), np.asarray(model({"image": IMAGES, "caption": CAPTIONS})), atol=1e-6
+    )
     assert keras.backend.standardize_dtype(logits.dtype) == "float32"
     alignments = np.asarray(alignments)
     assert alignments.shape == (2, 5, 4, 4)  # a 4x4 grid for 16-pixel images, stride 4
@@ -45,7 +49,7 @@ def test_logits_and_alignments():
 def test_model_adds_the_doubly_stochastic_penalty_over_real_steps():
     model = _captioner(doubly_stochastic_lambda=0.7)
     inputs = {"image": IMAGES, "caption": CAPTIONS}
-    _, alignments = caption_attention_model(model)(inputs)
+    _, alignments = model.caption_attention(inputs)
     model(inputs)
     (loss,) = model.losses
     step_mask = (CAPTIONS != 0).astype("float64")
@@ -110,6 +114,28 @@ def test_keras_file_round_trip(tmp_path):
     restored = keras.saving.load_model(tmp_path / "captioner.keras")
     np.testing.assert_allclose(np.asarray(restored(inputs)), expected, atol=1e-6)
     assert len(restored.losses) == 1
+    # Loads back as the class, with its configuration and decoding methods.
+    assert type(restored) is ShowAttendTellCaptioner
+    assert restored.get_config() == model.get_config()
+    _, alignments = restored.caption_attention(inputs)
+    np.testing.assert_allclose(
+        np.asarray(alignments), np.asarray(model.caption_attention(inputs)[1]), atol=1e-6
+    )
+
+
+def test_the_builder_is_the_class_and_summary_lists_the_parts():
+    model = _captioner()
+    assert type(model) is ShowAttendTellCaptioner
+    config = model.get_config()
+    assert config["units"] == 16 and config["image_size"] == 16
+    assert ShowAttendTellCaptioner.from_config(config).count_params() == model.count_params()
+    lines = []
+    model.summary(print_fn=lines.append)
+    text = "\n".join(lines)
+    for part in ("image_encoder", "initial_state", "word_embedding", "attention_decoder"):
+        assert part in text
+    assert (model.vocabulary_size, model.max_length, model.max_caption_length) == (10, None, 6)
+    assert (model.image_shape, model.grid_size) == ((16, 16), (4, 4))
 
 
 @pytest.mark.parametrize("policy", ["mixed_float16", "mixed_bfloat16"])
@@ -148,19 +174,19 @@ def test_bad_arguments_and_inputs():
         _captioner(doubly_stochastic_lambda=-0.1)
     with pytest.raises(ValueError, match=r"name 'image' .* expected axis -1 of input shape to have value 3, but received input with shape \(2, 16, 16, 1\)"):
         _captioner()({"image": IMAGES[..., :1], "caption": CAPTIONS})
-    with pytest.raises(ValueError, match=r"`model` must be a Show, Attend and Tell captioner .* Received"):
-        caption_attention_model(keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)]))
+    with pytest.raises(ValueError, match=r"`model` must be a captioner with a `caption_attention` method, .* Received: model='plain'"):
+        caption_attention_model(
+            keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)], name="plain")
+        )
 
 
 def test_wide_images_keep_their_aspect_ratio_into_the_attention():
-    from keras_attention.generation.captioner_decoders import captioner_decoder
-
     model = _captioner(image_size=(16, 48))
     strips = RNG.uniform(0, 255, (2, 16, 48, 3)).astype("float32")
     _, alignments = caption_attention_model(model)({"image": strips, "caption": CAPTIONS})
     assert tuple(alignments.shape) == (2, 5, 4, 12)  # (B, T, h, w), h != w
-    decoder = captioner_decoder(model)
-    assert decoder.grid_size == (4, 12)
+    decoder = model
+    assert (decoder.grid_size, decoder.image_shape) == ((4, 12), (16, 48))
     state = decoder.encode(strips)
     cache = decoder.initial_cache(state, batch_size=2, max_length=6)
     _, _, attention = decoder.step(np.array([2, 2]), 0, cache, state)

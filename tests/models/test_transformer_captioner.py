@@ -2,6 +2,7 @@ import keras
 import numpy as np
 import pytest
 
+from keras_attention.models.transformer_captioner import TransformerCaptioner
 from keras_attention.models.transformer_captioner import transformer_captioner
 from keras_attention.models.translation_losses import masked_sparse_categorical_crossentropy
 
@@ -23,13 +24,14 @@ def test_logits_shape_dtype_and_layout():
     logits = model({"image": IMAGES, "caption": CAPTIONS})
     assert tuple(logits.shape) == (2, 5, 10)
     assert keras.backend.standardize_dtype(logits.dtype) == "float32"
-    encoder = model.get_layer("image_encoder")
+    encoder = model.image_encoder
+    assert len(model.decoder_blocks) == 2
     assert encoder.output_shape == (None, 16, 16)  # a 4x4 grid of 16-wide image tokens
     assert [layer.name for layer in encoder.layers if "encoder_block" in layer.name] == [
         "encoder_block_0",
         "encoder_block_1",
     ]
-    without = _captioner(encoder_layers=0).get_layer("image_encoder")
+    without = _captioner(encoder_layers=0).image_encoder
     assert not [layer for layer in without.layers if "encoder_block" in layer.name]
 
 
@@ -55,6 +57,25 @@ def test_keras_file_round_trip(tmp_path):
     model.save(tmp_path / "captioner.keras")
     restored = keras.saving.load_model(tmp_path / "captioner.keras")
     np.testing.assert_allclose(np.asarray(restored(inputs)), expected, atol=1e-6)
+    # Loads back as the class, with its configuration and decoding methods.
+    assert type(restored) is TransformerCaptioner
+    assert restored.get_config() == model.get_config()
+    assert len(restored.decoder_blocks) == 1 and restored.max_length == 6
+
+
+def test_the_builder_is_the_class_and_summary_lists_the_parts():
+    model = _captioner(image_size=(16, 32))
+    assert type(model) is TransformerCaptioner
+    config = model.get_config()
+    assert config["hidden_dim"] == 16 and tuple(config["image_size"]) == (16, 32)
+    assert TransformerCaptioner.from_config(config).count_params() == model.count_params()
+    lines = []
+    model.summary(print_fn=lines.append)
+    text = "\n".join(lines)
+    for part in ("image_encoder", "caption_embedding", "decoder_block_0", "logits"):
+        assert part in text
+    assert (model.vocabulary_size, model.max_length) == (10, 6)
+    assert (model.image_shape, model.grid_size) == ((16, 32), (4, 8))
 
 
 @pytest.mark.parametrize("policy", ["mixed_float16", "mixed_bfloat16"])
@@ -96,15 +117,29 @@ def test_bad_arguments_and_inputs():
 
 
 def test_wide_images_keep_their_aspect_ratio_into_the_attention():
-    from keras_attention.generation.captioner_decoders import captioner_decoder
-
     model = _captioner(image_size=(16, 48))
     strips = RNG.uniform(0, 255, (2, 16, 48, 3)).astype("float32")
-    assert model.get_layer("image_encoder").output_shape == (None, 4 * 12, 16)
-    decoder = captioner_decoder(model)
-    assert decoder.grid_size == (4, 12)
+    assert model.image_encoder.output_shape == (None, 4 * 12, 16)
+    decoder = model
+    assert (decoder.grid_size, decoder.image_shape) == ((4, 12), (16, 48))
     state = decoder.encode(strips)
     cache = decoder.initial_cache(state, batch_size=2, max_length=6)
     _, _, attention = decoder.step(np.array([2, 2]), 0, cache, state)
     assert tuple(attention.shape) == (2, 4, 12)  # (B, h, w), h != w
     np.testing.assert_allclose(np.asarray(attention).sum(axis=(1, 2)), 1.0, atol=1e-5)
+
+
+def test_caption_checks_its_arguments():
+    model = _captioner()
+    vocabulary = ["[PAD]", "[UNK]", "[START]", "[END]"] + [f"w{index}" for index in range(6)]
+    with pytest.raises(ValueError, match=r"`beam_width` must be a positive integer. Received: beam_width=0"):
+        model.caption(IMAGES, vocabulary, beam_width=0)
+    with pytest.raises(ValueError, match=r"`max_length` must be at most 6, .* Received: max_length=7"):
+        model.caption(IMAGES, vocabulary, max_length=7)
+    with pytest.raises(ValueError, match=r"`decode_batch_size` must be a positive integer. Received: decode_batch_size=0"):
+        model.caption(IMAGES, vocabulary, decode_batch_size=0)
+    with pytest.raises(ValueError, match=r"`encoder` must have one token per model output \(10\). Received: encoder with 4 tokens"):
+        model.caption(IMAGES, vocabulary[:4])
+    # Defaults: greedy search up to max_caption_length tokens.
+    captions, attention, words = model.caption(IMAGES, vocabulary, return_attention=True)
+    assert len(captions) == 2 and attention.shape == (2, 6, 4, 4) and len(words) == 2

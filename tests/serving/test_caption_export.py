@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from keras_attention.generation.captioner_decoders import captioner_decoder
 from keras_attention.generation.greedy_search import greedy_search
 from keras_attention.models.show_attend_tell_captioner import show_attend_tell_captioner
 from keras_attention.models.transformer_captioner import transformer_captioner
@@ -59,7 +58,7 @@ def _expected(model, images):
     resized = tf.image.resize(images, (16, 16), antialias=True)
     encoder = SubwordEncoder(VOCABULARY)
     tokens, attention = greedy_search(
-        captioner_decoder(model), resized, encoder.start_id, encoder.end_id, MAX_LENGTH,
+        model, resized, encoder.start_id, encoder.end_id, MAX_LENGTH,
         jit_compile=False,
     )
     return [text.decode("utf-8") for text in encoder.decode(tokens).numpy()], np.asarray(attention)
@@ -147,11 +146,59 @@ def test_non_square_model_serves_non_square_attention_with_any_tokenizer(tmp_pat
     # The captions are the tokenizer's decoding of greedy search on the resized images.
     resized = tf.image.resize(images, (16, 48), antialias=True)
     tokens, attention = greedy_search(
-        captioner_decoder(model), resized, tokenizer.start_id, tokenizer.end_id, MAX_LENGTH,
+        model, resized, tokenizer.start_id, tokenizer.end_id, MAX_LENGTH,
         jit_compile=False,
     )
     assert outputs["caption"].numpy().tolist() == tokenizer.decode(tokens).numpy().tolist()
     np.testing.assert_allclose(outputs["attention"].numpy(), np.asarray(attention), atol=1e-5)
+    # The model's own `caption` answers as the SavedModel does, with the same tokenizer.
+    captions, model_attention, words = model.caption(
+        images, tokenizer, max_length=MAX_LENGTH, return_attention=True, decode_batch_size=2
+    )
+    assert captions == [text.decode("utf-8") for text in outputs["caption"].numpy()]
+    np.testing.assert_allclose(model_attention, outputs["attention"].numpy(), atol=1e-5)
+    # One word per produced token before the end token (here byte tokens, untrained).
+    ids = np.asarray(tokens)
+    produced = ((ids != 0) & (ids != tokenizer.end_id)).sum(axis=1)
+    assert [len(row) for row in words] == produced.tolist()
+
+
+@pytest.mark.parametrize("beam_width", [1, 3])
+def test_model_caption_is_what_the_saved_model_answers(tmp_path, beam_width):
+    model = _transformer()
+    path = export_captioner(
+        model, tmp_path / "captioner", VOCABULARY, MAX_LENGTH, beam_width, decode_batch_size=2
+    )
+    served = tf.saved_model.load(path).signatures["serving_default"](images=tf.constant(IMAGES))
+    expected = [text.decode("utf-8") for text in served["caption"].numpy()]
+    captions = model.caption(IMAGES, VOCABULARY, max_length=MAX_LENGTH, beam_width=beam_width)
+    assert captions == expected
+    uint8 = IMAGES.astype("uint8")
+    served = tf.saved_model.load(path).signatures["serving_default"](
+        images=tf.constant(uint8, tf.float32)
+    )
+    captions, attention, words = model.caption(
+        uint8, VOCABULARY, max_length=MAX_LENGTH, beam_width=beam_width, return_attention=True
+    )
+    assert captions == [text.decode("utf-8") for text in served["caption"].numpy()]
+    np.testing.assert_allclose(attention, served["attention"].numpy(), atol=1e-5)
+    assert attention.shape == (3, MAX_LENGTH, 4, 4)
+    assert [" ".join(row) for row in words] == captions
+    if beam_width == 1:
+        # Greedy search by hand on the resized images gives the same captions.
+        assert captions == _expected(model, uint8.astype("float32"))[0]
+
+
+def test_models_without_the_protocol_are_refused():
+    import keras
+
+    plain = keras.Sequential([keras.Input((4, 4, 3)), keras.layers.Flatten()], name="plain")
+    with pytest.raises(ValueError, match=r"`model` must be a captioner that implements the decoding protocol .* Received: model='plain' without \['encode', 'initial_cache', 'step', 'vocabulary_size', 'max_length', 'image_shape', 'grid_size'\]"):
+        make_caption_function(plain, VOCABULARY, MAX_LENGTH)
+    model = _transformer()
+    del model.grid_size
+    with pytest.raises(ValueError, match=r"Received: model='transformer_captioner' without \['grid_size'\]"):
+        export_captioner(model, "unused", VOCABULARY, MAX_LENGTH)
 
 
 def test_encoder_without_padding_id_zero_is_refused():

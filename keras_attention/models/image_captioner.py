@@ -1,0 +1,131 @@
+"""What the image captioners share: the decoding protocol's attributes and `caption(images)`."""
+
+import keras
+import numpy as np
+
+from keras_attention.text.subword_encoder import SubwordEncoder
+from keras_attention.validation import check_positive_int
+
+# The decoding protocol's entry for the encoder positions that exist (bool,
+# `(B, h, w)` for a feature grid); see `keras_attention.generation.decoder_adapter`.
+MEMORY_MASK = "memory_mask"
+
+
+class ImageCaptioner(keras.Model):
+    """Base class of the captioners: a functional model that decodes itself.
+
+    A subclass builds its graph in `__init__` (image and caption ids in,
+    next-token logits out) and implements the decoding protocol that greedy
+    search, beam search, `export_captioner` and the attention plots use
+    (`keras_attention.generation.decoder_adapter.DecoderAdapter`):
+
+    - `vocabulary_size`, `max_length` (the longest decoding, or None);
+    - `encode(images)` -> dict of batch-first tensors with a bool
+      `"memory_mask"` `(B, h, w)`;
+    - `initial_cache(encoder_state, batch_size, max_length)` -> dict;
+    - `step(token_ids, index, cache, encoder_state)` ->
+      `(logits (B, V), cache, attention (B, h, w))`;
+
+    plus what serving needs, `image_shape` (the `(height, width)` images are
+    resized to) and `grid_size` (the `(h, w)` of the attention maps), and
+    `caption_attention(inputs)`, the teacher-forced logits and attention maps.
+
+    This class adds `caption(images, encoder)`, which captions raw images as
+    the exported SavedModel does. The model holds no tokenizer: the caption
+    encoder the training captions were made with is passed to `caption`, as
+    it is to `export_captioner`.
+    """
+
+    def caption(
+        self,
+        images,
+        encoder,
+        *,
+        max_length=None,
+        beam_width=1,
+        return_attention=False,
+        decode_batch_size=8,
+    ):
+        """Captions raw images with greedy (`beam_width=1`) or beam search.
+
+        The captions come from the graph `export_captioner` saves
+        (`keras_attention.serving.caption_export.make_caption_function`):
+        the same resizing, XLA-compiled search and detokenization, so they
+        are exactly what the exported SavedModel answers. The compiled graph
+        is kept per encoder and settings, so later calls reuse it.
+
+        Args:
+            images: `(B, H, W, 3)` pixels in 0..255, uint8 or float, any
+                `H` and `W`.
+            encoder: the tokenizer the captions were encoded with (a
+                `ReversibleTokenizer`, a `SubwordEncoder`, any object with
+                `encode`, `decode`, `start_id`, `end_id`, `pad_id` (0) and
+                `vocabulary_size`), or a WordPiece vocabulary (a list).
+            max_length: the most tokens per caption, the end token included;
+                default `max_caption_length`.
+            beam_width: 1 for greedy search, more for beam search.
+            return_attention: also return the attention maps and the words
+                they stand for.
+            decode_batch_size: images decoded together by one compiled
+                search.
+
+        Returns:
+            A list of `B` caption strings; with `return_attention`, a tuple
+            `(captions, attention, words)`: `attention` `(B, max_length, h, w)`
+            float32 NumPy, the attention when each token was chosen (0 after
+            the end), and `words` a list per image of the produced tokens
+            before the end token, spaces stripped (`attention[i, :len(words[i])]`
+            are their maps).
+
+        Example:
+
+        >>> import numpy as np
+        >>> from keras_attention.models.transformer_captioner import TransformerCaptioner
+        >>> vocabulary = ["[PAD]", "[UNK]", "[START]", "[END]", "a", "red", "circle"]
+        >>> model = TransformerCaptioner(
+        ...     vocabulary_size=7, max_caption_length=5, image_size=16, hidden_dim=16,
+        ...     num_layers=1, num_heads=2, intermediate_dim=32)
+        >>> captions, attention, words = model.caption(
+        ...     np.zeros((2, 30, 20, 3), "uint8"), vocabulary, max_length=4,
+        ...     return_attention=True, decode_batch_size=2)
+        >>> len(captions), attention.shape  # a 4x4 grid per token
+        (2, (2, 4, 4, 4))
+        """
+        # Serving sits above the models: imported here, so that `caption` runs
+        # the very graph that `export_captioner` writes.
+        from keras_attention.serving.caption_export import make_caption_function
+
+        if max_length is None:
+            max_length = self.max_length or self.max_caption_length
+        check_positive_int("decode_batch_size", decode_batch_size)
+        key = (int(max_length), int(beam_width), int(decode_batch_size))
+        functions = vars(self).setdefault("_caption_functions", [])
+        function = next((f for e, k, f in functions if e is encoder and k == key), None)
+        if function is None:
+            function = make_caption_function(
+                self, encoder, max_length, beam_width, decode_batch_size=decode_batch_size
+            )
+            functions.append((encoder, key, function))
+        outputs = function(keras.ops.cast(keras.ops.convert_to_tensor(images), "float32"))
+        # An undertrained model may emit byte tokens that do not form UTF-8.
+        captions = [
+            text.decode("utf-8", errors="replace") for text in np.asarray(outputs["caption"])
+        ]
+        if not return_attention:
+            return captions
+        end_text = _end_token_text(encoder)
+        words = [_words_before_end(row, end_text) for row in np.asarray(outputs["caption_tokens"])]
+        return captions, keras.ops.convert_to_numpy(outputs["attention"]), words
+
+
+def _end_token_text(encoder):
+    if isinstance(encoder, (list, tuple)):
+        encoder = SubwordEncoder(list(encoder))
+    vocabulary = getattr(encoder, "vocabulary", None)
+    # An encoder without a vocabulary decodes the end token alone to "".
+    return None if vocabulary is None else vocabulary[encoder.end_id].strip()
+
+
+def _words_before_end(tokens, end_text):
+    words = [token.decode("utf-8", errors="replace").strip() for token in tokens if token]
+    return words[: words.index(end_text)] if end_text in words else words
