@@ -117,12 +117,27 @@ def run(quick=False):
         with open(sentences_path, "w") as file:
             json.dump(sentences[:500], file)
         for mode in MODES:
-            output = subprocess.run(
-                [sys.executable, "-m", "benchmarks.cold_start", "--child", path, mode,
-                 sentences_path, str(cold_requests), str(warm_requests)],
-                capture_output=True, text=True, check=True,
-                cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-            ).stdout.strip().splitlines()[-1]
+            output = (
+                subprocess.run(
+                    [
+                        sys.executable,
+                        "-m",
+                        "benchmarks.cold_start",
+                        "--child",
+                        path,
+                        mode,
+                        sentences_path,
+                        str(cold_requests),
+                        str(warm_requests),
+                    ],
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                    cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                )
+                .stdout.strip()
+                .splitlines()[-1]
+            )
             measured = json.loads(output)
             latencies = measured["latencies"]
             cold = _percentiles(latencies[:cold_requests])

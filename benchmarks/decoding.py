@@ -144,7 +144,12 @@ def run(quick=False, device="cpu"):
         from keras_attention.generation.greedy_search import greedy_search
     except ImportError as error:
         return timing.make_payload(
-            "decoding", TITLE, [], quick, device, settings,
+            "decoding",
+            TITLE,
+            [],
+            quick,
+            device,
+            settings,
             skipped=[{"case": "all", "reason": f"keras_attention.generation: {error}"}],
         )
     steps = settings["tokens"]

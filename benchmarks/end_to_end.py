@@ -43,7 +43,11 @@ QUICK = {"warmup": 0, "repeats": 2, "steps_per_epoch": 10, "caption_length": 6}
 GPU = {"preset": "B/16", "image_size": 224, "batch": 128, "warmup": 3, "repeats": 10}
 # A quick GPU run checks the same code at tiny sizes (also on a CPU standing in).
 QUICK_GPU = {
-    "preset": "Ti/16", "image_size": 32, "batch": 2, "warmup": 0, "repeats": 2,
+    "preset": "Ti/16",
+    "image_size": 32,
+    "batch": 2,
+    "warmup": 0,
+    "repeats": 2,
     "matmul_size": 256,
 }
 
@@ -65,7 +69,12 @@ def load_example(file_name):
 # Quick runs (the smoke test) shrink the example models to compile fast.
 QUICK_ARCHITECTURE = dict(patch_size=16, hidden_dim=16, num_layers=1, num_heads=2, mlp_dim=32)
 QUICK_ARGS = dict(
-    batch_size=4, hidden_dim=16, num_layers=1, num_heads=2, vocabulary_size=40, max_length=8,
+    batch_size=4,
+    hidden_dim=16,
+    num_layers=1,
+    num_heads=2,
+    vocabulary_size=40,
+    max_length=8,
     image_size=32,
 )
 
@@ -237,9 +246,7 @@ def captioner_case(settings, quick):
     size = args.image_size
     images = rng.uniform(0, 255, size=(args.batch_size, size, size, 3)).astype("float32")
     captions = rng.integers(3, vocabulary, size=(args.batch_size, length)).astype("int32")
-    labels = np.concatenate(
-        [captions[:, 1:], np.zeros((args.batch_size, 1), "int32")], axis=1
-    )
+    labels = np.concatenate([captions[:, 1:], np.zeros((args.batch_size, 1), "int32")], axis=1)
     config = {
         "example": "examples/train_captioning.py",
         "model": args.model,
@@ -372,14 +379,13 @@ def run(quick=False, device="cpu"):
             if quick:
                 case = case.replace("defaults)", "defaults, shrunk)")
             timing.log(f"end_to_end: {case}")
-            steps = {"ours": lambda m=ours: m.train_on_batch(inputs, labels)}
+            steps = {"ours": lambda m=ours, x=inputs, y=labels: m.train_on_batch(x, y)}
             if theirs is not None:
-                steps["keras_hub"] = lambda m=theirs: m.train_on_batch(inputs, labels)
+                steps["keras_hub"] = lambda m=theirs, x=inputs, y=labels: m.train_on_batch(x, y)
             samples = timing.compare(steps, warmup=settings["warmup"], repeats=settings["repeats"])
             batch = config["batch"]
             columns = {
-                f"examples/s {label}": batch / samples.summary(label)["median_s"]
-                for label in steps
+                f"examples/s {label}": batch / samples.summary(label)["median_s"] for label in steps
             }
             ratios = {}
             if theirs is not None:
@@ -411,9 +417,7 @@ def run(quick=False, device="cpu"):
         results,
         quick=quick,
         device=device,
-        settings={
-            **settings, **({"gpu": QUICK_GPU if quick else GPU} if device == "gpu" else {})
-        },
+        settings={**settings, **({"gpu": QUICK_GPU if quick else GPU} if device == "gpu" else {})},
         skipped=skipped,
         notes=notes,
     )

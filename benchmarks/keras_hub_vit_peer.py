@@ -114,9 +114,7 @@ def main(argv=None):
     import numpy as np
     import tensorflow as tf
 
-    from keras_attention.data.image_classification_sources import (
-        load_image_classification_dataset,
-    )
+    from keras_attention.data.image_classification_sources import load_image_classification_dataset
 
     keras.utils.set_random_seed(args.seed)
     folder = os.path.expanduser(args.dataset.removeprefix("folder:"))
@@ -136,8 +134,9 @@ def main(argv=None):
         metrics=["accuracy"],
     )
     start = time.time()
-    model.fit(train.prefetch(tf.data.AUTOTUNE), validation_data=validation,
-              epochs=args.epochs, verbose=2)
+    model.fit(
+        train.prefetch(tf.data.AUTOTUNE), validation_data=validation, epochs=args.epochs, verbose=2
+    )
     fit_seconds = time.time() - start
     labels = np.concatenate([y.numpy() for _, y in test])
     predictions = np.argmax(model.predict(test, verbose=0), axis=-1)

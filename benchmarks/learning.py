@@ -87,29 +87,102 @@ _COUNT_ARGUMENT = {
 }
 
 DATA_SETS = (
-    DataSet("glyph_digits", "captioning", "tune", "make_glyph_caption_folder",
-            dict(height=32, width=96, glyphs_per_image=3), 3000, 300, 48, 8),
-    DataSet("object_relations", "captioning", "tune", "make_object_scene_caption_folder",
-            dict(height=64, width=96, objects_per_image=(2, 3)), 2000, 300, 48, 8),
-    DataSet("glyph_colour_varlen", "captioning", "report", "make_glyph_caption_folder",
-            dict(height=40, width=128, glyphs_per_image=(2, 4), colour=True, noise=0.03),
-            3000, 300, 48, 8),
-    DataSet("object_relations_tall", "captioning", "report", "make_object_scene_caption_folder",
-            dict(height=80, width=60, objects_per_image=(2, 3)), 2000, 300, 48, 8),
-    DataSet("glyph_digits", "vit", "tune", "make_glyph_classification_folder",
-            dict(size=32, classes="0123456789"), 135, 50, 6, 2, peer=True),
-    DataSet("glyph_letters_noisy", "vit", "report", "make_glyph_classification_folder",
-            dict(size=32, classes="ACEFHKLMNTVXYZ", noise=0.08), 100, 40, 6, 2),
-    DataSet("glyph_digits_tall", "vit", "report", "make_glyph_classification_folder",
-            dict(size=(40, 24), classes="0123456789"), 135, 50, 6, 2),
-    DataSet("dates", "nmt", "tune", "make_text_task_tsv", dict(task="dates"),
-            5000, 500, 160, 16),
-    DataSet("titlecase", "nmt", "tune", "make_text_task_tsv", dict(task="titlecase"),
-            5000, 500, 160, 16),
-    DataSet("numbers", "nmt", "report", "make_text_task_tsv", dict(task="numbers"),
-            5000, 500, 160, 16),
-    DataSet("transliterate", "nmt", "report", "make_text_task_tsv", dict(task="transliterate"),
-            5000, 500, 160, 16),
+    DataSet(
+        "glyph_digits",
+        "captioning",
+        "tune",
+        "make_glyph_caption_folder",
+        dict(height=32, width=96, glyphs_per_image=3),
+        3000,
+        300,
+        48,
+        8,
+    ),
+    DataSet(
+        "object_relations",
+        "captioning",
+        "tune",
+        "make_object_scene_caption_folder",
+        dict(height=64, width=96, objects_per_image=(2, 3)),
+        2000,
+        300,
+        48,
+        8,
+    ),
+    DataSet(
+        "glyph_colour_varlen",
+        "captioning",
+        "report",
+        "make_glyph_caption_folder",
+        dict(height=40, width=128, glyphs_per_image=(2, 4), colour=True, noise=0.03),
+        3000,
+        300,
+        48,
+        8,
+    ),
+    DataSet(
+        "object_relations_tall",
+        "captioning",
+        "report",
+        "make_object_scene_caption_folder",
+        dict(height=80, width=60, objects_per_image=(2, 3)),
+        2000,
+        300,
+        48,
+        8,
+    ),
+    DataSet(
+        "glyph_digits",
+        "vit",
+        "tune",
+        "make_glyph_classification_folder",
+        dict(size=32, classes="0123456789"),
+        135,
+        50,
+        6,
+        2,
+        peer=True,
+    ),
+    DataSet(
+        "glyph_letters_noisy",
+        "vit",
+        "report",
+        "make_glyph_classification_folder",
+        dict(size=32, classes="ACEFHKLMNTVXYZ", noise=0.08),
+        100,
+        40,
+        6,
+        2,
+    ),
+    DataSet(
+        "glyph_digits_tall",
+        "vit",
+        "report",
+        "make_glyph_classification_folder",
+        dict(size=(40, 24), classes="0123456789"),
+        135,
+        50,
+        6,
+        2,
+    ),
+    DataSet("dates", "nmt", "tune", "make_text_task_tsv", dict(task="dates"), 5000, 500, 160, 16),
+    DataSet(
+        "titlecase", "nmt", "tune", "make_text_task_tsv", dict(task="titlecase"), 5000, 500, 160, 16
+    ),
+    DataSet(
+        "numbers", "nmt", "report", "make_text_task_tsv", dict(task="numbers"), 5000, 500, 160, 16
+    ),
+    DataSet(
+        "transliterate",
+        "nmt",
+        "report",
+        "make_text_task_tsv",
+        dict(task="transliterate"),
+        5000,
+        500,
+        160,
+        16,
+    ),
 )
 
 MODELS = {
@@ -162,7 +235,9 @@ def select_cases(only, quick):
     if only:
         # Whole parts only: "object_relations" does not pick "object_relations_tall".
         def named(case, name):
-            return name in case.name.split("/") or (case.name + "/").startswith(name.rstrip("/") + "/")
+            return name in case.name.split("/") or (case.name + "/").startswith(
+                name.rstrip("/") + "/"
+            )
 
         chosen = [case for case in cases if any(named(case, name) for name in only)]
         unknown = [name for name in only if not any(named(c, name) for c in cases)]
@@ -252,6 +327,7 @@ def held_out_classes(info):
 
 def held_out_pairs(train_info, held_info):
     """Held-out `(sources, targets)` whose source is not in the training file."""
+
     def read(path):
         with open(path, encoding="utf-8") as handle:
             return [line.rstrip("\n").split("\t") for line in handle if line.strip()]
@@ -272,27 +348,45 @@ def command_for(case, made, run_dir, quick, ours_metrics=None):
     if case.model == PEER_MODEL:
         size = train["image_size"]
         command = [
-            sys.executable, "-m", "benchmarks.keras_hub_vit_peer",
-            "--dataset", f"folder:{train['directory']}",
-            "--image-size", str(size[0]), str(size[1]),
-            "--epochs", str((ours_metrics or {}).get("epochs") or 1),
-            "--batch-size", str((ours_metrics or {}).get("batch_size") or 64),
+            sys.executable,
+            "-m",
+            "benchmarks.keras_hub_vit_peer",
+            "--dataset",
+            f"folder:{train['directory']}",
+            "--image-size",
+            str(size[0]),
+            str(size[1]),
+            "--epochs",
+            str((ours_metrics or {}).get("epochs") or 1),
+            "--batch-size",
+            str((ours_metrics or {}).get("batch_size") or 64),
         ]
     elif case.family == "vit":
         command = [
-            sys.executable, SCRIPTS["vit"],
-            "--dataset", f"folder:{train['directory']}",
-            "--image-size", str(max(train["image_size"])),
+            sys.executable,
+            SCRIPTS["vit"],
+            "--dataset",
+            f"folder:{train['directory']}",
+            "--image-size",
+            str(max(train["image_size"])),
         ]
     elif case.family == "captioning":
         command = [
-            sys.executable, SCRIPTS["captioning"], "--model", case.model,
-            "--dataset", f"folder:{train['directory']}",
+            sys.executable,
+            SCRIPTS["captioning"],
+            "--model",
+            case.model,
+            "--dataset",
+            f"folder:{train['directory']}",
         ]
     else:
         command = [
-            sys.executable, SCRIPTS["nmt"], "--model", case.model,
-            "--dataset", f"tsv:{train['path']}",
+            sys.executable,
+            SCRIPTS["nmt"],
+            "--model",
+            case.model,
+            "--dataset",
+            f"tsv:{train['path']}",
         ]
     command += ["--output-dir", run_dir, "--export", export]
     if quick and case.model != PEER_MODEL:
@@ -314,8 +408,13 @@ def run_command(command, log_path, timeout):
         log.flush()
         try:
             code = subprocess.run(
-                command, cwd=REPOSITORY, env=env, stdout=log, stderr=subprocess.STDOUT,
-                timeout=timeout, check=False,
+                command,
+                cwd=REPOSITORY,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                timeout=timeout,
+                check=False,
             ).returncode
         except subprocess.TimeoutExpired:
             code = "timeout"
@@ -460,16 +559,20 @@ def markdown_table(payload):
     for record in payload["results"]:
         unit = _UNITS[record["family"]]
         lines.append(
-            "| " + " | ".join([
-                _MODEL_LABELS.get((record["family"], record["model"]), record["model"]),
-                record["dataset"],
-                record["role"],
-                f"{record['train_examples']} {unit}",
-                str((record.get("scores") or {}).get("count", record["held_out_examples"])),
-                summary_cell(record),
-                f"{record['cpu_s']:.0f}",
-                str(_epochs(record)),
-            ]) + " |"
+            "| "
+            + " | ".join(
+                [
+                    _MODEL_LABELS.get((record["family"], record["model"]), record["model"]),
+                    record["dataset"],
+                    record["role"],
+                    f"{record['train_examples']} {unit}",
+                    str((record.get("scores") or {}).get("count", record["held_out_examples"])),
+                    summary_cell(record),
+                    f"{record['cpu_s']:.0f}",
+                    str(_epochs(record)),
+                ]
+            )
+            + " |"
         )
     for note in payload.get("notes", []):
         lines.append(f"\nNote: {note}")
@@ -541,21 +644,36 @@ def _log(message):
 
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true",
-                        help="tiny data, 1 epoch, the first data set of each model")
-    parser.add_argument("--only", nargs="+", metavar="NAME",
-                        help="families, models, data sets or case names to run")
-    parser.add_argument("--output-dir", default=os.path.join(REPOSITORY, "runs", "learning"),
-                        help="data, runs and exports (and learning.json when --quick)")
-    parser.add_argument("--results", default=None,
-                        help=f"JSON file to write (default: {RESULTS_PATH}, or "
-                        "OUTPUT_DIR/learning.json when --quick)")
+    parser.add_argument(
+        "--quick", action="store_true", help="tiny data, 1 epoch, the first data set of each model"
+    )
+    parser.add_argument(
+        "--only", nargs="+", metavar="NAME", help="families, models, data sets or case names to run"
+    )
+    parser.add_argument(
+        "--output-dir",
+        default=os.path.join(REPOSITORY, "runs", "learning"),
+        help="data, runs and exports (and learning.json when --quick)",
+    )
+    parser.add_argument(
+        "--results",
+        default=None,
+        help=f"JSON file to write (default: {RESULTS_PATH}, or "
+        "OUTPUT_DIR/learning.json when --quick)",
+    )
     parser.add_argument("--no-readme", action="store_true", help="leave README.md unchanged")
-    parser.add_argument("--score-only", action="store_true",
-                        help="train nothing: score again the exports of the runs recorded in "
-                        "the JSON file (after a change of the scores)")
-    parser.add_argument("--timeout", type=float, default=None,
-                        help="seconds per training run (default: none; 900 when --quick)")
+    parser.add_argument(
+        "--score-only",
+        action="store_true",
+        help="train nothing: score again the exports of the runs recorded in "
+        "the JSON file (after a change of the scores)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        help="seconds per training run (default: none; 900 when --quick)",
+    )
     return parser.parse_args(argv)
 
 
@@ -591,7 +709,11 @@ def main(argv=None):
         records.append(record)
     results = records if args.quick else _merge(results_path, records)
     payload = timing.make_payload(
-        "learning", TITLE, results, args.quick, "cpu",
+        "learning",
+        TITLE,
+        results,
+        args.quick,
+        "cpu",
         settings={"output_dir": output_dir, "only": args.only},
         notes=NOTES,
     )

@@ -59,15 +59,59 @@ def _ellipse(cx, cy, rx, ry, points=20, start=0.0, end=2 * math.pi):
 GLYPH_STROKES = {
     "0": [_ellipse(0.5, 0.5, 0.26, 0.4, points=24)],
     "1": [[(0.33, 0.27), (0.52, 0.1), (0.52, 0.9)], [(0.34, 0.9), (0.7, 0.9)]],
-    "2": [[(0.25, 0.3), (0.33, 0.15), (0.5, 0.1), (0.67, 0.15), (0.74, 0.3), (0.68, 0.47),
-           (0.25, 0.9), (0.77, 0.9)]],
-    "3": [[(0.25, 0.14), (0.72, 0.12), (0.45, 0.44), (0.64, 0.5), (0.75, 0.68), (0.66, 0.86),
-           (0.46, 0.91), (0.25, 0.83)]],
+    "2": [
+        [
+            (0.25, 0.3),
+            (0.33, 0.15),
+            (0.5, 0.1),
+            (0.67, 0.15),
+            (0.74, 0.3),
+            (0.68, 0.47),
+            (0.25, 0.9),
+            (0.77, 0.9),
+        ]
+    ],
+    "3": [
+        [
+            (0.25, 0.14),
+            (0.72, 0.12),
+            (0.45, 0.44),
+            (0.64, 0.5),
+            (0.75, 0.68),
+            (0.66, 0.86),
+            (0.46, 0.91),
+            (0.25, 0.83),
+        ]
+    ],
     "4": [[(0.62, 0.9), (0.62, 0.1), (0.2, 0.65), (0.8, 0.65)]],
-    "5": [[(0.73, 0.1), (0.32, 0.1), (0.28, 0.46), (0.5, 0.4), (0.7, 0.5), (0.75, 0.7),
-           (0.63, 0.88), (0.42, 0.91), (0.25, 0.82)]],
-    "6": [[(0.7, 0.12), (0.47, 0.14), (0.32, 0.36), (0.27, 0.66), (0.37, 0.88), (0.55, 0.91),
-           (0.71, 0.8), (0.72, 0.62), (0.58, 0.5), (0.4, 0.52), (0.28, 0.64)]],
+    "5": [
+        [
+            (0.73, 0.1),
+            (0.32, 0.1),
+            (0.28, 0.46),
+            (0.5, 0.4),
+            (0.7, 0.5),
+            (0.75, 0.7),
+            (0.63, 0.88),
+            (0.42, 0.91),
+            (0.25, 0.82),
+        ]
+    ],
+    "6": [
+        [
+            (0.7, 0.12),
+            (0.47, 0.14),
+            (0.32, 0.36),
+            (0.27, 0.66),
+            (0.37, 0.88),
+            (0.55, 0.91),
+            (0.71, 0.8),
+            (0.72, 0.62),
+            (0.58, 0.5),
+            (0.4, 0.52),
+            (0.28, 0.64),
+        ]
+    ],
     "7": [[(0.22, 0.1), (0.78, 0.1), (0.42, 0.9)], [(0.38, 0.5), (0.68, 0.5)]],
     "8": [_ellipse(0.5, 0.3, 0.19, 0.19, points=18), _ellipse(0.5, 0.7, 0.24, 0.2, points=20)],
     "9": [_ellipse(0.48, 0.33, 0.22, 0.22, points=20), [(0.7, 0.35), (0.66, 0.9)]],
@@ -325,16 +369,20 @@ def make_glyph_caption_folder(
     low, high = _count_range(glyphs_per_image, "glyphs_per_image")
     noise = _check_noise(noise)
     glyphs = "0123456789" if glyphs is None else glyphs
-    if not isinstance(glyphs, str) or not glyphs or any(
-        g.upper() not in GLYPH_STROKES for g in glyphs
+    if (
+        not isinstance(glyphs, str)
+        or not glyphs
+        or any(g.upper() not in GLYPH_STROKES for g in glyphs)
     ):
         raise ValueError(
             f"`glyphs` must be a string of characters from {''.join(GLYPH_STROKES)!r}. "
             f"Received: glyphs={glyphs!r}"
         )
     words = tuple(words)
-    if not words or len(words) > len(glyphs) or not all(
-        isinstance(w, str) and w and " " not in w for w in words
+    if (
+        not words
+        or len(words) > len(glyphs)
+        or not all(isinstance(w, str) and w and " " not in w for w in words)
     ):
         raise ValueError(
             f"`words` must be 1 to {len(glyphs)} non-empty words without spaces, one per glyph. "
@@ -431,9 +479,7 @@ def make_glyph_classification_folder(
             ink = render_glyph(name, (height, width), rng)
             background = rng.uniform(170, 255)
             foreground = rng.uniform(0, 90)
-            image = _compose(
-                ink[None], [(foreground,) * 3], (background,) * 3, noise, rng
-            )
+            image = _compose(ink[None], [(foreground,) * 3], (background,) * 3, noise, rng)
             Image.fromarray(image, mode="RGB").save(
                 os.path.join(directory, name, f"{name}_{index:05d}.png")
             )
@@ -578,7 +624,8 @@ def make_object_scene_caption_folder(
             steps = [
                 (path[-1][0] + dr, path[-1][1] + dc)
                 for dr, dc in _RELATIONS
-                if 0 <= path[-1][0] + dr < grid[0] and 0 <= path[-1][1] + dc < grid[1]
+                if 0 <= path[-1][0] + dr < grid[0]
+                and 0 <= path[-1][1] + dc < grid[1]
                 and (path[-1][0] + dr, path[-1][1] + dc) not in path
             ]
             if not steps:
@@ -588,7 +635,8 @@ def make_object_scene_caption_folder(
             continue  # a dead end: draw another walk
         adjacent_pairs = sum(
             abs(r1 - r2) + abs(c1 - c2) == 1
-            for i, (r1, c1) in enumerate(path) for (r2, c2) in path[i + 1:]
+            for i, (r1, c1) in enumerate(path)
+            for (r2, c2) in path[i + 1 :]
         )
         if adjacent_pairs != count - 1:
             continue  # the cells close a loop: more than one chain would describe them
@@ -638,13 +686,40 @@ def make_object_scene_caption_folder(
 # Text tasks
 
 MONTHS = (
-    "January", "February", "March", "April", "May", "June",
-    "July", "August", "September", "October", "November", "December",
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
 )
 _DAYS_IN_MONTH = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 _ONES = (
-    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
-    "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
     "nineteen",
 )
 _NUMBERS_LIMIT = 100000
@@ -652,23 +727,91 @@ _TENS = ("", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eigh
 
 # Latin -> Greek letters; digraphs first (they take precedence over single letters).
 TRANSLITERATION = {
-    "th": "θ", "ph": "φ", "ps": "ψ", "ch": "χ",
-    "a": "α", "b": "β", "c": "κ", "d": "δ", "e": "ε", "f": "φ", "g": "γ", "h": "η",
-    "i": "ι", "j": "ξ", "k": "κ", "l": "λ", "m": "μ", "n": "ν", "o": "ο", "p": "π",
-    "q": "κ", "r": "ρ", "s": "σ", "t": "τ", "u": "υ", "v": "β", "w": "ω", "x": "χ",
-    "y": "υ", "z": "ζ",
+    "th": "θ",
+    "ph": "φ",
+    "ps": "ψ",
+    "ch": "χ",
+    "a": "α",
+    "b": "β",
+    "c": "κ",
+    "d": "δ",
+    "e": "ε",
+    "f": "φ",
+    "g": "γ",
+    "h": "η",
+    "i": "ι",
+    "j": "ξ",
+    "k": "κ",
+    "l": "λ",
+    "m": "μ",
+    "n": "ν",
+    "o": "ο",
+    "p": "π",
+    "q": "κ",
+    "r": "ρ",
+    "s": "σ",
+    "t": "τ",
+    "u": "υ",
+    "v": "β",
+    "w": "ω",
+    "x": "χ",
+    "y": "υ",
+    "z": "ζ",
 }
 
-_SUBJECTS = ("the dog", "my sister", "a farmer", "the old man", "we", "they", "you", "she",
-             "he", "the children", "our neighbour", "the teacher")
-_VERBS = ("sees", "likes", "finds", "paints", "carries", "follows", "calls", "washes",
-          "visits", "feeds", "watches", "thanks")
-_OBJECTS = ("the cat", "a red box", "two horses", "the bridge", "her brother", "the river",
-            "a green apple", "the garden", "three birds", "the phone", "a small ship",
-            "the photo")
+_SUBJECTS = (
+    "the dog",
+    "my sister",
+    "a farmer",
+    "the old man",
+    "we",
+    "they",
+    "you",
+    "she",
+    "he",
+    "the children",
+    "our neighbour",
+    "the teacher",
+)
+_VERBS = (
+    "sees",
+    "likes",
+    "finds",
+    "paints",
+    "carries",
+    "follows",
+    "calls",
+    "washes",
+    "visits",
+    "feeds",
+    "watches",
+    "thanks",
+)
+_OBJECTS = (
+    "the cat",
+    "a red box",
+    "two horses",
+    "the bridge",
+    "her brother",
+    "the river",
+    "a green apple",
+    "the garden",
+    "three birds",
+    "the phone",
+    "a small ship",
+    "the photo",
+)
 _PLURAL_VERBS = {"carries": "carry", "washes": "wash", "watches": "watch"}
-_EXTRAS = ("today", "at noon", "in the morning", "again", "on Sunday", "with care",
-           "near the church", "after school")
+_EXTRAS = (
+    "today",
+    "at noon",
+    "in the morning",
+    "again",
+    "on Sunday",
+    "with care",
+    "near the church",
+    "after school",
+)
 
 
 def number_in_words(value):
@@ -751,7 +894,7 @@ def _sentence(rng):
         return f"it's {obj}, and {subject} {verb} it!"
     if kind == 3:
         word = pick(("yes", "no", "maybe", "hello", "thanks"))
-        return f"{subject} said \"{word}\" {pick(_EXTRAS)}."
+        return f'{subject} said "{word}" {pick(_EXTRAS)}.'
     if kind == 4:
         return f"{subject} can't say why {int(rng.integers(2, 100))} people came."
     return f"{pick(_EXTRAS)}, {subject} {verb} {obj}; then {pick(_SUBJECTS)} left."

@@ -141,8 +141,9 @@ def _box_chance(grid, image_size, box):
     return inside_rows * inside_cols / (len(rows) * len(cols))
 
 
-def attention_on_named_objects(captions, references, attention, tokens, boxes, image_size,
-                               object_words):
+def attention_on_named_objects(
+    captions, references, attention, tokens, boxes, image_size, object_words
+):
     """Attention-peak hits of the generated words that name an object.
 
     The `k`-th generated occurrence of an object word is matched with its

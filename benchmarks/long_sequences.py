@@ -153,7 +153,7 @@ def run(quick=False, device="cpu"):
                 timing.log(f"long_sequences: {case} ({', '.join(kernels)})")
                 steps = {kernel: _compiled(kernel, mode, cotangent) for kernel in kernels}
                 memory = {
-                    kernel: timing.peak_memory(lambda f=steps[kernel]: f(q, k, v), device)
+                    kernel: timing.peak_memory(lambda f=steps[kernel], a=(q, k, v): f(*a), device)
                     for kernel in kernels
                 }
                 if error is None and "keras" in kernels:
@@ -163,7 +163,7 @@ def run(quick=False, device="cpu"):
                     if error > 1e-4:
                         raise RuntimeError(f"chunked and keras attention differ by {error}")
                 samples = timing.compare(
-                    {kernel: (lambda f=steps[kernel]: f(q, k, v)) for kernel in kernels},
+                    {kernel: (lambda f=steps[kernel], a=(q, k, v): f(*a)) for kernel in kernels},
                     warmup=settings["warmup"],
                     repeats=settings["repeats"],
                 )

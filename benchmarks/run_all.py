@@ -23,7 +23,12 @@ import os
 import sys
 
 BENCHMARKS = (
-    "attention_layer", "encoder_block", "long_sequences", "decoding", "end_to_end", "tokenizers"
+    "attention_layer",
+    "encoder_block",
+    "long_sequences",
+    "decoding",
+    "end_to_end",
+    "tokenizers",
 )
 README = os.path.join(os.path.dirname(os.path.abspath(__file__)), "README.md")
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"

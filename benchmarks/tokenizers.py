@@ -78,7 +78,10 @@ def _tokenizers(train_lines, vocabulary_size):
         vocab_size=vocabulary_size,
         model_type="unigram",
         hard_vocab_limit=False,  # small texts: a smaller vocabulary instead of an error
-        pad_id=0, unk_id=1, bos_id=2, eos_id=3,
+        pad_id=0,
+        unk_id=1,
+        bos_id=2,
+        eos_id=3,
         minloglevel=2,
     )
     made["sentencepiece"] = keras_hub.tokenizers.SentencePieceTokenizer(
@@ -131,7 +134,10 @@ def _loads_without_tensorflow_text(tokenizer, tokenizer_function, folder):
         f"m = tf.saved_model.load({path!r}); m.run(tf.constant(['a b']))\n"
     )
     result = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=600,
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=600,
         env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"),
     )
     return result.returncode == 0
@@ -205,13 +211,19 @@ def run(quick=False, device="cpu"):
             )
         )
         timing.log(
-            f"{label:>13}: exact {100 * exact[label]:.1f}%, {tokens_per_line[label]:.1f} tokens/line, "
+            f"{label:>13}: exact {100 * exact[label]:.1f}%, "
+            f"{tokens_per_line[label]:.1f} tokens/line, "
             f"encode {encode_samples.summary(label)['median_s'] * 1e3:.1f} ms, "
             f"decode {decode_samples.summary(label)['median_s'] * 1e3:.1f} ms per "
             f"{len(test_lines)} lines, vocabulary learned in {train_seconds[label]:.1f} s, "
             f"TensorFlow alone: {tensorflow_alone[label]}"
         )
     return timing.make_payload(
-        "tokenizers", TITLE, results, quick, device, settings,
+        "tokenizers",
+        TITLE,
+        results,
+        quick,
+        device,
+        settings,
         notes=["ratios are time(label) / time(reversible): above 1, the reversible one is faster"],
     )

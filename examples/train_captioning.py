@@ -35,14 +35,13 @@ learning-rate schedule (a linear warm-up, then cosine decay, in steps).
 import argparse
 import math
 import os
-import sys
 import time
 
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import example_utils  # noqa: E402  (light: no TensorFlow)
+from keras_attention.training import command_line as cli  # noqa: E402  (no TensorFlow)
+from keras_attention.training import run_setup as run  # noqa: E402  (TensorFlow when called)
 
 # Defaults per model that reach BLEU > 90 on the built-in scenes in a few CPU minutes,
 # with most of the attention at each object's shape word on that object.
@@ -68,7 +67,11 @@ MODEL_DEFAULTS = {
         train_steps=5000, hidden_dim=128, learning_rate=2e-3, attention_penalty=0.0
     ),
     "transformer": dict(
-        train_steps=5000, hidden_dim=64, learning_rate=2e-3, num_layers=2, num_heads=1,
+        train_steps=5000,
+        hidden_dim=64,
+        learning_rate=2e-3,
+        num_layers=2,
+        num_heads=1,
         encoder_layers=0,
     ),
 }
@@ -101,7 +104,6 @@ CACHE_BYTES = 2**30
 
 def image_size_argument(text):
     """`--image-size`: "48" (a square) or "32x96" (height x width)."""
-    from keras_attention.models.image_backbones import image_size_pair
 
     parts = text.lower().split("x")
     try:
@@ -118,7 +120,7 @@ def build_parser():
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    example_utils.add_common_arguments(
+    cli.add_common_arguments(
         parser,
         epochs=None,
         batch_size=None,
@@ -147,67 +149,67 @@ def build_parser():
     parser.add_argument("--freeze-backbone", action="store_true", help="do not train the CNN")
     parser.add_argument(
         "--vocabulary-size",
-        type=example_utils.positive_int,
+        type=cli.positive_int,
         default=1000,
         help="most tokens, the 260 special and byte tokens included",
     )
     parser.add_argument(
         "--max-length",
-        type=example_utils.positive_int,
+        type=cli.positive_int,
         help="tokens read and written per caption: its pieces plus the start (or end) token "
         "(default: fits the longest training caption)",
     )
     parser.add_argument(
         "--hidden-dim",
-        type=example_utils.positive_int,
+        type=cli.positive_int,
         help="LSTM units or Transformer width (default: "
         + ", ".join(f"{name} {d['hidden_dim']}" for name, d in MODEL_DEFAULTS.items())
         + ")",
     )
     parser.add_argument(
         "--num-layers",
-        type=example_utils.positive_int,
+        type=cli.positive_int,
         help="Transformer decoder blocks (default: 2)",
     )
     parser.add_argument(
         "--encoder-layers",
-        type=example_utils.non_negative_int,
+        type=cli.non_negative_int,
         help="Transformer blocks over the image cells (default: 0)",
     )
     parser.add_argument(
         "--num-heads",
-        type=example_utils.positive_int,
+        type=cli.positive_int,
         help="Transformer attention heads (default: 1)",
     )
     parser.add_argument(
         "--attention-penalty",
-        type=example_utils.non_negative_float,
+        type=cli.non_negative_float,
         help="lambda of Show, Attend and Tell's doubly stochastic attention penalty "
         "(default: 0; the paper uses 1)",
     )
     parser.add_argument(
         "--train-steps",
-        type=example_utils.positive_int,
+        type=cli.positive_int,
         help="the most optimizer steps, when --epochs is not given; training stops sooner "
         "once the validation loss stops improving (default: "
         + ", ".join(f"{name} {d['train_steps']}" for name, d in MODEL_DEFAULTS.items())
         + ")",
     )
-    parser.add_argument("--dropout", type=example_utils.rate, default=0.1)
+    parser.add_argument("--dropout", type=cli.rate, default=0.1)
     parser.add_argument(
         "--learning-rate",
-        type=example_utils.positive_float,
+        type=cli.positive_float,
         help="peak learning rate (default: 2e-3)",
     )
     parser.add_argument(
         "--beam-width",
-        type=example_utils.positive_int,
+        type=cli.positive_int,
         default=1,
         help="1: greedy search; more: beam search",
     )
     parser.add_argument(
         "--builtin-sizes",
-        type=example_utils.non_negative_int,
+        type=cli.non_negative_int,
         nargs=3,
         default=(4000, 500, 500),
         metavar=("TRAIN", "VALIDATION", "TEST"),
@@ -215,12 +217,12 @@ def build_parser():
     )
     parser.add_argument(
         "--eval-images",
-        type=example_utils.positive_int,
+        type=cli.positive_int,
         help="held-out captions to score (default: all)",
     )
     parser.add_argument(
         "--samples",
-        type=example_utils.non_negative_int,
+        type=cli.non_negative_int,
         default=4,
         help="captions to print and draw",
     )
@@ -247,27 +249,22 @@ import tensorflow as tf  # noqa: E402
 from keras_attention.callbacks.decay_on_plateau import DecayOnPlateau  # noqa: E402
 from keras_attention.callbacks.learning_monitor import LearningMonitor  # noqa: E402
 from keras_attention.callbacks.prior_cross_entropy import prior_cross_entropy  # noqa: E402
-from keras_attention.data.known_length import with_known_length  # noqa: E402
 from keras_attention.data.caption_sources import BUILTIN_IMAGE_SIZE  # noqa: E402
 from keras_attention.data.caption_sources import load_caption_dataset  # noqa: E402
 from keras_attention.data.caption_sources import median_image_size  # noqa: E402
+from keras_attention.data.known_length import with_known_length  # noqa: E402
 from keras_attention.data.shapes_scenes import shape_scene_splits  # noqa: E402
-from keras_attention.models.caption_attention_metrics import (  # noqa: E402
-    attention_on_objects_summary,
-)
+from keras_attention.models.caption_attention_metrics import attention_on_objects_summary  # noqa: E402
 from keras_attention.models.image_backbones import backbone_stride  # noqa: E402
 from keras_attention.models.image_backbones import image_size_pair  # noqa: E402
-from keras_attention.models.show_attend_tell_captioner import (  # noqa: E402
-    show_attend_tell_captioner,
-)
+from keras_attention.models.show_attend_tell_captioner import show_attend_tell_captioner  # noqa: E402
 from keras_attention.models.transformer_captioner import transformer_captioner  # noqa: E402
-from keras_attention.models.translation_losses import (  # noqa: E402
-    MaskedSparseCategoricalAccuracy,
-    masked_sparse_categorical_crossentropy,
-)
+from keras_attention.models.translation_losses import MaskedSparseCategoricalAccuracy  # noqa: E402
+from keras_attention.models.translation_losses import masked_sparse_categorical_crossentropy  # noqa: E402
 from keras_attention.serving.caption_export import export_captioner  # noqa: E402
 from keras_attention.text.reversible_tokenizer import ReversibleTokenizer  # noqa: E402
 from keras_attention.text.scores import corpus_bleu  # noqa: E402
+from keras_attention.visualization.explorer.caption import write_caption_explorer  # noqa: E402
 from keras_attention.visualization.figures import save_figure  # noqa: E402
 from keras_attention.visualization.image_attention import plot_caption_attention  # noqa: E402
 
@@ -288,7 +285,9 @@ def derived_image_size(median_size, backbone, source="median training image"):
     scale = min(1.0, most / max(height, width))
     # At least two cells a side, and the 8 pixels a backbone needs.
     smallest = max(2 * stride, 8)
-    size = tuple(max(smallest, int(round(side * scale / stride)) * stride) for side in (height, width))
+    size = tuple(
+        max(smallest, int(round(side * scale / stride)) * stride) for side in (height, width)
+    )
     grid = (size[0] // stride, size[1] // stride)
     reason = f"{source} {height}x{width}"
     reason += f", scaled by {scale:.2f} to a longer side of at most {most}" if scale < 1 else ""
@@ -299,9 +298,7 @@ def derived_image_size(median_size, backbone, source="median training image"):
     return size, reason
 
 
-def plan_training(
-    *, num_examples, train_steps, learning_rate, batch_size=None, epochs=None
-):
+def plan_training(*, num_examples, train_steps, learning_rate, batch_size=None, epochs=None):
     """Batch size, epochs and learning-rate schedule from the number of training examples.
 
     What is given is kept; the rest is derived:
@@ -407,7 +404,7 @@ def count_examples(pairs):
 
 
 def train_vocabulary(train_pairs, vocabulary_size, output_dir):
-    """A vocabulary of the training captions' frequent words, saved under `output_dir/vocabulary`."""
+    """A vocabulary of the training captions' words, saved under `output_dir/vocabulary`."""
     tokenizer = ReversibleTokenizer.train(
         train_pairs.map(lambda image, text: text), vocabulary_size
     )
@@ -418,8 +415,10 @@ def train_vocabulary(train_pairs, vocabulary_size, output_dir):
 def longest_caption(train_pairs, encoder):
     """Tokens of the longest training caption plus one: the start token it is read
     after, or the end token it is written with."""
-    lengths = train_pairs.map(lambda image, text: text).batch(1024).map(
-        lambda texts: tf.reduce_sum(tf.cast(encoder.encode(texts, 256) > 0, tf.int32), axis=1)
+    lengths = (
+        train_pairs.map(lambda image, text: text)
+        .batch(1024)
+        .map(lambda texts: tf.reduce_sum(tf.cast(encoder.encode(texts, 256) > 0, tf.int32), axis=1))
     )
     return int(max(np.max(batch) for batch in lengths.as_numpy_iterator())) + 1
 
@@ -532,10 +531,10 @@ def bleu_references(references):
 
 def main(argv=None):
     args = parse_args(argv)
-    example_utils.prepare_output(args)  # before any training: refuse unusable paths now
+    run.prepare_output(args)  # before any training: refuse unusable paths now
     keras.utils.set_random_seed(args.seed)
-    policy = example_utils.configure_precision(args.mixed_precision)
-    strategy = example_utils.make_strategy(args.strategy)
+    policy = run.configure_precision(args.mixed_precision)
+    strategy = run.make_strategy(args.strategy)
     start = time.time()
 
     if args.image_size is None:
@@ -610,9 +609,9 @@ def main(argv=None):
         epochs=args.epochs,
         shuffle=False,  # the datasets shuffle themselves; True only adds a warning
         callbacks=[learning_rate_schedule(plan)]
-        + example_utils.training_callbacks(args.output_dir)
+        + run.training_callbacks(args.output_dir)
         + [monitor],
-        verbose=example_utils.progress_verbosity(),
+        verbose=run.progress_verbosity(),
     )
     train_seconds = time.time() - fit_start
     steps_trained = int(keras.ops.convert_to_numpy(model.optimizer.iterations))
@@ -652,6 +651,20 @@ def main(argv=None):
         figures.append(str(save_figure(figure, path)))
     if figures:
         print("attention plots:", ", ".join(figures))
+    shown = [i for i in range(min(max(args.samples, 8), len(images))) if words[i]]
+    if args.html and shown:
+        explorer = os.path.join(args.output_dir, "attention_explorer.html")
+        examples = [
+            {
+                "name": f"test image {i}: {hypotheses[i]}",
+                "image": images[i],
+                "words": list(words[i]),
+                "attention": outputs["attention"][i, : len(words[i])],  # (T, h, w)
+            }
+            for i in shown
+        ]
+        write_caption_explorer(explorer, examples, title="Caption attention")
+        print(f"attention explorer written to {explorer}")
 
     metrics = {
         "model": args.model,
@@ -691,9 +704,9 @@ def main(argv=None):
         metrics["attention_on_object_chance"] = summary["chance"] if measured else None
         metrics["objects_measured"] = summary["measured"]
     # Metrics first: a failing export must not lose them.
-    example_utils.write_metrics(args.output_dir, metrics)
+    run.write_metrics(args.output_dir, metrics)
     if args.export:
-        example_utils.export_folder(
+        run.export_folder(
             args.export,
             lambda folder: export_captioner(model, folder, encoder, max_length, args.beam_width),
         )

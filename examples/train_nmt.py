@@ -26,14 +26,13 @@ that maps strings to translations and attention weights.
 
 import argparse
 import os
-import sys
 import time
 
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import example_utils  # noqa: E402  (light: no TensorFlow)
+from keras_attention.training import command_line as cli  # noqa: E402  (no TensorFlow)
+from keras_attention.training import run_setup as run  # noqa: E402  (TensorFlow when called)
 
 # Defaults per model that reach BLEU > 90 on the built-in corpus on a CPU; the
 # sequence length, batch size and epochs come from the data (see
@@ -47,8 +46,8 @@ TOKENIZE_BATCH_SIZE = 1024
 EVALUATION_BATCH_SIZE = 64
 
 
-positive_int = example_utils.positive_int
-non_negative_int = example_utils.non_negative_int
+positive_int = cli.positive_int
+non_negative_int = cli.non_negative_int
 
 DATASET_FORMATS = (
     "'builtin' (an offline English -> Spanish corpus); 'tsv:PATH', a UTF-8 file of "
@@ -64,7 +63,7 @@ def build_parser():
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    example_utils.add_common_arguments(
+    cli.add_common_arguments(
         parser,
         epochs=None,
         batch_size=None,
@@ -73,27 +72,49 @@ def build_parser():
     )
     parser.add_argument("--model", choices=sorted(MODEL_DEFAULTS), default="transformer")
     add = parser.add_argument
-    add("--vocabulary-size", type=positive_int, default=1000,
-        help="most tokens per language, the 260 byte and special tokens included")
-    add("--max-length", type=positive_int,
+    add(
+        "--vocabulary-size",
+        type=positive_int,
+        default=1000,
+        help="most tokens per language, the 260 byte and special tokens included",
+    )
+    add(
+        "--max-length",
+        type=positive_int,
         help="tokens per source and per target sentence (default: fits the longest "
-        "training sentence)")
-    add("--hidden-dim", type=positive_int,
+        "training sentence)",
+    )
+    add(
+        "--hidden-dim",
+        type=positive_int,
         help="Transformer width or RNN units (default: "
-        + ", ".join(f"{name} {d['hidden_dim']}" for name, d in MODEL_DEFAULTS.items()) + ")")
+        + ", ".join(f"{name} {d['hidden_dim']}" for name, d in MODEL_DEFAULTS.items())
+        + ")",
+    )
     add("--num-layers", type=positive_int, default=2, help="Transformer blocks per side")
     add("--num-heads", type=positive_int, default=4, help="Transformer attention heads")
     add("--cell", choices=("gru", "lstm"), default="gru", help="RNN cell of the rnn model")
-    add("--attention", choices=("additive", "dot", "general", "scaled_dot"), default="additive",
-        help="attention score of the rnn model")
-    add("--attention-style", choices=("bahdanau", "luong"), default="bahdanau",
-        help="where the rnn model's decoder attends (luong adds input feeding)")
-    add("--dropout", type=example_utils.rate, default=0.1)
-    add("--learning-rate", type=example_utils.positive_float,
-        help="peak learning rate (default: per model)")
+    add(
+        "--attention",
+        choices=("additive", "dot", "general", "scaled_dot"),
+        default="additive",
+        help="attention score of the rnn model",
+    )
+    add(
+        "--attention-style",
+        choices=("bahdanau", "luong"),
+        default="bahdanau",
+        help="where the rnn model's decoder attends (luong adds input feeding)",
+    )
+    add("--dropout", type=cli.rate, default=0.1)
+    add("--learning-rate", type=cli.positive_float, help="peak learning rate (default: per model)")
     add("--beam-width", type=positive_int, default=1, help="1: greedy search; more: beam search")
-    add("--builtin-pairs", type=positive_int, default=20000,
-        help="sentence pairs of the built-in corpus")
+    add(
+        "--builtin-pairs",
+        type=positive_int,
+        default=20000,
+        help="sentence pairs of the built-in corpus",
+    )
     add("--eval-sentences", type=positive_int, help="held-out sentences to score (default: all)")
     add("--samples", type=non_negative_int, default=5, help="translations to print")
     add("--plots", type=non_negative_int, default=3, help="alignment plots to draw")
@@ -270,10 +291,10 @@ def write_explorer(alignments, path):
 
 def main(argv=None):
     args = parse_args(argv)
-    example_utils.prepare_output(args)  # before any training: refuse unusable paths now
+    run.prepare_output(args)  # before any training: refuse unusable paths now
     keras.utils.set_random_seed(args.seed)
-    policy = example_utils.configure_precision(args.mixed_precision)
-    strategy = example_utils.make_strategy(args.strategy)
+    policy = run.configure_precision(args.mixed_precision)
+    strategy = run.make_strategy(args.strategy)
     start = time.time()
 
     splits = load_translation_pairs(
@@ -294,11 +315,17 @@ def main(argv=None):
     if num_train < 0:  # unknown size (some tfds sets): count once
         num_train = int(splits["train"].reduce(0, lambda count, _: count + 1))
     recipe = translation_training_recipe(
-        num_train, longest_source, longest_target,
-        max_length=args.max_length, batch_size=args.batch_size, epochs=args.epochs,
+        num_train,
+        longest_source,
+        longest_target,
+        max_length=args.max_length,
+        batch_size=args.batch_size,
+        epochs=args.epochs,
     )
     args.max_length, args.batch_size, args.epochs = (
-        recipe.max_length, recipe.batch_size, recipe.epochs
+        recipe.max_length,
+        recipe.batch_size,
+        recipe.epochs,
     )
     print(f"training on {num_train} sentence pairs:")
     for line in recipe.summary_lines():
@@ -327,9 +354,7 @@ def main(argv=None):
         steps_per_epoch = int(train.reduce(0, lambda count, _: count + 1))
     with strategy.scope():
         model = build_model(args, source_encoder.vocabulary_size, target_encoder.vocabulary_size)
-        compile_model(
-            model, args, steps_per_epoch, jit_compile=example_utils.jit_compile_for(strategy)
-        )
+        compile_model(model, args, steps_per_epoch, jit_compile=run.jit_compile_for(strategy))
     model.summary()
     monitor = LearningMonitor(
         unigram_loss,
@@ -344,8 +369,8 @@ def main(argv=None):
         validation_data=with_known_length(validation),
         epochs=args.epochs,
         shuffle=False,  # the datasets shuffle themselves; True only adds a warning
-        callbacks=example_utils.training_callbacks(args.output_dir) + [monitor],
-        verbose=example_utils.progress_verbosity(),
+        callbacks=run.training_callbacks(args.output_dir) + [monitor],
+        verbose=run.progress_verbosity(),
     )
     train_seconds = time.time() - fit_start
 
@@ -397,9 +422,9 @@ def main(argv=None):
         "replicas": strategy.num_replicas_in_sync,
     }
     # Metrics first: a failing export must not lose them.
-    example_utils.write_metrics(args.output_dir, metrics)
+    run.write_metrics(args.output_dir, metrics)
     if args.export:
-        example_utils.export_folder(
+        run.export_folder(
             args.export,
             lambda folder: export_translator(
                 model,

@@ -31,14 +31,13 @@ for natural images).
 
 import argparse
 import os
-import sys
 import time
 
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import example_utils  # noqa: E402  (light: no TensorFlow)
+from keras_attention.training import command_line as cli  # noqa: E402  (no TensorFlow)
+from keras_attention.training import run_setup as run  # noqa: E402  (TensorFlow when called)
 
 DATASET_FORMATS = (
     "'builtin' (generated shapes, offline); 'folder:PATH', one sub-folder of images per class "
@@ -78,7 +77,7 @@ def build_parser():
     """The command line; building it imports no TensorFlow, so `--help` is instant."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     # None: derived from the number of training images (see `vit_training_recipe`).
-    example_utils.add_common_arguments(
+    cli.add_common_arguments(
         parser,
         epochs=None,
         batch_size=None,
@@ -93,27 +92,27 @@ def build_parser():
     )
     parser.add_argument(
         "--image-size",
-        type=example_utils.positive_int,
+        type=cli.positive_int,
         help=f"longer side the model works at (default {SMALL_IMAGE_SIZE} for 'small', "
         f"{PAPER_IMAGE_SIZE} for paper sizes); a folder's images keep their aspect ratio",
     )
     parser.add_argument(
         "--patch-size",
-        type=example_utils.positive_int,
+        type=cli.positive_int,
         help="patch side (default: about 8 patches a side for 'small', the preset's otherwise)",
     )
     parser.add_argument("--pooling", choices=("token", "gap"), default="token")
     parser.add_argument(
         "--learning-rate",
-        type=example_utils.positive_float,
+        type=cli.positive_float,
         default=2e-3,
         help="peak learning rate",
     )
-    parser.add_argument("--weight-decay", type=example_utils.non_negative_float, default=0.05)
-    parser.add_argument("--label-smoothing", type=example_utils.rate, default=0.1)
-    parser.add_argument("--dropout", type=example_utils.rate, default=0.0)
+    parser.add_argument("--weight-decay", type=cli.non_negative_float, default=0.05)
+    parser.add_argument("--label-smoothing", type=cli.rate, default=0.1)
+    parser.add_argument("--dropout", type=cli.rate, default=0.0)
     parser.add_argument(
-        "--stochastic-depth", type=example_utils.rate, default=0.1, help="stochastic depth rate"
+        "--stochastic-depth", type=cli.rate, default=0.1, help="stochastic depth rate"
     )
     parser.add_argument(
         "--augmentation",
@@ -125,7 +124,7 @@ def build_parser():
     )
     parser.add_argument(
         "--builtin-sizes",
-        type=example_utils.non_negative_int,
+        type=cli.non_negative_int,
         nargs=3,
         metavar=("TRAIN", "VALIDATION", "TEST"),
         default=(6144, 512, 1024),
@@ -339,10 +338,10 @@ def write_explorer(model, path, images, labels, class_names):
 
 def main(argv=None):
     args = parse_args(argv)
-    example_utils.prepare_output(args)  # before any training: refuse unusable paths now
+    run.prepare_output(args)  # before any training: refuse unusable paths now
     keras.utils.set_random_seed(args.seed)
-    policy = example_utils.configure_precision(args.mixed_precision)
-    strategy = example_utils.make_strategy(args.strategy)
+    policy = run.configure_precision(args.mixed_precision)
+    strategy = run.make_strategy(args.strategy)
     start = time.time()
 
     native_size = native_image_size(args.dataset)
@@ -372,7 +371,7 @@ def main(argv=None):
             model,
             args,
             steps_per_epoch=steps_per_epoch(train),
-            jit_compile=example_utils.jit_compile_for(strategy),
+            jit_compile=run.jit_compile_for(strategy),
         )
     model.summary()
     monitor = LearningMonitor(
@@ -388,8 +387,8 @@ def main(argv=None):
         validation_data=with_known_length(validation),
         epochs=args.epochs,
         shuffle=False,  # the datasets shuffle themselves; True only adds a warning
-        callbacks=example_utils.training_callbacks(args.output_dir) + [monitor],
-        verbose=example_utils.progress_verbosity(),
+        callbacks=run.training_callbacks(args.output_dir) + [monitor],
+        verbose=run.progress_verbosity(),
     )
     fit_seconds = time.time() - fit_start
 
@@ -420,9 +419,9 @@ def main(argv=None):
         "replicas": strategy.num_replicas_in_sync,
     }
     # Metrics first: a failing export must not lose them.
-    example_utils.write_metrics(args.output_dir, metrics)
+    run.write_metrics(args.output_dir, metrics)
     if args.export:
-        example_utils.export_folder(
+        run.export_folder(
             args.export, lambda folder: export_image_classifier(model, folder, data.class_names)
         )
         print(f"SavedModel written to {args.export}")

@@ -2,19 +2,12 @@
 
 import importlib.util
 import pathlib
-import sys
 
 EXAMPLES = pathlib.Path(__file__).resolve().parents[1] / "examples"
 
 
 def load_example(name, prefix="_example"):
-    """`examples/<name>.py` as a fresh module named `<prefix>_<name>`.
-
-    The examples folder goes on `sys.path` first, as the scripts import
-    their `example_utils` neighbour.
-    """
-    if str(EXAMPLES) not in sys.path:
-        sys.path.insert(0, str(EXAMPLES))
+    """`examples/<name>.py` as a fresh module named `<prefix>_<name>`."""
     spec = importlib.util.spec_from_file_location(f"{prefix}_{name}", EXAMPLES / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

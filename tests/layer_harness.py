@@ -199,9 +199,13 @@ def _train_one_epoch(spec, layer, jit_compile=True):
     float_output = _first_float_output(model)
     trainer = keras.Model(model.inputs, float_output)
     trainer.compile(optimizer=keras.optimizers.Adam(1e-2), loss="mse", jit_compile=jit_compile)
-    target = np.random.default_rng(0).normal(size=(spec.inputs[0].shape[0],) + tuple(float_output.shape[1:]))
+    target = np.random.default_rng(0).normal(
+        size=(spec.inputs[0].shape[0],) + tuple(float_output.shape[1:])
+    )
     before = [np.array(w) for w in layer.get_weights()]
-    history = trainer.fit(spec.all_inputs(), target.astype("float32"), epochs=2, batch_size=len(target), verbose=0)
+    history = trainer.fit(
+        spec.all_inputs(), target.astype("float32"), epochs=2, batch_size=len(target), verbose=0
+    )
     return before, history
 
 

@@ -32,8 +32,9 @@ class TrainingWatcher(keras.callbacks.Callback):
 
 def watch_training(monkeypatch, module):
     """Adds `watchers[-1]` to the callbacks of the example's next run; returns `watchers`."""
-    original, watchers = module.example_utils.training_callbacks, []
+    # The examples call `run.training_callbacks` (keras_attention.training.run_setup).
+    original, watchers = module.run.training_callbacks, []
     monkeypatch.setattr(
-        module.example_utils, "training_callbacks", lambda folder: original(folder) + watchers[-1:]
+        module.run, "training_callbacks", lambda folder: original(folder) + watchers[-1:]
     )
     return watchers

@@ -2,12 +2,9 @@
 
 import tensorflow as tf
 
+from keras_attention.validation import check_positive_int
+
 _DEFAULT_SHUFFLE_BUFFER = 10_000
-
-
-def _check_positive_int(name, value):
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"`{name}` must be a positive integer. Received: {name}={value!r}")
 
 
 def make_translation_batches(
@@ -75,10 +72,10 @@ def make_translation_batches(
             "`pairs_dataset` must be a tf.data.Dataset of (source, target) scalar strings. "
             f"Received: pairs_dataset with element_spec={spec}"
         )
-    _check_positive_int("batch_size", batch_size)
-    _check_positive_int("source_length", source_length)
-    _check_positive_int("target_length", target_length)
-    _check_positive_int("shuffle_buffer_size", shuffle_buffer_size)
+    check_positive_int("batch_size", batch_size)
+    check_positive_int("source_length", source_length)
+    check_positive_int("target_length", target_length)
+    check_positive_int("shuffle_buffer_size", shuffle_buffer_size)
 
     @tf.autograph.experimental.do_not_convert  # plain TensorFlow ops: faster tracing
     def encode(sources, targets):

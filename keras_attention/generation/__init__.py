@@ -2,8 +2,6 @@
 
 from keras_attention.generation.beam_search import beam_search
 from keras_attention.generation.beam_search import length_penalty
-from keras_attention.generation.captioner_decoders import ShowAttendTellDecoder
-from keras_attention.generation.captioner_decoders import TransformerCaptionerDecoder
 from keras_attention.generation.captioner_decoders import captioner_decoder
 from keras_attention.generation.decoder_adapter import DecoderAdapter
 from keras_attention.generation.decoder_for_model import decoder_for_model
@@ -11,8 +9,6 @@ from keras_attention.generation.greedy_search import greedy_search
 
 __all__ = [
     "DecoderAdapter",
-    "ShowAttendTellDecoder",
-    "TransformerCaptionerDecoder",
     "beam_search",
     "captioner_decoder",
     "decoder_for_model",

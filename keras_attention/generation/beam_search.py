@@ -118,7 +118,8 @@ def _beam_loop(decoder, inputs, start_id, end_id, max_length, beam_width, alpha)
     beams = batch_size * beam_width
     # Hypotheses are flattened batch-major: row b * beam_width + k.
     encoder_state = keras.tree.map_structure(
-        lambda value: ops.repeat(value, beam_width, axis=0), encoder_state  # (B * K, ...)
+        lambda value: ops.repeat(value, beam_width, axis=0),
+        encoder_state,  # (B * K, ...)
     )
     # Only the first hypothesis is alive at the start; the others are dead
     # (finished with an impossible score), so the first step does not fill the
@@ -164,7 +165,9 @@ def _beam_loop(decoder, inputs, start_id, end_id, max_length, beam_width, alpha)
         token = ops.cast(chosen % vocabulary_size, "int32")  # (B, K)
 
         new_log_probs = ops.take_along_axis(
-            ops.reshape(candidates, flat_shape), chosen, axis=1  # (B, K * V) -> (B, K)
+            ops.reshape(candidates, flat_shape),
+            chosen,
+            axis=1,  # (B, K * V) -> (B, K)
         )
         parent_finished = ops.take_along_axis(finished, parent, axis=1)  # (B, K)
         new_lengths = ops.take_along_axis(candidate_lengths, parent, axis=1)  # (B, K)
@@ -183,6 +186,7 @@ def _beam_loop(decoder, inputs, start_id, end_id, max_length, beam_width, alpha)
 
         def reorder(value):
             return ops.take(value, rows, axis=0)  # each new hypothesis gets its parent's row
+
         return index + 1, {
             "tokens": common.write_at(reorder(state["tokens"]), index, token),
             "attention": common.write_at(reorder(state["attention"]), index, attention),

@@ -70,13 +70,3 @@ def captioner_decoder(model):
             f"Received: model={getattr(model, 'name', model)!r} without {missing}"
         )
     return model
-
-
-def ShowAttendTellDecoder(model):
-    """`captioner_decoder(model)`: a `ShowAttendTellCaptioner` decodes itself."""
-    return captioner_decoder(model)
-
-
-def TransformerCaptionerDecoder(model):
-    """`captioner_decoder(model)`: a `TransformerCaptioner` decodes itself."""
-    return captioner_decoder(model)

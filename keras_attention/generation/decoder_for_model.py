@@ -1,6 +1,4 @@
-"""What greedy and beam search decode: the model itself, or a captioner's adapter."""
-
-from keras_attention.generation.captioner_decoders import captioner_decoder
+"""What greedy and beam search decode: a model that implements the decoding protocol."""
 
 PROTOCOL_METHODS = ("encode", "initial_cache", "step")
 
@@ -16,15 +14,14 @@ def decoder_for_model(model):
     A model that implements the decoding protocol documented by
     `DecoderAdapter` (callable `encode`, `initial_cache` and `step`, plus
     `vocabulary_size` and `max_length`), as `TransformerTranslator`,
-    `RNNAttentionTranslator` or a user's own model do, is returned as it is.
-    A captioner built by `show_attend_tell_captioner` or
-    `transformer_captioner` gets its adapter from `captioner_decoder`.
+    `RNNAttentionTranslator`, `ShowAttendTellCaptioner`,
+    `TransformerCaptioner` or a user's own model do, is returned as it is.
 
     Args:
-        model: a model that implements the decoding protocol, or a captioner.
+        model: a model that implements the decoding protocol.
 
     Returns:
-        `model`, or a `ShowAttendTellDecoder` / `TransformerCaptionerDecoder`.
+        `model`.
 
     Example:
 
@@ -38,13 +35,9 @@ def decoder_for_model(model):
     missing = missing_protocol_methods(model)
     if not missing:
         return model
-    try:
-        return captioner_decoder(model)
-    except ValueError:
-        raise ValueError(
-            "`model` must implement the decoding protocol (callable `encode`, "
-            "`initial_cache` and `step`, as `TransformerTranslator` and "
-            "`RNNAttentionTranslator` do) or be a captioner. "
-            f"Received: model={getattr(model, 'name', model)!r}, which lacks "
-            f"{', '.join(missing)}"
-        ) from None
+    raise ValueError(
+        "`model` must implement the decoding protocol (callable `encode`, "
+        "`initial_cache` and `step`, as the translator and captioner models do). "
+        f"Received: model={getattr(model, 'name', model)!r}, which lacks "
+        f"{', '.join(missing)}"
+    )

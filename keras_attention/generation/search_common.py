@@ -5,10 +5,10 @@ import tensorflow as tf
 from keras import ops
 
 from keras_attention.generation.decoder_adapter import MEMORY_MASK
+from keras_attention.ops.masks import PADDING_ID
 
 # Score of an impossible choice: finite, so that sums and ratios stay finite.
 IMPOSSIBLE = -1e9
-PADDING_ID = 0
 
 
 def check_positive_int(name, value):

@@ -237,8 +237,15 @@ class BaseAttention(keras.layers.Layer):
         self._check_call(query, value, key, query_mask, value_mask, precomputed_keys)
         if len(query.shape) > 3:
             return self._call_batched(
-                query, value, key, query_mask, value_mask, return_attention_scores,
-                training, precomputed_keys, use_causal_mask,
+                query,
+                value,
+                key,
+                query_mask,
+                value_mask,
+                return_attention_scores,
+                training,
+                precomputed_keys,
+                use_causal_mask,
             )
         single_step = len(query.shape) == 2
         if single_step:
@@ -276,8 +283,16 @@ class BaseAttention(keras.layers.Layer):
         return output, weights
 
     def _call_batched(
-        self, query, value, key, query_mask, value_mask, return_attention_scores,
-        training, precomputed_keys, use_causal_mask,
+        self,
+        query,
+        value,
+        key,
+        query_mask,
+        value_mask,
+        return_attention_scores,
+        training,
+        precomputed_keys,
+        use_causal_mask,
     ):
         """A query with batch axes `(B, ..., Tq, Dq)`: attend per batch entry."""
         batch_axes = tuple(ops.shape(query)[:-2])
@@ -399,9 +414,7 @@ class BaseAttention(keras.layers.Layer):
         extra = dict(extra)
         input_shape = extra.pop("input_shape", None)
         if extra:
-            raise TypeError(
-                f"{name}.build() got unexpected keyword arguments: {sorted(extra)}"
-            )
+            raise TypeError(f"{name}.build() got unexpected keyword arguments: {sorted(extra)}")
         if input_shape is not None:
             if query_shape is not None:
                 raise ValueError(
@@ -450,9 +463,7 @@ class BaseAttention(keras.layers.Layer):
                 if shape is None:
                     continue
                 shape = tuple(shape)
-                if len(shape) != len(query_shape) or not _compatible(
-                    shape[:-2], query_shape[:-2]
-                ):
+                if len(shape) != len(query_shape) or not _compatible(shape[:-2], query_shape[:-2]):
                     raise ValueError(
                         f"A query of rank {len(query_shape)} has batch axes before its last "
                         f"two, so `{other}` must have its rank and batch axes. Received: "
@@ -463,7 +474,9 @@ class BaseAttention(keras.layers.Layer):
         if key_shape is not None:
             key_shape = tuple(key_shape)
             _check_memory_rank("key", key_shape)
-            if len(key_shape) != len(value_shape) or not _compatible(key_shape[:-1], value_shape[:-1]):
+            if len(key_shape) != len(value_shape) or not _compatible(
+                key_shape[:-1], value_shape[:-1]
+            ):
                 raise ValueError(
                     "`key` must have the batch and positions of `value` (all axes but the last). "
                     f"Received: key_shape={key_shape}, value_shape={value_shape}"

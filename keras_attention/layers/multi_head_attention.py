@@ -8,17 +8,18 @@ import keras
 from keras import ops
 
 from keras_attention.layers.base_attention import clone_initializer
+from keras_attention.layers.rotary_embedding import check_rotary
 from keras_attention.ops.attention import check_implementation
 from keras_attention.ops.attention import dot_product_attention
-from keras_attention.ops.masks import causal_mask
+from keras_attention.ops.attention import kernel_for_call
 from keras_attention.ops.masks import boolean_mask
+from keras_attention.ops.masks import causal_mask
 from keras_attention.ops.masks import merge_masks
 from keras_attention.ops.masks import sliding_window_mask
 from keras_attention.ops.rotary import apply_rotary
 from keras_attention.validation import check_bool
 from keras_attention.validation import check_positive_int
 from keras_attention.validation import check_rate
-from keras_attention.validation import check_finite_number
 from keras_attention.validation import check_seed
 
 
@@ -174,7 +175,7 @@ class MultiHeadAttention(keras.layers.Layer):
         check_bool("use_gate", use_gate)
         check_positive_int("sliding_window", sliding_window, allow_none=True)
         check_implementation(implementation)
-        _check_rotary(rotary_max_wavelength, key_dim)
+        check_rotary(rotary_max_wavelength, key_dim)
         check_seed(seed)
         if flash_attention is not None and not isinstance(flash_attention, bool):
             raise ValueError(
@@ -684,7 +685,7 @@ class MultiHeadAttention(keras.layers.Layer):
         implementation = self.implementation
         if implementation == "auto" and self.flash_attention:
             implementation = "fused"
-        return _kernel_for_call(implementation, return_scores, use_dropout)
+        return kernel_for_call(implementation, return_scores, use_dropout)
 
     def _rotate(self, folded, start_index):
         if self.rotary_max_wavelength is None:
@@ -872,12 +873,6 @@ class MultiHeadAttention(keras.layers.Layer):
         return config
 
 
-
-
-
-
-
-
 def _check_head_size(name, value, allow_none=False):
     """Raise keras' ValueError unless `value` is a positive int (or None if allowed)."""
     if value is None and allow_none:
@@ -888,31 +883,6 @@ def _check_head_size(name, value, allow_none=False):
             f"Received an invalid value for argument `{name}`, expected {expected}. "
             f"Received: {name}={value!r}"
         )
-
-
-def _check_rotary(rotary_max_wavelength, key_dim):
-    """Raise a ValueError unless the rotary settings fit `key_dim`."""
-    if rotary_max_wavelength is None:
-        return
-    check_finite_number("rotary_max_wavelength", rotary_max_wavelength, positive=True)
-    if key_dim % 2:
-        raise ValueError(
-            "Rotary embeddings rotate pairs of features, so `key_dim` must be even. "
-            f"Received: key_dim={key_dim}"
-        )
-
-
-
-
-def _kernel_for_call(implementation, return_weights, use_dropout):
-    """The attention kernel that can serve a call of a layer set to `implementation`."""
-    # The fused kernel neither returns weights nor drops them out, the chunked
-    # one does not drop out: materialise the scores then.
-    if implementation == "fused" and (return_weights or use_dropout):
-        return "xla"
-    if implementation == "chunked" and use_dropout:
-        return "xla"
-    return implementation
 
 
 def _normalize_output_shape(output_shape):

@@ -6,6 +6,18 @@ from keras_attention.ops.rotary import apply_rotary
 from keras_attention.validation import check_finite_number
 
 
+def check_rotary(rotary_max_wavelength, key_dim):
+    """Raise a ValueError unless the rotary settings fit `key_dim`."""
+    if rotary_max_wavelength is None:
+        return
+    check_finite_number("rotary_max_wavelength", rotary_max_wavelength, positive=True)
+    if key_dim % 2:
+        raise ValueError(
+            "Rotary embeddings rotate pairs of features, so `key_dim` must be even. "
+            f"Received: key_dim={key_dim}"
+        )
+
+
 @keras.saving.register_keras_serializable(package="keras_attention")
 class RotaryEmbedding(keras.layers.Layer):
     """Rotates query or key features by position-dependent angles (RoPE).

@@ -3,7 +3,7 @@
 import keras
 
 from keras_attention.layers.multi_head_attention import MultiHeadAttention
-from keras_attention.layers.multi_head_attention import _check_rotary
+from keras_attention.layers.rotary_embedding import check_rotary
 from keras_attention.ops.attention import check_implementation
 from keras_attention.validation import check_bool
 from keras_attention.validation import check_positive_int
@@ -93,7 +93,7 @@ class SelfAttention(keras.layers.Layer):
         check_rate("dropout", dropout)
         check_bool("use_bias", use_bias)
         check_implementation(implementation)
-        _check_rotary(rotary_max_wavelength, key_dim)
+        check_rotary(rotary_max_wavelength, key_dim)
         check_seed(seed)
         self.num_heads = num_heads
         self.key_dim = key_dim

@@ -4,9 +4,9 @@ import keras
 from keras import ops
 
 from keras_attention.layers.base_attention import clone_initializer
-from keras_attention.layers.multi_head_attention import _kernel_for_call
 from keras_attention.ops.attention import check_implementation
 from keras_attention.ops.attention import dot_product_attention
+from keras_attention.ops.attention import kernel_for_call
 from keras_attention.validation import check_bool
 from keras_attention.validation import check_positive_int
 from keras_attention.validation import check_rate
@@ -170,7 +170,7 @@ class SpatialSelfAttention(keras.layers.Layer):
         value = ops.reshape(self._value_conv(inputs), positions + (self._head_value_dim,))
         # query, key: (B, H*W, N, Dk); value: (B, H*W, N, Dv)
         use_dropout = self.dropout > 0 and bool(training)
-        implementation = _kernel_for_call(self.implementation, return_attention_scores, use_dropout)
+        implementation = kernel_for_call(self.implementation, return_attention_scores, use_dropout)
         attention = dot_product_attention(
             query,
             key,

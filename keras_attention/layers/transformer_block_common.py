@@ -1,7 +1,6 @@
 """Argument checks and mask plumbing shared by the Transformer blocks."""
 
 import keras
-from keras import ops
 
 from keras_attention.layers.base_attention import clone_initializer
 from keras_attention.ops.attention import check_implementation
@@ -12,7 +11,6 @@ from keras_attention.validation import check_bool
 from keras_attention.validation import check_finite_number
 from keras_attention.validation import check_positive_int
 from keras_attention.validation import check_rate
-
 
 
 class TransformerBlock(keras.layers.Layer):

@@ -228,12 +228,17 @@ class TransformerDecoderBlock(common.TransformerBlock):
         pick = common.pick_alias
         inputs = pick("inputs", inputs, "decoder_sequence", decoder_sequence)
         context = pick("context", context, "encoder_sequence", encoder_sequence)
-        padding_mask = pick("padding_mask", padding_mask, "decoder_padding_mask", decoder_padding_mask)
+        padding_mask = pick(
+            "padding_mask", padding_mask, "decoder_padding_mask", decoder_padding_mask
+        )
         attention_mask = pick(
             "attention_mask", attention_mask, "decoder_attention_mask", decoder_attention_mask
         )
         context_padding_mask = pick(
-            "context_padding_mask", context_padding_mask, "encoder_padding_mask", encoder_padding_mask
+            "context_padding_mask",
+            context_padding_mask,
+            "encoder_padding_mask",
+            encoder_padding_mask,
         )
         context_attention_mask = pick(
             "context_attention_mask",

@@ -129,7 +129,9 @@ class TransformerEncoderBlock(common.TransformerBlock):
         self._feedforward_output_dense.build(tuple(inputs_shape[:-1]) + (self.intermediate_dim,))
         self._self_attention_dropout = self.dropout_layer("self_attention_dropout")
         self._feedforward_dropout = self.dropout_layer("feedforward_dropout")
-        self._stochastic_depth = StochasticDepth(self.stochastic_depth_rate, dtype=self.dtype_policy)
+        self._stochastic_depth = StochasticDepth(
+            self.stochastic_depth_rate, dtype=self.dtype_policy
+        )
         self.built = True
 
     def call(
@@ -182,11 +184,12 @@ class TransformerEncoderBlock(common.TransformerBlock):
         if not return_attention_scores:
             return output
         batch, length = inputs.shape[0], inputs.shape[1]
-        scores = keras.KerasTensor((batch, self.num_heads, length, length), dtype=self.compute_dtype)
+        scores = keras.KerasTensor(
+            (batch, self.num_heads, length, length), dtype=self.compute_dtype
+        )
         return output, scores
 
     def get_config(self):
         config = super().get_config()
         config["stochastic_depth_rate"] = self.stochastic_depth_rate
         return config
-

@@ -246,7 +246,8 @@ def attention_peak_in_box(attention, box, image_shape):
     shape = tuple(image_shape)
     if len(shape) != 2 or not all(size > 0 for size in shape):
         raise ValueError(
-            f"`image_shape` must be (H, W), two positive sizes. Received: image_shape={image_shape!r}"
+            "`image_shape` must be (H, W), two positive sizes. "
+            f"Received: image_shape={image_shape!r}"
         )
     row, column = np.unravel_index(np.argmax(attention), attention.shape)
     centre_y = (row + 0.5) * shape[0] / attention.shape[0]

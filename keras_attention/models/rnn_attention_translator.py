@@ -14,10 +14,10 @@ from keras_attention.layers.attention_decoder import ATTENTION_STYLES
 from keras_attention.layers.attention_decoder import AttentionDecoder
 from keras_attention.layers.dot_product_attention import DotProductAttention
 from keras_attention.models.text_translation_mixin import TextTranslationMixin
+from keras_attention.ops.masks import PADDING_ID
 from keras_attention.validation import check_positive_int
 from keras_attention.validation import check_rate
 
-PADDING_ID = 0
 # Entries of the dict `encode` returns (the decoding protocol's "memory_mask" included).
 MEMORY = "memory"
 MEMORY_MASK = "memory_mask"

@@ -17,6 +17,7 @@ from keras_attention.models.image_backbones import image_backbone
 from keras_attention.models.image_backbones import image_size_pair
 from keras_attention.models.image_captioner import MEMORY_MASK
 from keras_attention.models.image_captioner import ImageCaptioner
+from keras_attention.ops.masks import PADDING_ID
 from keras_attention.validation import check_positive_int
 from keras_attention.validation import check_rate
 
@@ -28,7 +29,6 @@ WORD_EMBEDDING = "word_embedding"
 ATTENTION_DECODER = "attention_decoder"
 WORD_OUTPUT = "word_output"
 ATTENTION_REGULARIZER = "attention_regularizer"
-PADDING_ID = 0
 # Entries of the decoding state and cache.
 MEMORY = "memory"
 PRECOMPUTED_KEYS = "precomputed_keys"
@@ -239,8 +239,9 @@ class ShowAttendTellCaptioner(ImageCaptioner):
         # carry no mask and the loss alone decides what counts.
         step_mask = ops.not_equal(caption, PADDING_ID)  # (B, T)
         logits = self.attention_regularizer(logits, alignments, step_mask)
-        super().__init__(inputs={"image": image, "caption": caption}, outputs=logits, name=name,
-                         **kwargs)
+        super().__init__(
+            inputs={"image": image, "caption": caption}, outputs=logits, name=name, **kwargs
+        )
 
         # === Config ===
         self.vocabulary_size = vocabulary_size

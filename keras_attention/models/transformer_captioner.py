@@ -18,6 +18,7 @@ from keras_attention.models.image_backbones import image_size_pair
 from keras_attention.models.image_captioner import MEMORY_MASK
 from keras_attention.models.image_captioner import ImageCaptioner
 from keras_attention.models.show_attend_tell_captioner import FEATURE_POSITIONS
+from keras_attention.ops.masks import PADDING_ID
 from keras_attention.validation import check_non_negative_int
 from keras_attention.validation import check_positive_int
 from keras_attention.validation import check_rate
@@ -27,7 +28,6 @@ IMAGE_ENCODER = "image_encoder"
 CAPTION_EMBEDDING = "caption_embedding"
 DECODER_BLOCK_PREFIX = "decoder_block_"
 LOGITS = "logits"
-PADDING_ID = 0
 # Entries of the decoding state and cache.
 MEMORY = "memory"
 CROSS_CACHE_PREFIX = "cross_attention_cache_"
@@ -35,8 +35,15 @@ SELF_CACHE_PREFIX = "self_attention_cache_"
 
 
 def _image_encoder(
-    backbone, image_size, backbone_weights, trainable_backbone, hidden_dim, encoder_layers,
-    num_heads, intermediate_dim, dropout,
+    backbone,
+    image_size,
+    backbone_weights,
+    trainable_backbone,
+    hidden_dim,
+    encoder_layers,
+    num_heads,
+    intermediate_dim,
+    dropout,
 ):
     """Pixels -> image tokens `(B, h * w, hidden_dim)` with 2D positions, maybe
     self-attended; and the grid `(h, w)`."""
@@ -175,8 +182,15 @@ class TransformerCaptioner(ImageCaptioner):
 
         # === Layers ===
         self.image_encoder, grid_size = _image_encoder(
-            backbone, image_size, backbone_weights, trainable_backbone, hidden_dim,
-            encoder_layers, num_heads, intermediate_dim, dropout,
+            backbone,
+            image_size,
+            backbone_weights,
+            trainable_backbone,
+            hidden_dim,
+            encoder_layers,
+            num_heads,
+            intermediate_dim,
+            dropout,
         )
         self.caption_embedding = TokenAndPositionEmbedding(
             vocabulary_size, max_caption_length, hidden_dim, name=CAPTION_EMBEDDING
@@ -200,8 +214,9 @@ class TransformerCaptioner(ImageCaptioner):
         image = keras.Input((None, None, 3), dtype="float32", name="image")
         caption = keras.Input((None,), dtype="int32", name="caption")
         logits = self._teacher_forced(image, caption)
-        super().__init__(inputs={"image": image, "caption": caption}, outputs=logits, name=name,
-                         **kwargs)
+        super().__init__(
+            inputs={"image": image, "caption": caption}, outputs=logits, name=name, **kwargs
+        )
 
         # === Config ===
         self.vocabulary_size = vocabulary_size
@@ -251,7 +266,10 @@ class TransformerCaptioner(ImageCaptioner):
         y = self.caption_embedding_dropout(y, training=training)
         for block in self.decoder_blocks:
             y, _, cross_scores = block(
-                y, image_tokens, padding_mask=caption_mask, return_attention_scores=True,
+                y,
+                image_tokens,
+                padding_mask=caption_mask,
+                return_attention_scores=True,
                 training=training,
             )  # cross_scores (B, heads, T, h * w)
         logits = self.logits_layer(y)

@@ -10,11 +10,11 @@ from keras_attention.layers.token_and_position_embedding import TokenAndPosition
 from keras_attention.layers.transformer_decoder_block import TransformerDecoderBlock
 from keras_attention.layers.transformer_encoder_block import TransformerEncoderBlock
 from keras_attention.models.text_translation_mixin import TextTranslationMixin
+from keras_attention.ops.masks import PADDING_ID
 from keras_attention.validation import check_bool
 from keras_attention.validation import check_positive_int
 from keras_attention.validation import check_rate
 
-PADDING_ID = 0
 # Entries of the dict `encode` returns (the decoding protocol's "memory_mask" included).
 MEMORY = "memory"
 MEMORY_MASK = "memory_mask"

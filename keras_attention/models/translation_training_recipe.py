@@ -117,7 +117,9 @@ def translation_training_recipe(
     reasons = {}
     if max_length is None:
         longest = max(longest_source, longest_target)
-        max_length = min(MAX_DERIVED_LENGTH, LENGTH_MULTIPLE * math.ceil((longest + 1) / LENGTH_MULTIPLE))
+        max_length = min(
+            MAX_DERIVED_LENGTH, LENGTH_MULTIPLE * math.ceil((longest + 1) / LENGTH_MULTIPLE)
+        )
         reasons["max_length"] = (
             f"the longest training sentence has {longest} tokens, plus the start/end token"
             + (f" (cut to {MAX_DERIVED_LENGTH})" if longest + 1 > MAX_DERIVED_LENGTH else "")
@@ -125,7 +127,9 @@ def translation_training_recipe(
     else:
         reasons["max_length"] = "set by the user"
     if batch_size is None:
-        batch_size = max(MIN_BATCH_SIZE, min(MAX_BATCH_SIZE, num_train_pairs // MIN_STEPS_PER_EPOCH))
+        batch_size = max(
+            MIN_BATCH_SIZE, min(MAX_BATCH_SIZE, num_train_pairs // MIN_STEPS_PER_EPOCH)
+        )
         batch_size = 2 ** int(math.log2(batch_size))  # a power of two
         reasons["batch_size"] = (
             f"{num_train_pairs} training pairs: at least {MIN_STEPS_PER_EPOCH} steps per epoch, "
@@ -145,9 +149,7 @@ def translation_training_recipe(
         reasons["epochs"] = "set by the user"
     total_steps = epochs * steps_per_epoch
     warmup_steps = max(1, int(WARMUP_FRACTION * total_steps))
-    reasons["warmup_steps"] = (
-        f"a tenth of the {total_steps} steps, then cosine decay to 0"
-    )
+    reasons["warmup_steps"] = f"a tenth of the {total_steps} steps, then cosine decay to 0"
     return TranslationTrainingRecipe(
         max_length=int(max_length),
         batch_size=int(batch_size),

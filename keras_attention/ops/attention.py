@@ -382,6 +382,21 @@ def _attend_then_normalize(query, key, value, mask, is_causal, scale, dropout_ra
     return output / ops.cast(row_sum, output.dtype), sees_any_key
 
 
+def kernel_for_call(implementation, return_weights, use_dropout):
+    """The kernel that can serve a call of a layer set to `implementation`.
+
+    `implementation` is what the layer was built with; `"auto"` is resolved
+    per call by `dot_product_attention` itself.
+    """
+    # The fused kernel neither returns weights nor drops them out, the chunked
+    # one does not drop out: materialise the scores then.
+    if implementation == "fused" and (return_weights or use_dropout):
+        return "xla"
+    if implementation == "chunked" and use_dropout:
+        return "xla"
+    return implementation
+
+
 def _choose_implementation(query, key, use_dropout, return_weights):
     if use_dropout or return_weights:
         return "xla"

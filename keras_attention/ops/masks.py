@@ -28,17 +28,17 @@ Example:
 from keras import ops
 from keras.backend import standardize_dtype
 
+from keras_attention.validation import check_non_negative_int
 
-def _check_non_negative_int(name, value, allow_tensor=True):
-    if isinstance(value, bool):
-        raise ValueError(f"`{name}` must be a non-negative integer. Received: {name}={value!r}")
-    if isinstance(value, int):
-        if value < 0:
-            raise ValueError(f"`{name}` must be a non-negative integer. Received: {name}={value}")
+# The token id that pads sequences, in every tokenizer and model of the package.
+PADDING_ID = 0
+
+
+def _check_length(name, value):
+    """A length or offset: an int >= 0, or a tensor (checked when it runs)."""
+    if hasattr(value, "dtype") and not isinstance(value, bool):
         return
-    if allow_tensor and hasattr(value, "dtype"):
-        return
-    raise ValueError(f"`{name}` must be a non-negative integer. Received: {name}={value!r}")
+    check_non_negative_int(name, value)
 
 
 def boolean_mask(mask, name="mask"):
@@ -91,11 +91,11 @@ def causal_mask(query_length, key_length=None, offset=0):
     Returns:
         bool tensor `(query_length, key_length)`.
     """
-    _check_non_negative_int("query_length", query_length)
-    _check_non_negative_int("offset", offset)
+    _check_length("query_length", query_length)
+    _check_length("offset", offset)
     if key_length is None:
         key_length = query_length + offset
-    _check_non_negative_int("key_length", key_length)
+    _check_length("key_length", key_length)
     query_positions = ops.arange(query_length, dtype="int32") + ops.cast(offset, "int32")
     key_positions = ops.arange(key_length, dtype="int32")
     # (Tq, 1) >= (1, Tk) -> (Tq, Tk)
@@ -113,8 +113,8 @@ def sliding_window_mask(query_length, key_length=None, window=None, offset=0, ca
     """
     if isinstance(window, bool) or not isinstance(window, int) or window <= 0:
         raise ValueError(f"`window` must be a positive integer. Received: window={window!r}")
-    _check_non_negative_int("query_length", query_length)
-    _check_non_negative_int("offset", offset)
+    _check_length("query_length", query_length)
+    _check_length("offset", offset)
     if key_length is None:
         key_length = query_length + offset
     query_positions = ops.arange(query_length, dtype="int32") + ops.cast(offset, "int32")
@@ -128,7 +128,7 @@ def sliding_window_mask(query_length, key_length=None, window=None, offset=0, ca
 
 def padding_mask_from_lengths(lengths, max_length):
     """`(batch, max_length)` mask with the first `lengths[b]` positions True."""
-    _check_non_negative_int("max_length", max_length)
+    _check_length("max_length", max_length)
     lengths = ops.convert_to_tensor(lengths)
     if len(lengths.shape) != 1:
         raise ValueError(
@@ -140,7 +140,7 @@ def padding_mask_from_lengths(lengths, max_length):
     return ops.less(positions[None, :], ops.cast(lengths, "int32")[:, None])
 
 
-def padding_mask_from_ids(token_ids, padding_id=0):
+def padding_mask_from_ids(token_ids, padding_id=PADDING_ID):
     """`(batch, length)` mask that is False where `token_ids == padding_id`."""
     token_ids = ops.convert_to_tensor(token_ids)
     if len(token_ids.shape) < 1:

@@ -11,13 +11,12 @@ import tensorflow as tf
 
 from keras_attention.generation.captioner_decoders import missing_captioner_members
 from keras_attention.serving.grouped_decoding import decode_in_groups
+from keras_attention.serving.image_classifier_export import warm_up_images
+from keras_attention.serving.image_inputs import checked_images
 from keras_attention.serving.serving_signature import SERVING_SIGNATURE
 from keras_attention.serving.serving_signature import load_serving_signature
-from keras_attention.serving.image_classifier_export import _checked_images
-from keras_attention.serving.image_classifier_export import warm_up_images
 from keras_attention.text.subword_encoder import SubwordEncoder
 from keras_attention.validation import check_positive_int
-
 
 # What decoding and detokenizing use of an encoder.
 ENCODER_ATTRIBUTES = ("encode", "decode", "start_id", "end_id", "pad_id", "vocabulary_size")
@@ -139,7 +138,7 @@ def make_caption_function(model, encoder, max_length, beam_width=1, *, decode_ba
     token_strings = _token_strings(encoder)
 
     def caption(images):
-        images = _checked_images(images, 3)
+        images = checked_images(images, 3)
         # Resized here, outside XLA, which has no antialiased resize.
         images = tf.image.resize(images, image_shape, antialias=True)
         tokens, attention = decode_in_groups(

@@ -4,6 +4,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from keras_attention.serving.image_inputs import checked_images
 from keras_attention.serving.serving_signature import SERVING_SIGNATURE
 from keras_attention.serving.serving_signature import load_serving_signature
 
@@ -42,35 +43,6 @@ def _check_class_names(class_names, num_classes):
             f"({num_classes} names). Received: class_names={class_names!r}"
         )
     return [str(name) for name in class_names]
-
-
-def _checked_images(images, channels):
-    """`images` once its channels and size are checked, with a readable error.
-
-    A serving signature does not check shapes itself: without this check a
-    bad request fails deep in the graph with a message about convolutions.
-    """
-    shape = tf.shape(images)
-    size_check = tf.debugging.Assert(
-        tf.logical_and(tf.equal(shape[-1], channels), tf.reduce_all(shape[1:3] > 0)),
-        [
-            f"`images` must be (batch, height, width, {channels}) with height, width > 0.",
-            "Received: images.shape=",
-            shape,
-        ],
-        summarize=4,
-    )
-    # NaN or inf pixels would come back as a confident label or a garbage caption.
-    finite_check = tf.debugging.Assert(
-        tf.reduce_all(tf.math.is_finite(images)),
-        [
-            "`images` must hold finite pixel values (0..255). Received: images with NaN or "
-            "infinite values; count of non-finite values:",
-            tf.reduce_sum(tf.cast(tf.logical_not(tf.math.is_finite(images)), tf.int32)),
-        ],
-    )
-    with tf.control_dependencies([size_check, finite_check]):
-        return tf.identity(images)
 
 
 def export_image_classifier(model, path, class_names=None):
@@ -133,7 +105,7 @@ def export_image_classifier(model, path, class_names=None):
     channels = image_shape[-1]
 
     def serve(images):
-        images = _checked_images(images, channels)
+        images = checked_images(images, channels)
         logits = model(images, training=False)
         probabilities = tf.nn.softmax(tf.cast(logits, tf.float32), axis=-1)  # (B, classes)
         labels = tf.gather(label_table, tf.argmax(probabilities, axis=-1))  # (B,)

@@ -85,8 +85,14 @@ def translate_texts(
     batch, is_scalar = _check_texts(texts)
     source_length = _length(model, "max_source_length", max_source_length)
     target_length = _length(model, "max_target_length", max_target_length)
-    key = (id(source_encoder), id(target_encoder), source_length, target_length, beam_width,
-           length_penalty)
+    key = (
+        id(source_encoder),
+        id(target_encoder),
+        source_length,
+        target_length,
+        beam_width,
+        length_penalty,
+    )
     # A plain dict in the instance dict: Keras does not track it, saving ignores it.
     functions = vars(model).setdefault("_translation_functions", {})
     entry = functions.get(key)
@@ -103,7 +109,9 @@ def translate_texts(
         # The encoders are kept with it, so that their ids in the key stay theirs.
         entry = functions[key] = (source_encoder, target_encoder, function)
     outputs = entry[2](tf.constant(batch, dtype=tf.string))
-    translations = [text.decode("utf-8", errors="replace") for text in outputs["translation"].numpy()]
+    translations = [
+        text.decode("utf-8", errors="replace") for text in outputs["translation"].numpy()
+    ]
     if not return_attention:
         return translations[0] if is_scalar else translations
     alignments = []
@@ -112,13 +120,15 @@ def translate_texts(
         attention, outputs["source_tokens"].numpy(), outputs["translation_tokens"].numpy()
     ):
         source_tokens, translation_tokens = _pieces(sources), _pieces(produced)
-        alignments.append({
-            "attention": np.asarray(
-                row[: len(translation_tokens), : len(source_tokens)], dtype="float32"
-            ),
-            "source_tokens": source_tokens,
-            "translation_tokens": translation_tokens,
-        })
+        alignments.append(
+            {
+                "attention": np.asarray(
+                    row[: len(translation_tokens), : len(source_tokens)], dtype="float32"
+                ),
+                "source_tokens": source_tokens,
+                "translation_tokens": translation_tokens,
+            }
+        )
     if is_scalar:
         return translations[0], alignments[0]
     return translations, alignments

@@ -32,7 +32,9 @@ PROTOCOL_ATTRIBUTES = ("vocabulary_size", "max_length")
 
 def _check_arguments(model, source_encoder, target_encoder, lengths, beam_width, length_penalty):
     for name, encoder in (("source_encoder", source_encoder), ("target_encoder", target_encoder)):
-        missing = [attribute for attribute in _TOKENIZER_ATTRIBUTES if not hasattr(encoder, attribute)]
+        missing = [
+            attribute for attribute in _TOKENIZER_ATTRIBUTES if not hasattr(encoder, attribute)
+        ]
         if missing:
             raise ValueError(
                 f"`{name}` must be a tokenizer such as keras_attention's ReversibleTokenizer "
@@ -197,8 +199,10 @@ def make_translation_function(
     def translate(text):
         check_rank = tf.debugging.Assert(
             tf.rank(text) < 2,
-            ["`text` must be a string or a 1D batch of strings. Received: text with shape",
-             tf.shape(text)],
+            [
+                "`text` must be a string or a 1D batch of strings. Received: text with shape",
+                tf.shape(text),
+            ],
         )
         with tf.control_dependencies([check_rank]):
             batch = tf.reshape(text, [-1])  # (B,)

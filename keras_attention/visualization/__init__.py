@@ -12,6 +12,10 @@ functions write interactive, self-contained HTML pages (NumPy only).
 from keras_attention.visualization.alignment import plot_alignment
 from keras_attention.visualization.confusion import confusion_matrix
 from keras_attention.visualization.confusion import plot_confusion_matrix
+from keras_attention.visualization.explorer import words_and_attention
+from keras_attention.visualization.explorer import write_caption_explorer
+from keras_attention.visualization.explorer import write_translation_explorer
+from keras_attention.visualization.explorer import write_vit_explorer
 from keras_attention.visualization.figures import save_figure
 from keras_attention.visualization.image_attention import plot_caption_attention
 from keras_attention.visualization.image_attention import upsample_attention
@@ -19,7 +23,3 @@ from keras_attention.visualization.rollout import attention_rollout
 from keras_attention.visualization.rollout import plot_head_maps
 from keras_attention.visualization.rollout import plot_rollout
 from keras_attention.visualization.rollout import rollout_to_image_map
-from keras_attention.visualization.explorer import words_and_attention
-from keras_attention.visualization.explorer import write_caption_explorer
-from keras_attention.visualization.explorer import write_translation_explorer
-from keras_attention.visualization.explorer import write_vit_explorer

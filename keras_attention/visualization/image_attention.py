@@ -68,8 +68,7 @@ def upsample_attention(attention, image_shape):
         )
     if not np.all(np.isfinite(attention)):
         raise ValueError(
-            "Expected `attention` to hold only finite values. "
-            f"Received: attention={attention}"
+            f"Expected `attention` to hold only finite values. Received: attention={attention}"
         )
     shape = tuple(image_shape)
     if len(shape) != 2 or not all(
@@ -173,9 +172,7 @@ def plot_caption_attention(image, attention, words, columns=4, title=None):
 
 
 def _is_empty(words):
-    return (
-        not isinstance(words, (str, bytes)) and hasattr(words, "__len__") and len(words) == 0
-    )
+    return not isinstance(words, (str, bytes)) and hasattr(words, "__len__") and len(words) == 0
 
 
 def _plot_image_with_note(display_image, note, title):

@@ -20,7 +20,9 @@ EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
 def train_captioning():
     if str(EXAMPLES) not in sys.path:
         sys.path.insert(0, str(EXAMPLES))
-    spec = importlib.util.spec_from_file_location("_example_train_captioning", EXAMPLES / "train_captioning.py")
+    spec = importlib.util.spec_from_file_location(
+        "_example_train_captioning", EXAMPLES / "train_captioning.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -30,15 +32,26 @@ def test_train_captioning_end_to_end(train_captioning, tmp_path, capsys):
     output_dir = tmp_path / "run"
     export_dir = tmp_path / "served"
     arguments = [
-        "--epochs", "1",
-        "--batch-size", "8",
-        "--builtin-sizes", "16", "8", "6",
-        "--image-size", "32",
-        "--hidden-dim", "16",
-        "--num-layers", "1",
-        "--samples", "2",
-        "--output-dir", str(output_dir),
-        "--export", str(export_dir),
+        "--epochs",
+        "1",
+        "--batch-size",
+        "8",
+        "--builtin-sizes",
+        "16",
+        "8",
+        "6",
+        "--image-size",
+        "32",
+        "--hidden-dim",
+        "16",
+        "--num-layers",
+        "1",
+        "--samples",
+        "2",
+        "--output-dir",
+        str(output_dir),
+        "--export",
+        str(export_dir),
     ]
     metrics = train_captioning.main(arguments)
     printed = capsys.readouterr().out
@@ -52,8 +65,13 @@ def test_train_captioning_end_to_end(train_captioning, tmp_path, capsys):
     assert json.loads((output_dir / "metrics.json").read_text()) == metrics
     assert (output_dir / "checkpoints" / "epoch_001.keras").exists()
     assert (output_dir / "vocabulary" / "vocabulary.json").exists()
-    assert sorted(p.name for p in output_dir.glob("attention_*.png")) == ["attention_0.png", "attention_1.png"]
+    assert sorted(p.name for p in output_dir.glob("attention_*.png")) == [
+        "attention_0.png",
+        "attention_1.png",
+    ]
     assert all(p.stat().st_size > 0 for p in output_dir.glob("attention_*.png"))
+    page = (output_dir / "attention_explorer.html").read_text()
+    assert page.startswith("<!DOCTYPE html>") and "test image 0" in page
     # The checkpoint is a complete model, the captioner class with its methods.
     restored = keras.saving.load_model(output_dir / "checkpoints" / "epoch_001.keras")
     vocabulary = json.loads((output_dir / "vocabulary" / "vocabulary.json").read_text())
@@ -72,9 +90,24 @@ def test_train_captioning_end_to_end(train_captioning, tmp_path, capsys):
 def test_mirrored_run_resumes_after_an_interruption(train_captioning, tmp_path, monkeypatch):
     output_dir = tmp_path / "run"
     argv = [
-        "--epochs", "2", "--batch-size", "8", "--builtin-sizes", "16", "8", "4",
-        "--image-size", "32", "--hidden-dim", "16", "--samples", "1",
-        "--strategy", "mirrored", "--output-dir", str(output_dir),
+        "--epochs",
+        "2",
+        "--batch-size",
+        "8",
+        "--builtin-sizes",
+        "16",
+        "8",
+        "4",
+        "--image-size",
+        "32",
+        "--hidden-dim",
+        "16",
+        "--samples",
+        "1",
+        "--strategy",
+        "mirrored",
+        "--output-dir",
+        str(output_dir),
     ]
     # The first run stops after its first epoch, as if the machine went down.
     watchers = watch_training(monkeypatch, train_captioning)
@@ -101,7 +134,10 @@ def test_mirrored_run_resumes_after_an_interruption(train_captioning, tmp_path, 
 def test_flags(train_captioning):
     args = train_captioning.parse_args([])
     assert (args.model, args.dataset, args.output_dir, args.strategy) == (
-        "show_attend_tell", "builtin", "runs/captioning", "default"
+        "show_attend_tell",
+        "builtin",
+        "runs/captioning",
+        "default",
     )
     # Left to be derived from the data.
     assert (args.epochs, args.batch_size, args.image_size) == (None, None, None)
@@ -111,7 +147,9 @@ def test_flags(train_captioning):
     for bad in ("32x4", "wide", "32x96x3"):
         with pytest.raises(SystemExit):
             train_captioning.parse_args(["--image-size", bad])
-    args = train_captioning.parse_args(["--model", "transformer", "--epochs", "2", "--hidden-dim", "32"])
+    args = train_captioning.parse_args(
+        ["--model", "transformer", "--epochs", "2", "--hidden-dim", "32"]
+    )
     assert (args.epochs, args.hidden_dim) == (2, 32)
     with pytest.raises(SystemExit):
         train_captioning.parse_args(["--model", "lstm"])
@@ -134,7 +172,8 @@ def test_references_of_repeated_images_are_grouped(train_captioning):
     assert hypotheses == ["x", "x"]
     assert outputs["attention"].shape == (2, 3, 2, 2) and outputs["words"] == [["x"], ["x"]]
     assert train_captioning.bleu_references(references) == [
-        ["a red circle", "a circle"], ["a square", "a square"]
+        ["a red circle", "a circle"],
+        ["a square", "a square"],
     ]
 
 
@@ -148,9 +187,15 @@ def test_plan_keeps_the_built_in_defaults(train_captioning):
         )
         for name in defaults
     }
-    assert (plans["show_attend_tell"]["batch_size"], plans["show_attend_tell"]["steps_per_epoch"]) == (64, 62)
+    assert (
+        plans["show_attend_tell"]["batch_size"],
+        plans["show_attend_tell"]["steps_per_epoch"],
+    ) == (64, 62)
     assert (plans["show_attend_tell"]["epochs"], plans["transformer"]["epochs"]) == (81, 81)
-    assert plans["show_attend_tell"]["warmup_steps"] == 150 and plans["show_attend_tell"]["patience"] == 5
+    assert (
+        plans["show_attend_tell"]["warmup_steps"] == 150
+        and plans["show_attend_tell"]["patience"] == 5
+    )
 
 
 def test_plan_is_counted_in_steps_from_the_number_of_examples(train_captioning):
@@ -169,9 +214,13 @@ def test_plan_is_counted_in_steps_from_the_number_of_examples(train_captioning):
         num_examples=2400, train_steps=870, learning_rate=1e-3, batch_size=100, epochs=3
     )
     assert (given["batch_size"], given["epochs"], given["total_steps"]) == (100, 3, 72)
-    assert given["reasons"]["batch_size"] == "given" and given["reasons"]["epochs"].startswith("given")
+    assert given["reasons"]["batch_size"] == "given" and given["reasons"]["epochs"].startswith(
+        "given"
+    )
     # An unknown dataset length (cardinality -2) can no longer make a schedule of 1 step.
-    with pytest.raises(ValueError, match=r"`num_examples` must be a positive int .* Received: num_examples=-2"):
+    with pytest.raises(
+        ValueError, match=r"`num_examples` must be a positive int .* Received: num_examples=-2"
+    ):
         train_captioning.plan_training(num_examples=-2, train_steps=870, learning_rate=1e-3)
 
 
@@ -208,10 +257,22 @@ def test_folder_of_wide_strips_derives_its_sizes_and_schedule(train_captioning, 
         lines.append(f"{index}.png\t" + " ".join(words[label] for label in labels))
     (tmp_path / "captions.tsv").write_text("\n".join(lines) + "\n")
     output_dir, export_dir = tmp_path / "run", tmp_path / "served"
-    metrics = train_captioning.main([
-        "--dataset", f"folder:{tmp_path}", "--epochs", "2", "--hidden-dim", "16",
-        "--samples", "2", "--output-dir", str(output_dir), "--export", str(export_dir),
-    ])
+    metrics = train_captioning.main(
+        [
+            "--dataset",
+            f"folder:{tmp_path}",
+            "--epochs",
+            "2",
+            "--hidden-dim",
+            "16",
+            "--samples",
+            "2",
+            "--output-dir",
+            str(output_dir),
+            "--export",
+            str(export_dir),
+        ]
+    )
     printed = capsys.readouterr().out
     assert "image size 16x48: median training image 16x48, aspect ratio kept" in printed
     assert "a 4x12 feature grid" in printed
@@ -219,7 +280,11 @@ def test_folder_of_wide_strips_derives_its_sizes_and_schedule(train_captioning, 
     assert "learning rate 0.002: linear warm-up 0 -> 0.002 over 1 steps" in printed
     # 32 training captions in batches of 8: 4 steps an epoch, 8 in all (an unknown
     # dataset length made this 1 step, and the learning rate 0 after it).
-    assert (metrics["image_size"], metrics["batch_size"], metrics["train_steps"]) == ([16, 48], 8, 8)
+    assert (metrics["image_size"], metrics["batch_size"], metrics["train_steps"]) == (
+        [16, 48],
+        8,
+        8,
+    )
     assert 0.0 <= metrics["exact_captions"] <= 1.0
     assert len(list(output_dir.glob("attention_*.png"))) == 2
     serve = tf.saved_model.load(str(export_dir)).signatures["serving_default"]

@@ -21,9 +21,24 @@ from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
 EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
 # Tiny models and few held-out sentences keep the XLA compilations short.
 TINY = [
-    "--hidden-dim", "8", "--num-layers", "1", "--num-heads", "2", "--batch-size", "8",
-    "--max-length", "12", "--vocabulary-size", "300", "--eval-sentences", "4",
-    "--samples", "2", "--plots", "1",
+    "--hidden-dim",
+    "8",
+    "--num-layers",
+    "1",
+    "--num-heads",
+    "2",
+    "--batch-size",
+    "8",
+    "--max-length",
+    "12",
+    "--vocabulary-size",
+    "300",
+    "--eval-sentences",
+    "4",
+    "--samples",
+    "2",
+    "--plots",
+    "1",
 ]
 BAD_LINES = r"Skipped 3 malformed line\(s\) of .*: line\(s\) 3, 7, 10\."
 
@@ -58,8 +73,17 @@ def test_tsv_run_warns_about_bad_lines_and_exports(train_nmt, tmp_path):
     output_dir, export_dir = tmp_path / "run", tmp_path / "served"
     with pytest.warns(UserWarning, match=BAD_LINES):
         metrics = train_nmt.main(
-            ["--dataset", f"tsv:{tmp_path / 'pairs.tsv'}", "--epochs", "1",
-             "--output-dir", str(output_dir), "--export", str(export_dir), *TINY]
+            [
+                "--dataset",
+                f"tsv:{tmp_path / 'pairs.tsv'}",
+                "--epochs",
+                "1",
+                "--output-dir",
+                str(output_dir),
+                "--export",
+                str(export_dir),
+                *TINY,
+            ]
         )
     assert (metrics["model"], metrics["split"], metrics["replicas"]) == ("transformer", "test", 1)
     assert metrics["sentences"] == 3  # 5% of 60 sources
@@ -84,8 +108,19 @@ def test_tsv_run_warns_about_bad_lines_and_exports(train_nmt, tmp_path):
 
 def test_mirrored_rnn_run_resumes_after_an_interruption(train_nmt, tmp_path, monkeypatch):
     output_dir, export_dir = tmp_path / "run", tmp_path / "served"
-    argv = ["--model", "rnn", "--builtin-pairs", "200", "--epochs", "2", "--strategy", "mirrored",
-            "--output-dir", str(output_dir), *TINY]
+    argv = [
+        "--model",
+        "rnn",
+        "--builtin-pairs",
+        "200",
+        "--epochs",
+        "2",
+        "--strategy",
+        "mirrored",
+        "--output-dir",
+        str(output_dir),
+        *TINY,
+    ]
 
     # The first run stops after its first epoch, as if the machine went down.
     watchers = watch_training(monkeypatch, train_nmt)
@@ -119,11 +154,17 @@ def test_mirrored_rnn_run_resumes_after_an_interruption(train_nmt, tmp_path, mon
 def test_flags_and_model_defaults(train_nmt):
     args = train_nmt.parse_args([])
     assert (args.model, args.dataset, args.output_dir, args.export) == (
-        "transformer", "builtin", "runs/nmt", None)
+        "transformer",
+        "builtin",
+        "runs/nmt",
+        None,
+    )
     transformer_defaults = train_nmt.MODEL_DEFAULTS["transformer"]
     assert (args.epochs, args.batch_size, args.max_length) == (None, None, None)  # from the data
     assert (args.hidden_dim, args.learning_rate) == (
-        transformer_defaults["hidden_dim"], transformer_defaults["learning_rate"])
+        transformer_defaults["hidden_dim"],
+        transformer_defaults["learning_rate"],
+    )
     args = train_nmt.parse_args(["--model", "rnn", "--epochs", "7", "--cell", "lstm"])
     assert (args.epochs, args.hidden_dim) == (7, train_nmt.MODEL_DEFAULTS["rnn"]["hidden_dim"])
     model = train_nmt.build_model(args, source_vocabulary_size=30, target_vocabulary_size=40)

@@ -32,8 +32,14 @@ def test_exhaustive_beam_finds_the_brute_force_best(seed, alpha):
     # 121 hypotheses exist for 3 non-end tokens and 4 steps; 128 beams keep them all.
     tables = _random_tables(seed)
     tokens, attention, scores = beam_search(
-        TableDecoder(tables), TOY_INPUTS, START, END, max_length=4, beam_width=128,
-        length_penalty=alpha, jit_compile=False,
+        TableDecoder(tables),
+        TOY_INPUTS,
+        START,
+        END,
+        max_length=4,
+        beam_width=128,
+        length_penalty=alpha,
+        jit_compile=False,
     )
     for example in range(2):
         best, best_score = brute_force_best(tables, example, 4, alpha)
@@ -84,7 +90,13 @@ def test_the_length_penalty_decides_between_short_and_long():
     for alpha in (0.0, 3.0):
         expected, expected_score = brute_force_best(tables, 0, 3, alpha)
         tokens, _, scores = beam_search(
-            TableDecoder(tables), TOY_INPUTS, START, END, 3, beam_width=3, length_penalty=alpha,
+            TableDecoder(tables),
+            TOY_INPUTS,
+            START,
+            END,
+            3,
+            beam_width=3,
+            length_penalty=alpha,
             jit_compile=False,
         )
         assert np.asarray(tokens[0]).tolist() == padded(expected, 3)
@@ -145,16 +157,28 @@ def _score_with_full_model(model, source, sequence, alpha):
 
 def _tiny_transformer():
     return transformer_translator(
-        source_vocabulary_size=11, target_vocabulary_size=9, max_source_length=5,
-        max_target_length=5, hidden_dim=8, num_layers=1, num_heads=2, intermediate_dim=8,
+        source_vocabulary_size=11,
+        target_vocabulary_size=9,
+        max_source_length=5,
+        max_target_length=5,
+        hidden_dim=8,
+        num_layers=1,
+        num_heads=2,
+        intermediate_dim=8,
         dropout=0.0,
     )
 
 
 def _tiny_rnn():
     return rnn_attention_translator(
-        source_vocabulary_size=11, target_vocabulary_size=9, embedding_dim=4, units=8,
-        cell="lstm", attention="additive", attention_style="luong", input_feeding=True,
+        source_vocabulary_size=11,
+        target_vocabulary_size=9,
+        embedding_dim=4,
+        units=8,
+        cell="lstm",
+        attention="additive",
+        attention_style="luong",
+        input_feeding=True,
         dropout=0.0,
     )
 

@@ -19,15 +19,26 @@ PREFIX = np.array([[START, 4, 5, 6, 7], [START, 8, 4, 0, 0], [START, 6, 6, 5, 4]
 
 def _show_attend_tell():
     return show_attend_tell_captioner(
-        vocabulary_size=VOCABULARY, max_caption_length=MAX_LENGTH, image_size=16,
-        embedding_dim=8, units=16, attention_units=8, dropout=0.0,
+        vocabulary_size=VOCABULARY,
+        max_caption_length=MAX_LENGTH,
+        image_size=16,
+        embedding_dim=8,
+        units=16,
+        attention_units=8,
+        dropout=0.0,
     )
 
 
 def _transformer(num_layers=2, encoder_layers=1):
     return transformer_captioner(
-        vocabulary_size=VOCABULARY, max_caption_length=MAX_LENGTH, image_size=16, hidden_dim=16,
-        num_layers=num_layers, num_heads=2, intermediate_dim=16, encoder_layers=encoder_layers,
+        vocabulary_size=VOCABULARY,
+        max_caption_length=MAX_LENGTH,
+        image_size=16,
+        hidden_dim=16,
+        num_layers=num_layers,
+        num_heads=2,
+        intermediate_dim=16,
+        encoder_layers=encoder_layers,
         dropout=0.0,
     )
 
@@ -111,9 +122,7 @@ def test_greedy_search_equals_full_passes_and_returns_grid_attention(name):
     kernel, bias = logits_layer.get_weights()
     bias[END] = 0.5
     logits_layer.set_weights([kernel * 4.0, bias])
-    tokens, attention = greedy_search(
-        model, IMAGES, START, END, MAX_LENGTH, jit_compile=False
-    )
+    tokens, attention = greedy_search(model, IMAGES, START, END, MAX_LENGTH, jit_compile=False)
     tokens, attention = np.asarray(tokens), np.asarray(attention)
     np.testing.assert_array_equal(tokens, _greedy_by_full_passes(model, IMAGES, MAX_LENGTH))
     live = tokens != 0
@@ -179,10 +188,15 @@ def test_captioners_decode_themselves(name, model_class):
 
 def test_captioner_decoder_rejects_other_models():
     other = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2, name="dense")], name="other")
-    with pytest.raises(ValueError, match=r"`model` must be a captioner that implements the decoding protocol .* Received: model='other' without \['encode', 'initial_cache', 'step', 'vocabulary_size', 'max_length', 'image_shape', 'grid_size'\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"`model` must be a captioner that implements the decoding protocol .* Received: model='other' without \['encode', 'initial_cache', 'step', 'vocabulary_size', 'max_length', 'image_shape', 'grid_size'\]",
+    ):
         captioner_decoder(other)
 
 
 def test_transformer_decoding_cannot_go_past_the_position_table():
-    with pytest.raises(ValueError, match=r"`max_length` must be at most 6.* Received: max_length=7"):
+    with pytest.raises(
+        ValueError, match=r"`max_length` must be at most 6.* Received: max_length=7"
+    ):
         greedy_search(_transformer(), IMAGES, START, END, 7)

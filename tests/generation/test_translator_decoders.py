@@ -18,16 +18,27 @@ MAX_LENGTH = 6
 
 def _transformer(norm_first=False, num_layers=1):
     return transformer_translator(
-        source_vocabulary_size=12, target_vocabulary_size=9, max_source_length=6,
-        max_target_length=MAX_LENGTH, hidden_dim=8, num_layers=num_layers, num_heads=2,
-        intermediate_dim=8, dropout=0.0, norm_first=norm_first,
+        source_vocabulary_size=12,
+        target_vocabulary_size=9,
+        max_source_length=6,
+        max_target_length=MAX_LENGTH,
+        hidden_dim=8,
+        num_layers=num_layers,
+        num_heads=2,
+        intermediate_dim=8,
+        dropout=0.0,
+        norm_first=norm_first,
     )
 
 
 def _rnn(**kwargs):
     return rnn_attention_translator(
-        source_vocabulary_size=12, target_vocabulary_size=9, embedding_dim=4, units=8,
-        dropout=0.0, **kwargs,
+        source_vocabulary_size=12,
+        target_vocabulary_size=9,
+        embedding_dim=4,
+        units=8,
+        dropout=0.0,
+        **kwargs,
     )
 
 

@@ -60,7 +60,11 @@ def test_sequence_query_with_separate_key_and_masks_matches_numpy():
     # A bias that is not zero, so that its place in the formula is tested.
     layer = AdditiveAttention(units=8, bias_initializer="random_normal")
     output, weights = layer(
-        query, value, key=key, query_mask=query_mask, value_mask=value_mask,
+        query,
+        value,
+        key=key,
+        query_mask=query_mask,
+        value_mask=value_mask,
         return_attention_scores=True,
     )
     scores = _bahdanau_scores(query, key, _weights(layer))
@@ -115,7 +119,9 @@ def test_precomputed_keys_are_the_key_projection_and_give_the_same_output():
     np.testing.assert_allclose(keys, memory @ key_kernel + bias, atol=1e-5)
     scores = _bahdanau_scores(query[:, None], memory, _weights(layer))
     expected, _ = _attend(scores, memory, np.ones(scores.shape, bool))
-    np.testing.assert_allclose(layer(query, memory, precomputed_keys=keys), expected[:, 0], atol=1e-5)
+    np.testing.assert_allclose(
+        layer(query, memory, precomputed_keys=keys), expected[:, 0], atol=1e-5
+    )
     with pytest.raises(ValueError, match=re.escape("Received: precomputed_keys.shape=(2, 4, 6)")):
         layer(query, memory, precomputed_keys=memory)
 
@@ -179,7 +185,9 @@ def test_dropout_acts_in_training_only():
     scores = _bahdanau_scores(query, value, _weights(layer))
     expected, _ = _attend(scores, value, np.ones(scores.shape, bool))
     np.testing.assert_allclose(inference, expected, atol=1e-5)
-    training_output, training_weights = layer(query, value, return_attention_scores=True, training=True)
+    training_output, training_weights = layer(
+        query, value, return_attention_scores=True, training=True
+    )
     # The returned weights are those before dropout; the output uses dropped ones.
     np.testing.assert_allclose(training_weights, weights, atol=1e-6)
     assert not np.allclose(training_output, inference)
@@ -209,7 +217,9 @@ SPECS = [
         AdditiveAttention,
         {"units": 8, "dropout": 0.1, "seed": 5},
         inputs=[_normal(2, 3, 5), _normal(2, 4, 6)],
-        tensor_kwargs={"value_mask": np.array([[True, True, True, False], [True, True, True, True]])},
+        tensor_kwargs={
+            "value_mask": np.array([[True, True, True, False], [True, True, True, True]])
+        },
     ),
     LayerSpec(
         "feature_map_single_step",

@@ -145,13 +145,24 @@ CONFIGS = {
     ),
     "gru_general_luong_image": (dict(cell="gru", score="general", attention_style="luong"), True),
     "lstm_general_luong_feeding_sequence": (
-        dict(cell="lstm", score="general", attention_style="luong", input_feeding=True,
-             attention_output_dim=5),
+        dict(
+            cell="lstm",
+            score="general",
+            attention_style="luong",
+            input_feeding=True,
+            attention_output_dim=5,
+        ),
         False,
     ),
     "gru_scaled_dot_luong_feeding_gate_image": (
-        dict(cell="gru", score="scaled_dot", units=MEMORY_DIM, attention_style="luong",
-             input_feeding=True, context_gate=True),
+        dict(
+            cell="gru",
+            score="scaled_dot",
+            units=MEMORY_DIM,
+            attention_style="luong",
+            input_feeding=True,
+            context_gate=True,
+        ),
         True,
     ),
 }
@@ -186,8 +197,12 @@ def test_step_by_step_decoding_equals_the_teacher_forced_pass(name):
 
 
 @pytest.mark.parametrize(
-    "name", ["gru_additive_bahdanau_sequence", "lstm_additive_bahdanau_gate_image",
-             "lstm_general_luong_feeding_sequence"]
+    "name",
+    [
+        "gru_additive_bahdanau_sequence",
+        "lstm_additive_bahdanau_gate_image",
+        "lstm_general_luong_feeding_sequence",
+    ],
 )
 def test_teacher_forced_pass_matches_numpy_recurrences(name):
     kwargs, image = CONFIGS[name]
@@ -250,8 +265,13 @@ def test_return_state_continues_decoding_where_it_stopped():
 
 
 def test_initial_decoder_state_from_batch_size_or_encoder_states():
-    decoder = _decoder(cell="lstm", score="general", attention_style="luong", input_feeding=True,
-                       attention_output_dim=3)
+    decoder = _decoder(
+        cell="lstm",
+        score="general",
+        attention_style="luong",
+        input_feeding=True,
+        attention_output_dim=3,
+    )
     zeros = decoder.initial_decoder_state(4)
     assert [tuple(s.shape) for s in zeros] == [(4, 8), (4, 8), (4, 3)]
     assert all(not np.any(s) for s in zeros)
@@ -433,17 +453,25 @@ def test_harness(spec, check, tmp_path):
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        (dict(cell=keras.layers.SimpleRNNCell(4)),
-         r"`cell` must be .*Received: cell=.* of type SimpleRNNCell"),
+        (
+            dict(cell=keras.layers.SimpleRNNCell(4)),
+            r"`cell` must be .*Received: cell=.* of type SimpleRNNCell",
+        ),
         (dict(cell="gru"), r"`cell` must be .*Received: cell='gru' of type str"),
-        (dict(attention=keras.layers.AdditiveAttention()),
-         r"`attention` must be .*Received: attention=.* of type AdditiveAttention"),
+        (
+            dict(attention=keras.layers.AdditiveAttention()),
+            r"`attention` must be .*Received: attention=.* of type AdditiveAttention",
+        ),
         (dict(attention_style="transformer"), re.escape("Received: attention_style='transformer'")),
         (dict(input_feeding=True), r"Received: input_feeding=True.*attention_style=\"bahdanau\""),
-        (dict(attention_style="luong", input_feeding="yes"),
-         re.escape("Received: input_feeding='yes'")),
-        (dict(attention_style="luong", attention_output_dim=0),
-         re.escape("Received: attention_output_dim=0")),
+        (
+            dict(attention_style="luong", input_feeding="yes"),
+            re.escape("Received: input_feeding='yes'"),
+        ),
+        (
+            dict(attention_style="luong", attention_output_dim=0),
+            re.escape("Received: attention_output_dim=0"),
+        ),
         (dict(attention_output_dim=4), r"Received: input_feeding=False, attention_output_dim=4"),
     ],
 )

@@ -117,14 +117,20 @@ def test_bad_ranks_are_rejected_in_functional_models(name):
 def test_bad_value_masks_are_rejected(name, value_shape, mask_shape):
     message = f"Received: value_mask.shape={mask_shape}"
     with pytest.raises(ValueError, match=re.escape(message)):
-        LAYERS[name]()(_normal(2, 3, 4), _normal(*value_shape), value_mask=np.ones(mask_shape, bool))
+        LAYERS[name]()(
+            _normal(2, 3, 4), _normal(*value_shape), value_mask=np.ones(mask_shape, bool)
+        )
 
 
 @pytest.mark.parametrize("name", list(LAYERS))
-@pytest.mark.parametrize("query_shape, mask_shape", [((2, 3, 4), (2, 4)), ((2, 3, 4), (2,)), ((2, 4), (2, 1))])
+@pytest.mark.parametrize(
+    "query_shape, mask_shape", [((2, 3, 4), (2, 4)), ((2, 3, 4), (2,)), ((2, 4), (2, 1))]
+)
 def test_bad_query_masks_are_rejected(name, query_shape, mask_shape):
     with pytest.raises(ValueError, match=re.escape(f"Received: query_mask.shape={mask_shape}")):
-        LAYERS[name]()(_normal(*query_shape), _normal(2, 5, 4), query_mask=np.ones(mask_shape, bool))
+        LAYERS[name]()(
+            _normal(*query_shape), _normal(2, 5, 4), query_mask=np.ones(mask_shape, bool)
+        )
 
 
 @pytest.mark.parametrize("name", list(LAYERS))

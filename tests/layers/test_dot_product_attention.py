@@ -56,7 +56,11 @@ def test_sequence_query_with_masks_matches_numpy(score_mode):
     value_mask = np.array([[True, True, False, True, False], [False, True, True, True, True]])
     layer = DotProductAttention(score_mode=score_mode)
     output, weights = layer(
-        query, value, key=key, query_mask=query_mask, value_mask=value_mask,
+        query,
+        value,
+        key=key,
+        query_mask=query_mask,
+        value_mask=value_mask,
         return_attention_scores=True,
     )
     if score_mode == "general":
@@ -72,9 +76,13 @@ def test_scaling_divides_the_dot_scores_by_sqrt_key_size():
     # Large scores: the unscaled softmax is far peakier than the scaled one.
     query, value = 3.0 * _normal(1, 1, 16), 3.0 * _normal(1, 6, 16)
     dot = DotProductAttention(score_mode="dot")(query, value, return_attention_scores=True)[1]
-    scaled = DotProductAttention(score_mode="scaled_dot")(query, value, return_attention_scores=True)[1]
+    scaled = DotProductAttention(score_mode="scaled_dot")(
+        query, value, return_attention_scores=True
+    )[1]
     mask = np.ones((1, 1, 6), bool)
-    np.testing.assert_allclose(dot, _attend(_luong_scores(query, value, "dot"), value, mask)[1], atol=1e-5)
+    np.testing.assert_allclose(
+        dot, _attend(_luong_scores(query, value, "dot"), value, mask)[1], atol=1e-5
+    )
     expected_scaled = _attend(_luong_scores(query, value, "dot") / 4.0, value, mask)[1]
     np.testing.assert_allclose(scaled, expected_scaled, atol=1e-5)
 
@@ -179,8 +187,12 @@ def test_dot_scores_need_equal_query_and_key_sizes(score_mode):
     message = "Received: query_shape=(2, 3, 5), key_shape=(2, 4, 6)"
     with pytest.raises(ValueError, match=re.escape(message)):
         layer(_normal(2, 3, 5), _normal(2, 4, 6))
-    with pytest.raises(ValueError, match=re.escape("Received: query_shape=(2, 5), key_shape=(2, 4, 3)")):
-        DotProductAttention(score_mode=score_mode)(_normal(2, 5), _normal(2, 4, 5), key=_normal(2, 4, 3))
+    with pytest.raises(
+        ValueError, match=re.escape("Received: query_shape=(2, 5), key_shape=(2, 4, 3)")
+    ):
+        DotProductAttention(score_mode=score_mode)(
+            _normal(2, 5), _normal(2, 4, 5), key=_normal(2, 4, 3)
+        )
 
 
 @pytest.mark.parametrize("dropout", [-0.5, 1.0, None])
@@ -280,7 +292,9 @@ def test_a_query_with_batch_axes_attends_per_batch_entry():
     for i in range(2):
         for j in range(3):
             want_output, want_weights = layer(
-                query[i, j][None], value[i, j][None], value_mask=value_mask[i, j][None],
+                query[i, j][None],
+                value[i, j][None],
+                value_mask=value_mask[i, j][None],
                 return_attention_scores=True,
             )
             np.testing.assert_allclose(output[i, j], want_output[0], atol=1e-5)
@@ -330,5 +344,7 @@ def test_keras_calling_style_errors_say_what_was_received(call, message):
 
 
 def test_unknown_score_mode_names_keras_and_our_modes():
-    with pytest.raises(ValueError, match=r"\{'dot', 'concat'\}.*'scaled_dot', 'general'.*score_mode='cos'"):
+    with pytest.raises(
+        ValueError, match=r"\{'dot', 'concat'\}.*'scaled_dot', 'general'.*score_mode='cos'"
+    ):
         DotProductAttention(score_mode="cos")

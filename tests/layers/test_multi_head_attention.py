@@ -401,10 +401,14 @@ def test_cross_attention_cache_matches_uncached_call(rotary):
         ({"num_heads": 2, "key_dim": 4, "output_shape": (2, 0)}, r"output_shape=\(2, 0\)"),
         ({"num_heads": 2, "key_dim": 4, "attention_axes": "1"}, "attention_axes='1'"),
         ({"num_heads": 2, "key_dim": 4, "sliding_window": 0}, "sliding_window=0"),
-        ({"num_heads": 2, "key_dim": 4, "flash_attention": True, "implementation": "xla"},
-         "implementation='xla'"),
-        ({"num_heads": 2, "key_dim": 4, "flash_attention": False, "implementation": "fused"},
-         "flash_attention=False"),
+        (
+            {"num_heads": 2, "key_dim": 4, "flash_attention": True, "implementation": "xla"},
+            "implementation='xla'",
+        ),
+        (
+            {"num_heads": 2, "key_dim": 4, "flash_attention": False, "implementation": "fused"},
+            "flash_attention=False",
+        ),
     ],
 )
 def test_bad_constructor_arguments(kwargs, match):
@@ -533,11 +537,19 @@ def test_compute_attention_override_gets_every_mask_and_matches_the_layer(rotary
     override(x, x)
     override.set_weights(plain.get_weights())
     expected, expected_scores = plain(
-        x, x, query_mask=padding, value_mask=padding, use_causal_mask=True,
+        x,
+        x,
+        query_mask=padding,
+        value_mask=padding,
+        use_causal_mask=True,
         return_attention_scores=True,
     )
     output, scores = override(
-        x, x, query_mask=padding, value_mask=padding, use_causal_mask=True,
+        x,
+        x,
+        query_mask=padding,
+        value_mask=padding,
+        use_causal_mask=True,
         return_attention_scores=True,
     )
     np.testing.assert_allclose(output, expected, atol=1e-5)
@@ -549,7 +561,10 @@ def test_compute_attention_override_gets_every_mask_and_matches_the_layer(rotary
 
 
 def test_compute_attention_override_decodes_with_a_cache():
-    plain, override = MultiHeadAttention(num_heads=2, key_dim=4), _PassThrough(num_heads=2, key_dim=4)
+    plain, override = (
+        MultiHeadAttention(num_heads=2, key_dim=4),
+        _PassThrough(num_heads=2, key_dim=4),
+    )
     x = _normal(1, 4, 8)
     plain(x, x)
     override(x, x)
@@ -559,7 +574,11 @@ def test_compute_attention_override_decodes_with_a_cache():
     steps = []
     for i in range(4):
         step, cache = override(
-            x[:, i : i + 1], x[:, i : i + 1], cache=cache, cache_update_index=i, use_causal_mask=True
+            x[:, i : i + 1],
+            x[:, i : i + 1],
+            cache=cache,
+            cache_update_index=i,
+            use_causal_mask=True,
         )
         steps.append(np.asarray(step))
     np.testing.assert_allclose(np.concatenate(steps, axis=1), full, atol=1e-5)
@@ -585,7 +604,9 @@ def test_bool_attention_masks_of_every_rank_agree():
     layer = MultiHeadAttention(num_heads=2, key_dim=4)
     mask = np.tril(np.ones((5, 5), bool))
     first = layer(x, x, attention_mask=mask)
-    np.testing.assert_allclose(layer(x, x, attention_mask=np.tile(mask, (2, 1, 1))), first, atol=1e-6)
+    np.testing.assert_allclose(
+        layer(x, x, attention_mask=np.tile(mask, (2, 1, 1))), first, atol=1e-6
+    )
     np.testing.assert_allclose(
         layer(x, x, attention_mask=np.tile(mask, (2, 2, 1, 1))), first, atol=1e-6
     )
@@ -594,7 +615,9 @@ def test_bool_attention_masks_of_every_rank_agree():
 @pytest.mark.parametrize("name", ["num_heads", "key_dim", "value_dim"])
 def test_head_sizes_are_refused_in_keras_words(name):
     arguments = {"num_heads": 2, "key_dim": 4, name: 0}
-    with pytest.raises(ValueError, match=rf"invalid value for argument `{name}`.*Received: {name}=0"):
+    with pytest.raises(
+        ValueError, match=rf"invalid value for argument `{name}`.*Received: {name}=0"
+    ):
         MultiHeadAttention(**arguments)
 
 

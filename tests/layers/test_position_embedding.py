@@ -94,7 +94,9 @@ def test_keras_mask_is_passed_through():
 
 def test_sequence_longer_than_the_table_is_rejected():
     layer = PositionEmbedding(max_length=10)
-    with pytest.raises(ValueError, match=r"max_length=10 rows\. Received: sequence_length=12, start_index=0"):
+    with pytest.raises(
+        ValueError, match=r"max_length=10 rows\. Received: sequence_length=12, start_index=0"
+    ):
         layer(np.zeros((1, 12, 4)))
     with pytest.raises(ValueError, match=r"Received: sequence_length=4, start_index=8"):
         layer(np.zeros((1, 4, 4)), start_index=8)
@@ -102,7 +104,9 @@ def test_sequence_longer_than_the_table_is_rejected():
 
 @pytest.mark.parametrize("max_length", [0, -3, 2.5, True, None])
 def test_bad_max_length(max_length):
-    with pytest.raises(ValueError, match=rf"positive integer\. Received: max_length={max_length!r}"):
+    with pytest.raises(
+        ValueError, match=rf"positive integer\. Received: max_length={max_length!r}"
+    ):
         PositionEmbedding(max_length)
 
 

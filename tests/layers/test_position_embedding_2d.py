@@ -55,7 +55,9 @@ def test_harness(spec, check, tmp_path):
 
 def _layer(grid_size=(3, 4), width=6, **kwargs):
     layer = PositionEmbedding2D(grid_size, **kwargs)
-    layer.build((None, None, width) if kwargs.get("num_prefix_tokens") else (None, None, None, width))
+    layer.build(
+        (None, None, width) if kwargs.get("num_prefix_tokens") else (None, None, None, width)
+    )
     table = RNG.normal(size=tuple(layer.grid_embeddings.shape)).astype("float32")
     layer.grid_embeddings.assign(table)
     return layer, table
@@ -93,21 +95,26 @@ def test_bigger_grid_keeps_the_corners():
     for r, c in ((0, 0), (0, -1), (-1, 0), (-1, -1)):
         np.testing.assert_allclose(got[r, c], table[r, c], rtol=1e-6)
     # Doubling a grid puts every output between its neighbouring table values.
-    assert np.all(got <= table.max(axis=(0, 1)) + 1e-6) and np.all(got >= table.min(axis=(0, 1)) - 1e-6)
+    assert np.all(got <= table.max(axis=(0, 1)) + 1e-6) and np.all(
+        got >= table.min(axis=(0, 1)) - 1e-6
+    )
 
 
 def test_prefix_tokens_are_not_interpolated():
     layer, table = _layer(grid_size=(2, 2), width=4, num_prefix_tokens=1)
     prefix = keras.ops.convert_to_numpy(layer.prefix_embeddings)
-    got = keras.ops.convert_to_numpy(layer(np.zeros((2, 1 + 3 * 3, 4), "float32"), grid_size=(3, 3)))
+    got = keras.ops.convert_to_numpy(
+        layer(np.zeros((2, 1 + 3 * 3, 4), "float32"), grid_size=(3, 3))
+    )
     np.testing.assert_array_equal(got[:, 0], np.broadcast_to(prefix[0], (2, 4)))
     np.testing.assert_allclose(got[0, 1:], numpy_bilinear(table, 3, 3).reshape(9, 4), atol=1e-5)
 
 
 def test_grid_known_only_at_run_time_under_xla():
     layer, table = _layer()
-    embed = tf.function(lambda x: layer(x), input_signature=[tf.TensorSpec((None, None, None, 6))],
-                        jit_compile=True)
+    embed = tf.function(
+        lambda x: layer(x), input_signature=[tf.TensorSpec((None, None, None, 6))], jit_compile=True
+    )
     for grid in ((3, 4), (6, 2)):
         got = np.asarray(embed(tf.zeros((1,) + grid + (6,))))[0]
         np.testing.assert_allclose(got, numpy_bilinear(table, *grid), atol=1e-5)
@@ -119,7 +126,9 @@ def test_concat_uses_its_own_width():
     got = keras.ops.convert_to_numpy(layer(x))
     assert got.shape == (2, 2, 2, 8)
     np.testing.assert_array_equal(got[..., :5], x)
-    np.testing.assert_array_equal(got[0, ..., 5:], keras.ops.convert_to_numpy(layer.grid_embeddings))
+    np.testing.assert_array_equal(
+        got[0, ..., 5:], keras.ops.convert_to_numpy(layer.grid_embeddings)
+    )
 
 
 def test_model_trained_at_one_size_reuses_its_table_at_another():

@@ -83,7 +83,9 @@ def test_start_index_gives_rows_of_the_full_table(start_index):
     full = keras.ops.convert_to_numpy(layer(np.zeros((1, 8, 6), "float32")))[0]
     if start_index == "tensor":
         start_index = keras.ops.convert_to_tensor(3, "int32")
-    part = keras.ops.convert_to_numpy(layer(np.zeros((1, 3, 6), "float32"), start_index=start_index))[0]
+    part = keras.ops.convert_to_numpy(
+        layer(np.zeros((1, 3, 6), "float32"), start_index=start_index)
+    )[0]
     np.testing.assert_allclose(part, full[3:6], atol=1e-6)
 
 

@@ -38,7 +38,9 @@ RNG = np.random.default_rng(0)
 GRID = RNG.normal(size=(2, 2, 3, 8)).astype("float32")
 
 SPECS = [
-    LayerSpec("grid_add", SinusoidalPositionEncoding2D, {"merge": "add"}, inputs=[GRID], trainable=False),
+    LayerSpec(
+        "grid_add", SinusoidalPositionEncoding2D, {"merge": "add"}, inputs=[GRID], trainable=False
+    ),
 ]
 
 
@@ -49,11 +51,16 @@ def test_harness(spec, check, tmp_path):
 
 
 def test_grid_encoding_matches_formula():
-    got = keras.ops.convert_to_numpy(SinusoidalPositionEncoding2D(max_wavelength=100)(np.zeros((2, 3, 4, 8))))
+    got = keras.ops.convert_to_numpy(
+        SinusoidalPositionEncoding2D(max_wavelength=100)(np.zeros((2, 3, 4, 8)))
+    )
     expected = numpy_grid_sinusoids(3, 4, 8, 100.0)
     np.testing.assert_allclose(got, np.broadcast_to(expected, (2, 3, 4, 8)), atol=1e-6)
-    np.testing.assert_allclose(keras.ops.convert_to_numpy(sinusoidal_table_2d((5, 2), 12)),
-                               numpy_grid_sinusoids(5, 2, 12), atol=1e-5)
+    np.testing.assert_allclose(
+        keras.ops.convert_to_numpy(sinusoidal_table_2d((5, 2), 12)),
+        numpy_grid_sinusoids(5, 2, 12),
+        atol=1e-5,
+    )
 
 
 def test_flattened_tokens_are_row_major_after_zero_prefix_encodings():

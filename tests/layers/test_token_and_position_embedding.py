@@ -106,7 +106,9 @@ def test_output_shape_and_mixed_dtype():
 
 def test_sequence_longer_than_sequence_length_is_rejected():
     for position in ("learned", "sinusoidal"):
-        with pytest.raises(ValueError, match=r"sequence_length=4\. Received: length=5, start_index=0"):
+        with pytest.raises(
+            ValueError, match=r"sequence_length=4\. Received: length=5, start_index=0"
+        ):
             TokenAndPositionEmbedding(10, 4, 6, position=position)(IDS)
     with pytest.raises(ValueError, match=r"Received: length=3, start_index=2"):
         TokenAndPositionEmbedding(10, 4, 6)(IDS[:, :3], start_index=2)
@@ -120,7 +122,10 @@ def test_sequence_longer_than_sequence_length_is_rejected():
         ({"sequence_length": -1}, r"Received: sequence_length=-1"),
         ({"embedding_dim": 0}, r"Received: embedding_dim=0"),
         ({"position": "rotary"}, r"Received: position='rotary'"),
-        ({"position": "sinusoidal", "embedding_dim": 5}, r"even for sinusoidal positions\. Received: embedding_dim=5"),
+        (
+            {"position": "sinusoidal", "embedding_dim": 5},
+            r"even for sinusoidal positions\. Received: embedding_dim=5",
+        ),
         ({"max_wavelength": 0}, r"Received: max_wavelength=0"),
     ],
 )

@@ -45,7 +45,9 @@ def test_matches_keras_hub_decoder_with_copied_weights(norm_first):
         intermediate_dim=24, num_heads=2, normalize_first=norm_first
     )
     expected = np.asarray(
-        theirs(X, CONTEXT, decoder_padding_mask=DECODER_PADDING, encoder_padding_mask=CONTEXT_PADDING)
+        theirs(
+            X, CONTEXT, decoder_padding_mask=DECODER_PADDING, encoder_padding_mask=CONTEXT_PADDING
+        )
     )
     ours = TransformerDecoderBlock(num_heads=2, intermediate_dim=24, norm_first=norm_first)
     ours(X, CONTEXT)
@@ -91,7 +93,9 @@ def _decode_one_token_at_a_time(block, inputs, context, padding_mask):
 
     outputs, all_scores = [], []
     for index in range(length):
-        output, scores, cache = step(inputs[:, index : index + 1], cache, tf.constant(index), cross_cache)
+        output, scores, cache = step(
+            inputs[:, index : index + 1], cache, tf.constant(index), cross_cache
+        )
         outputs.append(np.asarray(output))
         all_scores.append(np.asarray(scores))
     return np.concatenate(outputs, axis=1), np.concatenate(all_scores, axis=2)
@@ -123,7 +127,9 @@ def test_bad_calls():
     block(X, CONTEXT)
     with pytest.raises(ValueError, match="needs a `context`. Received: context=None"):
         block(X)
-    with pytest.raises(ValueError, match="context.*12 features.*Received: context.shape=\\(2, 5, 7\\)"):
+    with pytest.raises(
+        ValueError, match="context.*12 features.*Received: context.shape=\\(2, 5, 7\\)"
+    ):
         block(X, CONTEXT[..., :7])
     with pytest.raises(ValueError, match="go together.*self_attention_cache_update_index=3"):
         block(X, CONTEXT, self_attention_cache_update_index=3)
@@ -160,12 +166,18 @@ def test_keras_hub_call_names_give_the_same_outputs_as_ours():
     cross_mask = np.ones((2, 6, 5), bool)
     cross_mask[:, :, 0] = False
     ours = block(
-        X, CONTEXT, padding_mask=DECODER_PADDING, context_padding_mask=CONTEXT_PADDING,
+        X,
+        CONTEXT,
+        padding_mask=DECODER_PADDING,
+        context_padding_mask=CONTEXT_PADDING,
         context_attention_mask=cross_mask,
     )
     theirs = block(
-        decoder_sequence=X, encoder_sequence=CONTEXT, decoder_padding_mask=DECODER_PADDING,
-        encoder_padding_mask=CONTEXT_PADDING, encoder_attention_mask=cross_mask,
+        decoder_sequence=X,
+        encoder_sequence=CONTEXT,
+        decoder_padding_mask=DECODER_PADDING,
+        encoder_padding_mask=CONTEXT_PADDING,
+        encoder_attention_mask=cross_mask,
     )
     np.testing.assert_allclose(theirs, ours, atol=1e-6)
     without_cross_mask = block(
@@ -199,15 +211,22 @@ def test_cross_attention_cache_update_index_fills_the_cache_once():
     empty = np.zeros((2, 2, 6, 2, 8), "float32")
     cross_empty = np.zeros((2, 2, 5, 2, 8), "float32")
     first, self_cache, cross_cache = block(
-        X[:, :1], CONTEXT, self_attention_cache=empty, self_attention_cache_update_index=0,
-        cross_attention_cache=cross_empty, cross_attention_cache_update_index=0,
+        X[:, :1],
+        CONTEXT,
+        self_attention_cache=empty,
+        self_attention_cache_update_index=0,
+        cross_attention_cache=cross_empty,
+        cross_attention_cache_update_index=0,
     )
     np.testing.assert_allclose(cross_cache, block.compute_cross_attention_cache(CONTEXT), atol=1e-6)
     steps = [np.asarray(first)]
     for i in range(1, 6):
         step, self_cache, cross_cache = block(
-            X[:, i : i + 1], CONTEXT, self_attention_cache=self_cache,
-            self_attention_cache_update_index=i, cross_attention_cache=cross_cache,
+            X[:, i : i + 1],
+            CONTEXT,
+            self_attention_cache=self_cache,
+            self_attention_cache_update_index=i,
+            cross_attention_cache=cross_cache,
         )
         steps.append(np.asarray(step))
     np.testing.assert_allclose(np.concatenate(steps, axis=1), full, atol=1e-5)
@@ -217,7 +236,9 @@ def test_cross_attention_cache_update_index_fills_the_cache_once():
 
 def test_norm_first_and_normalize_first_must_agree():
     with pytest.raises(ValueError, match="norm_first=True, normalize_first=False"):
-        TransformerDecoderBlock(num_heads=2, intermediate_dim=8, norm_first=True, normalize_first=False)
+        TransformerDecoderBlock(
+            num_heads=2, intermediate_dim=8, norm_first=True, normalize_first=False
+        )
     with pytest.raises(ValueError, match="normalize_first.*Received: normalize_first='yes'"):
         TransformerDecoderBlock(num_heads=2, intermediate_dim=8, normalize_first="yes")
     config = TransformerDecoderBlock(num_heads=2, intermediate_dim=8, norm_first=True).get_config()

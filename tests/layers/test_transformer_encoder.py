@@ -6,7 +6,9 @@ import keras
 import keras_hub
 import numpy as np
 import pytest
-from layer_harness import HARNESS_CHECKS, LayerSpec, run_check
+from layer_harness import HARNESS_CHECKS
+from layer_harness import LayerSpec
+from layer_harness import run_check
 
 from keras_attention.layers.transformer_encoder import TransformerEncoder
 

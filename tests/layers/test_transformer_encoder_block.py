@@ -25,8 +25,14 @@ SPECS = [
     LayerSpec(
         "pre_norm_scores",
         TransformerEncoderBlock,
-        {"num_heads": 4, "intermediate_dim": 8, "norm_first": True, "dropout": 0.1,
-         "stochastic_depth_rate": 0.1, "activation": "gelu"},
+        {
+            "num_heads": 4,
+            "intermediate_dim": 8,
+            "norm_first": True,
+            "dropout": 0.1,
+            "stochastic_depth_rate": 0.1,
+            "activation": "gelu",
+        },
         inputs=[X],
         call_kwargs={"return_attention_scores": True},
     ),
@@ -116,7 +122,9 @@ def test_bad_shapes():
 
 @pytest.mark.parametrize("normalize_first", [False, True])
 def test_keras_hub_normalize_first_sets_norm_first_and_round_trips(normalize_first):
-    block = TransformerEncoderBlock(num_heads=2, intermediate_dim=8, normalize_first=normalize_first)
+    block = TransformerEncoderBlock(
+        num_heads=2, intermediate_dim=8, normalize_first=normalize_first
+    )
     assert block.norm_first is normalize_first is block.normalize_first
     config = block.get_config()
     assert config["norm_first"] is config["normalize_first"] is normalize_first

@@ -77,13 +77,22 @@ def test_on_generated_scenes_the_shape_word_step_is_measured_and_uniform_maps_sc
 
 def test_bad_arguments():
     mask = np.ones((4, 4), bool)
-    with pytest.raises(ValueError, match=r"`mask` must be a non-empty \(H, W\) array. Received: mask.shape=\(4,\)"):
+    with pytest.raises(
+        ValueError, match=r"`mask` must be a non-empty \(H, W\) array. Received: mask.shape=\(4,\)"
+    ):
         mask_coverage_on_grid(np.ones(4), (2, 2))
-    with pytest.raises(ValueError, match=r"`grid_size` must be \(h, w\), .* Received: grid_size=\(8, 2\)"):
+    with pytest.raises(
+        ValueError, match=r"`grid_size` must be \(h, w\), .* Received: grid_size=\(8, 2\)"
+    ):
         mask_coverage_on_grid(mask, (8, 2))
-    with pytest.raises(ValueError, match=r"`attention` must be a finite, non-negative \(h, w\) map"):
+    with pytest.raises(
+        ValueError, match=r"`attention` must be a finite, non-negative \(h, w\) map"
+    ):
         attention_on_mask(-np.ones((2, 2)), mask)
-    with pytest.raises(ValueError, match=r"`attention` must be \(steps, h, w\) .* Received: attention.shape=\(1, 2, 2\) for 2 words"):
+    with pytest.raises(
+        ValueError,
+        match=r"`attention` must be \(steps, h, w\) .* Received: attention.shape=\(1, 2, 2\) for 2 words",
+    ):
         object_attention_fractions(["a", "b"], np.ones((1, 2, 2)), [])
     with pytest.raises(ValueError, match=r"one entry per scene. Received: 1, 2 and 1 entries"):
         attention_on_objects_summary([["a"]], [np.ones((1, 2, 2))] * 2, [[]])
@@ -101,7 +110,9 @@ def test_attention_peak_in_box_on_a_non_square_grid():
         assert attention_peak_in_box(attention, inside, (32, 96))
         beside = (0, centre[1] + 1, 32, 96)
         assert not attention_peak_in_box(attention, beside, (32, 96))
-    with pytest.raises(ValueError, match=r"`box` must be \(top, left, bottom, right\). Received: box=\(1, 2\)"):
+    with pytest.raises(
+        ValueError, match=r"`box` must be \(top, left, bottom, right\). Received: box=\(1, 2\)"
+    ):
         attention_peak_in_box(np.ones((2, 2)), (1, 2), (8, 8))
     with pytest.raises(ValueError, match=r"`attention` must be a finite, non-empty \(h, w\) map"):
         attention_peak_in_box(np.ones(4), (0, 0, 1, 1), (8, 8))

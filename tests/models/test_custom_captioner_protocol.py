@@ -28,8 +28,12 @@ def _bigram_logits():
     """Next-token logits given the previous token: 10 for the one that follows it."""
     table = np.zeros((len(VOCABULARY), len(VOCABULARY)), "float32")
     for previous, following in [
-        ("[START]", "a"), ("red", "circle"), ("blue", "square"), ("circle", "[END]"),
-        ("square", "[END]"), ("[END]", "[END]"),
+        ("[START]", "a"),
+        ("red", "circle"),
+        ("blue", "square"),
+        ("circle", "[END]"),
+        ("square", "[END]"),
+        ("[END]", "[END]"),
     ]:
         table[ID[previous], ID[following]] = 10.0
     # After "a" the colour is left to the image: 5 each, plus up to 5 from the colour.
@@ -147,19 +151,22 @@ def test_greedy_and_beam_search_decode_a_custom_captioner():
 
 def test_exported_custom_captioner_captions_images(tmp_path):
     model, images = _model(), _images()
-    path = export_captioner(model, tmp_path / "colours", VOCABULARY, MAX_LENGTH,
-                            decode_batch_size=2)
+    path = export_captioner(
+        model, tmp_path / "colours", VOCABULARY, MAX_LENGTH, decode_batch_size=2
+    )
     serve = tf.saved_model.load(path).signatures["serving_default"]
     outputs = serve(images=tf.constant(images))
     assert [text.decode("utf-8") for text in outputs["caption"].numpy()] == [
-        "a red circle", "a blue square",
+        "a red circle",
+        "a blue square",
     ]
     attention = outputs["attention"].numpy()
     assert attention.shape == (2, MAX_LENGTH, 2, 2)
     np.testing.assert_allclose(attention[:, 0], _expected_attention(images), atol=1e-5)
     # Beam search, and uint8 pixels of another size, resized to the model's 8 x 8.
-    caption = make_caption_function(model, VOCABULARY, MAX_LENGTH, beam_width=2,
-                                    decode_batch_size=2)
+    caption = make_caption_function(
+        model, VOCABULARY, MAX_LENGTH, beam_width=2, decode_batch_size=2
+    )
     large = np.repeat(np.repeat(images, 2, axis=1), 2, axis=2)  # (2, 16, 16, 3)
     assert caption(large)["caption"].numpy().tolist() == [b"a red circle", b"a blue square"]
 

@@ -146,16 +146,24 @@ def test_beam_search_finds_the_copy_with_a_log_probability_near_zero(model, toke
 @pytest.mark.parametrize("beam_width", [1, 2])
 def test_translate_texts_gives_back_the_source(model, tokenizer, beam_width):
     translations = translate_texts(
-        model, SENTENCES + [""], tokenizer, tokenizer,
-        max_target_length=SOURCE_LENGTH + 1, beam_width=beam_width,
+        model,
+        SENTENCES + [""],
+        tokenizer,
+        tokenizer,
+        max_target_length=SOURCE_LENGTH + 1,
+        beam_width=beam_width,
     )
     assert translations == SENTENCES + [""]
 
 
 def test_export_and_load_translate_a_string(model, tokenizer, tmp_path):
     path = export_translator(
-        model, tmp_path / "copy", tokenizer, tokenizer,
-        max_source_length=SOURCE_LENGTH, max_target_length=SOURCE_LENGTH + 1,
+        model,
+        tmp_path / "copy",
+        tokenizer,
+        tokenizer,
+        max_source_length=SOURCE_LENGTH,
+        max_target_length=SOURCE_LENGTH + 1,
     )
     serve = tf.saved_model.load(path).signatures["serving_default"]
     outputs = serve(text=tf.constant("the dog sleeps at home"))
@@ -166,8 +174,12 @@ def test_export_and_load_translate_a_string(model, tokenizer, tmp_path):
 
 def test_plot_alignment_of_its_attention(model, tokenizer):
     translation, alignment = translate_texts(
-        model, "a dog runs home", tokenizer, tokenizer,
-        max_target_length=SOURCE_LENGTH + 1, return_attention=True,
+        model,
+        "a dog runs home",
+        tokenizer,
+        tokenizer,
+        max_target_length=SOURCE_LENGTH + 1,
+        return_attention=True,
     )
     assert translation == "a dog runs home"
     pieces = alignment["source_tokens"]
@@ -193,5 +205,7 @@ def test_export_refuses_a_model_without_the_protocol(tokenizer, tmp_path):
         def initial_cache(self, encoder_state, batch_size, max_length):
             return {}
 
-    with pytest.raises(ValueError, match=r"decoding protocol .* Received: model=.*which lacks step$"):
+    with pytest.raises(
+        ValueError, match=r"decoding protocol .* Received: model=.*which lacks step$"
+    ):
         export_translator(NoStep(), tmp_path, tokenizer, tokenizer, 4, 4)

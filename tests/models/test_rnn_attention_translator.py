@@ -90,9 +90,7 @@ def test_keras_file_round_trip(tmp_path):
     state = reloaded.encode(inputs["source"])
     cache = reloaded.initial_cache(state, 4, 7)
     logits, _, _ = reloaded.step(inputs["target"][:, 0], 0, cache, state)
-    np.testing.assert_allclose(
-        np.asarray(logits), np.asarray(reloaded(inputs))[:, 0], atol=1e-5
-    )
+    np.testing.assert_allclose(np.asarray(logits), np.asarray(reloaded(inputs))[:, 0], atol=1e-5)
 
 
 def test_fits_one_step_under_mirrored_strategy():
@@ -130,11 +128,17 @@ def test_bad_arguments(arguments, message):
 
 
 def test_a_registered_class_whose_config_holds_the_constructor_arguments():
-    assert keras.saving.get_registered_name(RNNAttentionTranslator) == "keras_attention>RNNAttentionTranslator"
+    assert (
+        keras.saving.get_registered_name(RNNAttentionTranslator)
+        == "keras_attention>RNNAttentionTranslator"
+    )
     model = rnn_attention_translator(**SIZES)
     config = model.get_config()
     assert {key: config[key] for key in SIZES} == SIZES
-    assert set(config) <= set(inspect.signature(RNNAttentionTranslator).parameters) | {"name", "trainable"}
+    assert set(config) <= set(inspect.signature(RNNAttentionTranslator).parameters) | {
+        "name",
+        "trainable",
+    }
     rebuilt = RNNAttentionTranslator.from_config(config)
     assert rebuilt.get_config() == config
     assert rebuilt.count_params() == model.count_params()

@@ -19,8 +19,13 @@ CAPTIONS = np.array([[2, 5, 6, 7, 0], [2, 8, 0, 0, 0]])
 
 def _captioner(**overrides):
     arguments = dict(
-        vocabulary_size=10, max_caption_length=6, image_size=16, embedding_dim=8, units=16,
-        attention_units=8, dropout=0.0,
+        vocabulary_size=10,
+        max_caption_length=6,
+        image_size=16,
+        embedding_dim=8,
+        units=16,
+        attention_units=8,
+        dropout=0.0,
     )
     return show_attend_tell_captioner(**{**arguments, **overrides})
 
@@ -53,7 +58,9 @@ def test_model_adds_the_doubly_stochastic_penalty_over_real_steps():
     model(inputs)
     (loss,) = model.losses
     step_mask = (CAPTIONS != 0).astype("float64")
-    expected = 0.7 * _numpy_penalty(np.asarray(alignments, "float64"), step_mask).sum() / step_mask.sum()
+    expected = (
+        0.7 * _numpy_penalty(np.asarray(alignments, "float64"), step_mask).sum() / step_mask.sum()
+    )
     np.testing.assert_allclose(float(loss), expected, rtol=1e-5)
 
 
@@ -74,11 +81,17 @@ def test_penalty_by_hand():
 
 
 def test_penalty_and_regularizer_reject_bad_arguments():
-    with pytest.raises(ValueError, match=r"`alignments` must be .* Received: alignments.shape=\(2, 3\)"):
+    with pytest.raises(
+        ValueError, match=r"`alignments` must be .* Received: alignments.shape=\(2, 3\)"
+    ):
         doubly_stochastic_penalty(np.ones((2, 3)))
-    with pytest.raises(ValueError, match=r"`step_mask` must be \(batch, steps\). Received: step_mask.shape=\(2,\)"):
+    with pytest.raises(
+        ValueError, match=r"`step_mask` must be \(batch, steps\). Received: step_mask.shape=\(2,\)"
+    ):
         doubly_stochastic_penalty(np.ones((2, 3, 4)), np.ones((2,), bool))
-    with pytest.raises(ValueError, match=r"`strength` must be a number >= 0. Received: strength=-1"):
+    with pytest.raises(
+        ValueError, match=r"`strength` must be a number >= 0. Received: strength=-1"
+    ):
         DoublyStochasticAttentionRegularizer(strength=-1)
 
 
@@ -155,7 +168,8 @@ def test_jit_compiled_fit_lowers_the_loss():
     captions = np.tile([[2, 4, 5, 6, 3]], (8, 1))
     x = {"image": images, "caption": captions[:, :-1]}
     model.compile(
-        optimizer=keras.optimizers.Adam(0.02), loss=masked_sparse_categorical_crossentropy,
+        optimizer=keras.optimizers.Adam(0.02),
+        loss=masked_sparse_categorical_crossentropy,
         jit_compile=True,
     )
     history = model.fit(x, captions[:, 1:], batch_size=8, epochs=6, verbose=0)
@@ -164,17 +178,31 @@ def test_jit_compiled_fit_lowers_the_loss():
 
 
 def test_bad_arguments_and_inputs():
-    with pytest.raises(ValueError, match=r"`backbone` must be 'small_cnn' or the name of a keras.applications model .* Received: backbone='NoSuchNet'"):
+    with pytest.raises(
+        ValueError,
+        match=r"`backbone` must be 'small_cnn' or the name of a keras.applications model .* Received: backbone='NoSuchNet'",
+    ):
         _captioner(backbone="NoSuchNet")
     with pytest.raises(ValueError, match=r"`units` must be a positive integer. Received: units=0"):
         _captioner(units=0)
-    with pytest.raises(ValueError, match=r"`dropout` must be a float in \[0, 1\). Received: dropout=1.5"):
+    with pytest.raises(
+        ValueError, match=r"`dropout` must be a float in \[0, 1\). Received: dropout=1.5"
+    ):
         _captioner(dropout=1.5)
-    with pytest.raises(ValueError, match=r"`doubly_stochastic_lambda` must be a number >= 0. Received: doubly_stochastic_lambda=-0.1"):
+    with pytest.raises(
+        ValueError,
+        match=r"`doubly_stochastic_lambda` must be a number >= 0. Received: doubly_stochastic_lambda=-0.1",
+    ):
         _captioner(doubly_stochastic_lambda=-0.1)
-    with pytest.raises(ValueError, match=r"name 'image' .* expected axis -1 of input shape to have value 3, but received input with shape \(2, 16, 16, 1\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"name 'image' .* expected axis -1 of input shape to have value 3, but received input with shape \(2, 16, 16, 1\)",
+    ):
         _captioner()({"image": IMAGES[..., :1], "caption": CAPTIONS})
-    with pytest.raises(ValueError, match=r"`model` must be a captioner with a `caption_attention` method, .* Received: model='plain'"):
+    with pytest.raises(
+        ValueError,
+        match=r"`model` must be a captioner with a `caption_attention` method, .* Received: model='plain'",
+    ):
         caption_attention_model(
             keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)], name="plain")
         )

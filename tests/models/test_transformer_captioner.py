@@ -13,8 +13,14 @@ CAPTIONS = np.array([[2, 5, 6, 7, 0], [2, 8, 0, 0, 0]])
 
 def _captioner(**overrides):
     arguments = dict(
-        vocabulary_size=10, max_caption_length=6, image_size=16, hidden_dim=16, num_layers=1,
-        num_heads=2, intermediate_dim=16, dropout=0.0,
+        vocabulary_size=10,
+        max_caption_length=6,
+        image_size=16,
+        hidden_dim=16,
+        num_layers=1,
+        num_heads=2,
+        intermediate_dim=16,
+        dropout=0.0,
     )
     return transformer_captioner(**{**arguments, **overrides})
 
@@ -46,7 +52,9 @@ def test_real_positions_ignore_padding_and_the_future():
     np.testing.assert_allclose(other[1, :2], full[1, :2], atol=1e-5)
     np.testing.assert_allclose(other[0, :2], full[0, :2], atol=1e-5)
     # The image matters.
-    assert not np.allclose(np.asarray(model({"image": IMAGES[::-1], "caption": CAPTIONS}))[0], full[0])
+    assert not np.allclose(
+        np.asarray(model({"image": IMAGES[::-1], "caption": CAPTIONS}))[0], full[0]
+    )
 
 
 def test_keras_file_round_trip(tmp_path):
@@ -93,7 +101,8 @@ def test_jit_compiled_fit_lowers_the_loss():
     images = RNG.uniform(0, 255, (8, 8, 8, 3)).astype("float32")
     captions = np.tile([[2, 4, 5, 6, 3]], (8, 1))
     model.compile(
-        optimizer=keras.optimizers.Adam(0.02), loss=masked_sparse_categorical_crossentropy,
+        optimizer=keras.optimizers.Adam(0.02),
+        loss=masked_sparse_categorical_crossentropy,
         jit_compile=True,
     )
     history = model.fit(
@@ -104,15 +113,29 @@ def test_jit_compiled_fit_lowers_the_loss():
 
 
 def test_bad_arguments_and_inputs():
-    with pytest.raises(ValueError, match=r"`backbone` must be 'small_cnn' or the name of a keras.applications model .* Received: backbone='nope'"):
+    with pytest.raises(
+        ValueError,
+        match=r"`backbone` must be 'small_cnn' or the name of a keras.applications model .* Received: backbone='nope'",
+    ):
         _captioner(backbone="nope")
-    with pytest.raises(ValueError, match=r"`hidden_dim` must be a multiple of `num_heads`. Received: hidden_dim=16, num_heads=3"):
+    with pytest.raises(
+        ValueError,
+        match=r"`hidden_dim` must be a multiple of `num_heads`. Received: hidden_dim=16, num_heads=3",
+    ):
         _captioner(num_heads=3)
-    with pytest.raises(ValueError, match=r"`encoder_layers` must be an integer >= 0. Received: encoder_layers=-1"):
+    with pytest.raises(
+        ValueError, match=r"`encoder_layers` must be an integer >= 0. Received: encoder_layers=-1"
+    ):
         _captioner(encoder_layers=-1)
-    with pytest.raises(ValueError, match=r"`max_caption_length` must be a positive integer. Received: max_caption_length=0"):
+    with pytest.raises(
+        ValueError,
+        match=r"`max_caption_length` must be a positive integer. Received: max_caption_length=0",
+    ):
         _captioner(max_caption_length=0)
-    with pytest.raises(ValueError, match=r"name 'image' .* expected shape=\(None, None, None, 3\), found shape=\(2, 32, 32, 4\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"name 'image' .* expected shape=\(None, None, None, 3\), found shape=\(2, 32, 32, 4\)",
+    ):
         _captioner()({"image": np.zeros((2, 32, 32, 4), "float32"), "caption": CAPTIONS})
 
 
@@ -132,13 +155,23 @@ def test_wide_images_keep_their_aspect_ratio_into_the_attention():
 def test_caption_checks_its_arguments():
     model = _captioner()
     vocabulary = ["[PAD]", "[UNK]", "[START]", "[END]"] + [f"w{index}" for index in range(6)]
-    with pytest.raises(ValueError, match=r"`beam_width` must be a positive integer. Received: beam_width=0"):
+    with pytest.raises(
+        ValueError, match=r"`beam_width` must be a positive integer. Received: beam_width=0"
+    ):
         model.caption(IMAGES, vocabulary, beam_width=0)
-    with pytest.raises(ValueError, match=r"`max_length` must be at most 6, .* Received: max_length=7"):
+    with pytest.raises(
+        ValueError, match=r"`max_length` must be at most 6, .* Received: max_length=7"
+    ):
         model.caption(IMAGES, vocabulary, max_length=7)
-    with pytest.raises(ValueError, match=r"`decode_batch_size` must be a positive integer. Received: decode_batch_size=0"):
+    with pytest.raises(
+        ValueError,
+        match=r"`decode_batch_size` must be a positive integer. Received: decode_batch_size=0",
+    ):
         model.caption(IMAGES, vocabulary, decode_batch_size=0)
-    with pytest.raises(ValueError, match=r"`encoder` must have one token per model output \(10\). Received: encoder with 4 tokens"):
+    with pytest.raises(
+        ValueError,
+        match=r"`encoder` must have one token per model output \(10\). Received: encoder with 4 tokens",
+    ):
         model.caption(IMAGES, vocabulary[:4])
     # Defaults: greedy search up to max_caption_length tokens.
     captions, attention, words = model.caption(IMAGES, vocabulary, return_attention=True)

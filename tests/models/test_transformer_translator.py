@@ -12,8 +12,14 @@ from keras_attention.models.translation_losses import masked_sparse_categorical_
 
 START, END = 1, 2
 SIZES = dict(
-    source_vocabulary_size=12, target_vocabulary_size=12, max_source_length=8,
-    max_target_length=8, hidden_dim=16, num_layers=1, num_heads=2, intermediate_dim=16,
+    source_vocabulary_size=12,
+    target_vocabulary_size=12,
+    max_source_length=8,
+    max_target_length=8,
+    hidden_dim=16,
+    num_layers=1,
+    num_heads=2,
+    intermediate_dim=16,
 )
 
 
@@ -41,8 +47,15 @@ def test_forward_shapes_and_float32_logits(policy):
     assert keras.backend.standardize_dtype(logits.dtype) == "float32"
     assert np.all(np.isfinite(np.asarray(logits)))
     names = {layer.name for layer in model.layers}
-    assert {"source_embedding", "encoder_block_0", "encoder_final_norm", "target_embedding",
-            "decoder_block_0", "decoder_final_norm", "logits"} <= names
+    assert {
+        "source_embedding",
+        "encoder_block_0",
+        "encoder_final_norm",
+        "target_embedding",
+        "decoder_block_0",
+        "decoder_final_norm",
+        "logits",
+    } <= names
 
 
 @pytest.mark.parametrize("norm_first", [False, True])
@@ -78,8 +91,11 @@ def test_fit_with_xla_lowers_the_masked_loss_on_a_copy_task():
 
 def test_keras_file_round_trip(tmp_path):
     model = transformer_translator(**SIZES, norm_first=True)
-    model.compile("sgd", loss=masked_sparse_categorical_crossentropy,
-                  metrics=[MaskedSparseCategoricalAccuracy()])
+    model.compile(
+        "sgd",
+        loss=masked_sparse_categorical_crossentropy,
+        metrics=[MaskedSparseCategoricalAccuracy()],
+    )
     inputs, labels = _copy_task(4)
     model.save(tmp_path / "translator.keras")
     reloaded = keras.saving.load_model(tmp_path / "translator.keras")
@@ -91,11 +107,10 @@ def test_keras_file_round_trip(tmp_path):
     state = reloaded.encode(inputs["source"])
     cache = reloaded.initial_cache(state, 4, 7)
     logits, _, _ = reloaded.step(inputs["target"][:, 0], 0, cache, state)
+    np.testing.assert_allclose(np.asarray(logits), np.asarray(reloaded(inputs))[:, 0], atol=1e-5)
     np.testing.assert_allclose(
-        np.asarray(logits), np.asarray(reloaded(inputs))[:, 0], atol=1e-5
-    )
-    np.testing.assert_allclose(
-        reloaded.evaluate(inputs, labels, verbose=0), model.evaluate(inputs, labels, verbose=0),
+        reloaded.evaluate(inputs, labels, verbose=0),
+        model.evaluate(inputs, labels, verbose=0),
         rtol=1e-5,
     )
 
@@ -137,11 +152,17 @@ def test_bad_arguments(arguments, message):
 
 
 def test_a_registered_class_whose_config_holds_the_constructor_arguments():
-    assert keras.saving.get_registered_name(TransformerTranslator) == "keras_attention>TransformerTranslator"
+    assert (
+        keras.saving.get_registered_name(TransformerTranslator)
+        == "keras_attention>TransformerTranslator"
+    )
     model = transformer_translator(**SIZES)
     config = model.get_config()
     assert {key: config[key] for key in SIZES} == SIZES
-    assert set(config) <= set(inspect.signature(TransformerTranslator).parameters) | {"name", "trainable"}
+    assert set(config) <= set(inspect.signature(TransformerTranslator).parameters) | {
+        "name",
+        "trainable",
+    }
     rebuilt = TransformerTranslator.from_config(config)
     assert rebuilt.get_config() == config
     assert rebuilt.count_params() == model.count_params()

@@ -31,8 +31,13 @@ def _build(kind, source_encoder, target_encoder):
     )
     if kind == "transformer":
         return TransformerTranslator(
-            **sizes, max_source_length=SOURCE_LENGTH, max_target_length=TARGET_LENGTH,
-            hidden_dim=16, num_layers=2, num_heads=2, intermediate_dim=16,
+            **sizes,
+            max_source_length=SOURCE_LENGTH,
+            max_target_length=TARGET_LENGTH,
+            hidden_dim=16,
+            num_layers=2,
+            num_heads=2,
+            intermediate_dim=16,
         )
     return RNNAttentionTranslator(**sizes, embedding_dim=8, units=8, cell="lstm")
 
@@ -88,7 +93,11 @@ def test_beam_translate_is_the_decoded_beam_search(corpus):
     translations = model.translate(texts, source_encoder, target_encoder, beam_width=3)
     sources = source_encoder.encode(texts, SOURCE_LENGTH).numpy()
     tokens, _, _ = beam_search(
-        model, sources, target_encoder.start_id, target_encoder.end_id, TARGET_LENGTH,
+        model,
+        sources,
+        target_encoder.start_id,
+        target_encoder.end_id,
+        TARGET_LENGTH,
         beam_width=3,
     )
     assert translations == _texts(target_encoder, np.asarray(tokens))
@@ -97,14 +106,22 @@ def test_beam_translate_is_the_decoded_beam_search(corpus):
 def test_bad_arguments(corpus):
     _, (source_encoder, target_encoder) = corpus
     rnn = _build("rnn", source_encoder, target_encoder)
-    with pytest.raises(ValueError, match=r"`max_source_length` must be given .* "
-                       r"Received: max_source_length=None"):
+    with pytest.raises(
+        ValueError,
+        match=r"`max_source_length` must be given .* "
+        r"Received: max_source_length=None",
+    ):
         rnn.translate("a", source_encoder, target_encoder, max_target_length=4)
-    with pytest.raises(ValueError, match=r"`texts` must be a string or a list of strings. "
-                       r"Received: texts=3"):
-        rnn.translate(3, source_encoder, target_encoder, max_source_length=4,
-                      max_target_length=4)
+    with pytest.raises(
+        ValueError,
+        match=r"`texts` must be a string or a list of strings. "
+        r"Received: texts=3",
+    ):
+        rnn.translate(3, source_encoder, target_encoder, max_source_length=4, max_target_length=4)
     transformer = _build("transformer", source_encoder, target_encoder)
-    with pytest.raises(ValueError, match=r"`max_target_length` must be at most 8, .* "
-                       r"Received: max_target_length=9"):
+    with pytest.raises(
+        ValueError,
+        match=r"`max_target_length` must be at most 8, .* "
+        r"Received: max_target_length=9",
+    ):
         transformer.translate("a", source_encoder, target_encoder, max_target_length=9)

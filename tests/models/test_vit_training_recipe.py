@@ -22,9 +22,13 @@ def test_small_glyph_set():
 @pytest.mark.parametrize(
     "num_train_images, batch_size, epochs",
     [
-        (10, 10, 200), (100, 16, 200), (1080, 32, 93),
+        (10, 10, 200),
+        (100, 16, 200),
+        (1080, 32, 93),
         (5000, 32, 20),  # 128 would give 780 steps, 32 gives 3120
-        (6144, 32, 16), (45000, 128, 10), (2_000_000, 128, 10),
+        (6144, 32, 16),
+        (45000, 128, 10),
+        (2_000_000, 128, 10),
     ],
 )
 def test_batch_size_and_epochs_follow_the_number_of_images(num_train_images, batch_size, epochs):
@@ -33,8 +37,10 @@ def test_batch_size_and_epochs_follow_the_number_of_images(num_train_images, bat
     assert recipe.steps_per_epoch == max(1, num_train_images // batch_size)
     # At least 3000 steps, or the smallest batch; and never a batch that could double.
     assert recipe.total_steps >= 3000 or recipe.batch_size <= 16
-    assert batch_size == 128 or epochs * (num_train_images // (2 * batch_size)) < 3000 or (
-        num_train_images // (2 * batch_size) < 32
+    assert (
+        batch_size == 128
+        or epochs * (num_train_images // (2 * batch_size)) < 3000
+        or (num_train_images // (2 * batch_size) < 32)
     )
 
 
@@ -63,13 +69,19 @@ def test_user_values_are_kept_and_said_so():
     )
     assert (recipe.patch_size, recipe.batch_size, recipe.epochs) == (8, 64, 40)
     assert recipe.steps_per_epoch == 16 and recipe.total_steps == 640 and recipe.warmup_steps == 64
-    assert all(recipe.reasons[name] == "set by the user" for name in ("patch_size", "batch_size", "epochs"))
+    assert all(
+        recipe.reasons[name] == "set by the user" for name in ("patch_size", "batch_size", "epochs")
+    )
 
 
 def test_summary_has_one_line_per_choice_with_its_reason():
     lines = vit_training_recipe(num_train_images=1080, image_size=32).summary_lines()
     assert [line.split(" ")[0] for line in lines] == [
-        "image_size", "patch_size", "batch_size", "epochs", "warmup_steps"
+        "image_size",
+        "patch_size",
+        "batch_size",
+        "epochs",
+        "warmup_steps",
     ]
     assert all(": " in line and "\n" not in line for line in lines)
     assert lines[2] == (
@@ -87,12 +99,30 @@ def test_warmup_is_a_tenth_at_most_ten_epochs():
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        ({"num_train_images": 0}, r"`num_train_images` must be a positive integer( or None)?. Received: num_train_images=0"),
-        ({"batch_size": 2.5}, r"`batch_size` must be a positive integer( or None)?. Received: batch_size=2.5"),
-        ({"epochs": True}, r"`epochs` must be a positive integer( or None)?. Received: epochs=True"),
-        ({"image_size": (32,)}, r"`image_size` must be a positive integer or a \(height, width\) pair of them. Received: image_size=\(32,\)"),
-        ({"patch_size": 5}, r"`patch_size` must divide both sides of `image_size`. Received: patch_size=5, image_size=32"),
-        ({"native_size": (0, 3)}, r"`native_size` must be a positive integer or a \(height, width\) pair of them. Received: native_size=\(0, 3\)"),
+        (
+            {"num_train_images": 0},
+            r"`num_train_images` must be a positive integer( or None)?. Received: num_train_images=0",
+        ),
+        (
+            {"batch_size": 2.5},
+            r"`batch_size` must be a positive integer( or None)?. Received: batch_size=2.5",
+        ),
+        (
+            {"epochs": True},
+            r"`epochs` must be a positive integer( or None)?. Received: epochs=True",
+        ),
+        (
+            {"image_size": (32,)},
+            r"`image_size` must be a positive integer or a \(height, width\) pair of them. Received: image_size=\(32,\)",
+        ),
+        (
+            {"patch_size": 5},
+            r"`patch_size` must divide both sides of `image_size`. Received: patch_size=5, image_size=32",
+        ),
+        (
+            {"native_size": (0, 3)},
+            r"`native_size` must be a positive integer or a \(height, width\) pair of them. Received: native_size=\(0, 3\)",
+        ),
     ],
 )
 def test_bad_arguments(kwargs, message):

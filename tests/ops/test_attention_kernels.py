@@ -40,7 +40,12 @@ def test_matches_numpy_reference(implementation, mask_name, is_causal):
     np.testing.assert_allclose(np.asarray(output), expected, atol=2e-6)
     if implementation != "fused":
         _, weights = attention.dot_product_attention(
-            q, k, v, mask=mask, is_causal=is_causal, implementation=implementation,
+            q,
+            k,
+            v,
+            mask=mask,
+            is_causal=is_causal,
+            implementation=implementation,
             return_weights=True,
         )
         np.testing.assert_allclose(np.asarray(weights), expected_weights, atol=2e-6)
@@ -255,7 +260,9 @@ def test_chunked_gradients_over_tiles_equal_materialised(block_size, is_causal, 
         np.testing.assert_allclose(g, e, atol=1e-5)
 
 
-@pytest.mark.parametrize("dtype, tolerance", [("float32", 2e-6), ("float16", 5e-3), ("bfloat16", 3e-2)])
+@pytest.mark.parametrize(
+    "dtype, tolerance", [("float32", 2e-6), ("float16", 5e-3), ("bfloat16", 3e-2)]
+)
 @pytest.mark.parametrize("is_causal", [False, True])
 def test_xla_compiled_attention_matches_reference_with_empty_rows(dtype, tolerance, is_causal):
     # Under XLA the "xla" kernel divides the output by the row sums instead of
@@ -302,7 +309,9 @@ def test_xla_compiled_gradients_equal_the_eager_softmax_gradients():
 def _loss_and_gradients_in_graph(q, k, v, mask):
     with tf.GradientTape() as tape:
         tape.watch([q, k, v])
-        out = attention.dot_product_attention(q, k, v, mask=mask, is_causal=True, implementation="xla")
+        out = attention.dot_product_attention(
+            q, k, v, mask=mask, is_causal=True, implementation="xla"
+        )
         weights = tf.constant(np.linspace(-1, 1, np.prod(out.shape)).reshape(out.shape), out.dtype)
         loss = tf.reduce_sum(out * weights)
     return loss, tape.gradient(loss, [q, k, v])

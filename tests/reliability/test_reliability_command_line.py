@@ -16,6 +16,8 @@ import tensorflow as tf
 from example_scripts import EXAMPLES
 from example_scripts import load_example
 
+from keras_attention.training import run_setup
+
 SCRIPTS = ("train_vit", "train_nmt", "train_captioning")
 
 # Runs a script's `--help` as `python script.py --help` would, then reports
@@ -59,9 +61,17 @@ def test_help_answers_without_importing_tensorflow(name):
 @pytest.mark.parametrize(
     "name, argv, message",
     [
-        ("train_vit", ["--patch-size", "0"], "--patch-size: must be a positive integer; received 0"),
+        (
+            "train_vit",
+            ["--patch-size", "0"],
+            "--patch-size: must be a positive integer; received 0",
+        ),
         ("train_vit", ["--image-size", "-32"], "--image-size: must be a positive integer"),
-        ("train_vit", ["--builtin-sizes", "10", "-1", "5"], "--builtin-sizes: must be an integer >= 0"),
+        (
+            "train_vit",
+            ["--builtin-sizes", "10", "-1", "5"],
+            "--builtin-sizes: must be an integer >= 0",
+        ),
         ("train_vit", ["--dropout", "1.5"], "--dropout: must be a rate in \\[0, 1\\)"),
         ("train_nmt", ["--epochs", "0"], "--epochs: must be a positive integer"),
         ("train_nmt", ["--learning-rate=-1e-3"], "--learning-rate: must be a positive number"),
@@ -99,9 +109,8 @@ def test_vit_parser_choices_equal_the_package_names(scripts):
 
 
 def test_no_progress_bar_control_codes_when_stdout_is_not_a_terminal(scripts, monkeypatch):
-    example_utils = sys.modules["example_utils"]
     monkeypatch.setattr(sys, "stdout", io.StringIO())
-    verbose = example_utils.progress_verbosity()
+    verbose = run_setup.progress_verbosity()
     model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
     model.compile("sgd", "mse")
     model.fit(np.ones((8, 2)), np.ones(8), epochs=2, batch_size=4, verbose=verbose)

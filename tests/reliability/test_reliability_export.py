@@ -26,7 +26,12 @@ NON_FINITE = "must hold finite pixel values"
 @pytest.fixture(scope="module")
 def classifier_path(tmp_path_factory):
     model = vision_transformer(
-        image_size=8, patch_size=4, num_classes=3, hidden_dim=8, num_layers=1, num_heads=2,
+        image_size=8,
+        patch_size=4,
+        num_classes=3,
+        hidden_dim=8,
+        num_layers=1,
+        num_heads=2,
         mlp_dim=8,
     )
     folder = tmp_path_factory.mktemp("vit")
@@ -38,7 +43,9 @@ def translator_path(tmp_path_factory):
     encoder = ReversibleTokenizer.train(["a b", "b a", "a a b"], 300)
     model = rnn_attention_translator(
         source_vocabulary_size=encoder.vocabulary_size,
-        target_vocabulary_size=encoder.vocabulary_size, embedding_dim=4, units=4,
+        target_vocabulary_size=encoder.vocabulary_size,
+        embedding_dim=4,
+        units=4,
     )
     folder = tmp_path_factory.mktemp("nmt")
     return export_translator(model, str(folder / "served"), encoder, encoder, 6, 5)
@@ -56,8 +63,12 @@ def test_non_finite_pixels_raise_an_error_that_says_so(classifier_path, bad):
 def test_non_finite_pixels_raise_in_the_caption_function_too():
     vocabulary = ["[PAD]", "[UNK]", "[START]", "[END]", "a", "red"]
     model = show_attend_tell_captioner(
-        vocabulary_size=len(vocabulary), max_caption_length=4, image_size=16, embedding_dim=4,
-        units=8, attention_units=4,
+        vocabulary_size=len(vocabulary),
+        max_caption_length=4,
+        image_size=16,
+        embedding_dim=4,
+        units=8,
+        attention_units=4,
     )
     caption = make_caption_function(model, SubwordEncoder(vocabulary), 3, decode_batch_size=2)
     images = np.zeros((1, 16, 16, 3), np.float32)

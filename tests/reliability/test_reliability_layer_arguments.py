@@ -19,7 +19,11 @@ FLAG = [0, 1, "yes", None]
 SEED = [1.5, "7", True]
 
 AUDIT = [
-    (layers.AdditiveAttention, {"units": 4}, {"units": NUMBER, "dropout": RATE, "use_bias": FLAG, "seed": SEED}),
+    (
+        layers.AdditiveAttention,
+        {"units": 4},
+        {"units": NUMBER, "dropout": RATE, "use_bias": FLAG, "seed": SEED},
+    ),
     (
         layers.DotProductAttention,
         {},
@@ -57,10 +61,22 @@ AUDIT = [
         {"patch_size": NUMBER, "hidden_dim": NUMBER, "use_bias": FLAG, "flatten": FLAG},
     ),
     (layers.PositionEmbedding, {"max_length": 8}, {"max_length": NUMBER, "merge": ["sum"]}),
-    (layers.PositionEmbedding2D, {"grid_size": (2, 2)}, {"grid_size": [0, (0, 2), (2,)], "num_prefix_tokens": [-1, 1.5]}),
+    (
+        layers.PositionEmbedding2D,
+        {"grid_size": (2, 2)},
+        {"grid_size": [0, (0, 2), (2,)], "num_prefix_tokens": [-1, 1.5]},
+    ),
     (layers.RotaryEmbedding, {}, {"max_wavelength": [0, -1, float("nan"), "1e4"]}),
-    (layers.SinusoidalPositionEncoding, {}, {"max_wavelength": [0, -1, float("nan")], "merge": ["sum"]}),
-    (layers.SinusoidalPositionEncoding2D, {}, {"max_wavelength": [0, -1], "num_prefix_tokens": [-1, 1.5]}),
+    (
+        layers.SinusoidalPositionEncoding,
+        {},
+        {"max_wavelength": [0, -1, float("nan")], "merge": ["sum"]},
+    ),
+    (
+        layers.SinusoidalPositionEncoding2D,
+        {},
+        {"max_wavelength": [0, -1], "num_prefix_tokens": [-1, 1.5]},
+    ),
     (layers.StochasticDepth, {}, {"rate": RATE, "seed": SEED}),
     (
         layers.TokenAndPositionEmbedding,

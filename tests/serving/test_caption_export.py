@@ -47,8 +47,14 @@ def _sharpened(model):
 def _transformer():
     return _sharpened(
         transformer_captioner(
-            vocabulary_size=len(VOCABULARY), max_caption_length=6, image_size=16, hidden_dim=16,
-            num_layers=1, num_heads=2, intermediate_dim=16, dropout=0.0,
+            vocabulary_size=len(VOCABULARY),
+            max_caption_length=6,
+            image_size=16,
+            hidden_dim=16,
+            num_layers=1,
+            num_heads=2,
+            intermediate_dim=16,
+            dropout=0.0,
         )
     )
 
@@ -58,7 +64,11 @@ def _expected(model, images):
     resized = tf.image.resize(images, (16, 16), antialias=True)
     encoder = SubwordEncoder(VOCABULARY)
     tokens, attention = greedy_search(
-        model, resized, encoder.start_id, encoder.end_id, MAX_LENGTH,
+        model,
+        resized,
+        encoder.start_id,
+        encoder.end_id,
+        MAX_LENGTH,
         jit_compile=False,
     )
     return [text.decode("utf-8") for text in encoder.decode(tokens).numpy()], np.asarray(attention)
@@ -66,14 +76,20 @@ def _expected(model, images):
 
 def test_export_round_trip_without_the_package(tmp_path):
     model = _transformer()
-    path = export_captioner(model, tmp_path / "captioner", VOCABULARY, MAX_LENGTH, decode_batch_size=2)
+    path = export_captioner(
+        model, tmp_path / "captioner", VOCABULARY, MAX_LENGTH, decode_batch_size=2
+    )
     np.save(tmp_path / "images.npy", IMAGES)
     script = tmp_path / "serve.py"
     script.write_text(_SERVE_WITHOUT_THE_PACKAGE)
     environment = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
     result = subprocess.run(
         [sys.executable, str(script), path, str(tmp_path / "images.npy")],
-        capture_output=True, text=True, check=True, cwd=tmp_path, env=environment,
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+        env=environment,
     )
     served = json.loads(result.stdout.strip().splitlines()[-1])
     captions, attention = _expected(model, IMAGES)
@@ -83,7 +99,10 @@ def test_export_round_trip_without_the_package(tmp_path):
 
     cli = os.path.join(os.path.dirname(sys.executable), "saved_model_cli")
     shown = subprocess.run(
-        [cli, "show", "--all", "--dir", path], capture_output=True, text=True, check=True,
+        [cli, "show", "--all", "--dir", path],
+        capture_output=True,
+        text=True,
+        check=True,
         env=environment,
     ).stdout
     assert "signature_def['serving_default']" in shown
@@ -94,11 +113,18 @@ def test_export_round_trip_without_the_package(tmp_path):
 def test_caption_function_matches_greedy_decoding_and_serves_any_batch():
     model = _sharpened(
         show_attend_tell_captioner(
-            vocabulary_size=len(VOCABULARY), max_caption_length=6, image_size=16,
-            embedding_dim=8, units=16, attention_units=8, dropout=0.0,
+            vocabulary_size=len(VOCABULARY),
+            max_caption_length=6,
+            image_size=16,
+            embedding_dim=8,
+            units=16,
+            attention_units=8,
+            dropout=0.0,
         )
     )
-    caption = make_caption_function(model, SubwordEncoder(VOCABULARY), MAX_LENGTH, decode_batch_size=2)
+    caption = make_caption_function(
+        model, SubwordEncoder(VOCABULARY), MAX_LENGTH, decode_batch_size=2
+    )
     outputs = caption(IMAGES)
     captions, attention = _expected(model, IMAGES)
     assert [text.decode("utf-8") for text in outputs["caption"].numpy()] == captions
@@ -116,17 +142,32 @@ def test_caption_function_matches_greedy_decoding_and_serves_any_batch():
 def test_bad_requests_and_arguments(tmp_path):
     model = _transformer()
     caption = make_caption_function(model, VOCABULARY, MAX_LENGTH, decode_batch_size=2)
-    with pytest.raises(TypeError, match=r"shape=\(1, 8, 8, 1\).* to TensorSpec\(shape=\(None, None, None, 3\)"):
+    with pytest.raises(
+        TypeError, match=r"shape=\(1, 8, 8, 1\).* to TensorSpec\(shape=\(None, None, None, 3\)"
+    ):
         caption(tf.zeros((1, 8, 8, 1)))  # the signature takes 3 channels only
-    with pytest.raises(tf.errors.InvalidArgumentError, match=r"`images` must be \(batch, height, width, 3\) with height, width > 0"):
+    with pytest.raises(
+        tf.errors.InvalidArgumentError,
+        match=r"`images` must be \(batch, height, width, 3\) with height, width > 0",
+    ):
         caption(tf.zeros((1, 0, 8, 3)))
-    with pytest.raises(ValueError, match=r"`max_length` must be at most 6, .* Received: max_length=7"):
+    with pytest.raises(
+        ValueError, match=r"`max_length` must be at most 6, .* Received: max_length=7"
+    ):
         make_caption_function(model, VOCABULARY, 7)
-    with pytest.raises(ValueError, match=r"`encoder` must have one token per model output \(9\). Received: encoder with 5 tokens"):
+    with pytest.raises(
+        ValueError,
+        match=r"`encoder` must have one token per model output \(9\). Received: encoder with 5 tokens",
+    ):
         make_caption_function(model, VOCABULARY[:5], MAX_LENGTH)
-    with pytest.raises(ValueError, match=r"`encoder` must be a tokenizer with `encode`, `decode`, .* Received: encoder=42 without \['encode'"):
+    with pytest.raises(
+        ValueError,
+        match=r"`encoder` must be a tokenizer with `encode`, `decode`, .* Received: encoder=42 without \['encode'",
+    ):
         make_caption_function(model, 42, MAX_LENGTH)
-    with pytest.raises(ValueError, match=r"`beam_width` must be a positive integer. Received: beam_width=0"):
+    with pytest.raises(
+        ValueError, match=r"`beam_width` must be a positive integer. Received: beam_width=0"
+    ):
         make_caption_function(model, VOCABULARY, MAX_LENGTH, beam_width=0)
 
 
@@ -135,8 +176,13 @@ def test_non_square_model_serves_non_square_attention_with_any_tokenizer(tmp_pat
     tokenizer = ReversibleTokenizer.train(["one two three", "three two one"] * 2, 300)
     model = _sharpened(
         show_attend_tell_captioner(
-            vocabulary_size=tokenizer.vocabulary_size, max_caption_length=6,
-            image_size=(16, 48), embedding_dim=8, units=16, attention_units=8, dropout=0.0,
+            vocabulary_size=tokenizer.vocabulary_size,
+            max_caption_length=6,
+            image_size=(16, 48),
+            embedding_dim=8,
+            units=16,
+            attention_units=8,
+            dropout=0.0,
         )
     )
     images = np.random.default_rng(1).uniform(0, 255, (3, 32, 96, 3)).astype("float32")
@@ -146,7 +192,11 @@ def test_non_square_model_serves_non_square_attention_with_any_tokenizer(tmp_pat
     # The captions are the tokenizer's decoding of greedy search on the resized images.
     resized = tf.image.resize(images, (16, 48), antialias=True)
     tokens, attention = greedy_search(
-        model, resized, tokenizer.start_id, tokenizer.end_id, MAX_LENGTH,
+        model,
+        resized,
+        tokenizer.start_id,
+        tokenizer.end_id,
+        MAX_LENGTH,
         jit_compile=False,
     )
     assert outputs["caption"].numpy().tolist() == tokenizer.decode(tokens).numpy().tolist()
@@ -193,11 +243,16 @@ def test_models_without_the_protocol_are_refused():
     import keras
 
     plain = keras.Sequential([keras.Input((4, 4, 3)), keras.layers.Flatten()], name="plain")
-    with pytest.raises(ValueError, match=r"`model` must be a captioner that implements the decoding protocol .* Received: model='plain' without \['encode', 'initial_cache', 'step', 'vocabulary_size', 'max_length', 'image_shape', 'grid_size'\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"`model` must be a captioner that implements the decoding protocol .* Received: model='plain' without \['encode', 'initial_cache', 'step', 'vocabulary_size', 'max_length', 'image_shape', 'grid_size'\]",
+    ):
         make_caption_function(plain, VOCABULARY, MAX_LENGTH)
     model = _transformer()
     del model.grid_size
-    with pytest.raises(ValueError, match=r"Received: model='transformer_captioner' without \['grid_size'\]"):
+    with pytest.raises(
+        ValueError, match=r"Received: model='transformer_captioner' without \['grid_size'\]"
+    ):
         export_captioner(model, "unused", VOCABULARY, MAX_LENGTH)
 
 
@@ -206,5 +261,7 @@ def test_encoder_without_padding_id_zero_is_refused():
         encode = decode = None
         start_id, end_id, pad_id, vocabulary_size = 2, 3, 1, len(VOCABULARY)
 
-    with pytest.raises(ValueError, match=r"`encoder` must use id 0 for padding, .* Received: encoder with pad_id=1"):
+    with pytest.raises(
+        ValueError, match=r"`encoder` must use id 0 for padding, .* Received: encoder with pad_id=1"
+    ):
         make_caption_function(_transformer(), Shifted(), MAX_LENGTH)

@@ -79,7 +79,10 @@ def _train_few_steps(model, encoders, pairs):
     """Some steps of teacher forcing, so the weights are not the initial ones."""
     dataset = tf.data.Dataset.from_tensor_slices(tuple(map(list, zip(*pairs))))
     batches = make_translation_batches(
-        dataset, *encoders, batch_size=16, source_length=SOURCE_LENGTH,
+        dataset,
+        *encoders,
+        batch_size=16,
+        source_length=SOURCE_LENGTH,
         target_length=TARGET_LENGTH,
     )
     model.compile(
@@ -168,7 +171,10 @@ def test_export_translates_without_the_package_as_greedy_search_does(corpus, tra
     # The same translation as greedy search on the same ids in this process.
     source_ids = source_encoder.encode(sentences, SOURCE_LENGTH)
     tokens, expected_attention = greedy_search(
-        decoder_for_model(model), source_ids, target_encoder.start_id, target_encoder.end_id,
+        decoder_for_model(model),
+        source_ids,
+        target_encoder.start_id,
+        target_encoder.end_id,
         TARGET_LENGTH,
     )
     expected = [text.decode("utf-8") for text in target_encoder.decode(tokens).numpy()]
@@ -235,15 +241,26 @@ def test_beam_search_export_matches_beam_search(corpus, transformer_export, tmp_
     sentences = [source for source, _ in pairs[10:13]]
     translate = load_translator(
         export_translator(
-            model, tmp_path, source_encoder, target_encoder, SOURCE_LENGTH, TARGET_LENGTH,
-            beam_width=3, length_penalty=0.5, decode_batch_size=2,
+            model,
+            tmp_path,
+            source_encoder,
+            target_encoder,
+            SOURCE_LENGTH,
+            TARGET_LENGTH,
+            beam_width=3,
+            length_penalty=0.5,
+            decode_batch_size=2,
         )
     )
     served = translate(sentences)
 
     tokens, attention, _ = beam_search(
-        decoder_for_model(model), source_encoder.encode(sentences, SOURCE_LENGTH),
-        target_encoder.start_id, target_encoder.end_id, TARGET_LENGTH, beam_width=3,
+        decoder_for_model(model),
+        source_encoder.encode(sentences, SOURCE_LENGTH),
+        target_encoder.start_id,
+        target_encoder.end_id,
+        TARGET_LENGTH,
+        beam_width=3,
         length_penalty=0.5,
     )
     assert served["translation"].numpy().tolist() == target_encoder.decode(tokens).numpy().tolist()
@@ -254,25 +271,47 @@ def test_beam_search_export_matches_beam_search(corpus, transformer_export, tmp_
     "overrides, message",
     [
         ({"beam_width": 0}, r"`beam_width` must be a positive integer. Received: beam_width=0"),
-        ({"max_source_length": 0}, r"`max_source_length` must be a positive integer. "
-         r"Received: max_source_length=0"),
-        ({"decode_batch_size": 2.5}, r"`decode_batch_size` must be a positive integer. "
-         r"Received: decode_batch_size=2.5"),
-        ({"max_target_length": TARGET_LENGTH + 1}, r"`max_target_length` must be at most "
-         rf"{TARGET_LENGTH}, .* Received: max_target_length={TARGET_LENGTH + 1}"),
-        ({"max_source_length": SOURCE_LENGTH + 1}, r"`max_source_length` must be at most "
-         rf"{SOURCE_LENGTH}, .* Received: max_source_length={SOURCE_LENGTH + 1}"),
-        ({"length_penalty": -1.0}, r"`length_penalty` must be a number >= 0. "
-         r"Received: length_penalty=-1.0"),
-        ({"source_encoder": ["[PAD]"]}, r"`source_encoder` must be a tokenizer such as "
-         r"keras_attention's ReversibleTokenizer .* Received: source_encoder=\['\[PAD\]'\], "
-         r"which lacks encode, decode"),
-        ({"target_encoder": ReversibleTokenizer.train(["a"], 300)},
-         r"`target_encoder` must have as many tokens as the model has target ids \(\d+\). "
-         r"Received: target_encoder.vocabulary_size=261"),
-        ({"source_encoder": ReversibleTokenizer.train(["ab"], 300)},
-         r"`source_encoder` must have as many tokens as the model has source ids \(\d+\). "
-         r"Received: source_encoder.vocabulary_size=262"),
+        (
+            {"max_source_length": 0},
+            r"`max_source_length` must be a positive integer. "
+            r"Received: max_source_length=0",
+        ),
+        (
+            {"decode_batch_size": 2.5},
+            r"`decode_batch_size` must be a positive integer. "
+            r"Received: decode_batch_size=2.5",
+        ),
+        (
+            {"max_target_length": TARGET_LENGTH + 1},
+            r"`max_target_length` must be at most "
+            rf"{TARGET_LENGTH}, .* Received: max_target_length={TARGET_LENGTH + 1}",
+        ),
+        (
+            {"max_source_length": SOURCE_LENGTH + 1},
+            r"`max_source_length` must be at most "
+            rf"{SOURCE_LENGTH}, .* Received: max_source_length={SOURCE_LENGTH + 1}",
+        ),
+        (
+            {"length_penalty": -1.0},
+            r"`length_penalty` must be a number >= 0. "
+            r"Received: length_penalty=-1.0",
+        ),
+        (
+            {"source_encoder": ["[PAD]"]},
+            r"`source_encoder` must be a tokenizer such as "
+            r"keras_attention's ReversibleTokenizer .* Received: source_encoder=\['\[PAD\]'\], "
+            r"which lacks encode, decode",
+        ),
+        (
+            {"target_encoder": ReversibleTokenizer.train(["a"], 300)},
+            r"`target_encoder` must have as many tokens as the model has target ids \(\d+\). "
+            r"Received: target_encoder.vocabulary_size=261",
+        ),
+        (
+            {"source_encoder": ReversibleTokenizer.train(["ab"], 300)},
+            r"`source_encoder` must have as many tokens as the model has source ids \(\d+\). "
+            r"Received: source_encoder.vocabulary_size=262",
+        ),
     ],
 )
 def test_bad_arguments(corpus, transformer_export, overrides, message):
@@ -293,16 +332,22 @@ def test_bad_arguments(corpus, transformer_export, overrides, message):
 def test_a_model_that_is_not_a_translator_is_refused(corpus, tmp_path):
     _, (source_encoder, target_encoder) = corpus
     model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
-    with pytest.raises(ValueError, match=r"`model` must be a translator that implements the "
-                       r"decoding protocol .* Received: model=.*, which lacks encode, "
-                       r"initial_cache, step, vocabulary_size, max_length"):
+    with pytest.raises(
+        ValueError,
+        match=r"`model` must be a translator that implements the "
+        r"decoding protocol .* Received: model=.*, which lacks encode, "
+        r"initial_cache, step, vocabulary_size, max_length",
+    ):
         export_translator(model, tmp_path, source_encoder, target_encoder, 4, 4)
 
 
 def test_load_translator_needs_a_serving_signature(tmp_path):
     tf.saved_model.save(tf.Module(), str(tmp_path))
-    with pytest.raises(ValueError, match=r"`path` must hold a SavedModel with a 'serving_default' "
-                       r"signature. Received: path="):
+    with pytest.raises(
+        ValueError,
+        match=r"`path` must hold a SavedModel with a 'serving_default' "
+        r"signature. Received: path=",
+    ):
         load_translator(tmp_path)
 
 
@@ -311,9 +356,17 @@ def test_a_captioner_is_refused_with_a_pointer_to_its_export(corpus, tmp_path):
 
     _, (source_encoder, target_encoder) = corpus
     captioner = transformer_captioner(
-        vocabulary_size=target_encoder.vocabulary_size, max_caption_length=6, image_size=16,
-        hidden_dim=8, num_layers=1, num_heads=2, intermediate_dim=16,
+        vocabulary_size=target_encoder.vocabulary_size,
+        max_caption_length=6,
+        image_size=16,
+        hidden_dim=8,
+        num_layers=1,
+        num_heads=2,
+        intermediate_dim=16,
     )
-    with pytest.raises(ValueError, match=r"`model` must be a translator .*export_captioner.*"
-                       r"Received: model='transformer_captioner'"):
+    with pytest.raises(
+        ValueError,
+        match=r"`model` must be a translator .*export_captioner.*"
+        r"Received: model='transformer_captioner'",
+    ):
         export_translator(captioner, tmp_path, source_encoder, target_encoder, 4, 4)

@@ -54,7 +54,10 @@ def test_accepts_tensors_and_byte_tokens():
 
 
 def test_rejects_weights_that_do_not_match_the_tokens():
-    with pytest.raises(ValueError, match=r"\(len\(target_tokens\), len\(source_tokens\)\) = \(3, 4\)\. Received: weights.shape=\(3, 5\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"\(len\(target_tokens\), len\(source_tokens\)\) = \(3, 4\)\. Received: weights.shape=\(3, 5\)",
+    ):
         plot_alignment(np.zeros((3, 5)), SOURCE, TARGET)
     with pytest.raises(ValueError, match=r"Received: weights.shape=\(4, 3\)"):
         plot_alignment(np.zeros((4, 3)), SOURCE, TARGET)
@@ -63,17 +66,26 @@ def test_rejects_weights_that_do_not_match_the_tokens():
 
 
 def test_rejects_bad_token_sequences():
-    with pytest.raises(ValueError, match="Expected `source_tokens` to be a sequence of strings.*Received: source_tokens='la maison'"):
+    with pytest.raises(
+        ValueError,
+        match="Expected `source_tokens` to be a sequence of strings.*Received: source_tokens='la maison'",
+    ):
         plot_alignment(np.zeros((3, 9)), "la maison", TARGET)
-    with pytest.raises(ValueError, match=r"`weights` to be empty for an empty target_tokens. "
-                       r"Received: weights.shape=\(1, 4\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"`weights` to be empty for an empty target_tokens. "
+        r"Received: weights.shape=\(1, 4\)",
+    ):
         plot_alignment(np.zeros((1, 4)), SOURCE, [])
 
 
-@pytest.mark.parametrize("source, target, text", [
-    (SOURCE, [], "empty translation: nothing to align"),
-    ([], TARGET, "empty source: nothing to align"),
-])
+@pytest.mark.parametrize(
+    "source, target, text",
+    [
+        (SOURCE, [], "empty translation: nothing to align"),
+        ([], TARGET, "empty source: nothing to align"),
+    ],
+)
 def test_an_empty_side_draws_a_note_instead_of_failing(source, target, text):
     figure = plot_alignment(np.zeros((len(target), len(source))), source, target, title="t")
     assert [t.get_text() for t in figure.axes[0].texts] == [text]

@@ -42,11 +42,15 @@ def test_constant_attention_has_no_peak():
 
 
 def test_upsample_rejects_bad_input():
-    with pytest.raises(ValueError, match=r"non-empty 2D \(h, w\) map. Received: attention.shape=\(2, 3, 4\)"):
+    with pytest.raises(
+        ValueError, match=r"non-empty 2D \(h, w\) map. Received: attention.shape=\(2, 3, 4\)"
+    ):
         upsample_attention(np.zeros((2, 3, 4)), (8, 8))
     with pytest.raises(ValueError, match="finite values. Received: attention="):
         upsample_attention(np.array([[0.0, np.nan]]), (8, 8))
-    with pytest.raises(ValueError, match=r"two positive integers. Received: image_shape=\(8, 8, 3\)"):
+    with pytest.raises(
+        ValueError, match=r"two positive integers. Received: image_shape=\(8, 8, 3\)"
+    ):
         upsample_attention(np.zeros((2, 2)), (8, 8, 3))
     with pytest.raises(ValueError, match=r"Received: image_shape=\(0, 8\)"):
         upsample_attention(np.zeros((2, 2)), (0, 8))
@@ -85,7 +89,10 @@ def test_caption_figure_accepts_grayscale_float_images():
 
 def test_caption_figure_rejects_bad_input():
     image = _image()
-    with pytest.raises(ValueError, match=r"len\(words\) == attention.shape\[0\]. Received: len\(words\)=5, attention.shape=\(4, 3, 3\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"len\(words\) == attention.shape\[0\]. Received: len\(words\)=5, attention.shape=\(4, 3, 3\)",
+    ):
         plot_caption_attention(image, np.ones((4, 3, 3)), WORDS)
     with pytest.raises(ValueError, match=r"shape \(T, h, w\).*Received: attention.shape=\(5, 9\)"):
         plot_caption_attention(image, np.ones((5, 9)), WORDS)
@@ -109,5 +116,8 @@ def test_empty_caption_draws_the_image_with_a_note(tmp_path, words):
 
 
 def test_empty_caption_with_attention_maps_is_refused():
-    with pytest.raises(ValueError, match=r"no attention map for an empty caption.*Received: len\(words\)=0, attention.shape=\(2, 3, 3\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"no attention map for an empty caption.*Received: len\(words\)=0, attention.shape=\(2, 3, 3\)",
+    ):
         plot_caption_attention(_image(), np.ones((2, 3, 3)), [])

@@ -137,12 +137,19 @@ def test_stacked_arrays_and_tensors_match_lists():
 
 def test_rollout_rejects_bad_arguments():
     layer = _random_attention((2, 3, 3), 0)
-    with pytest.raises(ValueError, match=r"one of \('mean', 'max', 'min'\). Received: head_fusion='sum'"):
+    with pytest.raises(
+        ValueError, match=r"one of \('mean', 'max', 'min'\). Received: head_fusion='sum'"
+    ):
         attention_rollout([layer], head_fusion="sum")
     for ratio in (1.0, -0.1):
-        with pytest.raises(ValueError, match=rf"number in \[0, 1\). Received: discard_ratio={ratio}"):
+        with pytest.raises(
+            ValueError, match=rf"number in \[0, 1\). Received: discard_ratio={ratio}"
+        ):
             attention_rollout([layer], discard_ratio=ratio)
-    with pytest.raises(ValueError, match=r"attention_maps\[0\].shape=\(2, 3, 3\), attention_maps\[1\].shape=\(2, 4, 4\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"attention_maps\[0\].shape=\(2, 3, 3\), attention_maps\[1\].shape=\(2, 4, 4\)",
+    ):
         attention_rollout([layer, _random_attention((2, 4, 4), 1)])
     with pytest.raises(ValueError, match=r"attention_maps\[1\].shape=\(1, 2, 3, 3\)"):
         attention_rollout([layer, layer[None]])
@@ -153,9 +160,15 @@ def test_rollout_rejects_bad_arguments():
     with pytest.raises(ValueError, match=r"at least one layer. Received: attention_maps=\[\]"):
         attention_rollout([])
     negative = np.array([[[1.5, -0.5], [0.5, 0.5]]])
-    with pytest.raises(ValueError, match=r"non-negative attention weights. Received: attention_maps\[1\] with min=-0.5, max=1.5"):
+    with pytest.raises(
+        ValueError,
+        match=r"non-negative attention weights. Received: attention_maps\[1\] with min=-0.5, max=1.5",
+    ):
         attention_rollout([layer[:, :2, :2], negative])
-    with pytest.raises(ValueError, match=r"finite, non-negative attention weights. Received: attention_maps\[0\] with min=nan"):
+    with pytest.raises(
+        ValueError,
+        match=r"finite, non-negative attention weights. Received: attention_maps\[0\] with min=nan",
+    ):
         attention_rollout([np.full((1, 2, 2), np.nan)])
 
 
@@ -166,13 +179,19 @@ def test_image_map_reads_the_class_token_row_in_grid_order():
     )
     batched = np.stack([rollout, 2 * rollout])
     np.testing.assert_array_equal(
-        rollout_to_image_map(batched, (3, 2)), [[[1, 2], [3, 4], [5, 6]], [[2, 4], [6, 8], [10, 12]]]
+        rollout_to_image_map(batched, (3, 2)),
+        [[[1, 2], [3, 4], [5, 6]], [[2, 4], [6, 8], [10, 12]]],
     )
 
 
 def test_image_map_without_class_token_averages_all_rows():
     rollout = np.arange(16.0).reshape(4, 4)
-    column_means = [(0 + 4 + 8 + 12) / 4, (1 + 5 + 9 + 13) / 4, (2 + 6 + 10 + 14) / 4, (3 + 7 + 11 + 15) / 4]
+    column_means = [
+        (0 + 4 + 8 + 12) / 4,
+        (1 + 5 + 9 + 13) / 4,
+        (2 + 6 + 10 + 14) / 4,
+        (3 + 7 + 11 + 15) / 4,
+    ]
     np.testing.assert_allclose(
         rollout_to_image_map(rollout, (2, 2), has_class_token=False),
         np.reshape(column_means, (2, 2)),
@@ -180,9 +199,15 @@ def test_image_map_without_class_token_averages_all_rows():
 
 
 def test_image_map_rejects_mismatched_grids():
-    with pytest.raises(ValueError, match=r"grid_size\[0\] \* grid_size\[1\] \+ 1 \(class token\) = 5 tokens. Received: rollout.shape=\(4, 4\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"grid_size\[0\] \* grid_size\[1\] \+ 1 \(class token\) = 5 tokens. Received: rollout.shape=\(4, 4\)",
+    ):
         rollout_to_image_map(np.eye(4), (2, 2))
-    with pytest.raises(ValueError, match=r"grid_size\[0\] \* grid_size\[1\] = 4 tokens. Received: rollout.shape=\(5, 5\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"grid_size\[0\] \* grid_size\[1\] = 4 tokens. Received: rollout.shape=\(5, 5\)",
+    ):
         rollout_to_image_map(np.eye(5), (2, 2), has_class_token=False)
     with pytest.raises(ValueError, match=r"Received: rollout.shape=\(4, 5\)"):
         rollout_to_image_map(np.ones((4, 5)), (2, 2))
@@ -239,7 +264,11 @@ def test_plot_head_maps_draws_one_panel_per_head(tmp_path):
 
 
 def test_plot_head_maps_rejects_bad_input():
-    with pytest.raises(ValueError, match=r"\(heads, N, N\).*Received: layer_attention.shape=\(1, 2, 7, 7\)"):
+    with pytest.raises(
+        ValueError, match=r"\(heads, N, N\).*Received: layer_attention.shape=\(1, 2, 7, 7\)"
+    ):
         plot_head_maps(_image(), np.ones((1, 2, 7, 7)), (2, 3))
-    with pytest.raises(ValueError, match=r"= 7 tokens. Received: layer_attention.shape=\(2, 5, 5\)"):
+    with pytest.raises(
+        ValueError, match=r"= 7 tokens. Received: layer_attention.shape=\(2, 5, 5\)"
+    ):
         plot_head_maps(_image(), np.ones((2, 5, 5)), (2, 3))
