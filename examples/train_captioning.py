@@ -76,6 +76,8 @@ MODEL_DEFAULTS = {
     ),
 }
 EVALUATION_BATCH_SIZE = 50
+# Test images on the attention explorer page.
+EXPLORER_IMAGES = 8
 # The longest caption decoded when `--max-length` is not given, in tokens.
 MAX_DEFAULT_LENGTH = 40
 # Derived batch sizes: the largest power of two up to MAX_BATCH_SIZE that still gives
@@ -265,6 +267,7 @@ from keras_attention.serving.caption_export import export_captioner  # noqa: E40
 from keras_attention.text.reversible_tokenizer import ReversibleTokenizer  # noqa: E402
 from keras_attention.text.scores import corpus_bleu  # noqa: E402
 from keras_attention.visualization.explorer.caption import write_caption_explorer  # noqa: E402
+from keras_attention.visualization.explorer.words import word_maps  # noqa: E402
 from keras_attention.visualization.figures import save_figure  # noqa: E402
 from keras_attention.visualization.image_attention import plot_caption_attention  # noqa: E402
 
@@ -637,29 +640,31 @@ def main(argv=None):
         f"test BLEU {bleu:.2f}, exact captions {exact:.1%} on {len(hypotheses)} images "
         f"after {train_seconds:.0f} s of training"
     )
-    words = outputs["words"]
+    # Whole words (pieces joined) with one attention map each, for plots and the page.
+    captions = [
+        word_maps(pieces, outputs["attention"][i, : len(pieces)]) if pieces else ([], None)
+        for i, pieces in enumerate(outputs["words"][: max(args.samples, EXPLORER_IMAGES)])
+    ]
     figures = []
-    for index in range(min(args.samples, len(images))):
+    for index in range(min(args.samples, len(captions))):
         print(f"  reference: {references[index][0]}\n  caption  : {hypotheses[index]}")
-        figure = plot_caption_attention(
-            images[index],
-            outputs["attention"][index, : len(words[index])],
-            words[index],
-            title=hypotheses[index],
-        )
+        words, maps = captions[index]
+        if maps is None:
+            maps = np.zeros((0,) + outputs["attention"].shape[2:])
+        figure = plot_caption_attention(images[index], maps, words, title=hypotheses[index])
         path = os.path.join(args.output_dir, f"attention_{index}.png")
         figures.append(str(save_figure(figure, path)))
     if figures:
         print("attention plots:", ", ".join(figures))
-    shown = [i for i in range(min(max(args.samples, 8), len(images))) if words[i]]
+    shown = [i for i, (words, _) in enumerate(captions[:EXPLORER_IMAGES]) if words]
     if args.html and shown:
         explorer = os.path.join(args.output_dir, "attention_explorer.html")
         examples = [
             {
                 "name": f"test image {i}: {hypotheses[i]}",
                 "image": images[i],
-                "words": list(words[i]),
-                "attention": outputs["attention"][i, : len(words[i])],  # (T, h, w)
+                "words": captions[i][0],
+                "attention": captions[i][1],  # (words, h, w)
             }
             for i in shown
         ]

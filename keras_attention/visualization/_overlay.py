@@ -45,7 +45,7 @@ def draw_image(axes, display_image, title=None):
     axes.set_axis_off()
 
 
-def draw_overlay(axes, display_image, heat_map, title=None):
+def draw_overlay(axes, display_image, heat_map, title=None, value_range=None):
     """Draws `display_image` on `axes` with `heat_map` (same H, W) on top.
 
     Args:
@@ -53,6 +53,16 @@ def draw_overlay(axes, display_image, heat_map, title=None):
         display_image: output of `as_display_image`.
         heat_map: (H, W) array in [0, 1], already at the image's resolution.
         title: optional panel title.
+        value_range: optional `(low, high)` attention weights that 0 and 1 of
+            `heat_map` stand for; a colour bar beside the panel shows them.
     """
     draw_image(axes, display_image, title=title)
-    axes.imshow(heat_map, cmap="jet", vmin=0.0, vmax=1.0, alpha=_PEAK_ALPHA * heat_map)
+    shown = axes.imshow(heat_map, cmap="jet", vmin=0.0, vmax=1.0, alpha=_PEAK_ALPHA * heat_map)
+    if value_range is not None:
+        # An inset keeps `figure.axes` to one axes per panel.
+        bar = axes.figure.colorbar(shown, cax=axes.inset_axes([1.03, 0.0, 0.05, 1.0]))
+        bar.solids.set_alpha(1.0)  # the bar shows the colours, not the fading
+        low, high = value_range
+        bar.set_ticks([0.0, 0.5, 1.0])
+        bar.set_ticklabels([f"{value:.3g}" for value in (low, (low + high) / 2, high)])
+        bar.ax.tick_params(labelsize=7)

@@ -34,7 +34,7 @@ def _bilinear_matrix(source_size, target_size):
     return matrix
 
 
-def upsample_attention(attention, image_shape):
+def upsample_attention(attention, image_shape, return_range=False):
     """Resizes an (h, w) attention map to an (H, W) image, scaled to [0, 1].
 
     The map is resized bilinearly (so a feature-map cell becomes a smooth
@@ -45,9 +45,12 @@ def upsample_attention(attention, image_shape):
     Args:
         attention: (h, w) attention weights over a feature map.
         image_shape: (H, W), the height and width to resize to.
+        return_range: also return `(low, high)`, the attention weights that
+            0 and 1 stand for (for a colour bar in the map's own units).
 
     Returns:
-        float64 NumPy array of shape (H, W) with values in [0, 1].
+        float64 NumPy array of shape (H, W) with values in [0, 1], and with
+        `return_range=True` also `(low, high)`.
 
     Example:
 
@@ -82,10 +85,9 @@ def upsample_attention(attention, image_shape):
     rows = _bilinear_matrix(attention.shape[0], height)  # (H, h)
     columns = _bilinear_matrix(attention.shape[1], width)  # (W, w)
     resized = rows @ attention @ columns.T  # (H, h) @ (h, w) @ (w, W) -> (H, W)
-    low, high = resized.min(), resized.max()
-    if high - low <= 0.0:
-        return np.zeros_like(resized)
-    return (resized - low) / (high - low)
+    low, high = float(resized.min()), float(resized.max())
+    heat_map = np.zeros_like(resized) if high - low <= 0.0 else (resized - low) / (high - low)
+    return (heat_map, (low, high)) if return_range else heat_map
 
 
 def plot_caption_attention(image, attention, words, columns=4, title=None):
@@ -94,7 +96,8 @@ def plot_caption_attention(image, attention, words, columns=4, title=None):
     The first panel is the image itself; each following panel shows the
     image with that word's attention map (bilinearly upsampled from the
     feature-map grid) laid over it as a heat map, titled with the word, as in
-    the "Show, Attend and Tell" figures (Xu et al. 2015).
+    the "Show, Attend and Tell" figures (Xu et al. 2015). Each map has its
+    own colour bar, labelled with the attention weights its colours stand for.
 
     A caption with no word (a captioner that ends at once: `words` empty,
     `attention` of shape `(0, h, w)`) gives the image alone, with
@@ -162,9 +165,15 @@ def plot_caption_attention(image, attention, words, columns=4, title=None):
     )
     draw_image(figure.add_subplot(rows, columns, 1), display_image)
     for index, (word, word_attention) in enumerate(zip(labels, attention)):
-        heat_map = upsample_attention(word_attention, (height, width))
+        heat_map, value_range = upsample_attention(
+            word_attention, (height, width), return_range=True
+        )
         draw_overlay(
-            figure.add_subplot(rows, columns, index + 2), display_image, heat_map, title=word
+            figure.add_subplot(rows, columns, index + 2),
+            display_image,
+            heat_map,
+            title=word,
+            value_range=value_range,
         )
     if title is not None:
         figure.suptitle(title)

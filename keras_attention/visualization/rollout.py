@@ -249,11 +249,19 @@ def plot_rollout(image, rollout_map, title=None):
             "Expected `rollout_map` to be a 2D (rows, columns) patch map. "
             f"Received: rollout_map.shape={rollout_map.shape}"
         )
-    heat_map = upsample_attention(rollout_map, display_image.shape[:2])
+    heat_map, value_range = upsample_attention(
+        rollout_map, display_image.shape[:2], return_range=True
+    )
     height, width = display_image.shape[:2]
-    figure = new_figure(figsize=(6.0, 3.0 * height / width + 0.5))
+    figure = new_figure(figsize=(6.4, 3.0 * height / width + 0.5))
     draw_image(figure.add_subplot(1, 2, 1), display_image, title="image")
-    draw_overlay(figure.add_subplot(1, 2, 2), display_image, heat_map, title="attention rollout")
+    draw_overlay(
+        figure.add_subplot(1, 2, 2),
+        display_image,
+        heat_map,
+        title="attention rollout",
+        value_range=value_range,
+    )
     if title is not None:
         figure.suptitle(title)
     return figure
@@ -317,9 +325,9 @@ def plot_head_maps(image, layer_attention, grid_size, has_class_token=True, colu
         figsize=(panel_width * columns, (panel_width * height / width + 0.4) * rows)
     )
     for head, head_map in enumerate(head_maps):
-        heat_map = upsample_attention(head_map, (height, width))
+        heat_map, value_range = upsample_attention(head_map, (height, width), return_range=True)
         axes = figure.add_subplot(rows, columns, head + 1)
-        draw_overlay(axes, display_image, heat_map, title=f"head {head}")
+        draw_overlay(axes, display_image, heat_map, title=f"head {head}", value_range=value_range)
     if title is not None:
         figure.suptitle(title)
     return figure

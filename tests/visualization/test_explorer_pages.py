@@ -8,6 +8,7 @@ import re
 import numpy as np
 import pytest
 
+from keras_attention.visualization import word_maps
 from keras_attention.visualization import words_and_attention
 from keras_attention.visualization import write_caption_explorer
 from keras_attention.visualization import write_translation_explorer
@@ -248,3 +249,14 @@ def test_vit_checks_name_the_argument(tmp_path):
         write_vit_explorer(path, dict(example, probability=1.5))
     # Without a class token the same weights cover 7 patches.
     write_vit_explorer(path, dict(example, grid_size=(1, 7), has_class_token=False))
+
+
+def test_word_maps_average_the_maps_of_a_words_pieces():
+    maps = np.arange(4 * 2 * 2, dtype="float64").reshape(4, 2, 2)  # (pieces, h, w)
+    words, pooled = word_maps(["a", " re", "d", " circle"], maps)
+    assert words == ["a", "red", "circle"]
+    np.testing.assert_array_equal(pooled, [maps[0], (maps[1] + maps[2]) / 2, maps[3]])
+    with pytest.raises(
+        ValueError, match=r"one map per piece.*len\(pieces\)=2, maps.shape=\(4, 2, 2\)"
+    ):
+        word_maps(["a", "b"], maps)

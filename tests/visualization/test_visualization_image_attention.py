@@ -121,3 +121,20 @@ def test_empty_caption_with_attention_maps_is_refused():
         match=r"no attention map for an empty caption.*Received: len\(words\)=0, attention.shape=\(2, 3, 3\)",
     ):
         plot_caption_attention(_image(), np.ones((2, 3, 3)), [])
+
+
+def _colour_bar_labels(panel):
+    (bar_axes,) = panel.child_axes
+    panel.figure.canvas.draw()
+    return [label.get_text() for label in bar_axes.get_yticklabels()]
+
+
+def test_every_word_panel_has_a_colour_bar_in_attention_weights():
+    # A 2 x 2 map resized to 4 x 4 (half-pixel centres) keeps its extremes:
+    # 0.05 where nothing is attended, 0.15 under the attended cell.
+    attention = 0.05 + 0.1 * np.array([[[0.0, 1.0], [0.0, 0.0]], [[0.0, 0.0], [0.0, 1.0]]])
+    figure = plot_caption_attention(np.zeros((4, 4, 3), "uint8"), attention, ["red", "circle"])
+    assert [axes.get_title() for axes in figure.axes] == ["", "red", "circle"]
+    assert not figure.axes[0].child_axes  # the plain image has no colour bar
+    for panel in figure.axes[1:]:
+        assert _colour_bar_labels(panel) == ["0.05", "0.1", "0.15"]

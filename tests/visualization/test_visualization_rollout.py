@@ -237,6 +237,11 @@ def test_plot_rollout_overlays_the_map_on_the_image(tmp_path):
     assert heat_map.get_extent() == picture.get_extent()
     row, column = np.unravel_index(np.argmax(heat_map.get_array()), image.shape[:2])
     assert row >= 16 and column < 16  # bottom-left patch covers rows 16..31, columns 0..15
+    # Edge pixels take their edge patch's value (bilinear resizing clamps at the
+    # border), so the colour bar spans exactly 0 to 1 rollout weight.
+    (bar_axes,) = figure.axes[1].child_axes
+    figure.canvas.draw()
+    assert [label.get_text() for label in bar_axes.get_yticklabels()] == ["0", "0.5", "1"]
     _assert_png(figure, tmp_path / "rollout.png")
 
 

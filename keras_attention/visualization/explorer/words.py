@@ -156,3 +156,39 @@ def words_and_attention(
     averaging /= averaging.sum(axis=1, keepdims=True)
     pooled = averaging @ weights @ summing  # (..., T', S')
     return source_words, target_words, pooled
+
+
+def word_maps(pieces, maps, continuation="leading_space", special_tokens=SPECIAL_TOKENS):
+    """Whole words from the pieces of a caption, with one map per word.
+
+    A word's map is the mean of its pieces' maps, as `words_and_attention`
+    does for the target side of a translation.
+
+    Args:
+        pieces: the T pieces (str or bytes) of a generated text.
+        maps: (T, ...) one map per piece, e.g. (T, h, w) attention over an
+            image's feature grid.
+        continuation: "leading_space" or "wordpiece" (see `group_pieces`).
+        special_tokens: pieces that are always words of their own.
+
+    Returns:
+        `(words, word_maps)`: the W words and a float array (W, ...).
+
+    Example:
+
+    >>> import numpy as np
+    >>> from keras_attention.visualization.explorer.words import word_maps
+    >>> words, maps = word_maps(["a", " re", "d"], np.array([[1.0], [0.0], [1.0]]))
+    >>> words, maps[:, 0].tolist()
+    (['a', 'red'], [1.0, 0.5])
+    """
+    maps = np.asarray(maps, dtype="float64")
+    pieces = _as_pieces(pieces, "pieces")
+    if maps.ndim < 1 or maps.shape[0] != len(pieces):
+        raise ValueError(
+            "Expected one map per piece, maps.shape[0] == len(pieces). "
+            f"Received: len(pieces)={len(pieces)}, maps.shape={maps.shape}"
+        )
+    words, word_of_piece = group_pieces(pieces, continuation, special_tokens)
+    pooled = np.stack([maps[word_of_piece == word].mean(axis=0) for word in range(len(words))])
+    return words, pooled
