@@ -648,15 +648,15 @@ def main(argv=None):
     figures = []
     for index in range(min(args.samples, len(captions))):
         print(f"  reference: {references[index][0]}\n  caption  : {hypotheses[index]}")
-        words, maps = captions[index]
+        caption_words, maps = captions[index]
         if maps is None:
             maps = np.zeros((0,) + outputs["attention"].shape[2:])
-        figure = plot_caption_attention(images[index], maps, words, title=hypotheses[index])
+        figure = plot_caption_attention(images[index], maps, caption_words, title=hypotheses[index])
         path = os.path.join(args.output_dir, f"attention_{index}.png")
         figures.append(str(save_figure(figure, path)))
     if figures:
         print("attention plots:", ", ".join(figures))
-    shown = [i for i, (words, _) in enumerate(captions[:EXPLORER_IMAGES]) if words]
+    shown = [i for i, (caption_words, _) in enumerate(captions[:EXPLORER_IMAGES]) if caption_words]
     if args.html and shown:
         explorer = os.path.join(args.output_dir, "attention_explorer.html")
         examples = [
@@ -698,7 +698,7 @@ def main(argv=None):
         side = height if height == width and height >= 32 else 64
         scenes = shape_scene_splits(*args.builtin_sizes, image_size=side, seed=args.seed)
         objects = scenes["test"]["object_masks"][: len(images)]
-        summary = attention_on_objects_summary(words, outputs["attention"], objects)
+        summary = attention_on_objects_summary(outputs["words"], outputs["attention"], objects)
         print(
             f"attention on the named object: {summary['fraction']:.3f} of the mass "
             f"(chance {summary['chance']:.3f}) over {summary['measured']} of "

@@ -93,9 +93,8 @@ def _check_protocol(model):
         )
     if callable(getattr(model, "caption", None)):
         raise ValueError(
-            "`model` must be a translator (text in). Received: "
-            f"model={getattr(model, 'name', model)!r}, a captioner (export it with "
-            "`export_captioner`)"
+            "`model` must be a translator (text in); a captioner exports with "
+            f"`export_captioner`. Received: model={getattr(model, 'name', model)!r}, a captioner"
         )
 
 
