@@ -188,7 +188,7 @@ def translator_case(settings, quick):
     """Our Transformer translator at the example's defaults against keras-hub layers."""
     import keras
 
-    from keras_attention.models.translation_losses import masked_sparse_categorical_crossentropy
+    from keras_attention.losses.masked_cross_entropy import masked_sparse_categorical_crossentropy
 
     example = load_example("train_nmt.py")
     args = _quick_args(example.parse_args([]), quick)

@@ -28,9 +28,9 @@ import tensorflow as tf  # noqa: E402
 
 from keras_attention.data.translation_batches import make_translation_batches  # noqa: E402
 from keras_attention.data.translation_sources import load_translation_pairs  # noqa: E402
+from keras_attention.losses.masked_cross_entropy import masked_sparse_categorical_crossentropy  # noqa: E402
+from keras_attention.metrics.masked_accuracy import MaskedSparseCategoricalAccuracy  # noqa: E402
 from keras_attention.models.transformer_translator import transformer_translator  # noqa: E402
-from keras_attention.models.translation_losses import MaskedSparseCategoricalAccuracy  # noqa: E402
-from keras_attention.models.translation_losses import masked_sparse_categorical_crossentropy  # noqa: E402
 from keras_attention.serving.translator_export import export_translator  # noqa: E402
 from keras_attention.text.reversible_tokenizer import ReversibleTokenizer  # noqa: E402
 from keras_attention.text.scores import corpus_bleu  # noqa: E402

@@ -256,13 +256,13 @@ from keras_attention.data.caption_sources import load_caption_dataset  # noqa: E
 from keras_attention.data.caption_sources import median_image_size  # noqa: E402
 from keras_attention.data.known_length import with_known_length  # noqa: E402
 from keras_attention.data.shapes_scenes import shape_scene_splits  # noqa: E402
-from keras_attention.models.caption_attention_metrics import attention_on_objects_summary  # noqa: E402
+from keras_attention.losses.masked_cross_entropy import masked_sparse_categorical_crossentropy  # noqa: E402
+from keras_attention.metrics.caption_attention import attention_on_objects_summary  # noqa: E402
+from keras_attention.metrics.masked_accuracy import MaskedSparseCategoricalAccuracy  # noqa: E402
 from keras_attention.models.image_backbones import backbone_stride  # noqa: E402
 from keras_attention.models.image_backbones import image_size_pair  # noqa: E402
 from keras_attention.models.show_attend_tell_captioner import show_attend_tell_captioner  # noqa: E402
 from keras_attention.models.transformer_captioner import transformer_captioner  # noqa: E402
-from keras_attention.models.translation_losses import MaskedSparseCategoricalAccuracy  # noqa: E402
-from keras_attention.models.translation_losses import masked_sparse_categorical_crossentropy  # noqa: E402
 from keras_attention.serving.caption_export import export_captioner  # noqa: E402
 from keras_attention.text.reversible_tokenizer import ReversibleTokenizer  # noqa: E402
 from keras_attention.text.scores import corpus_bleu  # noqa: E402

@@ -143,10 +143,10 @@ from keras_attention.callbacks.prior_cross_entropy import prior_cross_entropy  #
 from keras_attention.data.known_length import with_known_length  # noqa: E402
 from keras_attention.data.translation_batches import make_translation_batches  # noqa: E402
 from keras_attention.data.translation_sources import load_translation_pairs  # noqa: E402
+from keras_attention.losses.masked_cross_entropy import masked_sparse_categorical_crossentropy  # noqa: E402
+from keras_attention.metrics.masked_accuracy import MaskedSparseCategoricalAccuracy  # noqa: E402
 from keras_attention.models.rnn_attention_translator import rnn_attention_translator  # noqa: E402
 from keras_attention.models.transformer_translator import transformer_translator  # noqa: E402
-from keras_attention.models.translation_losses import MaskedSparseCategoricalAccuracy  # noqa: E402
-from keras_attention.models.translation_losses import masked_sparse_categorical_crossentropy  # noqa: E402
 from keras_attention.models.translation_training_recipe import translation_training_recipe  # noqa: E402
 from keras_attention.serving.translator_export import export_translator  # noqa: E402
 from keras_attention.serving.translator_export import make_translation_function  # noqa: E402

@@ -16,6 +16,8 @@ SUBPACKAGES = (
     "data",
     "generation",
     "layers",
+    "losses",
+    "metrics",
     "models",
     "ops",
     "serving",

@@ -18,9 +18,11 @@ ALLOWED_IMPORTS = {
     "data": {"ops", "text", "validation"},
     "generation": {"ops", "validation"},
     "callbacks": {"validation"},
+    "losses": {"validation"},
+    "metrics": {"losses", "validation"},
     "visualization": {"validation"},
     "serving": {"generation", "text", "validation"},
-    "models": {"layers", "ops", "generation", "text", "serving", "validation"},
+    "models": {"layers", "ops", "generation", "losses", "text", "serving", "validation"},
     "training": {"callbacks", "validation"},
 }
 

@@ -10,12 +10,6 @@
 ['source', 'target']
 """
 
-from keras_attention.models.caption_attention_metrics import attention_on_mask
-from keras_attention.models.caption_attention_metrics import attention_on_objects_summary
-from keras_attention.models.caption_attention_metrics import mask_coverage_on_grid
-from keras_attention.models.caption_attention_metrics import object_attention_fractions
-from keras_attention.models.captioning_losses import DoublyStochasticAttentionRegularizer
-from keras_attention.models.captioning_losses import doubly_stochastic_penalty
 from keras_attention.models.image_backbones import image_backbone
 from keras_attention.models.image_backbones import image_size_of
 from keras_attention.models.image_captioner import ImageCaptioner
@@ -28,8 +22,6 @@ from keras_attention.models.transformer_captioner import TransformerCaptioner
 from keras_attention.models.transformer_captioner import transformer_captioner
 from keras_attention.models.transformer_translator import TransformerTranslator
 from keras_attention.models.transformer_translator import transformer_translator
-from keras_attention.models.translation_losses import MaskedSparseCategoricalAccuracy
-from keras_attention.models.translation_losses import masked_sparse_categorical_crossentropy
 from keras_attention.models.vision_transformer import VisionTransformer
 from keras_attention.models.vision_transformer import get_attention_scores
 from keras_attention.models.vision_transformer import vision_transformer

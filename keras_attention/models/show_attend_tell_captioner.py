@@ -11,7 +11,7 @@ from keras import ops
 from keras_attention.layers.additive_attention import AdditiveAttention
 from keras_attention.layers.attention_decoder import AttentionDecoder
 from keras_attention.layers.position_embedding_2d import PositionEmbedding2D
-from keras_attention.models.captioning_losses import DoublyStochasticAttentionRegularizer
+from keras_attention.losses.doubly_stochastic import DoublyStochasticAttentionRegularizer
 from keras_attention.models.image_backbones import SMALL_CNN
 from keras_attention.models.image_backbones import image_backbone
 from keras_attention.models.image_backbones import image_size_pair

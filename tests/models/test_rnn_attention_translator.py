@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from keras_attention.losses.masked_cross_entropy import masked_sparse_categorical_crossentropy
+from keras_attention.metrics.masked_accuracy import MaskedSparseCategoricalAccuracy
 from keras_attention.models.rnn_attention_translator import RNNAttentionTranslator
 from keras_attention.models.rnn_attention_translator import rnn_attention_translator
-from keras_attention.models.translation_losses import MaskedSparseCategoricalAccuracy
-from keras_attention.models.translation_losses import masked_sparse_categorical_crossentropy
 
 START, END = 1, 2
 SIZES = dict(source_vocabulary_size=12, target_vocabulary_size=12, embedding_dim=8, units=16)

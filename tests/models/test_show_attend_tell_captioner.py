@@ -5,12 +5,12 @@ from layer_harness import HARNESS_CHECKS
 from layer_harness import LayerSpec
 from layer_harness import run_check
 
-from keras_attention.models.captioning_losses import DoublyStochasticAttentionRegularizer
-from keras_attention.models.captioning_losses import doubly_stochastic_penalty
+from keras_attention.losses.doubly_stochastic import DoublyStochasticAttentionRegularizer
+from keras_attention.losses.doubly_stochastic import doubly_stochastic_penalty
+from keras_attention.losses.masked_cross_entropy import masked_sparse_categorical_crossentropy
 from keras_attention.models.show_attend_tell_captioner import ShowAttendTellCaptioner
 from keras_attention.models.show_attend_tell_captioner import caption_attention_model
 from keras_attention.models.show_attend_tell_captioner import show_attend_tell_captioner
-from keras_attention.models.translation_losses import masked_sparse_categorical_crossentropy
 
 RNG = np.random.default_rng(0)
 IMAGES = RNG.uniform(0, 255, (2, 16, 16, 3)).astype("float32")

@@ -2,9 +2,9 @@ import keras
 import numpy as np
 import pytest
 
+from keras_attention.losses.masked_cross_entropy import masked_sparse_categorical_crossentropy
 from keras_attention.models.transformer_captioner import TransformerCaptioner
 from keras_attention.models.transformer_captioner import transformer_captioner
-from keras_attention.models.translation_losses import masked_sparse_categorical_crossentropy
 
 RNG = np.random.default_rng(0)
 IMAGES = RNG.uniform(0, 255, (2, 16, 16, 3)).astype("float32")

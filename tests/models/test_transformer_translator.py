@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from keras_attention.losses.masked_cross_entropy import masked_sparse_categorical_crossentropy
+from keras_attention.metrics.masked_accuracy import MaskedSparseCategoricalAccuracy
 from keras_attention.models.transformer_translator import TransformerTranslator
 from keras_attention.models.transformer_translator import transformer_translator
-from keras_attention.models.translation_losses import MaskedSparseCategoricalAccuracy
-from keras_attention.models.translation_losses import masked_sparse_categorical_crossentropy
 
 START, END = 1, 2
 SIZES = dict(

@@ -16,8 +16,8 @@ from keras_attention.data.translation_corpus import builtin_translation_pairs
 from keras_attention.generation.beam_search import beam_search
 from keras_attention.generation.decoder_for_model import decoder_for_model
 from keras_attention.generation.greedy_search import greedy_search
+from keras_attention.losses.masked_cross_entropy import masked_sparse_categorical_crossentropy
 from keras_attention.models.transformer_translator import transformer_translator
-from keras_attention.models.translation_losses import masked_sparse_categorical_crossentropy
 from keras_attention.serving.translator_export import export_translator
 from keras_attention.serving.translator_export import load_translator
 from keras_attention.serving.translator_export import make_translation_function

@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 
 from keras_attention.data.shapes_scenes import generate_shape_scenes
-from keras_attention.models.caption_attention_metrics import attention_on_mask
-from keras_attention.models.caption_attention_metrics import attention_on_objects_summary
-from keras_attention.models.caption_attention_metrics import mask_coverage_on_grid
-from keras_attention.models.caption_attention_metrics import object_attention_fractions
+from keras_attention.metrics.caption_attention import attention_on_mask
+from keras_attention.metrics.caption_attention import attention_on_objects_summary
+from keras_attention.metrics.caption_attention import mask_coverage_on_grid
+from keras_attention.metrics.caption_attention import object_attention_fractions
 
 RNG = np.random.default_rng(0)
 
@@ -99,7 +99,7 @@ def test_bad_arguments():
 
 
 def test_attention_peak_in_box_on_a_non_square_grid():
-    from keras_attention.models.caption_attention_metrics import attention_peak_in_box
+    from keras_attention.metrics.caption_attention import attention_peak_in_box
 
     # An 8 x 24 grid over a 32 x 96 strip: cell (r, c) is centred on (4 r + 2, 4 c + 2).
     for row, column in [(0, 0), (3, 10), (7, 23)]:

@@ -43,7 +43,7 @@ def mask_coverage_on_grid(mask, grid_size):
     Example:
 
     >>> import numpy as np
-    >>> from keras_attention.models.caption_attention_metrics import mask_coverage_on_grid
+    >>> from keras_attention.metrics.caption_attention import mask_coverage_on_grid
     >>> mask = np.zeros((4, 4), bool)
     >>> mask[:2, :3] = True  # the top half, three columns of four
     >>> mask_coverage_on_grid(mask, (2, 2)).tolist()
@@ -85,7 +85,7 @@ def attention_on_mask(attention, mask):
     Example:
 
     >>> import numpy as np
-    >>> from keras_attention.models.caption_attention_metrics import attention_on_mask
+    >>> from keras_attention.metrics.caption_attention import attention_on_mask
     >>> mask = np.zeros((4, 4), bool)
     >>> mask[:2, :2] = True  # the top-left cell of a 2x2 grid
     >>> round(attention_on_mask(np.array([[0.7, 0.1], [0.1, 0.1]]), mask), 6)
@@ -124,7 +124,7 @@ def object_attention_fractions(words, attention, objects):
     Example:
 
     >>> import numpy as np
-    >>> from keras_attention.models.caption_attention_metrics import (
+    >>> from keras_attention.metrics.caption_attention import (
     ...     object_attention_fractions)
     >>> left = np.zeros((4, 4), bool); left[:, :2] = True
     >>> right = np.zeros((4, 4), bool); right[:, 2:] = True
@@ -176,7 +176,7 @@ def attention_on_objects_summary(captions_words, attentions, scenes_objects):
     Example:
 
     >>> import numpy as np
-    >>> from keras_attention.models.caption_attention_metrics import (
+    >>> from keras_attention.metrics.caption_attention import (
     ...     attention_on_objects_summary)
     >>> mask = np.zeros((4, 4), bool); mask[:2, :2] = True
     >>> summary = attention_on_objects_summary(
@@ -228,7 +228,7 @@ def attention_peak_in_box(attention, box, image_shape):
     Example:
 
     >>> import numpy as np
-    >>> from keras_attention.models.caption_attention_metrics import attention_peak_in_box
+    >>> from keras_attention.metrics.caption_attention import attention_peak_in_box
     >>> attention = np.zeros((2, 6)); attention[1, 4] = 1.0  # cell centre (24, 72)
     >>> attention_peak_in_box(attention, (10, 64, 30, 80), (32, 96))
     True

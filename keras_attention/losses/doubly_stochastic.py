@@ -5,7 +5,7 @@ section 4.2.1, eq. 14: at every step the attention weights sum to 1 over the
 image positions; the penalty asks them to also sum to about 1 over the caption
 steps, `sum_i (1 - sum_t a_{t,i})^2`, so that every part of the image gets
 looked at over the course of the caption. The captioning cross-entropy is the
-translation one (`keras_attention.models.translation_losses`).
+translation one (`keras_attention.losses.masked_sparse_categorical_crossentropy`).
 """
 
 import keras
@@ -32,7 +32,7 @@ def doubly_stochastic_penalty(alignments, step_mask=None):
     Example:
 
     >>> import numpy as np
-    >>> from keras_attention.models.captioning_losses import doubly_stochastic_penalty
+    >>> from keras_attention.losses.doubly_stochastic import doubly_stochastic_penalty
     >>> alignments = np.array([[[1.0, 0.0], [1.0, 0.0], [0.5, 0.5]]])  # (1, 3, 2)
     >>> np.asarray(doubly_stochastic_penalty(alignments)).tolist()  # (1 - 2.5)^2 + (1 - 0.5)^2
     [2.5]
@@ -95,7 +95,7 @@ class DoublyStochasticAttentionRegularizer(keras.layers.Layer):
     Example:
 
     >>> import numpy as np
-    >>> from keras_attention.models.captioning_losses import (
+    >>> from keras_attention.losses.doubly_stochastic import (
     ...     DoublyStochasticAttentionRegularizer)
     >>> regularizer = DoublyStochasticAttentionRegularizer(strength=0.5)
     >>> logits = np.zeros((1, 2, 4), "float32")

@@ -2,8 +2,8 @@ import keras
 import numpy as np
 import pytest
 
-from keras_attention.models.translation_losses import MaskedSparseCategoricalAccuracy
-from keras_attention.models.translation_losses import masked_sparse_categorical_crossentropy
+from keras_attention.losses.masked_cross_entropy import masked_sparse_categorical_crossentropy
+from keras_attention.metrics.masked_accuracy import MaskedSparseCategoricalAccuracy
 
 rng = np.random.default_rng(0)
 LOGITS = rng.normal(size=(3, 4, 6)).astype("float32")
