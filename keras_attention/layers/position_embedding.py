@@ -3,15 +3,14 @@
 import keras
 from keras import ops
 
+from keras_attention.layers.position_merge import MergedPositionLayer
 from keras_attention.layers.position_merge import encoding_width
 from keras_attention.layers.position_merge import merge_encoding
-from keras_attention.layers.position_merge import merged_shape
-from keras_attention.layers.position_merge import validate_merge
 from keras_attention.validation import check_positive_int
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
-class PositionEmbedding(keras.layers.Layer):
+class PositionEmbedding(MergedPositionLayer):
     """Learned position embedding: row `p` of a trainable table encodes position `p`.
 
     The table has `max_length` rows (the "lookup table" option of positional
@@ -63,14 +62,10 @@ class PositionEmbedding(keras.layers.Layer):
         concat_dim=None,
         **kwargs,
     ):
-        super().__init__(**kwargs)
+        super().__init__(merge=merge, concat_dim=concat_dim, **kwargs)
         check_positive_int("max_length", max_length)
-        validate_merge(merge, concat_dim)
         self.max_length = max_length
-        self.merge = merge
         self.embeddings_initializer = keras.initializers.get(embeddings_initializer)
-        self.concat_dim = concat_dim
-        self.supports_masking = True
 
     def build(self, input_shape):
         if len(input_shape) != 3:
@@ -106,18 +101,12 @@ class PositionEmbedding(keras.layers.Layer):
         rows = ops.slice(table, (start, 0), (length, encoding_dim))  # (T, E)
         return merge_encoding(inputs, ops.cast(rows, self.compute_dtype), self.merge)
 
-    def compute_output_shape(self, input_shape):
-        encoding_dim = encoding_width(input_shape[-1], self.merge, self.concat_dim)
-        return merged_shape(input_shape, self.merge, encoding_dim)
-
     def get_config(self):
         config = super().get_config()
         config.update(
             {
                 "max_length": self.max_length,
-                "merge": self.merge,
                 "embeddings_initializer": keras.initializers.serialize(self.embeddings_initializer),
-                "concat_dim": self.concat_dim,
             }
         )
         return config

@@ -9,14 +9,13 @@ from keras_attention.layers.position_grid import check_num_prefix_tokens
 from keras_attention.layers.position_grid import grid_encoding_for_input
 from keras_attention.layers.position_grid import input_grid
 from keras_attention.layers.position_grid import resize_position_grid
+from keras_attention.layers.position_merge import MergedPositionLayer
 from keras_attention.layers.position_merge import encoding_width
 from keras_attention.layers.position_merge import merge_encoding
-from keras_attention.layers.position_merge import merged_shape
-from keras_attention.layers.position_merge import validate_merge
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
-class PositionEmbedding2D(keras.layers.Layer):
+class PositionEmbedding2D(MergedPositionLayer):
     """Learned position embedding of a grid of image patches, resized on demand.
 
     A trainable `(rows, cols, E)` table, one vector per patch position, as
@@ -82,16 +81,12 @@ class PositionEmbedding2D(keras.layers.Layer):
         concat_dim=None,
         **kwargs,
     ):
-        super().__init__(**kwargs)
+        super().__init__(merge=merge, concat_dim=concat_dim, **kwargs)
         grid_size = check_grid_size(grid_size)
-        validate_merge(merge, concat_dim)
         check_num_prefix_tokens(num_prefix_tokens)
         self.grid_size = grid_size
-        self.merge = merge
         self.num_prefix_tokens = num_prefix_tokens
         self.embeddings_initializer = keras.initializers.get(embeddings_initializer)
-        self.concat_dim = concat_dim
-        self.supports_masking = True
 
     def build(self, input_shape):
         check_grid_input_shape(input_shape, self.num_prefix_tokens)
@@ -126,19 +121,13 @@ class PositionEmbedding2D(keras.layers.Layer):
         encoding = grid_encoding_for_input(inputs, ops.cast(table, self.compute_dtype), prefix)
         return merge_encoding(inputs, encoding, self.merge)
 
-    def compute_output_shape(self, input_shape):
-        encoding_dim = encoding_width(input_shape[-1], self.merge, self.concat_dim)
-        return merged_shape(input_shape, self.merge, encoding_dim)
-
     def get_config(self):
         config = super().get_config()
         config.update(
             {
                 "grid_size": self.grid_size,
-                "merge": self.merge,
                 "num_prefix_tokens": self.num_prefix_tokens,
                 "embeddings_initializer": keras.initializers.serialize(self.embeddings_initializer),
-                "concat_dim": self.concat_dim,
             }
         )
         return config

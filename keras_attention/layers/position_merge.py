@@ -1,5 +1,6 @@
 """How a position layer combines its encoding with the input: return, add or concatenate."""
 
+import keras
 from keras import ops
 
 MERGE_MODES = (None, "add", "concat")
@@ -59,3 +60,34 @@ def merge_encoding(inputs, encoding, merge):
     if merge is None:
         return encoding
     return ops.concatenate([inputs, encoding], axis=-1)  # (B, ..., D + E)
+
+
+class MergedPositionLayer(keras.layers.Layer):
+    """Base of the position layers: the `merge` / `concat_dim` arguments and their shapes.
+
+    A subclass computes its encoding and hands it to `merge_encoding(inputs,
+    encoding, self.merge)`; this base checks the two arguments, keeps Keras
+    masks flowing, gives the output shape and saves both in the config.
+
+    Args:
+        merge: None (return the encoding), "add" or "concat".
+        concat_dim: width of the encoding with merge="concat" (default: the
+            input's width).
+        **kwargs: base layer arguments (`name`, `dtype`, ...).
+    """
+
+    def __init__(self, merge=None, concat_dim=None, **kwargs):
+        super().__init__(**kwargs)
+        validate_merge(merge, concat_dim)
+        self.merge = merge
+        self.concat_dim = concat_dim
+        self.supports_masking = True
+
+    def compute_output_shape(self, input_shape):
+        encoding_dim = encoding_width(input_shape[-1], self.merge, self.concat_dim)
+        return merged_shape(input_shape, self.merge, encoding_dim)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"merge": self.merge, "concat_dim": self.concat_dim})
+        return config

@@ -3,10 +3,9 @@
 import keras
 from keras import ops
 
+from keras_attention.layers.position_merge import MergedPositionLayer
 from keras_attention.layers.position_merge import encoding_width
 from keras_attention.layers.position_merge import merge_encoding
-from keras_attention.layers.position_merge import merged_shape
-from keras_attention.layers.position_merge import validate_merge
 from keras_attention.validation import check_finite_number
 
 
@@ -48,7 +47,7 @@ def sinusoidal_table(positions, dim, max_wavelength=10000):
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
-class SinusoidalPositionEncoding(keras.layers.Layer):
+class SinusoidalPositionEncoding(MergedPositionLayer):
     """Fixed sinusoidal position encoding, returned, added or concatenated.
 
     Position `p` is encoded by PE(p, 2k) = sin(p * omega_k),
@@ -90,17 +89,13 @@ class SinusoidalPositionEncoding(keras.layers.Layer):
     """
 
     def __init__(self, max_wavelength=10000, merge=None, concat_dim=None, **kwargs):
-        super().__init__(**kwargs)
+        super().__init__(merge=merge, concat_dim=concat_dim, **kwargs)
         check_finite_number("max_wavelength", max_wavelength, positive=True)
-        validate_merge(merge, concat_dim)
         if concat_dim is not None and concat_dim % 2:
             raise ValueError(
                 f"`concat_dim` must be even for sinusoids. Received: concat_dim={concat_dim}"
             )
         self.max_wavelength = max_wavelength
-        self.merge = merge
-        self.concat_dim = concat_dim
-        self.supports_masking = True
 
     def build(self, input_shape):
         if len(input_shape) != 3:
@@ -123,17 +118,11 @@ class SinusoidalPositionEncoding(keras.layers.Layer):
         table = sinusoidal_table(positions, self._encoding_width, self.max_wavelength)  # (T, E)
         return merge_encoding(inputs, ops.cast(table, self.compute_dtype), self.merge)
 
-    def compute_output_shape(self, input_shape):
-        encoding_dim = encoding_width(input_shape[-1], self.merge, self.concat_dim)
-        return merged_shape(input_shape, self.merge, encoding_dim)
-
     def get_config(self):
         config = super().get_config()
         config.update(
             {
                 "max_wavelength": self.max_wavelength,
-                "merge": self.merge,
-                "concat_dim": self.concat_dim,
             }
         )
         return config

@@ -7,10 +7,9 @@ from keras_attention.layers.position_grid import check_grid_input_shape
 from keras_attention.layers.position_grid import check_num_prefix_tokens
 from keras_attention.layers.position_grid import grid_encoding_for_input
 from keras_attention.layers.position_grid import input_grid
+from keras_attention.layers.position_merge import MergedPositionLayer
 from keras_attention.layers.position_merge import encoding_width
 from keras_attention.layers.position_merge import merge_encoding
-from keras_attention.layers.position_merge import merged_shape
-from keras_attention.layers.position_merge import validate_merge
 from keras_attention.layers.sinusoidal_position_encoding import sinusoidal_table
 from keras_attention.validation import check_finite_number
 
@@ -54,7 +53,7 @@ def sinusoidal_table_2d(grid_size, dim, max_wavelength=10000):
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
-class SinusoidalPositionEncoding2D(keras.layers.Layer):
+class SinusoidalPositionEncoding2D(MergedPositionLayer):
     """Fixed 2D sinusoidal position encoding of a grid of image patches.
 
     Half the channels encode the row of a patch and half its column, each
@@ -113,19 +112,15 @@ class SinusoidalPositionEncoding2D(keras.layers.Layer):
         concat_dim=None,
         **kwargs,
     ):
-        super().__init__(**kwargs)
+        super().__init__(merge=merge, concat_dim=concat_dim, **kwargs)
         check_finite_number("max_wavelength", max_wavelength, positive=True)
-        validate_merge(merge, concat_dim)
         check_num_prefix_tokens(num_prefix_tokens)
         if concat_dim is not None and concat_dim % 4:
             raise ValueError(
                 f"`concat_dim` must be a multiple of 4. Received: concat_dim={concat_dim}"
             )
         self.max_wavelength = max_wavelength
-        self.merge = merge
         self.num_prefix_tokens = num_prefix_tokens
-        self.concat_dim = concat_dim
-        self.supports_masking = True
 
     def build(self, input_shape):
         check_grid_input_shape(input_shape, self.num_prefix_tokens)
@@ -148,18 +143,12 @@ class SinusoidalPositionEncoding2D(keras.layers.Layer):
         encoding = grid_encoding_for_input(inputs, ops.cast(table, self.compute_dtype), prefix)
         return merge_encoding(inputs, encoding, self.merge)
 
-    def compute_output_shape(self, input_shape):
-        encoding_dim = encoding_width(input_shape[-1], self.merge, self.concat_dim)
-        return merged_shape(input_shape, self.merge, encoding_dim)
-
     def get_config(self):
         config = super().get_config()
         config.update(
             {
                 "max_wavelength": self.max_wavelength,
-                "merge": self.merge,
                 "num_prefix_tokens": self.num_prefix_tokens,
-                "concat_dim": self.concat_dim,
             }
         )
         return config
