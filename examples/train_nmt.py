@@ -155,6 +155,7 @@ from keras_attention.text.scores import corpus_bleu  # noqa: E402
 from keras_attention.text.scores import corpus_chrf  # noqa: E402
 from keras_attention.visualization.alignment import plot_alignment  # noqa: E402
 from keras_attention.visualization.explorer.translation import write_translation_explorer  # noqa: E402
+from keras_attention.visualization.explorer.words import whole_word_example  # noqa: E402
 from keras_attention.visualization.explorer.words import words_and_attention  # noqa: E402
 from keras_attention.visualization.figures import save_figure  # noqa: E402
 
@@ -275,18 +276,23 @@ def draw_alignments(alignments, output_dir):
     return paths
 
 
-def write_explorer(alignments, path):
-    """The alignments as one HTML page (the model's decoding attention: one layer, one head)."""
-    examples = [
-        {
-            "name": f"held-out sentence {index}",
-            "source_tokens": source,
-            "target_tokens": target,
-            "cross_attention": np.asarray(weights)[None, None],  # (layers=1, heads=1, T, S)
-        }
-        for index, source, target, weights in alignments
+def write_explorer(model, sources, source_encoder, target_encoder, args, path):
+    """Every attention map the model gives for a few held-out sentences, as one HTML page."""
+    examples = model.attention_examples(
+        sources,
+        source_encoder,
+        target_encoder,
+        max_source_length=args.max_length,
+        max_target_length=args.max_length,
+    )
+    pages = [
+        {**whole_word_example(example), "name": f"held-out sentence {index}"}
+        for index, example in enumerate(examples)
+        if example["source_tokens"] and example["target_tokens"]
     ]
-    write_translation_explorer(path, examples, title="Translation attention")
+    if pages:
+        write_translation_explorer(path, pages, title="Translation attention")
+        print(f"attention explorer written to {path}")
 
 
 def main(argv=None):
@@ -398,10 +404,10 @@ def main(argv=None):
     plots = draw_alignments(alignments[: args.plots], args.output_dir)
     if plots:
         print("alignment plots:", ", ".join(plots))
-    if args.html and alignments:
+    if args.html and sources:
         explorer = os.path.join(args.output_dir, "attention_explorer.html")
-        write_explorer(alignments, explorer)
-        print(f"attention explorer written to {explorer}")
+        shown = sources[: max(args.plots, args.samples)]
+        write_explorer(model, shown, source_encoder, target_encoder, args, explorer)
 
     metrics = {
         "model": args.model,

@@ -1,5 +1,7 @@
 """`translate(texts, ...)`: strings in, strings out, for the translator models."""
 
+import numpy as np
+
 
 class TextTranslationMixin:
     """Adds `translate` to a model that implements the decoding protocol.
@@ -95,3 +97,55 @@ class TextTranslationMixin:
             length_penalty=length_penalty,
             return_attention=return_attention,
         )
+
+    def attention_examples(self, texts, source_encoder, target_encoder, **translate_arguments):
+        """Translates `texts` and gathers, per text, every attention map the model gives.
+
+        The pieces and the decoding alignment come from `translate`. A model
+        with `attention_maps(source_ids, target_ids)` (the Transformer) also
+        gives every layer's and head's encoder, decoder and cross-attention,
+        teacher-forced on its own translation; for the others the alignment
+        is their one layer and head of cross-attention.
+
+        Args:
+            texts: list of source strings.
+            source_encoder, target_encoder: the tokenizers of `translate`.
+            **translate_arguments: `max_source_length`, `beam_width`, ...
+
+        Returns:
+            list of dicts, one per text, as
+            `ka.visualization.write_translation_explorer` takes them:
+            `"source_tokens"` (S pieces), `"target_tokens"` (T pieces),
+            `"cross_attention"` `(layers, heads, T, S)` and, with
+            `attention_maps`, `"encoder_attention"` `(layers, heads, S, S)`
+            and `"decoder_attention"` `(layers, heads, T, T)`.
+        """
+        _, alignments = self.translate(
+            list(texts),
+            source_encoder,
+            target_encoder,
+            return_attention=True,
+            **translate_arguments,
+        )
+        token_ids = {token: index for index, token in enumerate(target_encoder.vocabulary)}
+        examples = []
+        for text, alignment in zip(texts, alignments):
+            source_pieces = list(alignment["source_tokens"])
+            target_pieces = list(alignment["translation_tokens"])
+            example = {
+                "source_tokens": source_pieces,
+                "target_tokens": target_pieces,
+                # (T, S) -> (layers=1, heads=1, T, S)
+                "cross_attention": np.asarray(alignment["attention"])[None, None],
+            }
+            if hasattr(self, "attention_maps") and source_pieces and target_pieces:
+                source_ids = source_encoder.encode([text], len(source_pieces))  # (1, S)
+                # The decoder reads the start token, then each produced piece.
+                produced = [token_ids[piece] for piece in target_pieces[:-1]]
+                target_ids = np.asarray([[target_encoder.start_id, *produced]], "int32")
+                maps = self.attention_maps(np.asarray(source_ids), target_ids)
+                example["cross_attention"] = maps["cross"][0]
+                example["encoder_attention"] = maps["encoder"][0]
+                example["decoder_attention"] = maps["decoder"][0]
+            examples.append(example)
+        return examples

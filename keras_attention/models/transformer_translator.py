@@ -4,6 +4,7 @@ Vaswani et al., "Attention Is All You Need" (https://arxiv.org/abs/1706.03762).
 """
 
 import keras
+import numpy as np
 from keras import ops
 
 from keras_attention.layers.token_and_position_embedding import TokenAndPositionEmbedding
@@ -242,15 +243,85 @@ class TransformerTranslator(TextTranslationMixin, keras.Model):
         """
         source = ops.cast(inputs, "int32")
         source_mask = ops.not_equal(source, PADDING_ID)  # (B, S)
-        x = self.source_embedding(source)  # (B, S, D)
-        for block in self.encoder_blocks:
-            x = block(x, padding_mask=source_mask, training=False)
-        if self.encoder_final_norm is not None:
-            x = self.encoder_final_norm(x)
+        x, _ = self._run_encoder(source, source_mask, return_attention_scores=False)
         state = {MEMORY: x, MEMORY_MASK: source_mask}
         for index, block in enumerate(self.decoder_blocks):
             state[f"cross_attention_cache_{index}"] = block.compute_cross_attention_cache(x)
         return state
+
+    def _run_encoder(self, source, source_mask, return_attention_scores):
+        """The encoder stack at inference: memory `(B, S, D)` and each block's weights."""
+        x = self.source_embedding(source)  # (B, S, D)
+        scores = []
+        for block in self.encoder_blocks:
+            if return_attention_scores:
+                x, block_scores = block(
+                    x, padding_mask=source_mask, return_attention_scores=True, training=False
+                )
+                scores.append(block_scores)  # (B, heads, S, S)
+            else:
+                x = block(x, padding_mask=source_mask, training=False)
+        if self.encoder_final_norm is not None:
+            x = self.encoder_final_norm(x)
+        return x, scores
+
+    def attention_maps(self, source_ids, target_ids):
+        """Every block's attention weights for source ids and the target ids fed to the decoder.
+
+        Teacher-forced, as in training: give the decoder input (the start
+        token, then the translation) to see what each layer and head looked
+        at while producing each next token. Runs in inference mode.
+
+        Args:
+            source_ids: int `(B, S)`, 0 for padding.
+            target_ids: int `(B, T)`, 0 for padding.
+
+        Returns:
+            dict of float32 NumPy arrays: `"encoder"` `(B, layers, heads, S, S)`
+            self-attention, `"decoder"` `(B, layers, heads, T, T)` causal
+            self-attention and `"cross"` `(B, layers, heads, T, S)`.
+
+        Example:
+
+        >>> import numpy as np
+        >>> from keras_attention.models.transformer_translator import TransformerTranslator
+        >>> model = TransformerTranslator(
+        ...     source_vocabulary_size=12, target_vocabulary_size=10, max_source_length=6,
+        ...     max_target_length=5, hidden_dim=8, num_layers=2, num_heads=2,
+        ...     intermediate_dim=16)
+        >>> maps = model.attention_maps(np.array([[4, 5, 6, 0]]), np.array([[2, 7, 3]]))
+        >>> {name: value.shape for name, value in maps.items()}
+        {'encoder': (1, 2, 2, 4, 4), 'decoder': (1, 2, 2, 3, 3), 'cross': (1, 2, 2, 3, 4)}
+        """
+        source = ops.convert_to_tensor(np.asarray(source_ids), "int32")
+        target = ops.convert_to_tensor(np.asarray(target_ids), "int32")
+        for name, ids in (("source_ids", source), ("target_ids", target)):
+            if len(ids.shape) != 2:
+                raise ValueError(
+                    f"`{name}` must be (batch, length) token ids. "
+                    f"Received: {name}.shape={tuple(ids.shape)}"
+                )
+        source_mask = ops.not_equal(source, PADDING_ID)  # (B, S)
+        target_mask = ops.not_equal(target, PADDING_ID)  # (B, T)
+        memory, encoder = self._run_encoder(source, source_mask, return_attention_scores=True)
+        y = self.target_embedding(target)  # (B, T, D)
+        decoder, cross = [], []
+        for block in self.decoder_blocks:
+            y, self_scores, cross_scores = block(
+                y,
+                memory,
+                padding_mask=target_mask,
+                context_padding_mask=source_mask,
+                return_attention_scores=True,
+                training=False,
+            )
+            decoder.append(self_scores)  # (B, heads, T, T)
+            cross.append(cross_scores)  # (B, heads, T, S)
+
+        def stacked(maps):  # layers x (B, heads, ...) -> (B, layers, heads, ...)
+            return np.stack([ops.convert_to_numpy(ops.cast(m, "float32")) for m in maps], axis=1)
+
+        return {"encoder": stacked(encoder), "decoder": stacked(decoder), "cross": stacked(cross)}
 
     def initial_cache(self, encoder_state, batch_size, max_length):
         """Empty self-attention key/value caches, one per decoder block.

@@ -12,6 +12,7 @@ functions write interactive, self-contained HTML pages (NumPy only).
 from keras_attention.visualization.alignment import plot_alignment
 from keras_attention.visualization.confusion import confusion_matrix
 from keras_attention.visualization.confusion import plot_confusion_matrix
+from keras_attention.visualization.explorer import whole_word_example
 from keras_attention.visualization.explorer import word_maps
 from keras_attention.visualization.explorer import words_and_attention
 from keras_attention.visualization.explorer import write_caption_explorer

@@ -166,3 +166,35 @@ def test_a_registered_class_whose_config_holds_the_constructor_arguments():
     rebuilt = TransformerTranslator.from_config(config)
     assert rebuilt.get_config() == config
     assert rebuilt.count_params() == model.count_params()
+
+
+def test_attention_maps_match_numpy_and_the_cached_decoding_steps():
+    model = transformer_translator(**{**SIZES, "num_layers": 2})
+    source = np.array([[4, 5, 6, 0], [7, 8, 0, 0]], "int32")
+    target = np.array([[START, 9, 10], [START, 11, 0]], "int32")
+    maps = model.attention_maps(source, target)
+    assert maps["encoder"].shape == (2, 2, 2, 4, 4)
+    assert maps["decoder"].shape == (2, 2, 2, 3, 3)
+    assert maps["cross"].shape == (2, 2, 2, 3, 4)
+    # Layer 0's encoder attention, from its weights in NumPy: softmax(q k^T / sqrt(d)).
+    x = np.asarray(model.source_embedding(source), np.float64)  # (B, S, D)
+    wq, bq, wk, bk = (np.asarray(w, np.float64) for w in model.encoder_blocks[0].get_weights()[:4])
+    q = np.einsum("bsd,dhk->bshk", x, wq) + bq
+    k = np.einsum("bsd,dhk->bshk", x, wk) + bk
+    logits = np.einsum("bqhk,bshk->bhqs", q, k) / np.sqrt(q.shape[-1])
+    logits = np.where((source != 0)[:, None, None, :], logits, -np.inf)
+    expected = np.exp(logits - logits.max(-1, keepdims=True))
+    expected /= expected.sum(-1, keepdims=True)
+    np.testing.assert_allclose(maps["encoder"][:, 0], expected, atol=1e-5)
+    # Causal decoder attention and padded source keys get no weight.
+    assert np.all(np.triu(maps["decoder"], k=1) == 0.0)
+    assert np.all(maps["cross"][1, ..., 2:] == 0.0)
+    # The teacher-forced cross-attention is what the cached decoding steps report
+    # (last block, mean over heads) when fed the same tokens.
+    state = model.encode(source)
+    cache = model.initial_cache(state, 2, 3)
+    for index in range(3):
+        _, cache, step_attention = model.step(target[:, index], index, cache, state)
+        np.testing.assert_allclose(
+            np.asarray(step_attention)[0], maps["cross"][0, -1, :, index].mean(0), atol=1e-5
+        )

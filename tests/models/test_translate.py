@@ -125,3 +125,31 @@ def test_bad_arguments(corpus):
         r"Received: max_target_length=9",
     ):
         transformer.translate("a", source_encoder, target_encoder, max_target_length=9)
+
+
+@pytest.mark.parametrize("kind", ["transformer", "rnn"])
+def test_attention_examples_hold_every_map_the_model_gives(corpus, kind):
+    texts, (source_encoder, target_encoder) = corpus
+    model = _build(kind, source_encoder, target_encoder)
+    lengths = {"max_source_length": SOURCE_LENGTH, "max_target_length": TARGET_LENGTH}
+    examples = model.attention_examples(texts, source_encoder, target_encoder, **lengths)
+    _, alignments = model.translate(
+        texts, source_encoder, target_encoder, return_attention=True, **lengths
+    )
+    assert len(examples) == len(texts)
+    for example, alignment in zip(examples, alignments):
+        source, target = len(example["source_tokens"]), len(example["target_tokens"])
+        assert example["source_tokens"] == list(alignment["source_tokens"])
+        assert example["target_tokens"] == list(alignment["translation_tokens"])
+        if kind == "rnn":  # one attention: the decoding alignment itself
+            np.testing.assert_array_equal(example["cross_attention"][0, 0], alignment["attention"])
+            assert "encoder_attention" not in example
+            continue
+        assert example["cross_attention"].shape == (2, 2, target, source)
+        assert example["encoder_attention"].shape == (2, 2, source, source)
+        assert example["decoder_attention"].shape == (2, 2, target, target)
+        # Teacher-forced on its own translation, the last block's cross-attention
+        # averaged over heads is what greedy decoding reported step by step.
+        np.testing.assert_allclose(
+            example["cross_attention"][-1].mean(0), alignment["attention"], atol=1e-5
+        )

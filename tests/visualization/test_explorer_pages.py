@@ -8,6 +8,7 @@ import re
 import numpy as np
 import pytest
 
+from keras_attention.visualization import whole_word_example
 from keras_attention.visualization import word_maps
 from keras_attention.visualization import words_and_attention
 from keras_attention.visualization import write_caption_explorer
@@ -260,3 +261,29 @@ def test_word_maps_average_the_maps_of_a_words_pieces():
         ValueError, match=r"one map per piece.*len\(pieces\)=2, maps.shape=\(4, 2, 2\)"
     ):
         word_maps(["a", "b"], maps)
+
+
+def test_whole_word_example_pools_every_attention_kind():
+    rng = np.random.default_rng(3)
+    source, target = ["la", " ca", "sa"], ["the", " house", "s"]  # words: la|casa, the|houses
+    cross = rng.dirichlet(np.ones(3), size=(2, 1, 3))  # (layers, heads, T, S)
+    encoder = rng.dirichlet(np.ones(3), size=(2, 1, 3))  # (layers, heads, S, S)
+    decoder = rng.dirichlet(np.ones(3), size=(2, 1, 3))  # (layers, heads, T, T)
+    example = whole_word_example(
+        {
+            "source_tokens": source,
+            "target_tokens": target,
+            "cross_attention": cross,
+            "encoder_attention": encoder,
+            "decoder_attention": decoder,
+        }
+    )
+    assert example["source_tokens"] == ["la", "casa"]
+    assert example["target_tokens"] == ["the", "houses"]
+
+    def pooled(weights):  # rows: mean over a word's pieces; columns: sum over them
+        rows = np.stack([weights[..., 0, :], weights[..., 1:, :].mean(-2)], axis=-2)
+        return np.stack([rows[..., 0], rows[..., 1:].sum(-1)], axis=-1)
+
+    for key, weights in (("cross", cross), ("encoder", encoder), ("decoder", decoder)):
+        np.testing.assert_allclose(example[f"{key}_attention"], pooled(weights), atol=1e-12)

@@ -10,5 +10,6 @@ the attention between them.
 from keras_attention.visualization.explorer.caption import write_caption_explorer
 from keras_attention.visualization.explorer.translation import write_translation_explorer
 from keras_attention.visualization.explorer.vit import write_vit_explorer
+from keras_attention.visualization.explorer.words import whole_word_example
 from keras_attention.visualization.explorer.words import word_maps
 from keras_attention.visualization.explorer.words import words_and_attention

@@ -192,3 +192,52 @@ def word_maps(pieces, maps, continuation="leading_space", special_tokens=SPECIAL
     words, word_of_piece = group_pieces(pieces, continuation, special_tokens)
     pooled = np.stack([maps[word_of_piece == word].mean(axis=0) for word in range(len(words))])
     return words, pooled
+
+
+def whole_word_example(example, continuation="leading_space", special_tokens=SPECIAL_TOKENS):
+    """A translation explorer example with its pieces joined into words.
+
+    Every attention kind is pooled as `words_and_attention` pools: cross
+    attention from target to source words, encoder self-attention from
+    source to source words, decoder self-attention from target to target
+    words.
+
+    Args:
+        example: dict with `"source_tokens"`, `"target_tokens"` (pieces) and
+            `"cross_attention"` `(..., T, S)`, optionally
+            `"encoder_attention"` `(..., S, S)` and `"decoder_attention"`
+            `(..., T, T)`, as `write_translation_explorer` takes it.
+        continuation: "leading_space" or "wordpiece" (see `group_pieces`).
+        special_tokens: pieces that are always words of their own.
+
+    Returns:
+        A new dict of the same keys, over words.
+
+    Example:
+
+    >>> import numpy as np
+    >>> from keras_attention.visualization.explorer.words import whole_word_example
+    >>> example = whole_word_example({
+    ...     "source_tokens": ["a", " re", "d"], "target_tokens": ["ro", "jo"],
+    ...     "cross_attention": np.array([[[[0.5, 0.25, 0.25], [0.0, 0.5, 0.5]]]])})
+    >>> example["source_tokens"], example["target_tokens"]
+    (['a', 'red'], ['rojo'])
+    >>> example["cross_attention"].tolist()
+    [[[[0.25, 0.75]]]]
+    """
+    pieces = {side: example[f"{side}_tokens"] for side in ("source", "target")}
+    pairs = {
+        "cross_attention": ("target", "source"),
+        "encoder_attention": ("source", "source"),
+        "decoder_attention": ("target", "target"),
+    }
+    result = dict(example)
+    for key, (rows, columns) in pairs.items():
+        if key not in example:
+            continue
+        column_words, row_words, pooled = words_and_attention(
+            pieces[columns], pieces[rows], example[key], continuation, special_tokens
+        )
+        result[key] = pooled
+        result[f"{columns}_tokens"], result[f"{rows}_tokens"] = column_words, row_words
+    return result
