@@ -93,27 +93,28 @@ def normalize_mask(mask, query, key):
     return ops.cast(mask, "bool")
 
 
-def hide_unseen_rows(query, key, value, mask):
-    """Zero the key and value rows no query may see, and the query rows that see no key.
+def hide_unseen_rows(query, key, mask):
+    """Zero the key rows no query may see, and the query rows that see no key.
 
-    A hidden row's weight is 0, but 0 * NaN is NaN: without this a NaN or inf
-    in padding would reach every output through the weighted sum.
+    A hidden key's score is replaced before the softmax, but a NaN or inf in
+    it could still reach a kernel that adds its mask (`-inf + NaN`) or the
+    gradients. Values need no such step: `_finite_values` keeps every
+    non-finite value from the queries that may not see it.
 
     Args:
-        query, key, value: (B, T, H, D) tensors.
+        query, key: (B, T, H, D) tensors.
         mask: boolean, rank 4, broadcastable to (B, H, Tq, Tk).
 
     Returns:
-        (query, key, value) with those rows set to 0.
+        (query, key) with those rows set to 0.
     """
     # (mB, mH, mQ, mK) -> (mB, mK, mH, 1): is key k seen by any query?
     key_seen = ops.transpose(ops.any(mask, axis=2), (0, 2, 1))[..., None]
     key = ops.where(key_seen, key, ops.zeros_like(key))
-    value = ops.where(key_seen, value, ops.zeros_like(value))
     # (mB, mH, mQ, mK) -> (mB, mQ, mH, 1): does query q see any key?
     query_sees = ops.transpose(ops.any(mask, axis=3), (0, 2, 1))[..., None]
     query = ops.where(query_sees, query, ops.zeros_like(query))
-    return query, key, value
+    return query, key
 
 
 def _causal(query_length, key_length):
@@ -227,7 +228,7 @@ def dot_product_attention(
     _check_inputs(query, key, value)
     mask = normalize_mask(mask, query, key)
     if mask is not None:
-        query, key, value = hide_unseen_rows(query, key, value, mask)
+        query, key = hide_unseen_rows(query, key, mask)
     value, nonfinite_value_rows = _finite_values(value, mask, is_causal)
     output = _attend(
         query,
