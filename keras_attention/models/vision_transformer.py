@@ -133,22 +133,42 @@ class VisionTransformer(keras.Model):
         name="vision_transformer",
         **kwargs,
     ):
-        _check_arguments(
-            image_size,
-            patch_size,
-            num_classes,
-            hidden_dim,
-            num_layers,
-            num_heads,
-            mlp_dim,
-            dropout,
-            pooling,
-            stochastic_depth_rate,
-            channels,
-            rescaling,
-            class_names,
-        )
         height, width = image_size_pair(image_size)
+        for name, value in (
+            ("patch_size", patch_size),
+            ("num_classes", num_classes),
+            ("hidden_dim", hidden_dim),
+            ("num_layers", num_layers),
+            ("num_heads", num_heads),
+            ("mlp_dim", mlp_dim),
+            ("channels", channels),
+        ):
+            check_positive_int(name, value)
+        if height % patch_size or width % patch_size:
+            raise ValueError(
+                "`image_size` must be a multiple of `patch_size`. "
+                f"Received: image_size={image_size}, patch_size={patch_size}"
+            )
+        if hidden_dim % num_heads:
+            raise ValueError(
+                "`hidden_dim` must be a multiple of `num_heads`. "
+                f"Received: hidden_dim={hidden_dim}, num_heads={num_heads}"
+            )
+        check_rate("dropout", dropout)
+        check_rate("stochastic_depth_rate", stochastic_depth_rate)
+        if pooling not in POOLING_MODES:
+            raise ValueError(
+                f"`pooling` must be one of {POOLING_MODES}. Received: pooling={pooling!r}"
+            )
+        if rescaling not in RESCALINGS:
+            raise ValueError(
+                f"`rescaling` must be one of {tuple(RESCALINGS)}. Received: rescaling={rescaling!r}"
+            )
+        if class_names is not None and len(class_names) != num_classes:
+            raise ValueError(
+                "`class_names` must hold one name per class (`num_classes` names). "
+                f"Received: len(class_names)={len(class_names)}, num_classes={num_classes}"
+            )
         use_class_token = pooling == "token"
         scale, offset = RESCALINGS[rescaling]
 
@@ -386,57 +406,6 @@ class VisionTransformer(keras.Model):
 
 def _as_numpy(tensor):
     return ops.convert_to_numpy(ops.cast(tensor, "float32"))
-
-
-def _check_arguments(
-    image_size,
-    patch_size,
-    num_classes,
-    hidden_dim,
-    num_layers,
-    num_heads,
-    mlp_dim,
-    dropout,
-    pooling,
-    stochastic_depth_rate,
-    channels,
-    rescaling,
-    class_names,
-):
-    height, width = image_size_pair(image_size)
-    for name, value in (
-        ("patch_size", patch_size),
-        ("num_classes", num_classes),
-        ("hidden_dim", hidden_dim),
-        ("num_layers", num_layers),
-        ("num_heads", num_heads),
-        ("mlp_dim", mlp_dim),
-        ("channels", channels),
-    ):
-        check_positive_int(name, value)
-    if height % patch_size or width % patch_size:
-        raise ValueError(
-            "`image_size` must be a multiple of `patch_size`. "
-            f"Received: image_size={image_size}, patch_size={patch_size}"
-        )
-    if hidden_dim % num_heads:
-        raise ValueError(
-            "`hidden_dim` must be a multiple of `num_heads`. "
-            f"Received: hidden_dim={hidden_dim}, num_heads={num_heads}"
-        )
-    check_rate("dropout", dropout)
-    check_rate("stochastic_depth_rate", stochastic_depth_rate)
-    if pooling not in POOLING_MODES:
-        raise ValueError(f"`pooling` must be one of {POOLING_MODES}. Received: pooling={pooling!r}")
-    if rescaling not in RESCALINGS:
-        raise ValueError(
-            f"`rescaling` must be one of {tuple(RESCALINGS)}. Received: rescaling={rescaling!r}"
-        )
-    if class_names is not None and len(class_names) != num_classes:
-        raise ValueError(
-            "`class_names` must hold one name per class (`num_classes` names). "
-            f"Received: len(class_names)={len(class_names)}, num_classes={num_classes}"
-        )
 
 
 def vision_transformer(**kwargs):

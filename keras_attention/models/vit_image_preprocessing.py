@@ -11,8 +11,11 @@ RESCALINGS = {
 }
 
 
-def image_size_pair(image_size):
-    """`image_size` as `(height, width)`, or a ValueError naming it."""
+def image_size_pair(image_size, name="image_size"):
+    """`image_size` (a side, or `(height, width)`) as a `(height, width)` pair of positive ints.
+
+    Raises a ValueError naming the argument `name` otherwise.
+    """
     if isinstance(image_size, (tuple, list)) and len(image_size) == 2:
         pair = tuple(image_size)
     else:
@@ -20,8 +23,8 @@ def image_size_pair(image_size):
     for side in pair:
         if isinstance(side, bool) or not isinstance(side, (int, np.integer)) or side <= 0:
             raise ValueError(
-                "`image_size` must be a positive integer or a (height, width) pair of them. "
-                f"Received: image_size={image_size!r}"
+                f"`{name}` must be a positive integer or a (height, width) pair of them. "
+                f"Received: {name}={image_size!r}"
             )
     return int(pair[0]), int(pair[1])
 

@@ -18,8 +18,7 @@ Example:
 import dataclasses
 import math
 
-import numpy as np
-
+from keras_attention.models.vit_image_preprocessing import image_size_pair
 from keras_attention.validation import check_positive_int
 
 # About this many tokens per side: enough positions for attention to matter,
@@ -88,19 +87,6 @@ class ViTTrainingRecipe:
         ]
 
 
-def _image_size_pair(image_size, name="image_size"):
-    pair = tuple(image_size) if isinstance(image_size, (tuple, list)) else (image_size,) * 2
-    if len(pair) != 2 or not all(
-        not isinstance(side, bool) and isinstance(side, (int, np.integer)) and side > 0
-        for side in pair
-    ):
-        raise ValueError(
-            f"`{name}` must be a positive integer or a (height, width) pair of them. "
-            f"Received: {name}={image_size!r}"
-        )
-    return int(pair[0]), int(pair[1])
-
-
 def _divisors(value):
     return [d for d in range(1, value + 1) if value % d == 0]
 
@@ -137,9 +123,9 @@ def vit_input_shape(image_size, native_size=None, patch_size=None):
     ((24, 32), 4)
     """
     user_pair = isinstance(image_size, (tuple, list))
-    height, width = _image_size_pair(image_size)
+    height, width = image_size_pair(image_size)
     if native_size is not None:
-        native_height, native_width = _image_size_pair(native_size, "native_size")
+        native_height, native_width = image_size_pair(native_size, "native_size")
     reasons = {}
     if user_pair or native_size is None or native_height == native_width:
         exact = (float(height), float(width))
