@@ -641,16 +641,15 @@ def main(argv=None):
         f"after {train_seconds:.0f} s of training"
     )
     # Whole words (pieces joined) with one attention map each, for plots and the page.
+    no_maps = outputs["attention"][0, :0]  # (0, h, w): an empty caption's maps
     captions = [
-        word_maps(pieces, outputs["attention"][i, : len(pieces)]) if pieces else ([], None)
+        word_maps(pieces, outputs["attention"][i, : len(pieces)]) if pieces else ([], no_maps)
         for i, pieces in enumerate(outputs["words"][: max(args.samples, EXPLORER_IMAGES)])
     ]
     figures = []
     for index in range(min(args.samples, len(captions))):
         print(f"  reference: {references[index][0]}\n  caption  : {hypotheses[index]}")
         caption_words, maps = captions[index]
-        if maps is None:
-            maps = np.zeros((0,) + outputs["attention"].shape[2:])
         figure = plot_caption_attention(images[index], maps, caption_words, title=hypotheses[index])
         path = os.path.join(args.output_dir, f"attention_{index}.png")
         figures.append(str(save_figure(figure, path)))
