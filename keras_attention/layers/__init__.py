@@ -9,6 +9,8 @@ from keras_attention.layers.attention_decoder import AttentionDecoder
 from keras_attention.layers.base_attention import BaseAttention
 from keras_attention.layers.class_token import ClassToken
 from keras_attention.layers.dot_product_attention import DotProductAttention
+from keras_attention.layers.group_query_attention import GroupedQueryAttention
+from keras_attention.layers.group_query_attention import GroupQueryAttention
 from keras_attention.layers.multi_head_attention import MultiHeadAttention
 from keras_attention.layers.patch_embedding import PatchEmbedding
 from keras_attention.layers.position_embedding import PositionEmbedding
@@ -32,6 +34,8 @@ __all__ = [
     "BaseAttention",
     "ClassToken",
     "DotProductAttention",
+    "GroupQueryAttention",
+    "GroupedQueryAttention",
     "MultiHeadAttention",
     "PatchEmbedding",
     "PositionEmbedding",
