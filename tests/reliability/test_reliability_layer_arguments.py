@@ -46,6 +46,23 @@ AUDIT = [
         },
     ),
     (
+        layers.GroupQueryAttention,
+        {"head_dim": 4, "num_query_heads": 4, "num_key_value_heads": 2},
+        {
+            "head_dim": NUMBER,
+            "num_query_heads": NUMBER + [3],  # 3 query heads cannot share 2 key/value heads
+            "num_key_value_heads": NUMBER + [3],
+            "dropout": RATE,
+            "use_bias": FLAG,
+            "use_gate": FLAG,
+            "sliding_window": [0, -1, 1.5],
+            "flash_attention": [0, "yes"],
+            "implementation": ["flash", None],
+            "rotary_max_wavelength": [0, -1, float("nan"), "1e4"],
+            "seed": SEED,
+        },
+    ),
+    (
         layers.SelfAttention,
         {"num_heads": 2, "key_dim": 4},
         {"num_heads": NUMBER, "key_dim": NUMBER, "causal": FLAG, "dropout": RATE, "seed": SEED},
