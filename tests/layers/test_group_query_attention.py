@@ -285,35 +285,29 @@ def test_matches_keras_with_keras_masks_from_an_embedding():
 # Kernels, shapes, dropout.
 
 
-@pytest.mark.parametrize(
-    "kwargs",
-    [
-        {"implementation": "chunked"},
-        {"implementation": "fused"},
-        {"implementation": "auto"},
-        {"flash_attention": True},
-    ],
-    ids=["chunked", "fused", "auto", "flash_attention"],
-)
-def test_kernels_agree_and_all_return_scores(kwargs):
+KERNELS = {
+    "xla": {"implementation": "xla"},
+    "chunked": {"implementation": "chunked"},
+    "fused": {"implementation": "fused"},
+    "auto": {"implementation": "auto"},
+    "flash_attention": {"flash_attention": True},
+}
+
+
+@pytest.mark.parametrize("kernel", list(KERNELS))
+@pytest.mark.parametrize("num_key_value_heads", [1, 2])
+def test_every_kernel_matches_the_reference(kernel, num_key_value_heads):
     query, value = _normal(2, 4, 6), _normal(2, 5, 6)
     mask = RNG.random((2, 4, 5)) > 0.3
     mask[0, 1] = False  # a query that sees no key
-    reference = _layer(implementation="xla")
-    expected, expected_scores = reference(
-        query, value, attention_mask=mask, use_causal_mask=True, return_attention_scores=True
-    )
-    layer = _layer(**kwargs)
-    layer(query, value)
-    layer.set_weights(reference.get_weights())
-    output, scores = layer(
-        query, value, attention_mask=mask, use_causal_mask=True, return_attention_scores=True
-    )
+    layer = _layer(num_key_value_heads=num_key_value_heads, **KERNELS[kernel])
+    masks = dict(attention_mask=mask, use_causal_mask=True)
+    output = layer(query, value, **masks)  # the kernel itself: no scores asked for
+    output_with_scores, scores = layer(query, value, return_attention_scores=True, **masks)
+    expected, expected_weights = reference_gqa(layer, query, value, mask=mask, causal=True)
     np.testing.assert_allclose(output, expected, atol=1e-5)
-    np.testing.assert_allclose(scores, expected_scores, atol=1e-6)
-    np.testing.assert_allclose(
-        layer(query, value, attention_mask=mask, use_causal_mask=True), expected, atol=1e-5
-    )
+    np.testing.assert_allclose(output_with_scores, expected, atol=1e-5)
+    np.testing.assert_allclose(scores, expected_weights, atol=1e-6)
 
 
 def test_symbolic_shapes_of_output_scores_and_cache():
