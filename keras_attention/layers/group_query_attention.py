@@ -69,7 +69,8 @@ class GroupQueryAttention(keras.layers.Layer):
     would be inverted); `activity_regularizer` regularizes the layer's output
     (a base `Layer` argument) rather than each projection; `flash_attention`
     follows `MultiHeadAttention` (True selects the "fused" kernel, and
-    dropout or attention scores then compute with "xla" instead of raising);
+    dropout or attention scores then compute with "xla" instead of raising;
+    `keras.config.enable_flash_attention()` is not read);
     `value` may have a feature size other than the query's.
 
     Args:
