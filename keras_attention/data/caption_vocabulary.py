@@ -14,10 +14,10 @@ Example:
 >>> import tensorflow as tf
 >>> from keras_attention.data.caption_vocabulary import (
 ...     caption_length, train_caption_vocabulary)
->>> pairs = tf.data.Dataset.from_tensor_slices(
-...     (np.zeros((3, 8, 8, 3), "float32"), ["a red circle", "a blue square", "a red square"]))
+>>> captions = ["a red circle", "a blue square", "a red square"] * 2
+>>> pairs = tf.data.Dataset.from_tensor_slices((np.zeros((6, 8, 8, 3), "float32"), captions))
 >>> tokenizer = train_caption_vocabulary(pairs, 300, tempfile.mkdtemp())
->>> caption_length(pairs, tokenizer)
+>>> caption_length(pairs, tokenizer)  # three words and the start (or end) token
 4
 """
 

@@ -10,8 +10,8 @@ Example:
 >>> from keras_attention.models.captioner_builder import build_captioner
 >>> model = build_captioner("transformer", 60, 9, image_size=32, hidden_dim=16,
 ...                         num_layers=1, num_heads=2)
->>> type(model).__name__, model.output_shape
-('TransformerCaptioner', (None, 9, 60))
+>>> type(model).__name__, model.get_config()["intermediate_dim"]
+('TransformerCaptioner', 32)
 """
 
 from keras_attention.models.show_attend_tell_captioner import show_attend_tell_captioner

@@ -200,8 +200,8 @@ def captioning_training_recipe(
     >>> recipe = captioning_training_recipe(2400, train_steps=3000, learning_rate=2e-3)
     >>> recipe.batch_size, recipe.steps_per_epoch, recipe.epochs, recipe.warmup_steps
     (64, 37, 81, 150)
-    >>> recipe.patience
-    5
+    >>> recipe.patience  # the whole epochs that cover 250 steps
+    7
     """
     count = num_examples
     if isinstance(count, bool) or not isinstance(count, numbers.Integral) or count < 1:
