@@ -15,10 +15,12 @@ kept.
 Example:
 
 >>> from keras_attention.models.captioning_training_recipe import (
-...     captioning_training_recipe)
->>> recipe = captioning_training_recipe(4000, train_steps=5000, learning_rate=2e-3)
->>> recipe.batch_size, recipe.steps_per_epoch, recipe.epochs, recipe.warmup_steps
-(64, 62, 81, 150)
+...     captioning_training_recipe, derived_image_size)
+>>> derived_image_size((32, 96), "small_cnn")[0]
+(32, 96)
+>>> lines = captioning_training_recipe(4000, 5000, 2e-3).summary_lines()
+>>> [line.split(":")[0] for line in lines]
+['batch size 64', 'epochs 81', 'learning rate 0.002']
 """
 
 import dataclasses
