@@ -22,7 +22,16 @@ ALLOWED_IMPORTS = {
     "metrics": {"losses", "validation"},
     "visualization": {"validation"},
     "serving": {"generation", "text", "validation"},
-    "models": {"layers", "ops", "generation", "losses", "text", "serving", "validation"},
+    "models": {
+        "layers",
+        "ops",
+        "generation",
+        "losses",
+        "text",
+        "serving",
+        "callbacks",
+        "validation",
+    },
     "training": {"callbacks", "validation"},
 }
 

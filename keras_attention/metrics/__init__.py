@@ -8,6 +8,7 @@
   `mask_coverage_on_grid`, `attention_peak_in_box`).
 """
 
+from keras_attention.metrics.attention_on_objects_report import attention_on_objects_report
 from keras_attention.metrics.caption_attention import attention_on_mask
 from keras_attention.metrics.caption_attention import attention_on_objects_summary
 from keras_attention.metrics.caption_attention import attention_peak_in_box

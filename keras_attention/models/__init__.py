@@ -10,6 +10,9 @@
 ['source', 'target']
 """
 
+from keras_attention.models.captioner_builder import build_captioner
+from keras_attention.models.captioning_training_recipe import captioning_training_recipe
+from keras_attention.models.captioning_training_recipe import derived_image_size
 from keras_attention.models.image_backbones import image_backbone
 from keras_attention.models.image_backbones import image_size_of
 from keras_attention.models.image_captioner import ImageCaptioner

@@ -10,6 +10,7 @@ functions write interactive, self-contained HTML pages (NumPy only).
 """
 
 from keras_attention.visualization.alignment import plot_alignment
+from keras_attention.visualization.caption_samples import draw_caption_samples
 from keras_attention.visualization.confusion import confusion_matrix
 from keras_attention.visualization.confusion import plot_confusion_matrix
 from keras_attention.visualization.explorer import whole_word_example

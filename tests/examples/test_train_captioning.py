@@ -3,6 +3,7 @@
 import importlib.util
 import json
 import pathlib
+import subprocess
 import sys
 
 import keras
@@ -131,116 +132,24 @@ def test_mirrored_run_resumes_after_an_interruption(train_captioning, tmp_path, 
     assert restored.get_layer("attention_decoder") is not None
 
 
-def test_flags(train_captioning):
-    args = train_captioning.parse_args([])
-    assert (args.model, args.dataset, args.output_dir, args.strategy) == (
-        "show_attend_tell",
-        "builtin",
-        "runs/captioning",
-        "default",
+def test_script_parser_is_the_package_parser_with_its_summary(train_captioning):
+    parser = train_captioning.build_parser()
+    assert parser.description == train_captioning.__doc__.split("\n")[0]
+    assert parser.description.startswith("Train a Show, Attend and Tell or a Transformer")
+    args = parser.parse_args(["--image-size", "32x96", "--model", "transformer"])
+    assert (args.image_size, args.model) == ((32, 96), "transformer")
+
+
+def test_given_image_size_is_parsed_before_tensorflow_is_imported():
+    # The first parse, before TensorFlow is imported, once failed on --image-size.
+    result = subprocess.run(
+        [sys.executable, str(EXAMPLES / "train_captioning.py"), "--image-size", "32x96", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
-    # Left to be derived from the data.
-    assert (args.epochs, args.batch_size, args.image_size) == (None, None, None)
-    assert args.train_steps == train_captioning.MODEL_DEFAULTS["show_attend_tell"]["train_steps"]
-    assert train_captioning.parse_args(["--image-size", "32x96"]).image_size == (32, 96)
-    assert train_captioning.parse_args(["--image-size", "48"]).image_size == (48, 48)
-    for bad in ("32x4", "wide", "32x96x3"):
-        with pytest.raises(SystemExit):
-            train_captioning.parse_args(["--image-size", bad])
-    args = train_captioning.parse_args(
-        ["--model", "transformer", "--epochs", "2", "--hidden-dim", "32"]
-    )
-    assert (args.epochs, args.hidden_dim) == (2, 32)
-    with pytest.raises(SystemExit):
-        train_captioning.parse_args(["--model", "lstm"])
-
-
-def test_references_of_repeated_images_are_grouped(train_captioning):
-    image_a, image_b = np.zeros((4, 4, 3), "float32"), np.ones((4, 4, 3), "float32")
-    pairs = tf.data.Dataset.from_tensor_slices(
-        (np.stack([image_a, image_a, image_b]), ["a red circle", "a circle", "a square"])
-    )
-    seen = []
-
-    def caption(images):
-        seen.append(images.shape[0])
-        count = images.shape[0]
-        return ["x"] * count, np.ones((count, 3, 2, 2), "float32"), [["x"]] * count
-
-    images, references, hypotheses, outputs = train_captioning.caption_split(caption, pairs, None)
-    assert references == [["a red circle", "a circle"], ["a square"]] and seen == [2]
-    assert hypotheses == ["x", "x"]
-    assert outputs["attention"].shape == (2, 3, 2, 2) and outputs["words"] == [["x"], ["x"]]
-    assert train_captioning.bleu_references(references) == [
-        ["a red circle", "a circle"],
-        ["a square", "a square"],
-    ]
-
-
-def test_plan_keeps_the_built_in_defaults(train_captioning):
-    # 4000 built-in captions: batches of 64, 62 steps an epoch, at most 81 epochs
-    # (5000 steps); the schedule stops sooner once the validation loss stalls.
-    defaults = train_captioning.MODEL_DEFAULTS
-    plans = {
-        name: train_captioning.plan_training(
-            num_examples=4000, train_steps=defaults[name]["train_steps"], learning_rate=2e-3
-        )
-        for name in defaults
-    }
-    assert (
-        plans["show_attend_tell"]["batch_size"],
-        plans["show_attend_tell"]["steps_per_epoch"],
-    ) == (64, 62)
-    assert (plans["show_attend_tell"]["epochs"], plans["transformer"]["epochs"]) == (81, 81)
-    assert (
-        plans["show_attend_tell"]["warmup_steps"] == 150
-        and plans["show_attend_tell"]["patience"] == 5
-    )
-
-
-def test_plan_is_counted_in_steps_from_the_number_of_examples(train_captioning):
-    plan = train_captioning.plan_training(num_examples=2400, train_steps=870, learning_rate=1e-3)
-    assert (plan["batch_size"], plan["steps_per_epoch"], plan["epochs"]) == (64, 37, 24)
-    # Warm-up: 10% of the steps, at most 150; patience: 250 steps in whole epochs.
-    assert (plan["total_steps"], plan["warmup_steps"], plan["patience"]) == (888, 89, 7)
-    assert set(plan["reasons"]) == {"batch_size", "epochs", "learning_rate"}
-    # Few examples: smaller batches, still whole ones, more epochs for the same steps.
-    small = train_captioning.plan_training(num_examples=300, train_steps=870, learning_rate=1e-3)
-    assert (small["batch_size"], small["steps_per_epoch"], small["epochs"]) == (8, 37, 24)
-    tiny = train_captioning.plan_training(num_examples=5, train_steps=10, learning_rate=1e-3)
-    assert (tiny["batch_size"], tiny["steps_per_epoch"], tiny["epochs"]) == (8, 1, 10)
-    # What is given is kept.
-    given = train_captioning.plan_training(
-        num_examples=2400, train_steps=870, learning_rate=1e-3, batch_size=100, epochs=3
-    )
-    assert (given["batch_size"], given["epochs"], given["total_steps"]) == (100, 3, 72)
-    assert given["reasons"]["batch_size"] == "given" and given["reasons"]["epochs"].startswith(
-        "given"
-    )
-    # An unknown dataset length (cardinality -2) can no longer make a schedule of 1 step.
-    with pytest.raises(
-        ValueError, match=r"`num_examples` must be a positive int .* Received: num_examples=-2"
-    ):
-        train_captioning.plan_training(num_examples=-2, train_steps=870, learning_rate=1e-3)
-
-
-def test_schedule_is_a_decay_on_plateau_callback_of_the_plan(train_captioning):
-    plan = train_captioning.plan_training(num_examples=2400, train_steps=870, learning_rate=2e-3)
-    schedule = train_captioning.learning_rate_schedule(plan)
-    assert (schedule.peak_learning_rate, schedule.warmup_steps, schedule.patience) == (2e-3, 89, 7)
-    assert schedule.learning_rate_at(0) == 0.0 and schedule.learning_rate_at(89) == 2e-3
-
-
-def test_image_size_keeps_the_aspect_ratio_on_the_stride(train_captioning):
-    derive = train_captioning.derived_image_size
-    size, reason = derive((32, 96), "small_cnn")
-    assert size == (32, 96) and "8x24 feature grid" in reason
-    assert derive((48, 48), "small_cnn")[0] == (48, 48)
-    assert derive((31, 94), "small_cnn")[0] == (32, 96)  # rounded to multiples of 4
-    # Large photos: the longer side scaled to 96, the ratio kept.
-    assert derive((375, 500), "small_cnn")[0] == (72, 96)
-    assert derive((375, 500), "MobileNetV2")[0] == (160, 224)
-    assert derive((5, 200), "small_cnn")[0] == (8, 96)  # at least two cells a side
+    assert result.returncode == 0, result.stderr
+    assert "usage:" in result.stdout and "--image-size" in result.stdout
 
 
 def test_folder_of_wide_strips_derives_its_sizes_and_schedule(train_captioning, tmp_path, capsys):

@@ -1,0 +1,106 @@
+"""A captioner's held-out examples: printed, drawn word by word, and on an explorer page.
+
+`draw_caption_samples` takes what `keras_attention.text.caption_evaluation.caption_split`
+returns (images, references, generated captions, their pieces and attention
+maps), joins each caption's pieces into whole words with one map each, and
+for the first few images prints the reference and the caption and saves
+`attention_N.png` (the image with one heat map per word); with `html` it also
+writes `attention_explorer.html` of the first `explorer_images` captions.
+"""
+
+import os
+
+import numpy as np
+
+from keras_attention.visualization.explorer.caption import write_caption_explorer
+from keras_attention.visualization.explorer.words import word_maps
+from keras_attention.visualization.figures import save_figure
+from keras_attention.visualization.image_attention import plot_caption_attention
+
+# Test images on the attention explorer page.
+EXPLORER_IMAGES = 8
+
+
+def caption_word_maps(words, attention, count):
+    """Whole words and one attention map per word for the first `count` captions.
+
+    Args:
+        words: per caption, its generated pieces.
+        attention: `(N, T, h, w)` attention maps, one per generated piece.
+        count: captions to join.
+
+    Returns:
+        a list of `(words, maps (W, h, w))`; an empty caption gives `([], (0, h, w) maps)`.
+
+    Example:
+
+    >>> import numpy as np
+    >>> from keras_attention.visualization.caption_samples import caption_word_maps
+    >>> attention = np.array([[[[1.0]], [[0.0]], [[1.0]]], [[[1.0]], [[1.0]], [[1.0]]]])
+    >>> joined = caption_word_maps([["a", " re", "d"], []], attention, 2)
+    >>> joined[0][0], joined[0][1][:, 0, 0].tolist(), joined[1][0], joined[1][1].shape
+    (['a', 'red'], [1.0, 0.5], [], (0, 1, 1))
+    """
+    attention = np.asarray(attention)
+    no_maps = attention[0, :0]  # (0, h, w): an empty caption's maps
+    return [
+        word_maps(pieces, attention[i, : len(pieces)]) if len(pieces) else ([], no_maps)
+        for i, pieces in enumerate(words[:count])
+    ]
+
+
+def draw_caption_samples(
+    output_dir,
+    images,
+    references,
+    hypotheses,
+    outputs,
+    samples,
+    html=True,
+    explorer_images=EXPLORER_IMAGES,
+):
+    """Prints and draws the first `samples` captions; writes the explorer page with `html`.
+
+    Args:
+        output_dir: the folder of `attention_N.png` and `attention_explorer.html`.
+        images: the captioned images, `(H, W, 3)` pixels in 0..255.
+        references: a list of reference captions per image (the first is printed).
+        hypotheses: the generated caption of each image.
+        outputs: dict "words" (per caption, its pieces) and "attention"
+            (`(N, T, h, w)`, one map per piece).
+        samples: captions to print and draw.
+        html: whether to write the explorer page (of the captions with words).
+        explorer_images: captions the page can show, at most.
+
+    Returns:
+        `(figures, explorer)`: the paths of the written figures (str), and
+        of the page (None when not written).
+    """
+    captions = caption_word_maps(
+        outputs["words"], outputs["attention"], max(samples, explorer_images)
+    )
+    figures = []
+    for index in range(min(samples, len(captions))):
+        print(f"  reference: {references[index][0]}\n  caption  : {hypotheses[index]}")
+        caption_words, maps = captions[index]
+        figure = plot_caption_attention(images[index], maps, caption_words, title=hypotheses[index])
+        path = os.path.join(output_dir, f"attention_{index}.png")
+        figures.append(str(save_figure(figure, path)))
+    if figures:
+        print("attention plots:", ", ".join(figures))
+    shown = [i for i, (words, _) in enumerate(captions[:explorer_images]) if words]
+    if not (html and shown):
+        return figures, None
+    explorer = os.path.join(output_dir, "attention_explorer.html")
+    examples = [
+        {
+            "name": f"test image {i}: {hypotheses[i]}",
+            "image": images[i],
+            "words": captions[i][0],
+            "attention": captions[i][1],  # (words, h, w)
+        }
+        for i in shown
+    ]
+    write_caption_explorer(explorer, examples, title="Caption attention")
+    print(f"attention explorer written to {explorer}")
+    return figures, explorer
