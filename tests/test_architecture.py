@@ -23,7 +23,7 @@ ALLOWED_IMPORTS = {
     "visualization": {"validation"},
     "serving": {"generation", "text", "validation"},
     "models": {"layers", "ops", "generation", "losses", "text", "serving", "validation"},
-    "training": {"callbacks", "validation"},
+    "training": {"callbacks", "data", "losses", "metrics", "models", "text", "validation"},
 }
 
 
