@@ -1,13 +1,13 @@
 """The translation command line, the recipe written back into it, and the model it describes."""
 
-import math
-
 import numpy as np
 import pytest
+from optimizer_steps import learning_rates_at
 
 from keras_attention.models.rnn_attention_translator import RNNAttentionTranslator
 from keras_attention.models.transformer_translator import TransformerTranslator
 from keras_attention.training import translation_model_arguments as models
+from keras_attention.training.learning_rate_schedule import warmup_cosine_decay
 from keras_attention.training.translation_arguments import TRANSLATION_MODEL_DEFAULTS
 from keras_attention.training.translation_arguments import build_translation_parser
 from keras_attention.training.translation_arguments import parse_translation_arguments
@@ -106,15 +106,11 @@ def test_compile_translator_warms_up_then_decays_to_zero():
     )
     model = models.translator_from_arguments(args, 20, 20)
     models.compile_translator(model, args, steps_per_epoch=25, jit_compile=False)
-    total, warmup = 100, 10  # a tenth of 4 x 25 steps
-
-    def expected(step):  # linear warm-up, then cosine decay over the remaining steps
-        if step < warmup:
-            return 0.01 * step / warmup
-        return 0.01 * 0.5 * (1 + math.cos(math.pi * (step - warmup) / (total - warmup)))
-
-    for step in (0, 5, 10, 55, 100):
-        model.optimizer.iterations.assign(step)
-        np.testing.assert_allclose(float(model.optimizer.learning_rate), expected(step), atol=1e-7)
+    # 4 x 25 steps, a tenth of them warm-up (the schedule is checked against its closed
+    # form in test_learning_rate_schedule.py).
+    expected = warmup_cosine_decay(0.01, total_steps=100, warmup_steps=10)
+    steps = (0, 5, 10, 55, 100)
+    np.testing.assert_allclose(learning_rates_at(model, steps), [expected(s) for s in steps])
+    assert float(expected(10)) == pytest.approx(0.01) and float(expected(100)) == 0.0
     with pytest.raises(ValueError, match="steps_per_epoch"):
         models.compile_translator(model, args, steps_per_epoch=0)

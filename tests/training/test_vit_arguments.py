@@ -1,11 +1,11 @@
 """The ViT command line, the recipe resolved from it, the data and the model it describes."""
 
-import math
-
 import numpy as np
 import pytest
+from optimizer_steps import learning_rates_at
 
 from keras_attention.training import vit_model_arguments as models
+from keras_attention.training.learning_rate_schedule import warmup_cosine_decay
 from keras_attention.training.vit_arguments import PAPER_VIT_IMAGE_SIZE
 from keras_attention.training.vit_arguments import SMALL_VIT_ARCHITECTURE
 from keras_attention.training.vit_arguments import build_vit_parser
@@ -96,19 +96,14 @@ def test_prepare_vit_data_batches_the_builtin_images():
 
 
 def test_compile_vision_transformer_schedule_and_weight_decay():
-    args = parse_vit_arguments(["--epochs", "20", "--learning-rate", "0.004"])
+    args = parse_vit_arguments(["--epochs", "200", "--learning-rate", "0.004"])
     model = models.vision_transformer_from_arguments(args, num_classes=3, class_names=list("abc"))
-    models.compile_vision_transformer(model, args, steps_per_epoch=5, jit_compile=False)
-    total, warmup = 100, 10  # a tenth of 20 x 5 steps (under 10 epochs)
-
-    def expected(step):
-        if step < warmup:
-            return 0.004 * step / warmup
-        return 0.004 * 0.5 * (1 + math.cos(math.pi * (step - warmup) / (total - warmup)))
-
-    for step in (0, 4, 10, 40, 100):
-        model.optimizer.iterations.assign(step)
-        np.testing.assert_allclose(float(model.optimizer.learning_rate), expected(step), atol=1e-7)
+    models.compile_vision_transformer(model, args, steps_per_epoch=1, jit_compile=False)
+    # 200 steps: a tenth would be 20, but the warm-up lasts at most 10 epochs (10 steps).
+    expected = warmup_cosine_decay(0.004, total_steps=200, warmup_steps=10)
+    steps = (0, 4, 10, 105, 200)
+    np.testing.assert_allclose(learning_rates_at(model, steps), [expected(s) for s in steps])
+    assert float(expected(10)) == pytest.approx(0.004) and float(expected(200)) == 0.0
     assert model.optimizer.weight_decay == 0.05
     assert model.loss.get_config()["label_smoothing"] == 0.1
     assert model.loss.get_config()["from_logits"]
