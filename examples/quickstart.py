@@ -33,8 +33,8 @@ from keras_attention.metrics.masked_accuracy import MaskedSparseCategoricalAccur
 from keras_attention.models.transformer_translator import transformer_translator  # noqa: E402
 from keras_attention.serving.translator_export import export_translator  # noqa: E402
 from keras_attention.text.reversible_tokenizer import ReversibleTokenizer  # noqa: E402
-from keras_attention.text.scores import corpus_bleu  # noqa: E402
-from keras_attention.text.scores import corpus_chrf  # noqa: E402
+from keras_attention.text.translation_evaluation import score_translations  # noqa: E402
+from keras_attention.text.translation_evaluation import translate_pairs  # noqa: E402
 from keras_attention.visualization.alignment import plot_alignment  # noqa: E402
 from keras_attention.visualization.figures import save_figure  # noqa: E402
 
@@ -67,17 +67,12 @@ def main(argv=None):
     target_encoder = ReversibleTokenizer.train(
         splits["train"].map(lambda en, es: es), VOCABULARY_SIZE
     )
+    encoders = (source_encoder, target_encoder)
 
     # 2. ({"source", "target"}, labels) batches: the decoder reads the target
     # shifted right ([START] ...) and learns to predict the next token.
     train = make_translation_batches(
-        splits["train"],
-        source_encoder,
-        target_encoder,
-        BATCH_SIZE,
-        MAX_LENGTH,
-        MAX_LENGTH,
-        drop_remainder=True,
+        splits["train"], *encoders, BATCH_SIZE, MAX_LENGTH, MAX_LENGTH, drop_remainder=True
     )
 
     # 3. The Transformer of "Attention Is All You Need", small enough for a CPU.
@@ -106,33 +101,22 @@ def main(argv=None):
     print(f"trained in {time.time() - start:.0f} s")
 
     # 4. Export: strings in, translations and attention weights out.
+    folder = os.path.join(args.output_dir, "translator")
     export_dir = export_translator(
-        model,
-        os.path.join(args.output_dir, "translator"),
-        source_encoder,
-        target_encoder,
-        MAX_LENGTH,
-        MAX_LENGTH,
-        decode_batch_size=BATCH_SIZE,
+        model, folder, *encoders, MAX_LENGTH, MAX_LENGTH, decode_batch_size=BATCH_SIZE
     )
     print("SavedModel:", export_dir)
 
     # 5. Reload it with TensorFlow alone, translate the held-out sentences and
     # score them.
     translate = tf.saved_model.load(export_dir).signatures["serving_default"]
-    sources, references, hypotheses, first = [], [], [], None
-    for source, reference in splits["test"].batch(BATCH_SIZE):
-        outputs = translate(text=source)
-        if first is None:
-            first = outputs  # the first batch feeds the plot below
-        sources += [text.decode() for text in source.numpy()]
-        references += [text.decode() for text in reference.numpy()]
-        hypotheses += [text.decode() for text in outputs["translation"].numpy()]
-    bleu, chrf = corpus_bleu(hypotheses, references), corpus_chrf(hypotheses, references)
-    exact = sum(h == r for h, r in zip(hypotheses, references)) / len(hypotheses)
+    sources, references, hypotheses, outputs = translate_pairs(
+        lambda text: translate(text=text), splits["test"], batch_size=BATCH_SIZE
+    )
+    scores = score_translations(hypotheses, references)
     print(
-        f"held-out BLEU {bleu:.1f}, chrF {chrf:.1f} on {len(hypotheses)} sentences, "
-        f"{100 * exact:.1f}% exactly right"
+        f"held-out BLEU {scores['bleu']:.1f}, chrF {scores['chrf']:.1f} on {len(hypotheses)} "
+        f"sentences, {100 * scores['exact_match']:.1f}% exactly right"
     )
     for source, reference, hypothesis in list(zip(sources, references, hypotheses))[:3]:
         print(f"  {source}\n    -> {hypothesis}\n    (reference: {reference})")
@@ -142,17 +126,15 @@ def main(argv=None):
         print(f"  {sentence} -> {translation}")
 
     # 6. Where the decoder looked: attention (target pieces x source pieces).
-    source_pieces = [t.decode() for t in first["source_tokens"][0].numpy() if t]
-    target_pieces = [t.decode() for t in first["translation_tokens"][0].numpy() if t]
-    weights = first["attention"][0, : len(target_pieces), : len(source_pieces)]  # (T, S)
+    source_pieces = [t.decode() for t in outputs["source_tokens"][0] if t]
+    target_pieces = [t.decode() for t in outputs["translation_tokens"][0] if t]
+    weights = outputs["attention"][0, : len(target_pieces), : len(source_pieces)]  # (T, S)
     figure = plot_alignment(weights, source_pieces, target_pieces, title=sources[0])
     plot_path = save_figure(figure, os.path.join(args.output_dir, "alignment.png"))
     print("alignment plot:", plot_path)
     print(f"done in {time.time() - start:.0f} s")
     return {
-        "bleu": bleu,
-        "chrf": chrf,
-        "exact_match": exact,
+        **scores,
         "alignment_plot": str(plot_path),
         "export_dir": export_dir,
         "new_translations": new_translations,

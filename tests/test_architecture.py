@@ -32,7 +32,7 @@ ALLOWED_IMPORTS = {
         "callbacks",
         "validation",
     },
-    "training": {"callbacks", "validation"},
+    "training": {"callbacks", "data", "losses", "metrics", "models", "text", "validation"},
 }
 
 

@@ -1,4 +1,8 @@
-"""The translation example end to end: TSV and built-in data, resuming, MirroredStrategy."""
+"""The translation example end to end: TSV and built-in data, resuming, MirroredStrategy.
+
+Its flags and steps are tested with the package modules they come from
+(tests/training/test_translation_arguments.py and neighbours).
+"""
 
 import importlib.util
 import json
@@ -149,27 +153,3 @@ def test_mirrored_rnn_run_resumes_after_an_interruption(train_nmt, tmp_path, mon
     assert len(serve.saved_model.model_variables) == len(restored.variables)
     outputs = serve(["the dog sleeps", "a cat"])  # (B,) in: (B, T, S) attention out
     assert outputs["attention"].shape == (2, 12, 12)
-
-
-def test_flags_and_model_defaults(train_nmt):
-    args = train_nmt.parse_args([])
-    assert (args.model, args.dataset, args.output_dir, args.export) == (
-        "transformer",
-        "builtin",
-        "runs/nmt",
-        None,
-    )
-    transformer_defaults = train_nmt.MODEL_DEFAULTS["transformer"]
-    assert (args.epochs, args.batch_size, args.max_length) == (None, None, None)  # from the data
-    assert (args.hidden_dim, args.learning_rate) == (
-        transformer_defaults["hidden_dim"],
-        transformer_defaults["learning_rate"],
-    )
-    args = train_nmt.parse_args(["--model", "rnn", "--epochs", "7", "--cell", "lstm"])
-    assert (args.epochs, args.hidden_dim) == (7, train_nmt.MODEL_DEFAULTS["rnn"]["hidden_dim"])
-    model = train_nmt.build_model(args, source_vocabulary_size=30, target_vocabulary_size=40)
-    assert model.output_shape == (None, None, 40)
-    assert isinstance(model, RNNAttentionTranslator)
-    for bad in (["--model", "cnn"], ["--strategy", "tpu"], ["--epochs", "0"]):
-        with pytest.raises(SystemExit):
-            train_nmt.parse_args(bad)

@@ -1,4 +1,8 @@
-"""The ViT example script end to end, and the command-line pieces all examples share."""
+"""The ViT example script end to end: built-in data and a folder of non-square images.
+
+Its flags and steps are tested with the package modules they come from
+(tests/training/test_vit_arguments.py and neighbours).
+"""
 
 import json
 
@@ -9,6 +13,7 @@ import tensorflow as tf
 from example_scripts import load_example
 
 from keras_attention.training import run_setup
+from keras_attention.training import vit_model_arguments
 
 
 def _load(name):
@@ -23,8 +28,8 @@ def train_vit():
 def test_train_vit_end_to_end(train_vit, tmp_path, monkeypatch):
     # A one-block ViT keeps the XLA compilation short.
     monkeypatch.setattr(
-        train_vit,
-        "SMALL_ARCHITECTURE",
+        vit_model_arguments,
+        "SMALL_VIT_ARCHITECTURE",
         dict(patch_size=8, hidden_dim=16, num_layers=1, num_heads=2, mlp_dim=16),
     )
     monkeypatch.setattr(train_vit, "NUM_ROLLOUT_IMAGES", 2)
@@ -67,36 +72,6 @@ def test_train_vit_end_to_end(train_vit, tmp_path, monkeypatch):
     assert result["probabilities"].shape == (2, 12) and result["labels"].shape == (2,)
 
 
-def test_train_vit_flags(train_vit):
-    args = train_vit.parse_args([])
-    assert (args.dataset, args.preset, args.output_dir, args.strategy) == (
-        "builtin",
-        "small",
-        "runs/vit",
-        "default",
-    )
-    assert args.export is None and not args.mixed_precision
-    # The built-in set's size is known from the flags: 6144 training images, 16 epochs
-    # in batches of 32 (3072 steps; batches of 128 would be 768).
-    assert (args.patch_size, args.batch_size, args.epochs) == (4, 32, 16)
-    assert args.recipe.reasons["epochs"].startswith("about 100,000 images seen")
-    assert train_vit.augmentation_of(args) == "none"  # labels say where the shape is
-    args = train_vit.parse_args(["--epochs", "3", "--batch-size", "8", "--patch-size", "8"])
-    assert (args.patch_size, args.batch_size, args.epochs) == (8, 8, 3)
-    args = train_vit.parse_args(["--dataset", "folder:somewhere"])
-    assert (args.patch_size, args.batch_size, args.epochs, args.recipe) == (None, None, None, None)
-    assert train_vit.augmentation_of(args) == "geometric"
-    args = train_vit.parse_args(
-        ["--preset", "B/16", "--patch-size", "32", "--image-size", "64", "--label-smoothing", "0.2"]
-    )
-    model = train_vit.build_model(args, num_classes=5, class_names=list("abcde"))
-    assert model.patch_embedding.hidden_dim == 768
-    assert model.patch_embedding.patch_size == 32
-    assert model.output_shape == (None, 5) and args.label_smoothing == 0.2
-    with pytest.raises(SystemExit):
-        train_vit.parse_args(["--preset", "Z/16"])
-
-
 def _glyph_folder(root, height, width, per_class=6):
     """Three classes of bars (vertical, horizontal, diagonal) on (height, width) images."""
     rng = np.random.default_rng(0)
@@ -120,8 +95,8 @@ def test_train_vit_on_a_non_square_folder_derives_and_prints_its_choices(
     train_vit, tmp_path, capsys, monkeypatch
 ):
     monkeypatch.setattr(
-        train_vit,
-        "SMALL_ARCHITECTURE",
+        vit_model_arguments,
+        "SMALL_VIT_ARCHITECTURE",
         dict(patch_size=4, hidden_dim=16, num_layers=1, num_heads=2, mlp_dim=16),
     )
     monkeypatch.setattr(train_vit, "NUM_ROLLOUT_IMAGES", 1)
@@ -161,16 +136,3 @@ def test_train_vit_on_a_non_square_folder_derives_and_prints_its_choices(
     result = serve(images=np.zeros((2, 12, 24, 3), np.uint8))  # uint8 pixels, as stored
     assert result["probabilities"].shape == (2, 3)
     assert set(result["labels"].numpy().tolist()) <= {b"vertical", b"horizontal", b"diagonal"}
-
-
-def test_only_training_batches_are_augmented(train_vit):
-    images = np.zeros((4, 16, 16, 3), "float32")
-    images[:, 4:12, 7:9] = 255.0
-    pairs = tf.data.Dataset.from_tensor_slices((images, np.arange(4) % 2))
-    evaluation = train_vit.batches(pairs, 4, 2, augmentation="geometric")
-    ((batch, one_hot),) = list(evaluation.as_numpy_iterator())
-    np.testing.assert_array_equal(batch, images)
-    np.testing.assert_array_equal(one_hot.argmax(-1), [0, 1, 0, 1])
-    training = train_vit.batches(pairs, 4, 2, shuffle_seed=0, augmentation="geometric")
-    ((batch, _),) = list(training.as_numpy_iterator())
-    assert batch.shape == images.shape and not np.allclose(batch, images)

@@ -100,12 +100,13 @@ def test_help_lists_each_dataset_format(scripts, name, formats):
         assert words in text
 
 
-def test_vit_parser_choices_equal_the_package_names(scripts):
+def test_vit_parser_choices_equal_the_package_names():
     from keras_attention.data.image_augmentation import IMAGE_AUGMENTATIONS
     from keras_attention.models.vit_presets import VIT_PRESETS
+    from keras_attention.training import vit_arguments
 
-    assert scripts["train_vit"].PAPER_PRESET_NAMES == tuple(sorted(VIT_PRESETS))
-    assert scripts["train_vit"].AUGMENTATION_NAMES == IMAGE_AUGMENTATIONS
+    assert vit_arguments.PAPER_PRESET_NAMES == tuple(sorted(VIT_PRESETS))
+    assert vit_arguments.AUGMENTATION_NAMES == IMAGE_AUGMENTATIONS
 
 
 def test_no_progress_bar_control_codes_when_stdout_is_not_a_terminal(scripts, monkeypatch):
