@@ -29,14 +29,14 @@ class TransformerDecoderBlock(common.TransformerBlock):
         dropout: dropout after each sub-block and on attention weights.
         activation: activation of the MLP's hidden layer.
         norm_first: pre-norm when True, post-norm when False.
-        normalize_first: keras-hub's name for `norm_first`; when given, it
-            sets `norm_first` (both names are in `get_config`).
         layer_norm_epsilon: epsilon of the LayerNorms.
         key_dim: size of each head; defaults to `hidden_dim // num_heads`.
         kernel_initializer: initializer of the dense kernels.
         bias_initializer: initializer of the biases.
         implementation: attention kernel, see `ka.ops.dot_product_attention`.
         rotary_max_wavelength: if set, rotary positions in self-attention.
+        normalize_first: keras-hub's name for `norm_first`; when given, it
+            sets `norm_first` (both names are in `get_config`).
 
     Call arguments:
         inputs: (batch, length, hidden_dim) decoder sequence.
