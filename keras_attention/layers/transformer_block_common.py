@@ -38,7 +38,6 @@ class TransformerBlock(keras.layers.Layer):
         normalize_first=None,
         **kwargs,
     ):
-        super().__init__(**kwargs)
         check_positive_int("num_heads", num_heads)
         check_positive_int("intermediate_dim", intermediate_dim)
         check_positive_int("key_dim", key_dim, allow_none=True)
@@ -49,6 +48,7 @@ class TransformerBlock(keras.layers.Layer):
         if rotary_max_wavelength is not None:
             check_finite_number("rotary_max_wavelength", rotary_max_wavelength, positive=True)
         check_implementation(implementation)
+        super().__init__(**kwargs)
         self.num_heads = num_heads
         self.intermediate_dim = intermediate_dim
         self.dropout = dropout
