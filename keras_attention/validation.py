@@ -52,3 +52,37 @@ def check_seed(seed):
     """Raise a ValueError unless `seed` is None or an int."""
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral)):
         raise ValueError(f"`seed` must be an integer or None. Received: seed={seed!r}")
+
+
+def check_rank(name, shape, rank, layout):
+    """Raise a ValueError unless `shape` has `rank` axes.
+
+    `layout` names the axes in the message, e.g. "(batch, length, features)".
+    """
+    if len(shape) != rank:
+        raise ValueError(f"`{name}` must be {layout}. Received: {name}.shape={tuple(shape)}")
+
+
+def check_known_last_axes(**shapes):
+    """Raise a ValueError unless the last axis of every shape, by argument name, is known."""
+    for name, shape in shapes.items():
+        if shape[-1] is None:
+            raise ValueError(
+                f"The last axis of `{name}` must be known to build the layer. "
+                f"Received: {name}_shape={tuple(shape)}"
+            )
+
+
+def check_position_window(length, start_index, table_size, message):
+    """Raise a ValueError unless positions `start_index .. start_index + length - 1` fit a table.
+
+    The table has `table_size` rows. A length or start index not known yet
+    (None, a tensor) passes. `message` is formatted with `length`,
+    `start_index` and `table_size`.
+    """
+    if length is None or not isinstance(start_index, int):
+        return
+    if start_index < 0 or start_index + length > table_size:
+        raise ValueError(
+            message.format(length=length, start_index=start_index, table_size=table_size)
+        )

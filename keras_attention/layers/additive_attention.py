@@ -39,25 +39,11 @@ class AdditiveAttention(BaseAttention):
         seed: int seed of the dropout.
         **kwargs: base layer arguments (`name`, `dtype`, ...).
 
-    Call arguments:
-        query: `(B, Dq)` (one decoder step) or `(B, Tq, Dq)`.
-        value: `(B, Tv, Dv)` or an image feature map `(B, H, W, Dv)`.
-        key: optional, `(B, Tv, Dk)` or `(B, H, W, Dk)`; defaults to `value`.
-        query_mask: optional bool `(B, Tq)` (`(B,)` for one step); False
-            zeroes the output and the weights of that query. Defaults to
-            the Keras mask of `query`, which is passed on to the output.
-        value_mask: optional bool `(B, Tv)` or `(B, H, W)`; False hides that
-            position. Defaults to the Keras mask of `value` (e.g. from
-            `keras.layers.Embedding(mask_zero=True)`).
-        return_attention_scores: also return the attention weights.
-        training: whether dropout is active.
-        precomputed_keys: optional `precompute_keys(key)`, `(B, Tv, units)`
-            or `(B, H, W, units)`, used instead of recomputing `W_k k + b`.
-
-    Returns:
-        output `(B, [Tq,] Dv)` and, with `return_attention_scores=True`, the
-        weights `(B, [Tq,] Tv)` or `(B, [Tq,] H, W)`, in the compute dtype.
-        A query that sees no key gets output 0 and weights 0.
+    Call arguments and returns: those of `BaseAttention` (queries of one
+    step or a sequence, values of a sequence or a feature map, padding
+    masks, `use_causal_mask`, ...). `precomputed_keys` is
+    `precompute_keys(key)`, `W_k k + b` of shape `(B, Tv, units)` or
+    `(B, H, W, units)`, used instead of recomputing it.
 
     Example:
 

@@ -4,7 +4,9 @@ import keras
 from keras import ops
 
 from keras_attention.layers.base_attention import BaseAttention
+from keras_attention.layers.call_arguments import call_arguments
 from keras_attention.ops.masks import boolean_mask
+from keras_attention.validation import check_known_last_axes
 
 ATTENTION_STYLES = ("bahdanau", "luong")
 _CELL_TYPES = (keras.layers.GRUCell, keras.layers.LSTMCell)
@@ -188,12 +190,7 @@ class AttentionDecoder(keras.layers.Layer):
     def build(self, inputs_shape, memory_shape, memory_mask_shape=None):
         _check_shapes(inputs_shape, memory_shape, memory_mask_shape)
         inputs_dim, memory_dim = inputs_shape[-1], memory_shape[-1]
-        for name, shape in (("inputs", inputs_shape), ("memory", memory_shape)):
-            if shape[-1] is None:
-                raise ValueError(
-                    f"The last axis of `{name}` must be known to build the layer. "
-                    f"Received: {name}_shape={tuple(shape)}"
-                )
+        check_known_last_axes(inputs=inputs_shape, memory=memory_shape)
         self._inputs_dim = inputs_dim
         self._memory_dim = memory_dim
         units = self.cell.units
@@ -281,9 +278,9 @@ class AttentionDecoder(keras.layers.Layer):
 
         >>> import numpy as np
         >>> import keras
-        >>> from keras_attention.layers.additive_attention import AdditiveAttention
-        >>> from keras_attention.layers.attention_decoder import AttentionDecoder
-        >>> decoder = AttentionDecoder(keras.layers.GRUCell(8), AdditiveAttention(units=5))
+        >>> import keras_attention as ka
+        >>> attention = ka.layers.AdditiveAttention(units=5)
+        >>> decoder = ka.layers.AttentionDecoder(keras.layers.GRUCell(8), attention)
         >>> memory = np.random.rand(2, 3, 3, 4).astype("float32")  # a feature map
         >>> decoder.build((2, None, 6), memory.shape)
         >>> tuple(decoder.precompute_memory(memory).shape)
@@ -529,15 +526,10 @@ class AttentionDecoder(keras.layers.Layer):
         output_shape = batch_and_time + (self._output_dim(memory_shape[-1]),)
         return output_shape, batch_and_time + tuple(memory_shape[1:-1])
 
-    def compute_output_spec(
-        self,
-        inputs,
-        memory,
-        memory_mask=None,
-        initial_state=None,
-        return_state=False,
-        training=None,
-    ):
+    def compute_output_spec(self, *args, **kwargs):
+        arguments = call_arguments(self.call, args, kwargs)
+        inputs, memory = arguments["inputs"], arguments["memory"]
+        memory_mask = arguments["memory_mask"]
         mask_shape = None if memory_mask is None else memory_mask.shape
         self._check_call_shapes(inputs.shape, memory.shape, mask_shape)
         output_shape, alignment_shape = self.compute_output_shape(
@@ -545,7 +537,7 @@ class AttentionDecoder(keras.layers.Layer):
         )
         outputs = keras.KerasTensor(output_shape, dtype=self.compute_dtype)
         alignments = keras.KerasTensor(alignment_shape, dtype=self.compute_dtype)
-        if not return_state:
+        if not arguments["return_state"]:
             return outputs, alignments
         batch = inputs.shape[0]
         states = [

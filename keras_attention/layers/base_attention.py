@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from keras_attention.layers.call_arguments import call_arguments
 from keras_attention.ops.masks import boolean_mask
 from keras_attention.ops.masks import causal_mask
 from keras_attention.ops.masks import merge_masks
@@ -242,10 +243,10 @@ class BaseAttention(keras.layers.Layer):
                 key,
                 query_mask,
                 value_mask,
-                return_attention_scores,
-                training,
                 precomputed_keys,
-                use_causal_mask,
+                return_attention_scores=return_attention_scores,
+                training=training,
+                use_causal_mask=use_causal_mask,
             )
         single_step = len(query.shape) == 2
         if single_step:
@@ -282,19 +283,11 @@ class BaseAttention(keras.layers.Layer):
             weights = ops.reshape(weights, tuple(ops.shape(weights)[:-1]) + tuple(value_dims[1:3]))
         return output, weights
 
-    def _call_batched(
-        self,
-        query,
-        value,
-        key,
-        query_mask,
-        value_mask,
-        return_attention_scores,
-        training,
-        precomputed_keys,
-        use_causal_mask,
-    ):
-        """A query with batch axes `(B, ..., Tq, Dq)`: attend per batch entry."""
+    def _call_batched(self, query, value, key, query_mask, value_mask, precomputed_keys, **options):
+        """A query with batch axes `(B, ..., Tq, Dq)`: attend per batch entry.
+
+        `options` are the other arguments of `call`, passed on as they are.
+        """
         batch_axes = tuple(ops.shape(query)[:-2])
 
         def merge(tensor, kept):  # (B, ..., *kept axes) -> (B', *kept axes)
@@ -308,11 +301,10 @@ class BaseAttention(keras.layers.Layer):
             key=merge(key, 2),
             query_mask=merge(query_mask, 1),
             value_mask=merge(value_mask, 1),
-            return_attention_scores=return_attention_scores,
-            training=training,
             precomputed_keys=merge(precomputed_keys, 2),
-            use_causal_mask=use_causal_mask,
+            **options,
         )  # (B', Tq, Dv) [, (B', Tq, Tv)]
+        return_attention_scores = options["return_attention_scores"]
         results = results if return_attention_scores else (results,)
         split = tuple(
             ops.reshape(tensor, batch_axes + tuple(ops.shape(tensor)[1:])) for tensor in results
@@ -341,27 +333,17 @@ class BaseAttention(keras.layers.Layer):
         self._check_shapes(query_shape, value_shape, key_shape)
         return tuple(query_shape[:-1]) + (value_shape[-1],)
 
-    def compute_output_spec(
-        self,
-        query,
-        value=None,
-        key=None,
-        query_mask=None,
-        value_mask=None,
-        return_attention_scores=False,
-        training=None,
-        precomputed_keys=None,
-        mask=None,
-        use_causal_mask=False,
-    ):
+    def compute_output_spec(self, *args, **kwargs):
+        arguments = call_arguments(BaseAttention.call, (self, *args), kwargs)
         query, value, key, query_mask, value_mask = self._unpack_call(
-            query, value, key, query_mask, value_mask, mask
+            *(arguments[name] for name in ("query", "value", "key", "query_mask", "value_mask")),
+            arguments["mask"],
         )
-        self._check_call(query, value, key, query_mask, value_mask, precomputed_keys)
+        self._check_call(query, value, key, query_mask, value_mask, arguments["precomputed_keys"])
         key_shape = None if key is None else key.shape
         output_shape = self.compute_output_shape(query.shape, value.shape, key_shape)
         output = keras.KerasTensor(output_shape, dtype=self.compute_dtype)
-        if not return_attention_scores:
+        if not arguments["return_attention_scores"]:
             return output
         if len(query.shape) > 3:
             weights_shape = tuple(query.shape[:-1]) + (value.shape[-2],)  # (B, ..., Tq, Tv)

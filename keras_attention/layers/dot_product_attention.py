@@ -9,6 +9,7 @@ from keras_attention.layers.base_attention import BaseAttention
 from keras_attention.layers.base_attention import clone_initializer
 from keras_attention.layers.base_attention import project_queries
 from keras_attention.validation import check_bool
+from keras_attention.validation import check_known_last_axes
 
 SCORE_MODES = ("scaled_dot", "dot", "general", "concat")
 
@@ -142,12 +143,7 @@ class DotProductAttention(BaseAttention):
         super().build(query_shape, value_shape, key_shape)
         key_shape = value_shape if key_shape is None else key_shape
         query_dim, key_dim = query_shape[-1], key_shape[-1]
-        for name, shape in (("query", query_shape), ("key", key_shape)):
-            if shape[-1] is None:
-                raise ValueError(
-                    f"The last axis of `{name}` must be known to build the layer. "
-                    f"Received: {name}_shape={tuple(shape)}"
-                )
+        check_known_last_axes(query=query_shape, key=key_shape)
         if self.score_mode != "general" and query_dim != key_dim:
             raise ValueError(
                 f'score_mode="{self.score_mode}" compares queries and keys of the same size '

@@ -7,7 +7,9 @@ import string
 import keras
 from keras import ops
 
-from keras_attention.layers.base_attention import clone_initializer
+from keras_attention.layers.projection_settings import projection_settings_config
+from keras_attention.layers.projection_settings import projection_sublayer_kwargs
+from keras_attention.layers.projection_settings import set_projection_settings
 from keras_attention.layers.rotary_embedding import check_rotary
 from keras_attention.ops.attention import check_implementation
 from keras_attention.ops.attention import dot_product_attention
@@ -192,23 +194,23 @@ class MultiHeadAttention(keras.layers.Layer):
                 '`flash_attention=False` contradicts implementation="fused". '
                 f"Received: flash_attention={flash_attention}"
             )
+        # Kept private as in keras: a public `output_shape` attribute is read
+        # by `Model.summary()` as the layer's output shape.
+        self._output_shape = _normalize_output_shape(output_shape)
+        self.attention_axes = _normalize_attention_axes(attention_axes)
         self.num_heads = num_heads
         self.key_dim = key_dim
         self.value_dim = value_dim
         self.dropout = dropout
         self.use_bias = use_bias
-        # Kept private as in keras: a public `output_shape` attribute is read
-        # by `Model.summary()` as the layer's output shape.
-        self._output_shape = _normalize_output_shape(output_shape)
-        self.attention_axes = _normalize_attention_axes(attention_axes)
         self.sliding_window = sliding_window
         self.flash_attention = flash_attention
-        self.kernel_initializer = keras.initializers.get(kernel_initializer)
-        self.bias_initializer = keras.initializers.get(bias_initializer)
-        self.kernel_regularizer = keras.regularizers.get(kernel_regularizer)
-        self.bias_regularizer = keras.regularizers.get(bias_regularizer)
-        self.kernel_constraint = keras.constraints.get(kernel_constraint)
-        self.bias_constraint = keras.constraints.get(bias_constraint)
+        set_projection_settings(
+            self,
+            (kernel_initializer, bias_initializer),
+            (kernel_regularizer, bias_regularizer),
+            (kernel_constraint, bias_constraint),
+        )
         self.use_gate = use_gate
         self.seed = seed
         self.implementation = implementation
@@ -349,15 +351,7 @@ class MultiHeadAttention(keras.layers.Layer):
         return layer
 
     def _sublayer_kwargs(self):
-        return dict(
-            kernel_initializer=clone_initializer(self.kernel_initializer),
-            bias_initializer=clone_initializer(self.bias_initializer),
-            kernel_regularizer=self.kernel_regularizer,
-            bias_regularizer=self.bias_regularizer,
-            kernel_constraint=self.kernel_constraint,
-            bias_constraint=self.bias_constraint,
-            dtype=self.dtype_policy,
-        )
+        return projection_sublayer_kwargs(self, constraints=True)
 
     def _resolve_axes(self, rank):
         """(non-attention axes, attention axes) of inputs of rank `rank`."""
@@ -858,12 +852,7 @@ class MultiHeadAttention(keras.layers.Layer):
                 "attention_axes": self.attention_axes,
                 "sliding_window": self.sliding_window,
                 "flash_attention": self.flash_attention,
-                "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
-                "bias_initializer": keras.initializers.serialize(self.bias_initializer),
-                "kernel_regularizer": keras.regularizers.serialize(self.kernel_regularizer),
-                "bias_regularizer": keras.regularizers.serialize(self.bias_regularizer),
-                "kernel_constraint": keras.constraints.serialize(self.kernel_constraint),
-                "bias_constraint": keras.constraints.serialize(self.bias_constraint),
+                **projection_settings_config(self, constraints=True),
                 "use_gate": self.use_gate,
                 "seed": self.seed,
                 "implementation": self.implementation,

@@ -6,7 +6,14 @@ from keras import ops
 from keras_attention.layers.position_merge import MergedPositionLayer
 from keras_attention.layers.position_merge import encoding_width
 from keras_attention.layers.position_merge import merge_encoding
+from keras_attention.validation import check_position_window
 from keras_attention.validation import check_positive_int
+from keras_attention.validation import check_rank
+
+_OUTSIDE_TABLE = (
+    "The positions start_index .. start_index + sequence_length - 1 must lie in the table of "
+    "max_length={table_size} rows. Received: sequence_length={length}, start_index={start_index}"
+)
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
@@ -68,11 +75,7 @@ class PositionEmbedding(MergedPositionLayer):
         self.embeddings_initializer = keras.initializers.get(embeddings_initializer)
 
     def build(self, input_shape):
-        if len(input_shape) != 3:
-            raise ValueError(
-                "`inputs` must be (batch, length, features). "
-                f"Received: inputs.shape={tuple(input_shape)}"
-            )
+        check_rank("inputs", input_shape, 3, "(batch, length, features)")
         self._check_length(input_shape[1], 0)
         encoding_dim = encoding_width(input_shape[-1], self.merge, self.concat_dim)
         self.embeddings = self.add_weight(
@@ -83,14 +86,7 @@ class PositionEmbedding(MergedPositionLayer):
         )
 
     def _check_length(self, length, start_index):
-        if length is None or not isinstance(start_index, int):
-            return
-        if start_index < 0 or start_index + length > self.max_length:
-            raise ValueError(
-                "The positions start_index .. start_index + sequence_length - 1 "
-                f"must lie in the table of max_length={self.max_length} rows. "
-                f"Received: sequence_length={length}, start_index={start_index}"
-            )
+        check_position_window(length, start_index, self.max_length, _OUTSIDE_TABLE)
 
     def call(self, inputs, start_index=0):
         self._check_length(inputs.shape[1], start_index)

@@ -35,6 +35,19 @@ def encoding_width(input_dim, merge, concat_dim):
     return input_dim
 
 
+def check_encoding_width(width, multiple, encoding):
+    """Raise a ValueError unless `width` is a multiple of `multiple` (2: even).
+
+    `encoding` names the encoding in the message, e.g. "sinusoidal encoding".
+    """
+    if width % multiple:
+        expected = "even" if multiple == 2 else f"a multiple of {multiple}"
+        raise ValueError(
+            f"The {encoding} width (the input feature dimension unless merge='concat' "
+            f"sets concat_dim) must be {expected}. Received: dim={width}"
+        )
+
+
 def merged_shape(input_shape, merge, encoding_dim):
     """Output shape of `merge_encoding` for an input of `input_shape`."""
     input_shape = tuple(input_shape)

@@ -3,6 +3,9 @@
 import keras
 
 from keras_attention.layers.multi_head_attention import MultiHeadAttention
+from keras_attention.layers.projection_settings import projection_settings
+from keras_attention.layers.projection_settings import projection_settings_config
+from keras_attention.layers.projection_settings import set_projection_settings
 from keras_attention.layers.rotary_embedding import check_rotary
 from keras_attention.ops.attention import check_implementation
 from keras_attention.validation import check_bool
@@ -103,10 +106,9 @@ class SelfAttention(keras.layers.Layer):
         self.use_bias = use_bias
         self.implementation = implementation
         self.rotary_max_wavelength = rotary_max_wavelength
-        self.kernel_initializer = keras.initializers.get(kernel_initializer)
-        self.bias_initializer = keras.initializers.get(bias_initializer)
-        self.kernel_regularizer = keras.regularizers.get(kernel_regularizer)
-        self.bias_regularizer = keras.regularizers.get(bias_regularizer)
+        set_projection_settings(
+            self, (kernel_initializer, bias_initializer), (kernel_regularizer, bias_regularizer)
+        )
         self.seed = seed
         self.supports_masking = True
 
@@ -123,13 +125,11 @@ class SelfAttention(keras.layers.Layer):
             value_dim=self.value_dim,
             dropout=self.dropout,
             use_bias=self.use_bias,
-            kernel_initializer=self.kernel_initializer,
-            bias_initializer=self.bias_initializer,
-            kernel_regularizer=self.kernel_regularizer,
-            bias_regularizer=self.bias_regularizer,
             seed=self.seed,
             implementation=self.implementation,
             rotary_max_wavelength=self.rotary_max_wavelength,
+            # The settings as they are: the attention clones them per projection.
+            **projection_settings(self),
             dtype=self.dtype_policy,
             name="attention",
         )
@@ -172,10 +172,7 @@ class SelfAttention(keras.layers.Layer):
                 "use_bias": self.use_bias,
                 "implementation": self.implementation,
                 "rotary_max_wavelength": self.rotary_max_wavelength,
-                "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
-                "bias_initializer": keras.initializers.serialize(self.bias_initializer),
-                "kernel_regularizer": keras.regularizers.serialize(self.kernel_regularizer),
-                "bias_regularizer": keras.regularizers.serialize(self.bias_regularizer),
+                **projection_settings_config(self),
                 "seed": self.seed,
             }
         )

@@ -4,9 +4,11 @@ import keras
 from keras import ops
 
 from keras_attention.layers.position_merge import MergedPositionLayer
+from keras_attention.layers.position_merge import check_encoding_width
 from keras_attention.layers.position_merge import encoding_width
 from keras_attention.layers.position_merge import merge_encoding
 from keras_attention.validation import check_finite_number
+from keras_attention.validation import check_rank
 
 
 def sinusoidal_table(positions, dim, max_wavelength=10000):
@@ -98,18 +100,9 @@ class SinusoidalPositionEncoding(MergedPositionLayer):
         self.max_wavelength = max_wavelength
 
     def build(self, input_shape):
-        if len(input_shape) != 3:
-            raise ValueError(
-                "`inputs` must be (batch, length, features). "
-                f"Received: inputs.shape={tuple(input_shape)}"
-            )
+        check_rank("inputs", input_shape, 3, "(batch, length, features)")
         encoding_dim = encoding_width(input_shape[-1], self.merge, self.concat_dim)
-        if encoding_dim % 2:
-            raise ValueError(
-                "The sinusoidal encoding width (the input feature dimension "
-                "unless merge='concat' sets concat_dim) must be even. "
-                f"Received: dim={encoding_dim}"
-            )
+        check_encoding_width(encoding_dim, 2, "sinusoidal encoding")
         self._encoding_width = encoding_dim
 
     def call(self, inputs, start_index=0):

@@ -8,6 +8,7 @@ from keras_attention.layers.position_grid import check_num_prefix_tokens
 from keras_attention.layers.position_grid import grid_encoding_for_input
 from keras_attention.layers.position_grid import input_grid
 from keras_attention.layers.position_merge import MergedPositionLayer
+from keras_attention.layers.position_merge import check_encoding_width
 from keras_attention.layers.position_merge import encoding_width
 from keras_attention.layers.position_merge import merge_encoding
 from keras_attention.layers.sinusoidal_position_encoding import sinusoidal_table
@@ -125,12 +126,7 @@ class SinusoidalPositionEncoding2D(MergedPositionLayer):
     def build(self, input_shape):
         check_grid_input_shape(input_shape, self.num_prefix_tokens)
         encoding_dim = encoding_width(input_shape[-1], self.merge, self.concat_dim)
-        if encoding_dim % 4:
-            raise ValueError(
-                "The 2D sinusoidal encoding width (the input feature dimension "
-                "unless merge='concat' sets concat_dim) must be a multiple of 4. "
-                f"Received: dim={encoding_dim}"
-            )
+        check_encoding_width(encoding_dim, 4, "2D sinusoidal encoding")
         self._encoding_width = encoding_dim
 
     def call(self, inputs, grid_size=None):
@@ -146,9 +142,6 @@ class SinusoidalPositionEncoding2D(MergedPositionLayer):
     def get_config(self):
         config = super().get_config()
         config.update(
-            {
-                "max_wavelength": self.max_wavelength,
-                "num_prefix_tokens": self.num_prefix_tokens,
-            }
+            {"max_wavelength": self.max_wavelength, "num_prefix_tokens": self.num_prefix_tokens}
         )
         return config

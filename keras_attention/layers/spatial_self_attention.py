@@ -3,7 +3,9 @@
 import keras
 from keras import ops
 
-from keras_attention.layers.base_attention import clone_initializer
+from keras_attention.layers.projection_settings import projection_settings_config
+from keras_attention.layers.projection_settings import projection_sublayer_kwargs
+from keras_attention.layers.projection_settings import set_projection_settings
 from keras_attention.ops.attention import check_implementation
 from keras_attention.ops.attention import dot_product_attention
 from keras_attention.ops.attention import kernel_for_call
@@ -106,10 +108,9 @@ class SpatialSelfAttention(keras.layers.Layer):
         self.use_bias = use_bias
         self.implementation = implementation
         self.gamma_initializer = keras.initializers.get(gamma_initializer)
-        self.kernel_initializer = keras.initializers.get(kernel_initializer)
-        self.bias_initializer = keras.initializers.get(bias_initializer)
-        self.kernel_regularizer = keras.regularizers.get(kernel_regularizer)
-        self.bias_regularizer = keras.regularizers.get(bias_regularizer)
+        set_projection_settings(
+            self, (kernel_initializer, bias_initializer), (kernel_regularizer, bias_regularizer)
+        )
         self.seed = seed
         self._seed_generator = keras.random.SeedGenerator(seed) if dropout > 0 else None
 
@@ -133,7 +134,7 @@ class SpatialSelfAttention(keras.layers.Layer):
                 output_shape=(None, None, channels),
                 bias_axes="c" if self.use_bias else None,
                 name="attention_output",
-                **self._sublayer_kwargs(),
+                **projection_sublayer_kwargs(self),
             )
             self._output_conv.build(input_shape[:3] + (self.num_heads, self._head_value_dim))
         self.gamma = self.add_weight(
@@ -147,19 +148,10 @@ class SpatialSelfAttention(keras.layers.Layer):
             output_shape=(None, None, self.num_heads, head_dim),
             bias_axes="nd" if self.use_bias else None,
             name=name,
-            **self._sublayer_kwargs(),
+            **projection_sublayer_kwargs(self),
         )
         layer.build(input_shape)
         return layer
-
-    def _sublayer_kwargs(self):
-        return dict(
-            kernel_initializer=clone_initializer(self.kernel_initializer),
-            bias_initializer=clone_initializer(self.bias_initializer),
-            kernel_regularizer=self.kernel_regularizer,
-            bias_regularizer=self.bias_regularizer,
-            dtype=self.dtype_policy,
-        )
 
     def call(self, inputs, return_attention_scores=False, training=None):
         shape = ops.shape(inputs)
@@ -214,10 +206,7 @@ class SpatialSelfAttention(keras.layers.Layer):
                 "use_bias": self.use_bias,
                 "implementation": self.implementation,
                 "gamma_initializer": keras.initializers.serialize(self.gamma_initializer),
-                "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
-                "bias_initializer": keras.initializers.serialize(self.bias_initializer),
-                "kernel_regularizer": keras.regularizers.serialize(self.kernel_regularizer),
-                "bias_regularizer": keras.regularizers.serialize(self.bias_regularizer),
+                **projection_settings_config(self),
                 "seed": self.seed,
             }
         )

@@ -9,9 +9,16 @@ from keras_attention.layers.position_embedding import PositionEmbedding
 from keras_attention.layers.sinusoidal_position_encoding import SinusoidalPositionEncoding
 from keras_attention.validation import check_bool
 from keras_attention.validation import check_finite_number
+from keras_attention.validation import check_position_window
 from keras_attention.validation import check_positive_int
+from keras_attention.validation import check_rank
 
 POSITION_MODES = ("learned", "sinusoidal")
+
+_BEYOND_LENGTH = (
+    "The positions start_index .. start_index + length - 1 must be below "
+    "sequence_length={table_size}. Received: length={length}, start_index={start_index}"
+)
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
@@ -105,11 +112,7 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
         self.supports_masking = self.mask_zero
 
     def build(self, input_shape):
-        if len(input_shape) != 2:
-            raise ValueError(
-                "`inputs` must be token ids (batch, length). "
-                f"Received: inputs.shape={tuple(input_shape)}"
-            )
+        check_rank("inputs", input_shape, 2, "token ids (batch, length)")
         self._check_length(input_shape[1], 0)
         self.token_embedding = keras.layers.Embedding(
             self.vocabulary_size,
@@ -139,14 +142,7 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
         )
 
     def _check_length(self, length, start_index):
-        if length is None or not isinstance(start_index, int):
-            return
-        if start_index < 0 or start_index + length > self.sequence_length:
-            raise ValueError(
-                "The positions start_index .. start_index + length - 1 must be "
-                f"below sequence_length={self.sequence_length}. "
-                f"Received: length={length}, start_index={start_index}"
-            )
+        check_position_window(length, start_index, self.sequence_length, _BEYOND_LENGTH)
 
     def call(self, inputs, start_index=0):
         self._check_length(inputs.shape[1], start_index)

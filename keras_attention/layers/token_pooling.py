@@ -3,6 +3,8 @@
 import keras
 from keras import ops
 
+from keras_attention.validation import check_rank
+
 POOLING_MODES = ("token", "gap")
 
 
@@ -50,11 +52,7 @@ class TokenPooling(keras.layers.Layer):
         self.supports_masking = True
 
     def build(self, input_shape):
-        if len(input_shape) != 3:
-            raise ValueError(
-                "`inputs` must be tokens (batch, tokens, features). "
-                f"Received: inputs.shape={tuple(input_shape)}"
-            )
+        check_rank("inputs", input_shape, 3, "tokens (batch, tokens, features)")
 
     def call(self, inputs, mask=None):
         if mask is not None and len(mask.shape) != 2:

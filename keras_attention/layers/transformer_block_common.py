@@ -1,8 +1,9 @@
-"""Argument checks and mask plumbing shared by the Transformer blocks."""
+"""Arguments, sublayers, residual wiring and masks shared by the Transformer blocks."""
 
 import keras
 
 from keras_attention.layers.base_attention import clone_initializer
+from keras_attention.layers.multi_head_attention import MultiHeadAttention
 from keras_attention.ops.attention import check_implementation
 from keras_attention.ops.hashed_dropout import hashed_dropout
 from keras_attention.ops.masks import boolean_mask
@@ -14,7 +15,12 @@ from keras_attention.validation import check_rate
 
 
 class TransformerBlock(keras.layers.Layer):
-    """The arguments, checks and config that the encoder and decoder blocks share."""
+    """The arguments, checks, config and sub-blocks that the encoder and decoder share.
+
+    Each sub-block (attention or MLP) is residual, with LayerNorm after it
+    (`norm_first=False`) or before it (`norm_first=True`); see
+    `residual_sub_block`.
+    """
 
     def __init__(
         self,
@@ -32,7 +38,6 @@ class TransformerBlock(keras.layers.Layer):
         normalize_first=None,
         **kwargs,
     ):
-        super().__init__(**kwargs)
         check_positive_int("num_heads", num_heads)
         check_positive_int("intermediate_dim", intermediate_dim)
         check_positive_int("key_dim", key_dim, allow_none=True)
@@ -43,6 +48,7 @@ class TransformerBlock(keras.layers.Layer):
         if rotary_max_wavelength is not None:
             check_finite_number("rotary_max_wavelength", rotary_max_wavelength, positive=True)
         check_implementation(implementation)
+        super().__init__(**kwargs)
         self.num_heads = num_heads
         self.intermediate_dim = intermediate_dim
         self.dropout = dropout
@@ -87,6 +93,64 @@ class TransformerBlock(keras.layers.Layer):
         if not training or self.dropout == 0:
             return x
         return hashed_dropout(x, self.dropout, dropout_layer.seed_generator)
+
+    def residual_sub_block(self, x, norm, sublayer, dropout_layer, training):
+        """One residual sub-block: `sublayer` with `norm` before or after it.
+
+        `norm(x + drop(f(x)))` when post-norm, `x + drop(f(norm(x)))` when
+        pre-norm, where `sublayer(x)` returns `(f(x), extra)` and `extra`
+        (attention scores, a cache, or None) is handed back with the output.
+        """
+        residual = x
+        if self.norm_first:
+            x = norm(x)
+        x, extra = sublayer(x)
+        x = self.residual_dropout(x, training, dropout_layer)
+        x = residual + self.drop_residual_branch(x, training)
+        if not self.norm_first:
+            x = norm(x)
+        return x, extra
+
+    def drop_residual_branch(self, x, training):
+        """A residual branch as the sum sees it; blocks that drop whole branches override it."""
+        return x
+
+    def attention_sublayer(self, name, query_shape, value_shape, key_dim, rotary=False):
+        """A built `MultiHeadAttention` sublayer; `rotary` gives it the block's rotary positions."""
+        layer = MultiHeadAttention(
+            num_heads=self.num_heads,
+            key_dim=key_dim,
+            dropout=self.dropout,
+            implementation=self.implementation,
+            rotary_max_wavelength=self.rotary_max_wavelength if rotary else None,
+            name=name,
+            **dense_kwargs(self),
+        )
+        layer.build(query_shape, value_shape)
+        return layer
+
+    def build_feedforward(self, inputs_shape, hidden_dim):
+        """The MLP's two Dense layers, in keras-hub's order and names."""
+        self._feedforward_intermediate_dense = keras.layers.Dense(
+            self.intermediate_dim,
+            activation=self.activation,
+            name="feedforward_intermediate_dense",
+            **dense_kwargs(self),
+        )
+        self._feedforward_intermediate_dense.build(inputs_shape)
+        self._feedforward_output_dense = keras.layers.Dense(
+            hidden_dim, name="feedforward_output_dense", **dense_kwargs(self)
+        )
+        self._feedforward_output_dense.build(tuple(inputs_shape[:-1]) + (self.intermediate_dim,))
+
+    def feedforward(self, x):
+        """The MLP as a `residual_sub_block` sublayer: (output, None)."""
+        return self._feedforward_output_dense(self._feedforward_intermediate_dense(x)), None
+
+    def scores_spec(self, inputs, key_length):
+        """The symbolic attention weights (batch, num_heads, length, key_length)."""
+        shape = (inputs.shape[0], self.num_heads, inputs.shape[1], key_length)
+        return keras.KerasTensor(shape, dtype=self.compute_dtype)
 
     def dropout_layer(self, name):
         """A `Dropout` sublayer whose seed state drives `residual_dropout`."""

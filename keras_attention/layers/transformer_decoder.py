@@ -9,28 +9,28 @@ from keras_attention.layers.transformer_decoder_block import TransformerDecoderB
 class TransformerDecoder(TransformerDecoderBlock):
     """`TransformerDecoderBlock` named as `keras_hub.layers.TransformerDecoder`.
 
-    Keras files a layer's weights in a `.weights.h5` file under its class
-    name (`layers/transformer_decoder/...`). A model built with this class
-    therefore loads weights saved from the same model built with keras-hub's
-    `TransformerDecoder`, which `TransformerDecoderBlock` (filed under
-    `transformer_decoder_block`) cannot. In every other respect it is
-    `TransformerDecoderBlock`, which already takes keras-hub's argument and
-    call names (`normalize_first`, `decoder_sequence`, `encoder_sequence`,
-    the caches, ...).
+    Under keras-hub's class name its weights are filed in a `.weights.h5`
+    file where keras-hub's `TransformerDecoder` files them
+    (`layers/transformer_decoder/...`; see `TransformerEncoder` for why the
+    name matters), so weights saved from a model built with keras-hub load
+    into the same model built with this class.
 
     Args:
-        The arguments of `TransformerDecoderBlock`.
+        The arguments of `TransformerDecoderBlock`, whose call also takes
+        keras-hub's names (`decoder_sequence`, `encoder_sequence`, the
+        caches, ...).
 
     Example:
 
     >>> import os, tempfile
     >>> import keras, keras_hub, numpy as np
-    >>> from keras_attention.layers.transformer_decoder import TransformerDecoder
+    >>> import keras_attention as ka
+    >>> tokens, context = keras.Input((4, 16)), keras.Input((6, 16))
     >>> def model(decoder_class):
-    ...     tokens, context = keras.Input((4, 16)), keras.Input((6, 16))
     ...     outputs = decoder_class(num_heads=2, intermediate_dim=32)(tokens, context)
     ...     return keras.Model([tokens, context], outputs)
-    >>> theirs, ours = model(keras_hub.layers.TransformerDecoder), model(TransformerDecoder)
+    >>> theirs = model(keras_hub.layers.TransformerDecoder)
+    >>> ours = model(ka.layers.TransformerDecoder)
     >>> path = os.path.join(tempfile.mkdtemp(), "decoder.weights.h5")
     >>> theirs.save_weights(path)
     >>> ours.load_weights(path)

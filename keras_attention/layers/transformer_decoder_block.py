@@ -4,7 +4,6 @@ import keras
 from keras import ops
 
 from keras_attention.layers import transformer_block_common as common
-from keras_attention.layers.multi_head_attention import MultiHeadAttention
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
@@ -30,14 +29,14 @@ class TransformerDecoderBlock(common.TransformerBlock):
         dropout: dropout after each sub-block and on attention weights.
         activation: activation of the MLP's hidden layer.
         norm_first: pre-norm when True, post-norm when False.
-        normalize_first: keras-hub's name for `norm_first`; when given, it
-            sets `norm_first` (both names are in `get_config`).
         layer_norm_epsilon: epsilon of the LayerNorms.
         key_dim: size of each head; defaults to `hidden_dim // num_heads`.
         kernel_initializer: initializer of the dense kernels.
         bias_initializer: initializer of the biases.
         implementation: attention kernel, see `ka.ops.dot_product_attention`.
         rotary_max_wavelength: if set, rotary positions in self-attention.
+        normalize_first: keras-hub's name for `norm_first`; when given, it
+            sets `norm_first` (both names are in `get_config`).
 
     Call arguments:
         inputs: (batch, length, hidden_dim) decoder sequence.
@@ -92,38 +91,8 @@ class TransformerDecoderBlock(common.TransformerBlock):
     ((2, 4, 16), (2, 2, 4, 4), (2, 2, 4, 6))
     """
 
-    def __init__(
-        self,
-        num_heads,
-        intermediate_dim,
-        dropout=0.0,
-        activation="relu",
-        norm_first=False,
-        layer_norm_epsilon=1e-5,
-        key_dim=None,
-        kernel_initializer="glorot_uniform",
-        bias_initializer="zeros",
-        implementation="auto",
-        rotary_max_wavelength=None,
-        normalize_first=None,
-        **kwargs,
-    ):
-        super().__init__(
-            num_heads=num_heads,
-            intermediate_dim=intermediate_dim,
-            dropout=dropout,
-            activation=activation,
-            norm_first=norm_first,
-            layer_norm_epsilon=layer_norm_epsilon,
-            key_dim=key_dim,
-            kernel_initializer=kernel_initializer,
-            bias_initializer=bias_initializer,
-            implementation=implementation,
-            rotary_max_wavelength=rotary_max_wavelength,
-            normalize_first=normalize_first,
-            **kwargs,
-        )
-        self._cross_attention_layer = None
+    # Set by `build` when the first call has a context.
+    _cross_attention_layer = None
 
     @property
     def has_cross_attention(self):
@@ -151,42 +120,19 @@ class TransformerDecoderBlock(common.TransformerBlock):
             )
         hidden_dim = common.hidden_dim_of(inputs_shape, "inputs")
         self._key_dim = common.key_dim_for(hidden_dim, self.num_heads, self.key_dim)
-        self._self_attention_layer = MultiHeadAttention(
-            num_heads=self.num_heads,
-            key_dim=self._key_dim,
-            dropout=self.dropout,
-            implementation=self.implementation,
-            rotary_max_wavelength=self.rotary_max_wavelength,
-            name="self_attention",
-            **common.dense_kwargs(self),
+        self._self_attention_layer = self.attention_sublayer(
+            "self_attention", inputs_shape, inputs_shape, self._key_dim, rotary=True
         )
-        self._self_attention_layer.build(inputs_shape, inputs_shape)
         self._self_attention_layer_norm = self.layer_norm("self_attention_layer_norm", inputs_shape)
         if context_shape is not None:
             common.hidden_dim_of(context_shape, "context")
-            self._cross_attention_layer = MultiHeadAttention(
-                num_heads=self.num_heads,
-                key_dim=self._key_dim,
-                dropout=self.dropout,
-                implementation=self.implementation,
-                name="cross_attention",
-                **common.dense_kwargs(self),
+            self._cross_attention_layer = self.attention_sublayer(
+                "cross_attention", inputs_shape, context_shape, self._key_dim
             )
-            self._cross_attention_layer.build(inputs_shape, context_shape)
             self._cross_attention_layer_norm = self.layer_norm(
                 "cross_attention_layer_norm", inputs_shape
             )
-        self._feedforward_intermediate_dense = keras.layers.Dense(
-            self.intermediate_dim,
-            activation=self.activation,
-            name="feedforward_intermediate_dense",
-            **common.dense_kwargs(self),
-        )
-        self._feedforward_intermediate_dense.build(inputs_shape)
-        self._feedforward_output_dense = keras.layers.Dense(
-            hidden_dim, name="feedforward_output_dense", **common.dense_kwargs(self)
-        )
-        self._feedforward_output_dense.build(tuple(inputs_shape[:-1]) + (self.intermediate_dim,))
+        self.build_feedforward(inputs_shape, hidden_dim)
         self._feedforward_layer_norm = self.layer_norm("feedforward_layer_norm", inputs_shape)
         self._self_attention_dropout = self.dropout_layer("self_attention_dropout")
         if context_shape is not None:
@@ -265,30 +211,36 @@ class TransformerDecoderBlock(common.TransformerBlock):
         self_mask = common.self_attention_mask(padding_mask, attention_mask)
         scores = []
 
-        residual = inputs
-        x = self._self_attention_layer_norm(inputs) if self.norm_first else inputs
         attention_kwargs = {}
         if self_attention_cache is not None:
             attention_kwargs = {
                 "cache": self_attention_cache,
                 "cache_update_index": self_attention_cache_update_index,
             }
-        attended = self._self_attention_layer(
-            x,
-            x,
-            attention_mask=self_mask,
-            use_causal_mask=use_causal_mask,
-            return_attention_scores=True,
-            training=training,
-            **attention_kwargs,
+
+        def self_attend(x):
+            # (output, (weights[, updated cache]))
+            attended = self._self_attention_layer(
+                x,
+                x,
+                attention_mask=self_mask,
+                use_causal_mask=use_causal_mask,
+                return_attention_scores=True,
+                training=training,
+                **attention_kwargs,
+            )
+            return attended[0], attended[1:]
+
+        x, extra = self.residual_sub_block(
+            inputs,
+            self._self_attention_layer_norm,
+            self_attend,
+            self._self_attention_dropout,
+            training,
         )
-        x, self_scores = attended[0], attended[1]
+        scores.append(extra[0])
         if self_attention_cache is not None:
-            self_attention_cache = attended[2]
-        scores.append(self_scores)
-        x = residual + self.residual_dropout(x, training, self._self_attention_dropout)
-        if not self.norm_first:
-            x = self._self_attention_layer_norm(x)
+            self_attention_cache = extra[1]
 
         if self.has_cross_attention:
             if self_attention_cache is not None and cross_attention_cache is None:
@@ -315,31 +267,31 @@ class TransformerDecoderBlock(common.TransformerBlock):
                     cross_mask,
                     common.attention_mask_4d(context_attention_mask, "context_attention_mask"),
                 )  # (B | 1, 1, T | 1, S)
-            residual = x
-            if self.norm_first:
-                x = self._cross_attention_layer_norm(x)
             cross_kwargs = {} if cross_attention_cache is None else {"cache": cross_attention_cache}
-            attended = self._cross_attention_layer(
-                x,
-                context,
-                attention_mask=cross_mask,
-                return_attention_scores=True,
-                training=training,
-                **cross_kwargs,
-            )
-            x, cross_scores = attended[0], attended[1]
-            scores.append(cross_scores)
-            x = residual + self.residual_dropout(x, training, self._cross_attention_dropout)
-            if not self.norm_first:
-                x = self._cross_attention_layer_norm(x)
 
-        residual = x
-        if self.norm_first:
-            x = self._feedforward_layer_norm(x)
-        x = self._feedforward_output_dense(self._feedforward_intermediate_dense(x))
-        x = residual + self.residual_dropout(x, training, self._feedforward_dropout)
-        if not self.norm_first:
-            x = self._feedforward_layer_norm(x)
+            def cross_attend(x):
+                attended = self._cross_attention_layer(
+                    x,
+                    context,
+                    attention_mask=cross_mask,
+                    return_attention_scores=True,
+                    training=training,
+                    **cross_kwargs,
+                )
+                return attended[0], attended[1]
+
+            x, cross_scores = self.residual_sub_block(
+                x,
+                self._cross_attention_layer_norm,
+                cross_attend,
+                self._cross_attention_dropout,
+                training,
+            )
+            scores.append(cross_scores)
+
+        x, _ = self.residual_sub_block(
+            x, self._feedforward_layer_norm, self.feedforward, self._feedforward_dropout, training
+        )
 
         outputs = [x]
         if return_attention_scores:
@@ -413,9 +365,9 @@ class TransformerDecoderBlock(common.TransformerBlock):
         outputs = [spec(inputs.shape)]
         if return_attention_scores:
             key_length = length if self_attention_cache is None else self_attention_cache.shape[2]
-            outputs.append(spec((batch, self.num_heads, length, key_length)))
+            outputs.append(self.scores_spec(inputs, key_length))
             if context is not None:
-                outputs.append(spec((batch, self.num_heads, length, context.shape[1])))
+                outputs.append(self.scores_spec(inputs, context.shape[1]))
         if self_attention_cache is not None:
             outputs.append(spec(self_attention_cache.shape, self_attention_cache.dtype))
             if context is not None:

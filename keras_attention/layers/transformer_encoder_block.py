@@ -3,7 +3,6 @@
 import keras
 
 from keras_attention.layers import transformer_block_common as common
-from keras_attention.layers.multi_head_attention import MultiHeadAttention
 from keras_attention.layers.stochastic_depth import StochasticDepth
 from keras_attention.validation import check_rate
 
@@ -104,29 +103,12 @@ class TransformerEncoderBlock(common.TransformerBlock):
     def build(self, inputs_shape):
         hidden_dim = common.hidden_dim_of(inputs_shape, "inputs")
         key_dim = common.key_dim_for(hidden_dim, self.num_heads, self.key_dim)
-        self._self_attention_layer = MultiHeadAttention(
-            num_heads=self.num_heads,
-            key_dim=key_dim,
-            dropout=self.dropout,
-            implementation=self.implementation,
-            rotary_max_wavelength=self.rotary_max_wavelength,
-            name="self_attention_layer",
-            **common.dense_kwargs(self),
+        self._self_attention_layer = self.attention_sublayer(
+            "self_attention_layer", inputs_shape, inputs_shape, key_dim, rotary=True
         )
-        self._self_attention_layer.build(inputs_shape, inputs_shape)
         self._self_attention_layer_norm = self.layer_norm("self_attention_layer_norm", inputs_shape)
         self._feedforward_layer_norm = self.layer_norm("feedforward_layer_norm", inputs_shape)
-        self._feedforward_intermediate_dense = keras.layers.Dense(
-            self.intermediate_dim,
-            activation=self.activation,
-            name="feedforward_intermediate_dense",
-            **common.dense_kwargs(self),
-        )
-        self._feedforward_intermediate_dense.build(inputs_shape)
-        self._feedforward_output_dense = keras.layers.Dense(
-            hidden_dim, name="feedforward_output_dense", **common.dense_kwargs(self)
-        )
-        self._feedforward_output_dense.build(tuple(inputs_shape[:-1]) + (self.intermediate_dim,))
+        self.build_feedforward(inputs_shape, hidden_dim)
         self._self_attention_dropout = self.dropout_layer("self_attention_dropout")
         self._feedforward_dropout = self.dropout_layer("feedforward_dropout")
         self._stochastic_depth = StochasticDepth(
@@ -146,32 +128,28 @@ class TransformerEncoderBlock(common.TransformerBlock):
             padding_mask = common.keras_mask_of(inputs)
         self_attention_mask = common.self_attention_mask(padding_mask, attention_mask)
 
-        residual = inputs
-        x = self._self_attention_layer_norm(inputs) if self.norm_first else inputs
-        # Ask for the scores only when returned: without them the attention
-        # may use the chunked or fused kernels and skip keeping the weights.
-        attended = self._self_attention_layer(
-            x,
-            x,
-            attention_mask=self_attention_mask,
-            return_attention_scores=return_attention_scores,
-            training=training,
-        )
-        x, scores = attended if return_attention_scores else (attended, None)
-        x = self.residual_dropout(x, training, self._self_attention_dropout)
-        x = residual + self._stochastic_depth(x, training=training)
-        if not self.norm_first:
-            x = self._self_attention_layer_norm(x)
+        def attend(x):
+            # Ask for the scores only when returned: without them the attention
+            # may use the chunked or fused kernels and skip keeping the weights.
+            attended = self._self_attention_layer(
+                x,
+                x,
+                attention_mask=self_attention_mask,
+                return_attention_scores=return_attention_scores,
+                training=training,
+            )
+            return attended if return_attention_scores else (attended, None)
 
-        residual = x
-        if self.norm_first:
-            x = self._feedforward_layer_norm(x)
-        x = self._feedforward_output_dense(self._feedforward_intermediate_dense(x))
-        x = self.residual_dropout(x, training, self._feedforward_dropout)
-        x = residual + self._stochastic_depth(x, training=training)
-        if not self.norm_first:
-            x = self._feedforward_layer_norm(x)
+        x, scores = self.residual_sub_block(
+            inputs, self._self_attention_layer_norm, attend, self._self_attention_dropout, training
+        )
+        x, _ = self.residual_sub_block(
+            x, self._feedforward_layer_norm, self.feedforward, self._feedforward_dropout, training
+        )
         return (x, scores) if return_attention_scores else x
+
+    def drop_residual_branch(self, x, training):
+        return self._stochastic_depth(x, training=training)
 
     def compute_mask(self, inputs, mask=None):
         return mask
@@ -183,11 +161,7 @@ class TransformerEncoderBlock(common.TransformerBlock):
         output = keras.KerasTensor(inputs.shape, dtype=self.compute_dtype)
         if not return_attention_scores:
             return output
-        batch, length = inputs.shape[0], inputs.shape[1]
-        scores = keras.KerasTensor(
-            (batch, self.num_heads, length, length), dtype=self.compute_dtype
-        )
-        return output, scores
+        return output, self.scores_spec(inputs, inputs.shape[1])
 
     def get_config(self):
         config = super().get_config()

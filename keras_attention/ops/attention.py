@@ -234,14 +234,14 @@ def dot_product_attention(
         query,
         key,
         value,
-        mask,
-        is_causal,
-        scale,
-        dropout_rate,
-        training,
-        return_weights,
-        implementation,
-        seed,
+        mask=mask,
+        is_causal=is_causal,
+        scale=scale,
+        dropout_rate=dropout_rate,
+        training=training,
+        return_weights=return_weights,
+        implementation=implementation,
+        seed=seed,
     )
     if nonfinite_value_rows is None:
         return output
