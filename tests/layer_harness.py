@@ -4,10 +4,7 @@ A layer's test module lists `LayerSpec`s and runs every check on each:
 
     SPECS = [LayerSpec("basic", MyLayer, {"units": 4}, inputs=[np.ones((2, 3, 5))])]
 
-    @pytest.mark.parametrize("check", HARNESS_CHECKS)
-    @pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
-    def test_harness(spec, check, tmp_path):
-        run_check(spec, check, tmp_path)
+    test_harness = harness_test(SPECS)
 
 The checks: configuration round trip (get_config mirrors __init__), symbolic
 call with None dimensions, eager call, one `fit` step with jit_compile=True,
@@ -18,11 +15,13 @@ different batch size.
 """
 
 import dataclasses
+import doctest
 import inspect
 import os
 
 import keras
 import numpy as np
+import pytest
 import tensorflow as tf
 
 HARNESS_CHECKS = (
@@ -79,6 +78,23 @@ class LayerSpec:
         keyword = dict(zip(self.tensor_kwargs, tensors[len(self.inputs) :]))
         extra = {} if training is None else {"training": training}
         return layer(*positional, **keyword, **self.call_kwargs, **extra)
+
+
+def harness_test(specs):
+    """A test function, parametrized over every check and every spec, for a module to collect."""
+
+    @pytest.mark.parametrize("check", HARNESS_CHECKS)
+    @pytest.mark.parametrize("spec", specs, ids=lambda s: s.name)
+    def test(spec, check, tmp_path):
+        run_check(spec, check, tmp_path)
+
+    return test
+
+
+def assert_docstring_examples_pass(module):
+    """The `>>>` examples of `module`'s docstrings run and print what they show."""
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0
 
 
 def run_check(spec, check, tmp_path):

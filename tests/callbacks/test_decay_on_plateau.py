@@ -89,22 +89,21 @@ def test_decay_starts_after_patience_epochs_without_improvement_and_training_sto
     assert "has not improved by 1% for 3 epochs" in stream.getvalue()
 
 
+def _three_epochs_patient(**arguments):
+    """A schedule that peaks after one step and waits three epochs without improvement."""
+    return DecayOnPlateau(
+        peak_learning_rate=1e-3, warmup_steps=1, patience=3, stream=False, **arguments
+    )
+
+
 def test_tiny_absolute_improvements_near_zero_do_not_hold_the_peak():
     # A loss halving every epoch near 0 improves by far more than 1% each time,
     # but by less than 0.005 after 0.0049: only min_absolute_delta ends the hold.
     losses = [0.5, 0.1, 0.0049] + [0.0049 * 0.5**e for e in range(1, 20)]
-    relative_only = DecayOnPlateau(
-        peak_learning_rate=1e-3, warmup_steps=1, patience=3, stream=False
-    )
+    relative_only = _three_epochs_patient()
     _run(relative_only, losses)
     assert relative_only.decay_start is None
-    with_floor = DecayOnPlateau(
-        peak_learning_rate=1e-3,
-        warmup_steps=1,
-        patience=3,
-        min_absolute_delta=0.005,
-        stream=False,
-    )
+    with_floor = _three_epochs_patient(min_absolute_delta=0.005)
     _run(with_floor, losses)
     assert with_floor.decay_start == 60  # after the 3 epochs that follow the best, the 3rd
 
@@ -113,16 +112,10 @@ def test_no_plateau_decay_before_the_earliest_decay_step():
     # A flat loss from the start: without the floor the decay starts after the
     # 3 patient epochs; with it, only once step 200 is reached.
     flat = [1.0] * 40
-    eager = DecayOnPlateau(peak_learning_rate=1e-3, warmup_steps=1, patience=3, stream=False)
+    eager = _three_epochs_patient()
     _run(eager, flat)
     assert eager.decay_start == 40
-    patient = DecayOnPlateau(
-        peak_learning_rate=1e-3,
-        warmup_steps=1,
-        patience=3,
-        earliest_decay_step=200,
-        stream=False,
-    )
+    patient = _three_epochs_patient(earliest_decay_step=200)
     _run(patient, flat)
     assert patient.decay_start == 200
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 import tensorflow_datasets as tfds
+from image_element_spec import image_element_spec_ok
 
 from keras_attention.data.caption_sources import load_caption_dataset
 from keras_attention.data.shapes_scenes import shape_scene_splits
@@ -16,13 +17,7 @@ def as_pairs(dataset):
 
 
 def image_caption_spec_ok(dataset, height, width):
-    image, caption = dataset.element_spec
-    return (
-        image.dtype == tf.float32
-        and image.shape.as_list() == [height, width, 3]
-        and caption.dtype == tf.string
-        and caption.shape.rank == 0
-    )
+    return image_element_spec_ok(dataset, height, width, tf.string)
 
 
 def write_png(path, pixels):

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 import tensorflow_datasets as tfds
+from image_element_spec import image_element_spec_ok
 
 from keras_attention.data.image_classification_sources import ImageClassificationData
 from keras_attention.data.image_classification_sources import load_image_classification_dataset
@@ -13,13 +14,7 @@ CLASS_COLOURS = {"cat": (250, 0, 0), "dog": (0, 250, 0), "owl": (0, 0, 250)}
 
 
 def image_label_spec_ok(dataset, height, width):
-    image, label = dataset.element_spec
-    return (
-        image.dtype == tf.float32
-        and image.shape.as_list() == [height, width, 3]
-        and label.dtype == tf.int32
-        and label.shape.rank == 0
-    )
+    return image_element_spec_ok(dataset, height, width, tf.int32)
 
 
 @pytest.fixture

@@ -1,6 +1,8 @@
 import keras
 import numpy as np
 import pytest
+from tiny_models import tiny_rnn_attention_translator
+from tiny_models import tiny_transformer_translator
 from toy_decoders import END
 from toy_decoders import START
 from toy_decoders import TableDecoder
@@ -14,8 +16,6 @@ from keras_attention.generation.beam_search import beam_search
 from keras_attention.generation.beam_search import length_penalty
 from keras_attention.generation.decoder_for_model import decoder_for_model
 from keras_attention.generation.greedy_search import greedy_search
-from keras_attention.models.rnn_attention_translator import rnn_attention_translator
-from keras_attention.models.transformer_translator import transformer_translator
 
 # Two kinds of example (inputs[:, 0] = 1 or 2), the second with a padded source.
 TOY_INPUTS = np.array([[1, 5, 5, 5], [2, 7, 0, 0]])
@@ -155,32 +155,18 @@ def _score_with_full_model(model, source, sequence, alpha):
     return total / gnmt_penalty(len(sequence), alpha)
 
 
+# Beam search's batch and padding checks run on both kinds of translator.
+SMALL = dict(source_vocabulary_size=11, target_vocabulary_size=9, dropout=0.0)
+
+
 def _tiny_transformer():
-    return transformer_translator(
-        source_vocabulary_size=11,
-        target_vocabulary_size=9,
-        max_source_length=5,
-        max_target_length=5,
-        hidden_dim=8,
-        num_layers=1,
-        num_heads=2,
-        intermediate_dim=8,
-        dropout=0.0,
-    )
+    lengths = dict(max_source_length=5, max_target_length=5)
+    return tiny_transformer_translator(**SMALL, **lengths, hidden_dim=8, intermediate_dim=8)
 
 
 def _tiny_rnn():
-    return rnn_attention_translator(
-        source_vocabulary_size=11,
-        target_vocabulary_size=9,
-        embedding_dim=4,
-        units=8,
-        cell="lstm",
-        attention="additive",
-        attention_style="luong",
-        input_feeding=True,
-        dropout=0.0,
-    )
+    luong = dict(cell="lstm", attention="additive", attention_style="luong", input_feeding=True)
+    return tiny_rnn_attention_translator(**SMALL, **luong, embedding_dim=4, units=8)
 
 
 SOURCES = np.array([[3, 4, 5, 6, 7], [8, 9, 0, 0, 0], [10, 3, 4, 0, 0]])

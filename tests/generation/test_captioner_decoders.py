@@ -1,15 +1,16 @@
 import keras
 import numpy as np
 import pytest
+from full_pass_greedy import greedy_by_full_passes
+from tiny_models import tiny_show_attend_tell_captioner
+from tiny_models import tiny_transformer_captioner
 
 from keras_attention.generation.beam_search import beam_search
 from keras_attention.generation.captioner_decoders import captioner_decoder
 from keras_attention.generation.decoder_for_model import decoder_for_model
 from keras_attention.generation.greedy_search import greedy_search
 from keras_attention.models.show_attend_tell_captioner import ShowAttendTellCaptioner
-from keras_attention.models.show_attend_tell_captioner import show_attend_tell_captioner
 from keras_attention.models.transformer_captioner import TransformerCaptioner
-from keras_attention.models.transformer_captioner import transformer_captioner
 
 START, END, VOCABULARY, MAX_LENGTH = 2, 3, 9, 6
 IMAGES = np.random.default_rng(0).uniform(0, 255, (3, 16, 16, 3)).astype("float32")
@@ -18,29 +19,14 @@ PREFIX = np.array([[START, 4, 5, 6, 7], [START, 8, 4, 0, 0], [START, 6, 6, 5, 4]
 
 
 def _show_attend_tell():
-    return show_attend_tell_captioner(
-        vocabulary_size=VOCABULARY,
-        max_caption_length=MAX_LENGTH,
-        image_size=16,
-        embedding_dim=8,
-        units=16,
-        attention_units=8,
-        dropout=0.0,
+    return tiny_show_attend_tell_captioner(
+        vocabulary_size=VOCABULARY, max_caption_length=MAX_LENGTH
     )
 
 
 def _transformer(num_layers=2, encoder_layers=1):
-    return transformer_captioner(
-        vocabulary_size=VOCABULARY,
-        max_caption_length=MAX_LENGTH,
-        image_size=16,
-        hidden_dim=16,
-        num_layers=num_layers,
-        num_heads=2,
-        intermediate_dim=16,
-        encoder_layers=encoder_layers,
-        dropout=0.0,
-    )
+    sizes = dict(vocabulary_size=VOCABULARY, max_caption_length=MAX_LENGTH)
+    return tiny_transformer_captioner(**sizes, num_layers=num_layers, encoder_layers=encoder_layers)
 
 
 MODELS = {
@@ -99,18 +85,6 @@ def test_transformer_attention_is_the_last_cross_attention_averaged_over_heads()
     np.testing.assert_allclose(np.asarray(teacher_forced)[real], expected[real], atol=1e-5)
 
 
-def _greedy_by_full_passes(model, images, max_length):
-    """Re-run the whole model on the prefix at every step; cut after END."""
-    prefix = np.full((len(images), 1), START)
-    for _ in range(max_length):
-        logits = np.array(model({"image": images, "caption": prefix}))[:, -1]
-        logits[:, 0] = -np.inf  # the padding id is never produced
-        prefix = np.concatenate([prefix, logits.argmax(-1)[:, None]], axis=1)
-    tokens = prefix[:, 1:]
-    ended = np.cumsum(tokens == END, axis=1) - (tokens == END) > 0  # positions after END
-    return np.where(ended, 0, tokens)
-
-
 @pytest.mark.parametrize("name", ["show_attend_tell", "transformer"])
 def test_greedy_search_equals_full_passes_and_returns_grid_attention(name):
     model = MODELS[name]()
@@ -124,7 +98,8 @@ def test_greedy_search_equals_full_passes_and_returns_grid_attention(name):
     logits_layer.set_weights([kernel * 4.0, bias])
     tokens, attention = greedy_search(model, IMAGES, START, END, MAX_LENGTH, jit_compile=False)
     tokens, attention = np.asarray(tokens), np.asarray(attention)
-    np.testing.assert_array_equal(tokens, _greedy_by_full_passes(model, IMAGES, MAX_LENGTH))
+    expected = greedy_by_full_passes(model, {"image": IMAGES}, "caption", START, END, MAX_LENGTH)
+    np.testing.assert_array_equal(tokens, expected)
     live = tokens != 0
     assert attention.shape == (3, MAX_LENGTH, 4, 4)
     np.testing.assert_allclose(attention.sum(axis=(2, 3))[live], 1.0, atol=1e-5)

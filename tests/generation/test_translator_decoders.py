@@ -2,56 +2,33 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
+from full_pass_greedy import greedy_by_full_passes
+from tiny_models import tiny_rnn_attention_translator
+from tiny_models import tiny_transformer_translator
 
 from keras_attention.generation.beam_search import beam_search
 from keras_attention.generation.decoder_for_model import decoder_for_model
 from keras_attention.generation.greedy_search import greedy_search
 from keras_attention.models.rnn_attention_translator import RNNAttentionTranslator
-from keras_attention.models.rnn_attention_translator import rnn_attention_translator
 from keras_attention.models.transformer_translator import TransformerTranslator
-from keras_attention.models.transformer_translator import transformer_translator
 
 START, END = 1, 2
 SOURCES = np.array([[3, 4, 5, 6, 7, 8], [9, 10, 0, 0, 0, 0], [11, 3, 4, 5, 0, 0]])
 MAX_LENGTH = 6
+SMALL = dict(target_vocabulary_size=9, dropout=0.0)
 
 
 def _transformer(norm_first=False, num_layers=1):
-    return transformer_translator(
-        source_vocabulary_size=12,
-        target_vocabulary_size=9,
-        max_source_length=6,
-        max_target_length=MAX_LENGTH,
-        hidden_dim=8,
-        num_layers=num_layers,
-        num_heads=2,
-        intermediate_dim=8,
-        dropout=0.0,
-        norm_first=norm_first,
+    sizes = dict(
+        max_source_length=6, max_target_length=MAX_LENGTH, hidden_dim=8, intermediate_dim=8
+    )
+    return tiny_transformer_translator(
+        **SMALL, **sizes, num_layers=num_layers, norm_first=norm_first
     )
 
 
 def _rnn(**kwargs):
-    return rnn_attention_translator(
-        source_vocabulary_size=12,
-        target_vocabulary_size=9,
-        embedding_dim=4,
-        units=8,
-        dropout=0.0,
-        **kwargs,
-    )
-
-
-def _greedy_by_full_passes(model, sources, max_length):
-    """Re-run the whole model on the prefix at every step; cut after END."""
-    prefix = np.full((len(sources), 1), START)
-    for _ in range(max_length):
-        logits = np.array(model({"source": sources, "target": prefix}))[:, -1]
-        logits[:, 0] = -np.inf  # the padding id is never produced
-        prefix = np.concatenate([prefix, logits.argmax(-1)[:, None]], axis=1)
-    tokens = prefix[:, 1:]
-    ended = np.cumsum(tokens == END, axis=1) - (tokens == END) > 0  # positions after END
-    return np.where(ended, 0, tokens)
+    return tiny_rnn_attention_translator(**SMALL, embedding_dim=4, units=8, **kwargs)
 
 
 MODELS = {
@@ -71,7 +48,8 @@ def test_cached_greedy_equals_full_passes_on_the_prefix(name):
         decoder_for_model(model), SOURCES, START, END, MAX_LENGTH, jit_compile=False
     )
     tokens, attention = np.asarray(tokens), np.asarray(attention)
-    np.testing.assert_array_equal(tokens, _greedy_by_full_passes(model, SOURCES, MAX_LENGTH))
+    expected = greedy_by_full_passes(model, {"source": SOURCES}, "target", START, END, MAX_LENGTH)
+    np.testing.assert_array_equal(tokens, expected)
     # Attention: a distribution over the real source tokens while decoding, 0 after END.
     live = tokens != 0
     np.testing.assert_allclose(attention.sum(-1)[live], 1.0, atol=1e-5)
@@ -82,7 +60,7 @@ def test_cached_greedy_equals_full_passes_on_the_prefix(name):
 def test_xla_greedy_equals_full_passes_on_the_prefix():
     model = _transformer(norm_first=True)
     tokens, _ = greedy_search(decoder_for_model(model), SOURCES, START, END, MAX_LENGTH)
-    expected = _greedy_by_full_passes(model, SOURCES, MAX_LENGTH)
+    expected = greedy_by_full_passes(model, {"source": SOURCES}, "target", START, END, MAX_LENGTH)
     np.testing.assert_array_equal(np.asarray(tokens), expected)
 
 

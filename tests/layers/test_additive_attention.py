@@ -5,9 +5,11 @@ import re
 import keras
 import numpy as np
 import pytest
-from layer_harness import HARNESS_CHECKS
+from embedded_ids_attention import assert_output_and_pooled_output
+from embedded_ids_attention import attend_embedded_ids
 from layer_harness import LayerSpec
-from layer_harness import run_check
+from layer_harness import harness_test
+from numpy_attend import numpy_attend
 
 from keras_attention.layers.additive_attention import AdditiveAttention
 
@@ -30,17 +32,6 @@ def _bahdanau_scores(query, key, weights):
     return scores
 
 
-def _attend(scores, value, mask):
-    """Masked softmax over keys and weighted sum; rows with no visible key are 0."""
-    weights = np.zeros_like(scores)
-    for b, t in np.ndindex(*scores.shape[:2]):
-        visible = mask[b, t]
-        if visible.any():
-            exponentials = np.exp(scores[b, t, visible] - scores[b, t, visible].max())
-            weights[b, t, visible] = exponentials / exponentials.sum()
-    return np.einsum("bts,bsd->btd", weights, value), weights  # (B, Tq, Dv), (B, Tq, S)
-
-
 def _weights(layer):
     """(W_q, W_k, b, v) from get_weights(), a zero bias when use_bias=False."""
     named = {w.path.split("/", 1)[1]: value for w, value in zip(layer.weights, layer.get_weights())}
@@ -59,16 +50,12 @@ def test_sequence_query_with_separate_key_and_masks_matches_numpy():
     value_mask = np.array([[True, False, True, True], [True, True, True, False]])
     # A bias that is not zero, so that its place in the formula is tested.
     layer = AdditiveAttention(units=8, bias_initializer="random_normal")
-    output, weights = layer(
-        query,
-        value,
-        key=key,
-        query_mask=query_mask,
-        value_mask=value_mask,
-        return_attention_scores=True,
-    )
+    masks = dict(query_mask=query_mask, value_mask=value_mask)
+    output, weights = layer(query, value, key=key, **masks, return_attention_scores=True)
     scores = _bahdanau_scores(query, key, _weights(layer))
-    expected_output, expected_weights = _attend(scores, value, _full_mask(query_mask, value_mask))
+    expected_output, expected_weights = numpy_attend(
+        scores, value, _full_mask(query_mask, value_mask)
+    )
     np.testing.assert_allclose(weights, expected_weights, atol=1e-5)
     np.testing.assert_allclose(output, expected_output, atol=1e-5)
     assert not np.any(np.asarray(output)[0, 2]), "a padded query must give 0"
@@ -80,7 +67,7 @@ def test_single_step_query_matches_numpy():
     output, weights = layer(query, value, return_attention_scores=True)
     assert tuple(output.shape) == (3, 6) and tuple(weights.shape) == (3, 4)
     scores = _bahdanau_scores(query[:, None], value, _weights(layer))
-    expected_output, expected_weights = _attend(scores, value, np.ones(scores.shape, bool))
+    expected_output, expected_weights = numpy_attend(scores, value, np.ones(scores.shape, bool))
     np.testing.assert_allclose(output, expected_output[:, 0], atol=1e-5)
     np.testing.assert_allclose(weights, expected_weights[:, 0], atol=1e-5)
 
@@ -99,7 +86,7 @@ def test_image_feature_map_matches_numpy_on_flattened_positions(single_step):
     positions = feature_map.reshape(batch, height * width, 6)  # (B, S, Dv)
     scores = _bahdanau_scores(queries, positions, _weights(layer))
     mask = np.broadcast_to(value_mask.reshape(batch, 1, height * width), scores.shape)
-    expected_output, expected_weights = _attend(scores, positions, mask)
+    expected_output, expected_weights = numpy_attend(scores, positions, mask)
     expected_weights = expected_weights.reshape(batch, queries.shape[1], height, width)
     if single_step:
         expected_output, expected_weights = expected_output[:, 0], expected_weights[:, 0]
@@ -118,7 +105,7 @@ def test_precomputed_keys_are_the_key_projection_and_give_the_same_output():
     keys = layer.precompute_keys(memory)
     np.testing.assert_allclose(keys, memory @ key_kernel + bias, atol=1e-5)
     scores = _bahdanau_scores(query[:, None], memory, _weights(layer))
-    expected, _ = _attend(scores, memory, np.ones(scores.shape, bool))
+    expected, _ = numpy_attend(scores, memory, np.ones(scores.shape, bool))
     np.testing.assert_allclose(
         layer(query, memory, precomputed_keys=keys), expected[:, 0], atol=1e-5
     )
@@ -142,25 +129,14 @@ def test_embedding_masks_are_used_and_query_mask_reaches_the_output():
     vocabulary, query_dim, value_dim = 10, 5, 6
     query_ids = np.array([[3, 4, 0], [1, 2, 5]], "int32")
     value_ids = np.array([[7, 8, 9, 0], [1, 0, 0, 0]], "int32")
-    query_tokens = keras.Input((None,), dtype="int32")
-    value_tokens = keras.Input((None,), dtype="int32")
-    query_embedding = keras.layers.Embedding(vocabulary, query_dim, mask_zero=True)
-    value_embedding = keras.layers.Embedding(vocabulary, value_dim, mask_zero=True)
     layer = AdditiveAttention(units=4)
-    attended = layer(query_embedding(query_tokens), value_embedding(value_tokens))
-    # Averages only unpadded queries when the query mask is passed on.
-    pooled = keras.layers.GlobalAveragePooling1D()(attended)
-    model = keras.Model([query_tokens, value_tokens], [attended, pooled])
-    output, pooled_output = model([query_ids, value_ids])
-
-    query = query_embedding.get_weights()[0][query_ids]
-    value = value_embedding.get_weights()[0][value_ids]
+    output, pooled_output, query, value = attend_embedded_ids(
+        layer, query_ids, value_ids, query_dim, value_dim, vocabulary
+    )
     query_mask, value_mask = query_ids != 0, value_ids != 0
     scores = _bahdanau_scores(query, value, _weights(layer))
-    expected, _ = _attend(scores, value, _full_mask(query_mask, value_mask))
-    np.testing.assert_allclose(output, expected, atol=1e-5)
-    expected_pooled = expected.sum(axis=1) / query_mask.sum(axis=1, keepdims=True)
-    np.testing.assert_allclose(pooled_output, expected_pooled, atol=1e-5)
+    expected, _ = numpy_attend(scores, value, _full_mask(query_mask, value_mask))
+    assert_output_and_pooled_output(output, pooled_output, expected, query_mask)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
@@ -183,7 +159,7 @@ def test_dropout_acts_in_training_only():
     layer = AdditiveAttention(units=4, dropout=0.5, seed=1)
     inference, weights = layer(query, value, return_attention_scores=True, training=False)
     scores = _bahdanau_scores(query, value, _weights(layer))
-    expected, _ = _attend(scores, value, np.ones(scores.shape, bool))
+    expected, _ = numpy_attend(scores, value, np.ones(scores.shape, bool))
     np.testing.assert_allclose(inference, expected, atol=1e-5)
     training_output, training_weights = layer(
         query, value, return_attention_scores=True, training=True
@@ -232,7 +208,4 @@ SPECS = [
 ]
 
 
-@pytest.mark.parametrize("check", HARNESS_CHECKS)
-@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
-def test_harness(spec, check, tmp_path):
-    run_check(spec, check, tmp_path)
+test_harness = harness_test(SPECS)

@@ -5,9 +5,8 @@ import re
 import keras
 import numpy as np
 import pytest
-from layer_harness import HARNESS_CHECKS
 from layer_harness import LayerSpec
-from layer_harness import run_check
+from layer_harness import harness_test
 
 from keras_attention.layers.additive_attention import AdditiveAttention
 from keras_attention.layers.attention_decoder import AttentionDecoder
@@ -168,16 +167,21 @@ CONFIGS = {
 }
 
 
+def _decoder_and_inputs(name):
+    """The CONFIGS[name] decoder, inputs (B, T, E), memory and its mask, encoder states."""
+    kwargs, image = CONFIGS[name]
+    decoder = _decoder(**kwargs)
+    inputs = _normal(BATCH, STEPS, EMBED)
+    memory, mask = _memory(image)
+    return decoder, inputs, memory, mask, _cell_states(decoder)
+
+
 # ------------------------------------------------------------------------ tests
 
 
 @pytest.mark.parametrize("name", CONFIGS)
 def test_step_by_step_decoding_equals_the_teacher_forced_pass(name):
-    kwargs, image = CONFIGS[name]
-    decoder = _decoder(**kwargs)
-    inputs = _normal(BATCH, STEPS, EMBED)
-    memory, mask = _memory(image)
-    encoder_states = _cell_states(decoder)
+    decoder, inputs, memory, mask, encoder_states = _decoder_and_inputs(name)
     outputs, alignments, final_states = decoder(
         inputs, memory, memory_mask=mask, initial_state=encoder_states, return_state=True
     )
@@ -205,11 +209,8 @@ def test_step_by_step_decoding_equals_the_teacher_forced_pass(name):
     ],
 )
 def test_teacher_forced_pass_matches_numpy_recurrences(name):
-    kwargs, image = CONFIGS[name]
-    decoder = _decoder(**kwargs)
-    inputs = _normal(BATCH, STEPS, EMBED)
-    memory, mask = _memory(image)
-    encoder_states = _cell_states(decoder)
+    decoder, inputs, memory, mask, encoder_states = _decoder_and_inputs(name)
+    kwargs, _ = CONFIGS[name]
     outputs, alignments = decoder(inputs, memory, memory_mask=mask, initial_state=encoder_states)
     expected_outputs, expected_alignments = _numpy_decoder(
         decoder, inputs, memory, mask, encoder_states, kwargs["score"]
@@ -441,10 +442,7 @@ SPECS = [
 ]
 
 
-@pytest.mark.parametrize("check", HARNESS_CHECKS)
-@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
-def test_harness(spec, check, tmp_path):
-    run_check(spec, check, tmp_path)
+test_harness = harness_test(SPECS)
 
 
 # ------------------------------------------------------------------ bad inputs

@@ -1,11 +1,9 @@
-import doctest
-
 import keras
 import numpy as np
 import pytest
-from layer_harness import HARNESS_CHECKS
 from layer_harness import LayerSpec
-from layer_harness import run_check
+from layer_harness import assert_docstring_examples_pass
+from layer_harness import harness_test
 
 from keras_attention.layers import class_token
 from keras_attention.layers.class_token import ClassToken
@@ -17,10 +15,7 @@ SPECS = [
 ]
 
 
-@pytest.mark.parametrize("check", HARNESS_CHECKS)
-@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
-def test_harness(spec, check, tmp_path):
-    run_check(spec, check, tmp_path)
+test_harness = harness_test(SPECS)
 
 
 def test_prepends_the_learned_token():
@@ -56,5 +51,4 @@ def test_bad_input_rank():
 
 
 def test_docstring_examples():
-    result = doctest.testmod(class_token, optionflags=doctest.ELLIPSIS)
-    assert result.attempted > 0 and result.failed == 0
+    assert_docstring_examples_pass(class_token)

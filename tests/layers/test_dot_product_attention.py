@@ -5,9 +5,11 @@ import re
 import keras
 import numpy as np
 import pytest
-from layer_harness import HARNESS_CHECKS
+from embedded_ids_attention import assert_output_and_pooled_output
+from embedded_ids_attention import attend_embedded_ids
 from layer_harness import LayerSpec
-from layer_harness import run_check
+from layer_harness import harness_test
+from numpy_attend import numpy_attend
 
 from keras_attention.layers.dot_product_attention import DotProductAttention
 
@@ -32,17 +34,6 @@ def _luong_scores(query, key, score_mode, kernel=None):
     return scores
 
 
-def _attend(scores, value, mask):
-    """Masked softmax over keys and weighted sum; rows with no visible key are 0."""
-    weights = np.zeros_like(scores)
-    for b, t in np.ndindex(*scores.shape[:2]):
-        visible = mask[b, t]
-        if visible.any():
-            exponentials = np.exp(scores[b, t, visible] - scores[b, t, visible].max())
-            weights[b, t, visible] = exponentials / exponentials.sum()
-    return np.einsum("bts,bsd->btd", weights, value), weights  # (B, Tq, Dv), (B, Tq, S)
-
-
 def _kernel(layer):
     weights = layer.get_weights()
     return weights[0] if weights else None
@@ -55,19 +46,13 @@ def test_sequence_query_with_masks_matches_numpy(score_mode):
     query_mask = np.array([[True, False, True], [True, True, True]])
     value_mask = np.array([[True, True, False, True, False], [False, True, True, True, True]])
     layer = DotProductAttention(score_mode=score_mode)
-    output, weights = layer(
-        query,
-        value,
-        key=key,
-        query_mask=query_mask,
-        value_mask=value_mask,
-        return_attention_scores=True,
-    )
+    masks = dict(query_mask=query_mask, value_mask=value_mask)
+    output, weights = layer(query, value, key=key, **masks, return_attention_scores=True)
     if score_mode == "general":
         assert _kernel(layer).shape == (query_dim, 4)
     scores = _luong_scores(query, key, score_mode, _kernel(layer))
     mask = query_mask[:, :, None] & value_mask[:, None, :]
-    expected_output, expected_weights = _attend(scores, value, mask)
+    expected_output, expected_weights = numpy_attend(scores, value, mask)
     np.testing.assert_allclose(weights, expected_weights, atol=1e-5)
     np.testing.assert_allclose(output, expected_output, atol=1e-5)
 
@@ -81,9 +66,9 @@ def test_scaling_divides_the_dot_scores_by_sqrt_key_size():
     )[1]
     mask = np.ones((1, 1, 6), bool)
     np.testing.assert_allclose(
-        dot, _attend(_luong_scores(query, value, "dot"), value, mask)[1], atol=1e-5
+        dot, numpy_attend(_luong_scores(query, value, "dot"), value, mask)[1], atol=1e-5
     )
-    expected_scaled = _attend(_luong_scores(query, value, "dot") / 4.0, value, mask)[1]
+    expected_scaled = numpy_attend(_luong_scores(query, value, "dot") / 4.0, value, mask)[1]
     np.testing.assert_allclose(scaled, expected_scaled, atol=1e-5)
 
 
@@ -99,7 +84,9 @@ def test_single_step_query_on_feature_map_matches_numpy(score_mode):
 
     positions = feature_map.reshape(batch, height * width, 5)  # (B, S, D)
     scores = _luong_scores(query[:, None], positions, score_mode, _kernel(layer))
-    expected_output, expected_weights = _attend(scores, positions, value_mask.reshape(batch, 1, -1))
+    expected_output, expected_weights = numpy_attend(
+        scores, positions, value_mask.reshape(batch, 1, -1)
+    )
     np.testing.assert_allclose(weights, expected_weights.reshape(batch, height, width), atol=1e-5)
     np.testing.assert_allclose(output, expected_output[:, 0], atol=1e-5)
 
@@ -110,7 +97,7 @@ def test_sequence_query_on_feature_map_gives_per_query_maps():
         query, feature_map, return_attention_scores=True
     )
     positions = feature_map.reshape(2, 4, 3)
-    expected_output, expected_weights = _attend(
+    expected_output, expected_weights = numpy_attend(
         _luong_scores(query, positions, "dot"), positions, np.ones((2, 4, 4), bool)
     )
     np.testing.assert_allclose(weights, expected_weights.reshape(2, 4, 2, 2), atol=1e-5)
@@ -121,26 +108,14 @@ def test_embedding_masks_are_used_and_query_mask_reaches_the_output():
     vocabulary, dim = 12, 4
     query_ids = np.array([[5, 6, 7, 0], [1, 2, 0, 0]], "int32")
     value_ids = np.array([[3, 0, 0], [9, 10, 11]], "int32")
-    query_tokens = keras.Input((None,), dtype="int32")
-    value_tokens = keras.Input((None,), dtype="int32")
-    query_embedding = keras.layers.Embedding(vocabulary, dim, mask_zero=True)
-    value_embedding = keras.layers.Embedding(vocabulary, dim, mask_zero=True)
-    attended = DotProductAttention(score_mode="dot")(
-        query_embedding(query_tokens), value_embedding(value_tokens)
+    output, pooled_output, query, value = attend_embedded_ids(
+        DotProductAttention(score_mode="dot"), query_ids, value_ids, dim, dim, vocabulary
     )
-    pooled = keras.layers.GlobalAveragePooling1D()(attended)
-    model = keras.Model([query_tokens, value_tokens], [attended, pooled])
-    output, pooled_output = model([query_ids, value_ids])
-
-    query = query_embedding.get_weights()[0][query_ids]
-    value = value_embedding.get_weights()[0][value_ids]
     query_mask, value_mask = query_ids != 0, value_ids != 0
-    expected, _ = _attend(
+    expected, _ = numpy_attend(
         _luong_scores(query, value, "dot"), value, query_mask[:, :, None] & value_mask[:, None, :]
     )
-    np.testing.assert_allclose(output, expected, atol=1e-5)
-    expected_pooled = expected.sum(axis=1) / query_mask.sum(axis=1, keepdims=True)
-    np.testing.assert_allclose(pooled_output, expected_pooled, atol=1e-5)
+    assert_output_and_pooled_output(output, pooled_output, expected, query_mask)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
@@ -228,11 +203,9 @@ SPECS = [
 
 
 # The weightless "scaled_dot" spec trains nothing, which Keras warns about.
-@pytest.mark.filterwarnings("ignore:The model does not have any trainable weights")
-@pytest.mark.parametrize("check", HARNESS_CHECKS)
-@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
-def test_harness(spec, check, tmp_path):
-    run_check(spec, check, tmp_path)
+test_harness = pytest.mark.filterwarnings("ignore:The model does not have any trainable weights")(
+    harness_test(SPECS)
+)
 
 
 # ---------------------------------------------------------------------------

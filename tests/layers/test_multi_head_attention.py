@@ -6,9 +6,11 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-from layer_harness import HARNESS_CHECKS
+from bad_head_arguments import BAD_HEAD_ARGUMENTS
 from layer_harness import LayerSpec
-from layer_harness import run_check
+from layer_harness import harness_test
+from numpy_reference import softmax_with_mask
+from sublayer_weights import sublayer_weights
 
 from keras_attention.layers.multi_head_attention import MultiHeadAttention
 
@@ -24,15 +26,6 @@ def _normal(*shape):
 # weighted sum, merge heads, output projection (Vaswani et al., 2017, eq. 1-2).
 
 
-def _weights(layer):
-    """Kernels and biases by sublayer name, read from the layer's variables."""
-    found = {}
-    for variable in layer.weights:
-        sublayer, name = variable.path.split("/")[-2:]
-        found[(sublayer, name)] = keras.ops.convert_to_numpy(variable)
-    return found
-
-
 def _np_rotary(x, start, max_wavelength):
     """Rotate-half RoPE on (B, T, N, D): pairs (x_i, x_{i + D/2}) by angle p * base^(-2i/D)."""
     dim = x.shape[-1]
@@ -45,19 +38,10 @@ def _np_rotary(x, start, max_wavelength):
     return np.concatenate([first * cos - second * sin, second * cos + first * sin], axis=-1)
 
 
-def _np_softmax(logits, mask):
-    logits = np.where(mask, logits, -np.inf)
-    peak = np.max(logits, axis=-1, keepdims=True)
-    peak = np.where(np.isfinite(peak), peak, 0.0)
-    exps = np.where(mask, np.exp(logits - peak), 0.0)
-    total = exps.sum(axis=-1, keepdims=True)
-    return exps / np.where(total > 0, total, 1.0)
-
-
 def reference_attention(layer, query, value, key=None, mask=None, causal=False, rotary=None):
     """Returns (output (B, T, E), weights (B, N, T, S)) for rank-3 inputs."""
     key = value if key is None else key
-    w = _weights(layer)
+    w = sublayer_weights(layer)
 
     def project(x, name):
         out = np.einsum("btd,dnk->btnk", x, w[(name, "kernel")])
@@ -73,7 +57,7 @@ def reference_attention(layer, query, value, key=None, mask=None, causal=False, 
         full_mask &= mask[:, None] if mask.ndim == 3 else mask
     if causal:
         full_mask &= np.tril(np.ones(logits.shape[-2:], bool))
-    weights = _np_softmax(logits, full_mask)
+    weights = softmax_with_mask(logits, full_mask)
     heads = np.einsum("bnts,bsnv->btnv", weights, v)
     output = np.einsum("btnv,nve->bte", heads, w[("attention_output", "kernel")])
     if ("attention_output", "bias") in w:
@@ -365,8 +349,8 @@ def test_cache_hides_positions_after_the_new_tokens():
     np.testing.assert_allclose(output, full, atol=1e-5)
     np.testing.assert_allclose(np.asarray(scores)[..., :3], full_scores, atol=1e-6)
     np.testing.assert_array_equal(np.asarray(scores)[..., 3:], 0.0)
-    expected_keys = np.einsum("btd,dnk->btnk", sequence, _weights(layer)[("key", "kernel")])
-    expected_keys = expected_keys + _weights(layer)[("key", "bias")]
+    expected_keys = np.einsum("btd,dnk->btnk", sequence, sublayer_weights(layer)[("key", "kernel")])
+    expected_keys = expected_keys + sublayer_weights(layer)[("key", "bias")]
     np.testing.assert_allclose(np.asarray(cache)[:, 0, :3], expected_keys, atol=1e-5)
     np.testing.assert_array_equal(np.asarray(cache)[:, :, 3:], 0.0)
 
@@ -388,11 +372,8 @@ def test_cross_attention_cache_matches_uncached_call(rotary):
 
 @pytest.mark.parametrize(
     "kwargs, match",
-    [
-        ({"num_heads": 0, "key_dim": 4}, "num_heads=0"),
-        ({"num_heads": 2.5, "key_dim": 4}, "num_heads=2.5"),
-        ({"num_heads": "2", "key_dim": 4}, "num_heads='2'"),
-        ({"num_heads": 2, "key_dim": 0}, "key_dim=0"),
+    BAD_HEAD_ARGUMENTS
+    + [
         ({"num_heads": 2, "key_dim": 4, "value_dim": -1}, "value_dim=-1"),
         ({"num_heads": 2, "key_dim": 4, "dropout": 1.0}, "dropout=1.0"),
         ({"num_heads": 2, "key_dim": 4, "implementation": "flash"}, "implementation='flash'"),
@@ -505,10 +486,7 @@ def test_attention_axes_with_unknown_sizes_in_a_model(tmp_path):
     np.testing.assert_allclose(restored(images)[0], expected, atol=1e-6)
 
 
-@pytest.mark.parametrize("check", HARNESS_CHECKS)
-@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
-def test_harness(spec, check, tmp_path):
-    run_check(spec, check, tmp_path)
+test_harness = harness_test(SPECS)
 
 
 # ---------------------------------------------------------------------------

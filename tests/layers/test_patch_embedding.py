@@ -1,12 +1,11 @@
-import doctest
 import re
 
 import keras
 import numpy as np
 import pytest
-from layer_harness import HARNESS_CHECKS
 from layer_harness import LayerSpec
-from layer_harness import run_check
+from layer_harness import assert_docstring_examples_pass
+from layer_harness import harness_test
 
 from keras_attention.layers import patch_embedding
 from keras_attention.layers.patch_embedding import PatchEmbedding
@@ -34,10 +33,7 @@ SPECS = [
 ]
 
 
-@pytest.mark.parametrize("check", HARNESS_CHECKS)
-@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
-def test_harness(spec, check, tmp_path):
-    run_check(spec, check, tmp_path)
+test_harness = harness_test(SPECS)
 
 
 @pytest.mark.parametrize("patch_size, image_size", [(4, (8, 12)), ((2, 3), (4, 9))])
@@ -113,5 +109,4 @@ def test_bad_input_rank():
 
 
 def test_docstring_examples():
-    result = doctest.testmod(patch_embedding, optionflags=doctest.ELLIPSIS)
-    assert result.attempted > 0 and result.failed == 0
+    assert_docstring_examples_pass(patch_embedding)

@@ -1,12 +1,10 @@
-import doctest
-
 import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-from layer_harness import HARNESS_CHECKS
 from layer_harness import LayerSpec
-from layer_harness import run_check
+from layer_harness import assert_docstring_examples_pass
+from layer_harness import harness_test
 
 from keras_attention.layers import position_embedding
 from keras_attention.layers.position_embedding import PositionEmbedding
@@ -25,10 +23,7 @@ SPECS = [
 ]
 
 
-@pytest.mark.parametrize("check", HARNESS_CHECKS)
-@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
-def test_harness(spec, check, tmp_path):
-    run_check(spec, check, tmp_path)
+test_harness = harness_test(SPECS)
 
 
 def _layer_with_table(max_length, width, **kwargs):
@@ -129,5 +124,4 @@ def test_bad_input_rank():
 
 
 def test_docstring_examples():
-    result = doctest.testmod(position_embedding, optionflags=doctest.ELLIPSIS)
-    assert result.attempted > 0 and result.failed == 0
+    assert_docstring_examples_pass(position_embedding)

@@ -1,12 +1,10 @@
-import doctest
-
 import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-from layer_harness import HARNESS_CHECKS
 from layer_harness import LayerSpec
-from layer_harness import run_check
+from layer_harness import assert_docstring_examples_pass
+from layer_harness import harness_test
 
 from keras_attention.layers import position_embedding_2d
 from keras_attention.layers.patch_embedding import PatchEmbedding
@@ -47,10 +45,7 @@ SPECS = [
 ]
 
 
-@pytest.mark.parametrize("check", HARNESS_CHECKS)
-@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
-def test_harness(spec, check, tmp_path):
-    run_check(spec, check, tmp_path)
+test_harness = harness_test(SPECS)
 
 
 def _layer(grid_size=(3, 4), width=6, **kwargs):
@@ -183,8 +178,7 @@ def test_bad_call_structure():
 
 
 def test_docstring_examples():
-    result = doctest.testmod(position_embedding_2d, optionflags=doctest.ELLIPSIS)
-    assert result.attempted > 0 and result.failed == 0
+    assert_docstring_examples_pass(position_embedding_2d)
 
 
 def test_layer_with_prefix_tokens_rejects_a_grid_after_being_built():

@@ -1,12 +1,10 @@
-import doctest
-
 import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-from layer_harness import HARNESS_CHECKS
 from layer_harness import LayerSpec
-from layer_harness import run_check
+from layer_harness import assert_docstring_examples_pass
+from layer_harness import harness_test
 
 from keras_attention.layers import rotary_embedding
 from keras_attention.layers.rotary_embedding import RotaryEmbedding
@@ -40,10 +38,7 @@ SPECS = [
 ]
 
 
-@pytest.mark.parametrize("check", HARNESS_CHECKS)
-@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
-def test_harness(spec, check, tmp_path):
-    run_check(spec, check, tmp_path)
+test_harness = harness_test(SPECS)
 
 
 @pytest.mark.parametrize("shape", [(2, 6, 8), (2, 6, 3, 4)])
@@ -115,5 +110,4 @@ def test_bad_max_wavelength(max_wavelength):
 
 
 def test_docstring_examples():
-    result = doctest.testmod(rotary_embedding, optionflags=doctest.ELLIPSIS)
-    assert result.attempted > 0 and result.failed == 0
+    assert_docstring_examples_pass(rotary_embedding)

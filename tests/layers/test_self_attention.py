@@ -3,26 +3,19 @@
 import keras
 import numpy as np
 import pytest
-from layer_harness import HARNESS_CHECKS
+from bad_head_arguments import BAD_HEAD_ARGUMENTS
 from layer_harness import LayerSpec
-from layer_harness import run_check
+from layer_harness import harness_test
+from sublayer_weights import sublayer_weights
 
 from keras_attention.layers.self_attention import SelfAttention
 
 RNG = np.random.default_rng(3)
 
 
-def _weights(layer):
-    found = {}
-    for variable in layer.weights:
-        sublayer, name = variable.path.split("/")[-2:]
-        found[(sublayer, name)] = keras.ops.convert_to_numpy(variable)
-    return found
-
-
 def reference_self_attention(layer, x, padding=None, causal=False):
     """Multi-head self-attention in NumPy; padded keys and queries attend to nothing."""
-    w = _weights(layer)
+    w = sublayer_weights(layer)
 
     def project(name):
         return np.einsum("btd,dnk->btnk", x, w[(name, "kernel")]) + w[(name, "bias")]
@@ -105,11 +98,8 @@ def test_symbolic_scores_shape():
 
 @pytest.mark.parametrize(
     "kwargs, match",
-    [
-        ({"num_heads": 0, "key_dim": 4}, "num_heads=0"),
-        ({"num_heads": 2.5, "key_dim": 4}, "num_heads=2.5"),
-        ({"num_heads": "2", "key_dim": 4}, "num_heads='2'"),
-        ({"num_heads": 2, "key_dim": 0}, "key_dim=0"),
+    BAD_HEAD_ARGUMENTS
+    + [
         ({"num_heads": 2, "key_dim": 4, "causal": "yes"}, "causal='yes'"),
         ({"num_heads": 2, "key_dim": 4, "implementation": "fast"}, "implementation='fast'"),
         ({"num_heads": 2, "key_dim": 4, "dropout": -0.1}, "dropout=-0.1"),
@@ -136,7 +126,4 @@ SPECS = [
 ]
 
 
-@pytest.mark.parametrize("check", HARNESS_CHECKS)
-@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
-def test_harness(spec, check, tmp_path):
-    run_check(spec, check, tmp_path)
+test_harness = harness_test(SPECS)

@@ -1,48 +1,31 @@
-import doctest
-
 import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-from layer_harness import HARNESS_CHECKS
 from layer_harness import LayerSpec
-from layer_harness import run_check
+from layer_harness import assert_docstring_examples_pass
+from layer_harness import harness_test
+from numpy_sinusoids import numpy_sinusoids
 
 from keras_attention.layers import sinusoidal_position_encoding
 from keras_attention.layers.sinusoidal_position_encoding import SinusoidalPositionEncoding
 from keras_attention.layers.sinusoidal_position_encoding import sinusoidal_table
 
-
-def numpy_sinusoids(positions, dim, max_wavelength=10000.0):
-    """PE(p, 2k) = sin(p w_k), PE(p, 2k+1) = cos(p w_k), w_k = 1 / max_wavelength^(2k/d)."""
-    positions = np.asarray(positions, dtype="float64")
-    table = np.zeros((len(positions), dim))
-    for k in range(dim // 2):
-        omega = 1.0 / max_wavelength ** (2 * k / dim)
-        table[:, 2 * k] = np.sin(positions * omega)
-        table[:, 2 * k + 1] = np.cos(positions * omega)
-    return table
-
-
 RNG = np.random.default_rng(0)
-X = RNG.normal(size=(2, 5, 6)).astype("float32")
 
 SPECS = [
     LayerSpec(
         "concat_start",
         SinusoidalPositionEncoding,
         {"merge": "concat", "concat_dim": 4, "max_wavelength": 100},
-        inputs=[X],
+        inputs=[RNG.normal(size=(2, 5, 6)).astype("float32")],
         call_kwargs={"start_index": 3},
         trainable=False,
     ),
 ]
 
 
-@pytest.mark.parametrize("check", HARNESS_CHECKS)
-@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
-def test_harness(spec, check, tmp_path):
-    run_check(spec, check, tmp_path)
+test_harness = harness_test(SPECS)
 
 
 @pytest.mark.parametrize("max_wavelength", [10000, 50.0])
@@ -145,5 +128,4 @@ def test_bad_input_rank():
 
 
 def test_docstring_examples():
-    result = doctest.testmod(sinusoidal_position_encoding, optionflags=doctest.ELLIPSIS)
-    assert result.attempted > 0 and result.failed == 0
+    assert_docstring_examples_pass(sinusoidal_position_encoding)

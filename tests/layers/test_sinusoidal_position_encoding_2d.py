@@ -1,27 +1,15 @@
-import doctest
-
 import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-from layer_harness import HARNESS_CHECKS
 from layer_harness import LayerSpec
-from layer_harness import run_check
+from layer_harness import assert_docstring_examples_pass
+from layer_harness import harness_test
+from numpy_sinusoids import numpy_sinusoids
 
 from keras_attention.layers import sinusoidal_position_encoding_2d
 from keras_attention.layers.sinusoidal_position_encoding_2d import SinusoidalPositionEncoding2D
 from keras_attention.layers.sinusoidal_position_encoding_2d import sinusoidal_table_2d
-
-
-def numpy_sinusoids(positions, dim, max_wavelength=10000.0):
-    """PE(p, 2k) = sin(p w_k), PE(p, 2k+1) = cos(p w_k), w_k = 1 / max_wavelength^(2k/d)."""
-    positions = np.asarray(positions, dtype="float64")
-    table = np.zeros((len(positions), dim))
-    for k in range(dim // 2):
-        omega = 1.0 / max_wavelength ** (2 * k / dim)
-        table[:, 2 * k] = np.sin(positions * omega)
-        table[:, 2 * k + 1] = np.cos(positions * omega)
-    return table
 
 
 def numpy_grid_sinusoids(rows, cols, dim, max_wavelength=10000.0):
@@ -44,10 +32,7 @@ SPECS = [
 ]
 
 
-@pytest.mark.parametrize("check", HARNESS_CHECKS)
-@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
-def test_harness(spec, check, tmp_path):
-    run_check(spec, check, tmp_path)
+test_harness = harness_test(SPECS)
 
 
 def test_grid_encoding_matches_formula():
@@ -139,5 +124,4 @@ def test_bad_arguments(kwargs, message):
 
 
 def test_docstring_examples():
-    result = doctest.testmod(sinusoidal_position_encoding_2d, optionflags=doctest.ELLIPSIS)
-    assert result.attempted > 0 and result.failed == 0
+    assert_docstring_examples_pass(sinusoidal_position_encoding_2d)

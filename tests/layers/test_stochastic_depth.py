@@ -1,8 +1,7 @@
 import numpy as np
 import pytest
-from layer_harness import HARNESS_CHECKS
 from layer_harness import LayerSpec
-from layer_harness import run_check
+from layer_harness import harness_test
 
 from keras_attention.layers.stochastic_depth import StochasticDepth
 
@@ -13,10 +12,7 @@ SPECS = [
 ]
 
 
-@pytest.mark.parametrize("check", HARNESS_CHECKS)
-@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
-def test_harness(spec, check, tmp_path):
-    run_check(spec, check, tmp_path)
+test_harness = harness_test(SPECS)
 
 
 def test_drops_whole_examples_and_rescales_the_rest():

@@ -1,27 +1,15 @@
-import doctest
 import math
 
 import keras
 import numpy as np
 import pytest
-from layer_harness import HARNESS_CHECKS
 from layer_harness import LayerSpec
-from layer_harness import run_check
+from layer_harness import assert_docstring_examples_pass
+from layer_harness import harness_test
+from numpy_sinusoids import numpy_sinusoids
 
 from keras_attention.layers import token_and_position_embedding
 from keras_attention.layers.token_and_position_embedding import TokenAndPositionEmbedding
-
-
-def numpy_sinusoids(positions, dim, max_wavelength=10000.0):
-    """PE(p, 2k) = sin(p w_k), PE(p, 2k+1) = cos(p w_k), w_k = 1 / max_wavelength^(2k/d)."""
-    positions = np.asarray(positions, dtype="float64")
-    table = np.zeros((len(positions), dim))
-    for k in range(dim // 2):
-        omega = 1.0 / max_wavelength ** (2 * k / dim)
-        table[:, 2 * k] = np.sin(positions * omega)
-        table[:, 2 * k + 1] = np.cos(positions * omega)
-    return table
-
 
 IDS = np.array([[3, 7, 1, 0, 0], [2, 2, 9, 4, 1]], dtype="int32")
 
@@ -42,10 +30,7 @@ SPECS = [
 ]
 
 
-@pytest.mark.parametrize("check", HARNESS_CHECKS)
-@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
-def test_harness(spec, check, tmp_path):
-    run_check(spec, check, tmp_path)
+test_harness = harness_test(SPECS)
 
 
 def _tables(layer):
@@ -141,5 +126,4 @@ def test_bad_input_rank():
 
 
 def test_docstring_examples():
-    result = doctest.testmod(token_and_position_embedding, optionflags=doctest.ELLIPSIS)
-    assert result.attempted > 0 and result.failed == 0
+    assert_docstring_examples_pass(token_and_position_embedding)

@@ -1,11 +1,9 @@
-import doctest
-
 import keras
 import numpy as np
 import pytest
-from layer_harness import HARNESS_CHECKS
 from layer_harness import LayerSpec
-from layer_harness import run_check
+from layer_harness import assert_docstring_examples_pass
+from layer_harness import harness_test
 
 from keras_attention.layers import token_pooling
 from keras_attention.layers.token_pooling import TokenPooling
@@ -25,10 +23,7 @@ SPECS = [
 ]
 
 
-@pytest.mark.parametrize("check", HARNESS_CHECKS)
-@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
-def test_harness(spec, check, tmp_path):
-    run_check(spec, check, tmp_path)
+test_harness = harness_test(SPECS)
 
 
 def test_token_pooling_takes_index_zero():
@@ -85,5 +80,4 @@ def test_bad_mask_and_input_ranks():
 
 
 def test_docstring_examples():
-    result = doctest.testmod(token_pooling, optionflags=doctest.ELLIPSIS)
-    assert result.attempted > 0 and result.failed == 0
+    assert_docstring_examples_pass(token_pooling)

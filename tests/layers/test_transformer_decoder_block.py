@@ -3,17 +3,14 @@ import keras_hub
 import numpy as np
 import pytest
 import tensorflow as tf
-from layer_harness import HARNESS_CHECKS
 from layer_harness import LayerSpec
-from layer_harness import run_check
+from layer_harness import harness_test
+from transformer_block_inputs import CONTEXT
+from transformer_block_inputs import CONTEXT_PADDING
+from transformer_block_inputs import PADDING
+from transformer_block_inputs import X
 
 from keras_attention.layers.transformer_decoder_block import TransformerDecoderBlock
-
-rng = np.random.default_rng(0)
-X = rng.normal(size=(2, 6, 16)).astype("float32")
-CONTEXT = rng.normal(size=(2, 5, 12)).astype("float32")
-DECODER_PADDING = np.array([[1] * 6, [1] * 4 + [0] * 2], bool)
-CONTEXT_PADDING = np.array([[1] * 5, [1] * 3 + [0] * 2], bool)
 
 SPECS = [
     LayerSpec(
@@ -21,7 +18,7 @@ SPECS = [
         TransformerDecoderBlock,
         {"num_heads": 2, "intermediate_dim": 24},
         inputs=[X, CONTEXT],
-        tensor_kwargs={"padding_mask": DECODER_PADDING, "context_padding_mask": CONTEXT_PADDING},
+        tensor_kwargs={"padding_mask": PADDING, "context_padding_mask": CONTEXT_PADDING},
         call_kwargs={"return_attention_scores": True},
     ),
     LayerSpec(
@@ -33,10 +30,7 @@ SPECS = [
 ]
 
 
-@pytest.mark.parametrize("check", HARNESS_CHECKS)
-@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
-def test_harness(spec, check, tmp_path):
-    run_check(spec, check, tmp_path)
+test_harness = harness_test(SPECS)
 
 
 @pytest.mark.parametrize("norm_first", [False, True])
@@ -45,15 +39,13 @@ def test_matches_keras_hub_decoder_with_copied_weights(norm_first):
         intermediate_dim=24, num_heads=2, normalize_first=norm_first
     )
     expected = np.asarray(
-        theirs(
-            X, CONTEXT, decoder_padding_mask=DECODER_PADDING, encoder_padding_mask=CONTEXT_PADDING
-        )
+        theirs(X, CONTEXT, decoder_padding_mask=PADDING, encoder_padding_mask=CONTEXT_PADDING)
     )
     ours = TransformerDecoderBlock(num_heads=2, intermediate_dim=24, norm_first=norm_first)
     ours(X, CONTEXT)
     assert [w.shape for w in ours.get_weights()] == [w.shape for w in theirs.get_weights()]
     ours.set_weights(theirs.get_weights())
-    got = ours(X, CONTEXT, padding_mask=DECODER_PADDING, context_padding_mask=CONTEXT_PADDING)
+    got = ours(X, CONTEXT, padding_mask=PADDING, context_padding_mask=CONTEXT_PADDING)
     # keras-hub spreads fully masked rows uniformly; with these masks no row is.
     np.testing.assert_allclose(np.asarray(got), expected, atol=1e-5)
 
@@ -168,20 +160,20 @@ def test_keras_hub_call_names_give_the_same_outputs_as_ours():
     ours = block(
         X,
         CONTEXT,
-        padding_mask=DECODER_PADDING,
+        padding_mask=PADDING,
         context_padding_mask=CONTEXT_PADDING,
         context_attention_mask=cross_mask,
     )
     theirs = block(
         decoder_sequence=X,
         encoder_sequence=CONTEXT,
-        decoder_padding_mask=DECODER_PADDING,
+        decoder_padding_mask=PADDING,
         encoder_padding_mask=CONTEXT_PADDING,
         encoder_attention_mask=cross_mask,
     )
     np.testing.assert_allclose(theirs, ours, atol=1e-6)
     without_cross_mask = block(
-        X, CONTEXT, padding_mask=DECODER_PADDING, context_padding_mask=CONTEXT_PADDING
+        X, CONTEXT, padding_mask=PADDING, context_padding_mask=CONTEXT_PADDING
     )
     assert not np.allclose(without_cross_mask, ours)
     with pytest.raises(ValueError, match="`decoder_sequence` is another name for `inputs`"):

@@ -1,17 +1,16 @@
+import re
+
 import keras
 import keras_hub
 import numpy as np
 import pytest
-from layer_harness import HARNESS_CHECKS
 from layer_harness import LayerSpec
-from layer_harness import run_check
+from layer_harness import harness_test
 from numpy_transformer import encoder_block
+from transformer_block_inputs import PADDING
+from transformer_block_inputs import X
 
 from keras_attention.layers.transformer_encoder_block import TransformerEncoderBlock
-
-rng = np.random.default_rng(0)
-X = rng.normal(size=(2, 6, 16)).astype("float32")
-PADDING = np.array([[1] * 6, [1] * 4 + [0] * 2], bool)
 
 SPECS = [
     LayerSpec(
@@ -39,10 +38,7 @@ SPECS = [
 ]
 
 
-@pytest.mark.parametrize("check", HARNESS_CHECKS)
-@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
-def test_harness(spec, check, tmp_path):
-    run_check(spec, check, tmp_path)
+test_harness = harness_test(SPECS)
 
 
 @pytest.mark.parametrize("norm_first", [False, True])
@@ -96,19 +92,20 @@ def test_stochastic_depth_is_identity_at_inference():
 
 
 @pytest.mark.parametrize(
-    "kwargs, match",
+    "argument, value",
     [
-        ({"num_heads": 0}, "num_heads.*Received: num_heads=0"),
-        ({"num_heads": 2.5}, "num_heads.*Received: num_heads=2.5"),
-        ({"intermediate_dim": -3}, "intermediate_dim.*Received: intermediate_dim=-3"),
-        ({"dropout": 1.0}, "dropout.*Received: dropout=1.0"),
-        ({"implementation": "cuda"}, "implementation.*Received: implementation='cuda'"),
-        ({"key_dim": 0}, "key_dim.*Received: key_dim=0"),
+        ("num_heads", 0),
+        ("num_heads", 2.5),
+        ("intermediate_dim", -3),
+        ("dropout", 1.0),
+        ("implementation", "cuda"),
+        ("key_dim", 0),
     ],
 )
-def test_bad_arguments(kwargs, match):
+def test_bad_arguments(argument, value):
+    match = rf"{argument}.*Received: {argument}={re.escape(repr(value))}"
     with pytest.raises(ValueError, match=match):
-        TransformerEncoderBlock(**{"num_heads": 2, "intermediate_dim": 8, **kwargs})
+        TransformerEncoderBlock(**{"num_heads": 2, "intermediate_dim": 8, argument: value})
 
 
 def test_bad_shapes():

@@ -1,33 +1,20 @@
 import keras
 import numpy as np
 import pytest
-from layer_harness import HARNESS_CHECKS
 from layer_harness import LayerSpec
-from layer_harness import run_check
+from layer_harness import harness_test
+from model_checks import assert_keras_file_round_trip
+from model_checks import assert_summary_lists
+from tiny_models import tiny_show_attend_tell_captioner
 
 from keras_attention.losses.doubly_stochastic import DoublyStochasticAttentionRegularizer
 from keras_attention.losses.doubly_stochastic import doubly_stochastic_penalty
-from keras_attention.losses.masked_cross_entropy import masked_sparse_categorical_crossentropy
 from keras_attention.models.show_attend_tell_captioner import ShowAttendTellCaptioner
 from keras_attention.models.show_attend_tell_captioner import caption_attention_model
-from keras_attention.models.show_attend_tell_captioner import show_attend_tell_captioner
 
 RNG = np.random.default_rng(0)
 IMAGES = RNG.uniform(0, 255, (2, 16, 16, 3)).astype("float32")
 CAPTIONS = np.array([[2, 5, 6, 7, 0], [2, 8, 0, 0, 0]])
-
-
-def _captioner(**overrides):
-    arguments = dict(
-        vocabulary_size=10,
-        max_caption_length=6,
-        image_size=16,
-        embedding_dim=8,
-        units=16,
-        attention_units=8,
-        dropout=0.0,
-    )
-    return show_attend_tell_captioner(**{**arguments, **overrides})
 
 
 def _numpy_penalty(alignments, step_mask):
@@ -37,7 +24,7 @@ def _numpy_penalty(alignments, step_mask):
 
 
 def test_logits_and_alignments():
-    model = _captioner()
+    model = tiny_show_attend_tell_captioner()
     logits, alignments = model.caption_attention({"image": IMAGES, "caption": CAPTIONS})
     assert tuple(logits.shape) == (2, 5, 10)
     np.testing.assert_allclose(
@@ -52,7 +39,7 @@ def test_logits_and_alignments():
 
 
 def test_model_adds_the_doubly_stochastic_penalty_over_real_steps():
-    model = _captioner(doubly_stochastic_lambda=0.7)
+    model = tiny_show_attend_tell_captioner(doubly_stochastic_lambda=0.7)
     inputs = {"image": IMAGES, "caption": CAPTIONS}
     _, alignments = model.caption_attention(inputs)
     model(inputs)
@@ -111,25 +98,14 @@ SPECS = [
 ]
 
 
-@pytest.mark.parametrize("check", HARNESS_CHECKS)
-@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
-def test_regularizer_harness(spec, check, tmp_path):
-    run_check(spec, check, tmp_path)
+test_regularizer_harness = harness_test(SPECS)
 
 
 def test_keras_file_round_trip(tmp_path):
-    model = _captioner(dropout=0.3)
+    model = tiny_show_attend_tell_captioner(dropout=0.3)
     inputs = {"image": IMAGES, "caption": CAPTIONS}
-    expected = np.asarray(model(inputs))
-    # A plain call is in inference mode: dropout is off.
-    np.testing.assert_array_equal(np.asarray(model(inputs)), expected)
-    model.save(tmp_path / "captioner.keras")
-    restored = keras.saving.load_model(tmp_path / "captioner.keras")
-    np.testing.assert_allclose(np.asarray(restored(inputs)), expected, atol=1e-6)
+    restored = assert_keras_file_round_trip(model, inputs, tmp_path, ShowAttendTellCaptioner)
     assert len(restored.losses) == 1
-    # Loads back as the class, with its configuration and decoding methods.
-    assert type(restored) is ShowAttendTellCaptioner
-    assert restored.get_config() == model.get_config()
     _, alignments = restored.caption_attention(inputs)
     np.testing.assert_allclose(
         np.asarray(alignments), np.asarray(model.caption_attention(inputs)[1]), atol=1e-6
@@ -137,68 +113,24 @@ def test_keras_file_round_trip(tmp_path):
 
 
 def test_the_builder_is_the_class_and_summary_lists_the_parts():
-    model = _captioner()
+    model = tiny_show_attend_tell_captioner()
     assert type(model) is ShowAttendTellCaptioner
     config = model.get_config()
     assert config["units"] == 16 and config["image_size"] == 16
     assert ShowAttendTellCaptioner.from_config(config).count_params() == model.count_params()
-    lines = []
-    model.summary(print_fn=lines.append)
-    text = "\n".join(lines)
-    for part in ("image_encoder", "initial_state", "word_embedding", "attention_decoder"):
-        assert part in text
+    assert_summary_lists(
+        model, ("image_encoder", "initial_state", "word_embedding", "attention_decoder")
+    )
     assert (model.vocabulary_size, model.max_length, model.max_caption_length) == (10, None, 6)
     assert (model.image_shape, model.grid_size) == ((16, 16), (4, 4))
 
 
-@pytest.mark.parametrize("policy", ["mixed_float16", "mixed_bfloat16"])
-def test_mixed_precision_forward_is_finite(policy):
-    keras.config.set_dtype_policy(policy)
-    model = _captioner()
-    logits = model({"image": IMAGES, "caption": CAPTIONS})
-    assert keras.backend.standardize_dtype(logits.dtype) == "float32"
-    assert np.all(np.isfinite(np.asarray(logits)))
-    assert all(variable.dtype == "float32" for variable in model.weights)
-    assert np.isfinite(float(model.losses[0]))
-
-
-def test_jit_compiled_fit_lowers_the_loss():
-    model = _captioner(image_size=16, units=8, embedding_dim=4, attention_units=4)
-    images = RNG.uniform(0, 255, (8, 16, 16, 3)).astype("float32")
-    captions = np.tile([[2, 4, 5, 6, 3]], (8, 1))
-    x = {"image": images, "caption": captions[:, :-1]}
-    model.compile(
-        optimizer=keras.optimizers.Adam(0.02),
-        loss=masked_sparse_categorical_crossentropy,
-        jit_compile=True,
-    )
-    history = model.fit(x, captions[:, 1:], batch_size=8, epochs=6, verbose=0)
-    losses = history.history["loss"]
-    assert np.all(np.isfinite(losses)) and losses[-1] < losses[0]
-
-
-def test_bad_arguments_and_inputs():
-    with pytest.raises(
-        ValueError,
-        match=r"`backbone` must be 'small_cnn' or the name of a keras.applications model .* Received: backbone='NoSuchNet'",
-    ):
-        _captioner(backbone="NoSuchNet")
-    with pytest.raises(ValueError, match=r"`units` must be a positive integer. Received: units=0"):
-        _captioner(units=0)
-    with pytest.raises(
-        ValueError, match=r"`dropout` must be a float in \[0, 1\). Received: dropout=1.5"
-    ):
-        _captioner(dropout=1.5)
-    with pytest.raises(
-        ValueError,
-        match=r"`doubly_stochastic_lambda` must be a number >= 0. Received: doubly_stochastic_lambda=-0.1",
-    ):
-        _captioner(doubly_stochastic_lambda=-0.1)
+def test_bad_inputs():
     with pytest.raises(
         ValueError,
         match=r"name 'image' .* expected axis -1 of input shape to have value 3, but received input with shape \(2, 16, 16, 1\)",
     ):
-        _captioner()({"image": IMAGES[..., :1], "caption": CAPTIONS})
+        tiny_show_attend_tell_captioner()({"image": IMAGES[..., :1], "caption": CAPTIONS})
     with pytest.raises(
         ValueError,
         match=r"`model` must be a captioner with a `caption_attention` method, .* Received: model='plain'",
@@ -209,7 +141,7 @@ def test_bad_arguments_and_inputs():
 
 
 def test_wide_images_keep_their_aspect_ratio_into_the_attention():
-    model = _captioner(image_size=(16, 48))
+    model = tiny_show_attend_tell_captioner(image_size=(16, 48))
     strips = RNG.uniform(0, 255, (2, 16, 48, 3)).astype("float32")
     _, alignments = caption_attention_model(model)({"image": strips, "caption": CAPTIONS})
     assert tuple(alignments.shape) == (2, 5, 4, 12)  # (B, T, h, w), h != w

@@ -1,32 +1,19 @@
 import keras
 import numpy as np
 import pytest
+from model_checks import assert_keras_file_round_trip
+from model_checks import assert_summary_lists
+from tiny_models import tiny_transformer_captioner
 
-from keras_attention.losses.masked_cross_entropy import masked_sparse_categorical_crossentropy
 from keras_attention.models.transformer_captioner import TransformerCaptioner
-from keras_attention.models.transformer_captioner import transformer_captioner
 
 RNG = np.random.default_rng(0)
 IMAGES = RNG.uniform(0, 255, (2, 16, 16, 3)).astype("float32")
 CAPTIONS = np.array([[2, 5, 6, 7, 0], [2, 8, 0, 0, 0]])
 
 
-def _captioner(**overrides):
-    arguments = dict(
-        vocabulary_size=10,
-        max_caption_length=6,
-        image_size=16,
-        hidden_dim=16,
-        num_layers=1,
-        num_heads=2,
-        intermediate_dim=16,
-        dropout=0.0,
-    )
-    return transformer_captioner(**{**arguments, **overrides})
-
-
 def test_logits_shape_dtype_and_layout():
-    model = _captioner(num_layers=2, encoder_layers=2)
+    model = tiny_transformer_captioner(num_layers=2, encoder_layers=2)
     logits = model({"image": IMAGES, "caption": CAPTIONS})
     assert tuple(logits.shape) == (2, 5, 10)
     assert keras.backend.standardize_dtype(logits.dtype) == "float32"
@@ -37,12 +24,12 @@ def test_logits_shape_dtype_and_layout():
         "encoder_block_0",
         "encoder_block_1",
     ]
-    without = _captioner(encoder_layers=0).image_encoder
+    without = tiny_transformer_captioner(encoder_layers=0).image_encoder
     assert not [layer for layer in without.layers if "encoder_block" in layer.name]
 
 
 def test_real_positions_ignore_padding_and_the_future():
-    model = _captioner(num_layers=2)
+    model = tiny_transformer_captioner(num_layers=2)
     full = np.asarray(model({"image": IMAGES, "caption": CAPTIONS}))
     # Other ids in the padded tail and after position 1 change nothing before them.
     changed = CAPTIONS.copy()
@@ -58,89 +45,35 @@ def test_real_positions_ignore_padding_and_the_future():
 
 
 def test_keras_file_round_trip(tmp_path):
-    model = _captioner(dropout=0.3, encoder_layers=1)
+    model = tiny_transformer_captioner(dropout=0.3, encoder_layers=1)
     inputs = {"image": IMAGES, "caption": CAPTIONS}
-    expected = np.asarray(model(inputs))
-    np.testing.assert_array_equal(np.asarray(model(inputs)), expected)  # inference by default
-    model.save(tmp_path / "captioner.keras")
-    restored = keras.saving.load_model(tmp_path / "captioner.keras")
-    np.testing.assert_allclose(np.asarray(restored(inputs)), expected, atol=1e-6)
-    # Loads back as the class, with its configuration and decoding methods.
-    assert type(restored) is TransformerCaptioner
-    assert restored.get_config() == model.get_config()
+    restored = assert_keras_file_round_trip(model, inputs, tmp_path, TransformerCaptioner)
     assert len(restored.decoder_blocks) == 1 and restored.max_length == 6
 
 
 def test_the_builder_is_the_class_and_summary_lists_the_parts():
-    model = _captioner(image_size=(16, 32))
+    model = tiny_transformer_captioner(image_size=(16, 32))
     assert type(model) is TransformerCaptioner
     config = model.get_config()
     assert config["hidden_dim"] == 16 and tuple(config["image_size"]) == (16, 32)
     assert TransformerCaptioner.from_config(config).count_params() == model.count_params()
-    lines = []
-    model.summary(print_fn=lines.append)
-    text = "\n".join(lines)
-    for part in ("image_encoder", "caption_embedding", "decoder_block_0", "logits"):
-        assert part in text
+    assert_summary_lists(model, ("image_encoder", "caption_embedding", "decoder_block_0", "logits"))
     assert (model.vocabulary_size, model.max_length) == (10, 6)
     assert (model.image_shape, model.grid_size) == ((16, 32), (4, 8))
 
 
-@pytest.mark.parametrize("policy", ["mixed_float16", "mixed_bfloat16"])
-def test_mixed_precision_forward_is_finite(policy):
-    keras.config.set_dtype_policy(policy)
-    model = _captioner()
-    logits = model({"image": IMAGES, "caption": CAPTIONS})
-    assert keras.backend.standardize_dtype(logits.dtype) == "float32"
-    assert np.all(np.isfinite(np.asarray(logits)))
-    assert all(variable.dtype == "float32" for variable in model.weights)
-
-
-def test_jit_compiled_fit_lowers_the_loss():
-    model = _captioner(image_size=8, hidden_dim=8, intermediate_dim=8, encoder_layers=0)
-    images = RNG.uniform(0, 255, (8, 8, 8, 3)).astype("float32")
-    captions = np.tile([[2, 4, 5, 6, 3]], (8, 1))
-    model.compile(
-        optimizer=keras.optimizers.Adam(0.02),
-        loss=masked_sparse_categorical_crossentropy,
-        jit_compile=True,
-    )
-    history = model.fit(
-        {"image": images, "caption": captions[:, :-1]}, captions[:, 1:], epochs=6, verbose=0
-    )
-    losses = history.history["loss"]
-    assert np.all(np.isfinite(losses)) and losses[-1] < losses[0]
-
-
-def test_bad_arguments_and_inputs():
-    with pytest.raises(
-        ValueError,
-        match=r"`backbone` must be 'small_cnn' or the name of a keras.applications model .* Received: backbone='nope'",
-    ):
-        _captioner(backbone="nope")
-    with pytest.raises(
-        ValueError,
-        match=r"`hidden_dim` must be a multiple of `num_heads`. Received: hidden_dim=16, num_heads=3",
-    ):
-        _captioner(num_heads=3)
-    with pytest.raises(
-        ValueError, match=r"`encoder_layers` must be an integer >= 0. Received: encoder_layers=-1"
-    ):
-        _captioner(encoder_layers=-1)
-    with pytest.raises(
-        ValueError,
-        match=r"`max_caption_length` must be a positive integer. Received: max_caption_length=0",
-    ):
-        _captioner(max_caption_length=0)
+def test_bad_inputs():
     with pytest.raises(
         ValueError,
         match=r"name 'image' .* expected shape=\(None, None, None, 3\), found shape=\(2, 32, 32, 4\)",
     ):
-        _captioner()({"image": np.zeros((2, 32, 32, 4), "float32"), "caption": CAPTIONS})
+        tiny_transformer_captioner()(
+            {"image": np.zeros((2, 32, 32, 4), "float32"), "caption": CAPTIONS}
+        )
 
 
 def test_wide_images_keep_their_aspect_ratio_into_the_attention():
-    model = _captioner(image_size=(16, 48))
+    model = tiny_transformer_captioner(image_size=(16, 48))
     strips = RNG.uniform(0, 255, (2, 16, 48, 3)).astype("float32")
     assert model.image_encoder.output_shape == (None, 4 * 12, 16)
     decoder = model
@@ -153,7 +86,7 @@ def test_wide_images_keep_their_aspect_ratio_into_the_attention():
 
 
 def test_caption_checks_its_arguments():
-    model = _captioner()
+    model = tiny_transformer_captioner()
     vocabulary = ["[PAD]", "[UNK]", "[START]", "[END]"] + [f"w{index}" for index in range(6)]
     with pytest.raises(
         ValueError, match=r"`beam_width` must be a positive integer. Received: beam_width=0"

@@ -1,51 +1,33 @@
-import inspect
-
 import keras
 import numpy as np
 import pytest
-import tensorflow as tf
+from model_checks import assert_first_cached_step_matches_the_full_pass
+from model_checks import assert_fits_one_step_under_mirrored_strategy
+from model_checks import assert_keras_file_round_trip
+from model_checks import assert_mixed_precision_forward_is_finite
+from model_checks import assert_registered_with_its_constructor_arguments
+from model_checks import fit_with_xla
+from tiny_models import TRANSFORMER_SIZES
+from tiny_models import TRANSLATOR_LENGTHS
+from tiny_models import TRANSLATOR_VOCABULARIES
+from toy_translation_tasks import START
+from toy_translation_tasks import toy_translation_task
 
 from keras_attention.losses.masked_cross_entropy import masked_sparse_categorical_crossentropy
 from keras_attention.metrics.masked_accuracy import MaskedSparseCategoricalAccuracy
 from keras_attention.models.transformer_translator import TransformerTranslator
 from keras_attention.models.transformer_translator import transformer_translator
 
-START, END = 1, 2
-SIZES = dict(
-    source_vocabulary_size=12,
-    target_vocabulary_size=12,
-    max_source_length=8,
-    max_target_length=8,
-    hidden_dim=16,
-    num_layers=1,
-    num_heads=2,
-    intermediate_dim=16,
-)
-
-
-def _copy_task(examples, seed=0):
-    """Copy a sequence of 2..5 tokens in 3..11: ({"source", "target"}, labels)."""
-    rng = np.random.default_rng(seed)
-    source = np.zeros((examples, 6), "int32")
-    target = np.zeros((examples, 7), "int32")
-    labels = np.zeros((examples, 7), "int32")
-    for row in range(examples):
-        tokens = rng.integers(3, 12, size=rng.integers(2, 6))
-        source[row, : len(tokens)] = tokens
-        target[row, : len(tokens) + 1] = [START, *tokens]
-        labels[row, : len(tokens) + 1] = [*tokens, END]
-    return {"source": source, "target": target}, labels
+SIZES = {**TRANSLATOR_VOCABULARIES, **TRANSLATOR_LENGTHS, **TRANSFORMER_SIZES}
 
 
 @pytest.mark.parametrize("policy", ["float32", "mixed_bfloat16"])
 def test_forward_shapes_and_float32_logits(policy):
     keras.config.set_dtype_policy(policy)
     model = transformer_translator(**SIZES, norm_first=True)
-    inputs, _ = _copy_task(3)
-    logits = model(inputs)
-    assert tuple(logits.shape) == (3, 7, 12)
-    assert keras.backend.standardize_dtype(logits.dtype) == "float32"
-    assert np.all(np.isfinite(np.asarray(logits)))
+    inputs, _ = toy_translation_task(3)
+    assert tuple(model(inputs).shape) == (3, 7, 12)
+    assert_mixed_precision_forward_is_finite(model, inputs)
     names = {layer.name for layer in model.layers}
     assert {
         "source_embedding",
@@ -76,15 +58,9 @@ def test_padding_does_not_change_the_logits(norm_first):
 
 
 def test_fit_with_xla_lowers_the_masked_loss_on_a_copy_task():
-    inputs, labels = _copy_task(64)
+    inputs, labels = toy_translation_task(64)
     model = transformer_translator(**SIZES, dropout=0.0)
-    model.compile(
-        keras.optimizers.Adam(5e-3),
-        loss=masked_sparse_categorical_crossentropy,
-        metrics=[MaskedSparseCategoricalAccuracy()],
-        jit_compile=True,
-    )
-    history = model.fit(inputs, labels, batch_size=16, epochs=8, verbose=0).history
+    history = fit_with_xla(model, inputs, labels, 5e-3, epochs=8, batch_size=16)
     assert history["loss"][-1] < 0.75 * history["loss"][0]
     assert history["masked_accuracy"][-1] > history["masked_accuracy"][0]
 
@@ -96,18 +72,9 @@ def test_keras_file_round_trip(tmp_path):
         loss=masked_sparse_categorical_crossentropy,
         metrics=[MaskedSparseCategoricalAccuracy()],
     )
-    inputs, labels = _copy_task(4)
-    model.save(tmp_path / "translator.keras")
-    reloaded = keras.saving.load_model(tmp_path / "translator.keras")
-    np.testing.assert_allclose(np.asarray(reloaded(inputs)), np.asarray(model(inputs)), atol=1e-6)
-    assert [layer.name for layer in reloaded.layers] == [layer.name for layer in model.layers]
-    # The class comes back, with its decoding methods and its configuration.
-    assert type(reloaded) is TransformerTranslator
-    assert reloaded.get_config() == model.get_config()
-    state = reloaded.encode(inputs["source"])
-    cache = reloaded.initial_cache(state, 4, 7)
-    logits, _, _ = reloaded.step(inputs["target"][:, 0], 0, cache, state)
-    np.testing.assert_allclose(np.asarray(logits), np.asarray(reloaded(inputs))[:, 0], atol=1e-5)
+    inputs, labels = toy_translation_task(4)
+    reloaded = assert_keras_file_round_trip(model, inputs, tmp_path, TransformerTranslator)
+    assert_first_cached_step_matches_the_full_pass(reloaded, inputs)
     np.testing.assert_allclose(
         reloaded.evaluate(inputs, labels, verbose=0),
         model.evaluate(inputs, labels, verbose=0),
@@ -116,56 +83,15 @@ def test_keras_file_round_trip(tmp_path):
 
 
 def test_fits_one_step_under_mirrored_strategy():
-    # Reduction on one device rather than collective ops, whose instance keys clash
-    # between strategies made in one process.
-    strategy = tf.distribute.MirroredStrategy(
-        ["/cpu:0", "/cpu:1"], cross_device_ops=tf.distribute.ReductionToOneDevice()
+    inputs, labels = toy_translation_task(8)
+    assert_fits_one_step_under_mirrored_strategy(
+        lambda: transformer_translator(**SIZES), inputs, labels
     )
-    inputs, labels = _copy_task(8)
-    with strategy.scope():
-        model = transformer_translator(**SIZES)
-        # XLA cannot place one program across the two replicas' devices.
-        model.compile("sgd", loss=masked_sparse_categorical_crossentropy, jit_compile=False)
-    before = [np.array(weight) for weight in model.trainable_weights]
-    history = model.fit(inputs, labels, batch_size=8, epochs=1, verbose=0).history
-    assert np.isfinite(history["loss"][0])
-    assert any(not np.allclose(b, np.array(a)) for b, a in zip(before, model.trainable_weights))
-
-
-@pytest.mark.parametrize(
-    "arguments, message",
-    [
-        ({"hidden_dim": 0}, "hidden_dim.*Received: hidden_dim=0"),
-        ({"num_layers": 1.5}, "num_layers.*Received: num_layers=1.5"),
-        (
-            {"hidden_dim": 10, "num_heads": 4},
-            "multiple of `num_heads`.*Received: hidden_dim=10, num_heads=4",
-        ),
-        ({"dropout": 1.0}, "dropout.*Received: dropout=1.0"),
-        ({"norm_first": "yes"}, "norm_first.*Received: norm_first='yes'"),
-        ({"source_vocabulary_size": -3}, "Received: source_vocabulary_size=-3"),
-    ],
-)
-def test_bad_arguments(arguments, message):
-    with pytest.raises(ValueError, match=message):
-        transformer_translator(**{**SIZES, **arguments})
 
 
 def test_a_registered_class_whose_config_holds_the_constructor_arguments():
-    assert (
-        keras.saving.get_registered_name(TransformerTranslator)
-        == "keras_attention>TransformerTranslator"
-    )
     model = transformer_translator(**SIZES)
-    config = model.get_config()
-    assert {key: config[key] for key in SIZES} == SIZES
-    assert set(config) <= set(inspect.signature(TransformerTranslator).parameters) | {
-        "name",
-        "trainable",
-    }
-    rebuilt = TransformerTranslator.from_config(config)
-    assert rebuilt.get_config() == config
-    assert rebuilt.count_params() == model.count_params()
+    assert_registered_with_its_constructor_arguments(TransformerTranslator, model, SIZES)
 
 
 def test_attention_maps_match_numpy_and_the_cached_decoding_steps():

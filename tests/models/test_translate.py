@@ -2,12 +2,13 @@
 
 import numpy as np
 import pytest
+from full_pass_greedy import greedy_by_full_passes
+from tiny_models import tiny_rnn_attention_translator
+from tiny_models import tiny_transformer_translator
+from translation_encoders import translation_encoders
 
 from keras_attention.data.translation_corpus import builtin_translation_pairs
 from keras_attention.generation.beam_search import beam_search
-from keras_attention.models.rnn_attention_translator import RNNAttentionTranslator
-from keras_attention.models.transformer_translator import TransformerTranslator
-from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
 
 SOURCE_LENGTH, TARGET_LENGTH = 10, 8
 
@@ -15,10 +16,7 @@ SOURCE_LENGTH, TARGET_LENGTH = 10, 8
 @pytest.fixture(scope="module")
 def corpus():
     pairs = builtin_translation_pairs(num_pairs=60, seed=5)
-    encoders = [
-        ReversibleTokenizer.train([pair[side] for pair in pairs], vocabulary_size=350)
-        for side in (0, 1)
-    ]
+    encoders = translation_encoders(pairs, vocabulary_size=350)
     texts = [source for source, _ in pairs if len(source.split()) <= 5][:3]
     return texts, encoders
 
@@ -30,28 +28,9 @@ def _build(kind, source_encoder, target_encoder):
         dropout=0.0,
     )
     if kind == "transformer":
-        return TransformerTranslator(
-            **sizes,
-            max_source_length=SOURCE_LENGTH,
-            max_target_length=TARGET_LENGTH,
-            hidden_dim=16,
-            num_layers=2,
-            num_heads=2,
-            intermediate_dim=16,
-        )
-    return RNNAttentionTranslator(**sizes, embedding_dim=8, units=8, cell="lstm")
-
-
-def _greedy_by_full_passes(model, sources, start_id, end_id, length):
-    """Reference decoding: the whole model on the prefix at every step, cut after the end."""
-    prefix = np.full((len(sources), 1), start_id)
-    for _ in range(length):
-        logits = np.array(model({"source": sources, "target": prefix}))[:, -1]
-        logits[:, 0] = -np.inf  # the padding id is never produced
-        prefix = np.concatenate([prefix, logits.argmax(-1)[:, None]], axis=1)
-    tokens = prefix[:, 1:]
-    ended = np.cumsum(tokens == end_id, axis=1) - (tokens == end_id) > 0  # after the end
-    return np.where(ended, 0, tokens)
+        lengths = dict(max_source_length=SOURCE_LENGTH, max_target_length=TARGET_LENGTH)
+        return tiny_transformer_translator(**sizes, **lengths, num_layers=2)
+    return tiny_rnn_attention_translator(**sizes, embedding_dim=8, units=8, cell="lstm")
 
 
 def _texts(encoder, ids):
@@ -67,9 +46,8 @@ def test_greedy_translate_is_the_decoded_full_pass_greedy(corpus, kind):
         texts, source_encoder, target_encoder, return_attention=True, **lengths
     )
     sources = source_encoder.encode(texts, SOURCE_LENGTH).numpy()
-    tokens = _greedy_by_full_passes(
-        model, sources, target_encoder.start_id, target_encoder.end_id, TARGET_LENGTH
-    )
+    ids = (target_encoder.start_id, target_encoder.end_id)
+    tokens = greedy_by_full_passes(model, {"source": sources}, "target", *ids, TARGET_LENGTH)
     assert translations == _texts(target_encoder, tokens)
     assert any(translations)  # not only empty translations
     for alignment, source, row in zip(alignments, sources, tokens):
@@ -103,28 +81,34 @@ def test_beam_translate_is_the_decoded_beam_search(corpus):
     assert translations == _texts(target_encoder, np.asarray(tokens))
 
 
-def test_bad_arguments(corpus):
+@pytest.mark.parametrize(
+    "kind, text, lengths, message",
+    [
+        (
+            "rnn",
+            "a",
+            {"max_target_length": 4},
+            r"`max_source_length` must be given .* Received: max_source_length=None",
+        ),
+        (
+            "rnn",
+            3,
+            {"max_source_length": 4, "max_target_length": 4},
+            r"`texts` must be a string or a list of strings. Received: texts=3",
+        ),
+        (
+            "transformer",
+            "a",
+            {"max_target_length": 9},
+            r"`max_target_length` must be at most 8, .* Received: max_target_length=9",
+        ),
+    ],
+)
+def test_bad_arguments(corpus, kind, text, lengths, message):
     _, (source_encoder, target_encoder) = corpus
-    rnn = _build("rnn", source_encoder, target_encoder)
-    with pytest.raises(
-        ValueError,
-        match=r"`max_source_length` must be given .* "
-        r"Received: max_source_length=None",
-    ):
-        rnn.translate("a", source_encoder, target_encoder, max_target_length=4)
-    with pytest.raises(
-        ValueError,
-        match=r"`texts` must be a string or a list of strings. "
-        r"Received: texts=3",
-    ):
-        rnn.translate(3, source_encoder, target_encoder, max_source_length=4, max_target_length=4)
-    transformer = _build("transformer", source_encoder, target_encoder)
-    with pytest.raises(
-        ValueError,
-        match=r"`max_target_length` must be at most 8, .* "
-        r"Received: max_target_length=9",
-    ):
-        transformer.translate("a", source_encoder, target_encoder, max_target_length=9)
+    model = _build(kind, source_encoder, target_encoder)
+    with pytest.raises(ValueError, match=message):
+        model.translate(text, source_encoder, target_encoder, **lengths)
 
 
 @pytest.mark.parametrize("kind", ["transformer", "rnn"])

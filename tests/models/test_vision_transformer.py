@@ -8,9 +8,8 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-from layer_harness import HARNESS_CHECKS
 from layer_harness import LayerSpec
-from layer_harness import run_check
+from layer_harness import harness_test
 
 from keras_attention.models import vit_presets
 from keras_attention.models.vision_transformer import get_attention_scores
@@ -329,10 +328,7 @@ SPECS = [
 ]
 
 
-@pytest.mark.parametrize("check", HARNESS_CHECKS)
-@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
-def test_harness(spec, check, tmp_path):
-    run_check(spec, check, tmp_path)
+test_harness = harness_test(SPECS)
 
 
 def test_training_augmentation_flips_only_in_training():

@@ -8,10 +8,11 @@ import time
 import numpy as np
 import pytest
 import tensorflow as tf
+from tiny_models import TRANSLATOR_VOCABULARIES
+from tiny_models import tiny_rnn_attention_translator
+from tiny_models import tiny_show_attend_tell_captioner
+from tiny_models import tiny_vision_transformer
 
-from keras_attention.models.rnn_attention_translator import rnn_attention_translator
-from keras_attention.models.show_attend_tell_captioner import show_attend_tell_captioner
-from keras_attention.models.vision_transformer import vision_transformer
 from keras_attention.serving.caption_export import make_caption_function
 from keras_attention.serving.image_classifier_export import export_image_classifier
 from keras_attention.serving.image_classifier_export import load_image_classifier
@@ -25,15 +26,7 @@ NON_FINITE = "must hold finite pixel values"
 
 @pytest.fixture(scope="module")
 def classifier_path(tmp_path_factory):
-    model = vision_transformer(
-        image_size=8,
-        patch_size=4,
-        num_classes=3,
-        hidden_dim=8,
-        num_layers=1,
-        num_heads=2,
-        mlp_dim=8,
-    )
+    model = tiny_vision_transformer()
     folder = tmp_path_factory.mktemp("vit")
     return export_image_classifier(model, str(folder / "served"), ["a", "b", "c"])
 
@@ -41,12 +34,8 @@ def classifier_path(tmp_path_factory):
 @pytest.fixture(scope="module")
 def translator_path(tmp_path_factory):
     encoder = ReversibleTokenizer.train(["a b", "b a", "a a b"], 300)
-    model = rnn_attention_translator(
-        source_vocabulary_size=encoder.vocabulary_size,
-        target_vocabulary_size=encoder.vocabulary_size,
-        embedding_dim=4,
-        units=4,
-    )
+    vocabularies = dict.fromkeys(TRANSLATOR_VOCABULARIES, encoder.vocabulary_size)
+    model = tiny_rnn_attention_translator(**vocabularies, embedding_dim=4, units=4)
     folder = tmp_path_factory.mktemp("nmt")
     return export_translator(model, str(folder / "served"), encoder, encoder, 6, 5)
 
@@ -62,14 +51,8 @@ def test_non_finite_pixels_raise_an_error_that_says_so(classifier_path, bad):
 
 def test_non_finite_pixels_raise_in_the_caption_function_too():
     vocabulary = ["[PAD]", "[UNK]", "[START]", "[END]", "a", "red"]
-    model = show_attend_tell_captioner(
-        vocabulary_size=len(vocabulary),
-        max_caption_length=4,
-        image_size=16,
-        embedding_dim=4,
-        units=8,
-        attention_units=4,
-    )
+    sizes = dict(vocabulary_size=len(vocabulary), max_caption_length=4, dropout=0.1)
+    model = tiny_show_attend_tell_captioner(**sizes, embedding_dim=4, units=8, attention_units=4)
     caption = make_caption_function(model, SubwordEncoder(vocabulary), 3, decode_batch_size=2)
     images = np.zeros((1, 16, 16, 3), np.float32)
     images[0, 0, 0, 2] = np.nan

@@ -17,6 +17,8 @@ NUMBER = [0, -1, 1.5, "4", None, True]
 RATE = [-0.1, 1.0, "0.1", None, True]
 FLAG = [0, 1, "yes", None]
 SEED = [1.5, "7", True]
+# What every multi-head layer takes.
+HEADS = {"num_heads": NUMBER, "dropout": RATE}
 
 AUDIT = [
     (
@@ -33,10 +35,9 @@ AUDIT = [
         layers.MultiHeadAttention,
         {"num_heads": 2, "key_dim": 4},
         {
-            "num_heads": NUMBER,
+            **HEADS,
             "key_dim": NUMBER,
             "value_dim": [0, -1, 1.5],
-            "dropout": RATE,
             "use_bias": FLAG,
             "use_gate": FLAG,
             "sliding_window": [0, -1, 1.5],
@@ -65,12 +66,12 @@ AUDIT = [
     (
         layers.SelfAttention,
         {"num_heads": 2, "key_dim": 4},
-        {"num_heads": NUMBER, "key_dim": NUMBER, "causal": FLAG, "dropout": RATE, "seed": SEED},
+        {**HEADS, "key_dim": NUMBER, "causal": FLAG, "seed": SEED},
     ),
     (
         layers.SpatialSelfAttention,
         {},
-        {"num_heads": NUMBER, "key_dim": [0, -1, 1.5], "dropout": RATE, "seed": SEED},
+        {**HEADS, "key_dim": [0, -1, 1.5], "seed": SEED},
     ),
     (
         layers.PatchEmbedding,
@@ -120,10 +121,9 @@ for block in (
             block,
             {"num_heads": 2, "intermediate_dim": 8},
             {
-                "num_heads": NUMBER,
+                **HEADS,
                 "intermediate_dim": NUMBER,
                 "key_dim": [0, -1, 1.5],
-                "dropout": RATE,
                 "norm_first": FLAG,
                 "normalize_first": [0, 1, "yes"],
                 "layer_norm_epsilon": [0, -1e-5, float("nan"), "1e-5"],

@@ -1,15 +1,13 @@
-import json
-import os
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 import tensorflow as tf
+from outside_process import SERVE_IMAGES
+from outside_process import run_without_the_package
+from outside_process import saved_model_cli_show
+from tiny_models import tiny_show_attend_tell_captioner
+from tiny_models import tiny_transformer_captioner
 
 from keras_attention.generation.greedy_search import greedy_search
-from keras_attention.models.show_attend_tell_captioner import show_attend_tell_captioner
-from keras_attention.models.transformer_captioner import transformer_captioner
 from keras_attention.serving.caption_export import export_captioner
 from keras_attention.serving.caption_export import make_caption_function
 from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
@@ -18,21 +16,6 @@ from keras_attention.text.subword_encoder import SubwordEncoder
 VOCABULARY = ["[PAD]", "[UNK]", "[START]", "[END]", "a", "red", "blue", "circle", "square"]
 IMAGES = np.random.default_rng(0).uniform(0, 255, (3, 24, 20, 3)).astype("float32")
 MAX_LENGTH = 5
-
-# Loads and runs the SavedModel in a process where keras_attention cannot be imported.
-_SERVE_WITHOUT_THE_PACKAGE = """
-import json, sys
-sys.modules["keras_attention"] = None  # any import of the package now fails
-import numpy as np
-import tensorflow as tf
-serve = tf.saved_model.load(sys.argv[1]).signatures["serving_default"]
-images = np.load(sys.argv[2])
-outputs = serve(images=tf.constant(images))
-print(json.dumps({
-    "caption": [text.decode("utf-8") for text in outputs["caption"].numpy()],
-    "attention": outputs["attention"].numpy().tolist(),
-}))
-"""
 
 
 def _sharpened(model):
@@ -45,18 +28,7 @@ def _sharpened(model):
 
 
 def _transformer():
-    return _sharpened(
-        transformer_captioner(
-            vocabulary_size=len(VOCABULARY),
-            max_caption_length=6,
-            image_size=16,
-            hidden_dim=16,
-            num_layers=1,
-            num_heads=2,
-            intermediate_dim=16,
-            dropout=0.0,
-        )
-    )
+    return _sharpened(tiny_transformer_captioner(vocabulary_size=len(VOCABULARY)))
 
 
 def _expected(model, images):
@@ -80,48 +52,21 @@ def test_export_round_trip_without_the_package(tmp_path):
         model, tmp_path / "captioner", VOCABULARY, MAX_LENGTH, decode_batch_size=2
     )
     np.save(tmp_path / "images.npy", IMAGES)
-    script = tmp_path / "serve.py"
-    script.write_text(_SERVE_WITHOUT_THE_PACKAGE)
-    environment = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
-    result = subprocess.run(
-        [sys.executable, str(script), path, str(tmp_path / "images.npy")],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=tmp_path,
-        env=environment,
-    )
-    served = json.loads(result.stdout.strip().splitlines()[-1])
+    served = run_without_the_package(SERVE_IMAGES, path, tmp_path / "images.npy")
+    assert not served["package_imported"]
     captions, attention = _expected(model, IMAGES)
     assert served["caption"] == captions
     np.testing.assert_allclose(np.array(served["attention"]), attention, atol=1e-5)
     assert np.array(served["attention"]).shape == (3, MAX_LENGTH, 4, 4)
 
-    cli = os.path.join(os.path.dirname(sys.executable), "saved_model_cli")
-    shown = subprocess.run(
-        [cli, "show", "--all", "--dir", path],
-        capture_output=True,
-        text=True,
-        check=True,
-        env=environment,
-    ).stdout
+    shown = saved_model_cli_show(path)
     assert "signature_def['serving_default']" in shown
     for name in ("images", "caption", "attention", "caption_tokens"):
         assert f"['{name}']" in shown
 
 
 def test_caption_function_matches_greedy_decoding_and_serves_any_batch():
-    model = _sharpened(
-        show_attend_tell_captioner(
-            vocabulary_size=len(VOCABULARY),
-            max_caption_length=6,
-            image_size=16,
-            embedding_dim=8,
-            units=16,
-            attention_units=8,
-            dropout=0.0,
-        )
-    )
+    model = _sharpened(tiny_show_attend_tell_captioner(vocabulary_size=len(VOCABULARY)))
     caption = make_caption_function(
         model, SubwordEncoder(VOCABULARY), MAX_LENGTH, decode_batch_size=2
     )
@@ -174,17 +119,8 @@ def test_bad_requests_and_arguments(tmp_path):
 def test_non_square_model_serves_non_square_attention_with_any_tokenizer(tmp_path):
     # A wide-strip captioner: 16 x 48 pixels, a 4 x 12 grid (not a squashed 4 x 4).
     tokenizer = ReversibleTokenizer.train(["one two three", "three two one"] * 2, 300)
-    model = _sharpened(
-        show_attend_tell_captioner(
-            vocabulary_size=tokenizer.vocabulary_size,
-            max_caption_length=6,
-            image_size=(16, 48),
-            embedding_dim=8,
-            units=16,
-            attention_units=8,
-            dropout=0.0,
-        )
-    )
+    sizes = dict(vocabulary_size=tokenizer.vocabulary_size, image_size=(16, 48))
+    model = _sharpened(tiny_show_attend_tell_captioner(**sizes))
     images = np.random.default_rng(1).uniform(0, 255, (3, 32, 96, 3)).astype("float32")
     path = export_captioner(model, tmp_path / "strip", tokenizer, MAX_LENGTH, decode_batch_size=2)
     outputs = tf.saved_model.load(path).signatures["serving_default"](images=tf.constant(images))

@@ -1,42 +1,21 @@
 """Image classifier SavedModel export: pixels of any size in, probabilities and labels out."""
 
 import doctest
-import json
-import os
-import shutil
-import subprocess
-import sys
 
 import keras
 import numpy as np
 import pytest
 import tensorflow as tf
+from outside_process import SERVE_IMAGES
+from outside_process import run_without_the_package
+from outside_process import saved_model_cli_show
+from tiny_models import tiny_vision_transformer
 
-from keras_attention.models.vision_transformer import vision_transformer
 from keras_attention.serving import image_classifier_export
 from keras_attention.serving.image_classifier_export import export_image_classifier
 from keras_attention.serving.image_classifier_export import load_image_classifier
 
 CLASS_NAMES = ["cat", "dog", "bird"]
-TINY = dict(
-    image_size=8, patch_size=4, num_classes=3, hidden_dim=8, num_layers=1, num_heads=2, mlp_dim=8
-)
-
-# Loads and calls the SavedModel where importing keras_attention is impossible.
-_SERVE_WITHOUT_PACKAGE = """
-import json, sys
-sys.modules["keras_attention"] = None  # any import of the package now fails
-import numpy as np
-import tensorflow as tf
-serve = tf.saved_model.load(sys.argv[1]).signatures["serving_default"]
-images = np.load(sys.argv[2])
-result = serve(images=tf.constant(images))
-print(json.dumps({
-    "probabilities": result["probabilities"].numpy().tolist(),
-    "labels": [label.decode() for label in result["labels"].numpy()],
-    "package_importable": "keras_attention" in sys.modules and sys.modules["keras_attention"] is not None,
-}))
-"""
 
 
 def _softmax(logits):
@@ -47,7 +26,7 @@ def _softmax(logits):
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory):
     keras.utils.set_random_seed(1)
-    model = vision_transformer(**TINY)
+    model = tiny_vision_transformer()
     rng = np.random.default_rng(0)
     model.set_weights([rng.normal(0, 0.5, w.shape).astype("float32") for w in model.get_weights()])
     path = export_image_classifier(model, tmp_path_factory.mktemp("export") / "vit", CLASS_NAMES)
@@ -59,17 +38,8 @@ def test_saved_model_runs_without_the_package(exported, tmp_path):
     images = np.random.default_rng(2).uniform(0, 255, (2, 13, 21, 3)).astype("float32")
     images_path = tmp_path / "images.npy"
     np.save(images_path, images)
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="")
-    completed = subprocess.run(
-        [sys.executable, "-c", _SERVE_WITHOUT_PACKAGE, str(path), str(images_path)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
-    assert completed.returncode == 0, completed.stderr[-3000:]
-    result = json.loads(completed.stdout.strip().splitlines()[-1])
-    assert not result["package_importable"]
+    result = run_without_the_package(SERVE_IMAGES, path, images_path)
+    assert not result["package_imported"]
     probabilities = np.array(result["probabilities"])
     expected = _softmax(np.asarray(model(images), dtype="float64"))
     assert probabilities.shape == (2, 3)
@@ -80,19 +50,7 @@ def test_saved_model_runs_without_the_package(exported, tmp_path):
 
 def test_saved_model_cli_shows_the_signature(exported):
     _, path = exported
-    cli = shutil.which("saved_model_cli") or os.path.join(
-        os.path.dirname(sys.executable), "saved_model_cli"
-    )
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="")
-    completed = subprocess.run(
-        [cli, "show", "--all", "--dir", str(path)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
-    assert completed.returncode == 0, completed.stderr[-3000:]
-    out = completed.stdout
+    out = saved_model_cli_show(path)
     assert "signature_def['serving_default']" in out
     assert "inputs['images']" in out and "shape: (-1, -1, -1, 3)" in out
     assert "outputs['probabilities']" in out and "shape: (-1, 3)" in out
@@ -138,7 +96,7 @@ def test_bad_request_shape_is_named(exported, shape):
 
 def test_mixed_precision_model_exports_float32(tmp_path):
     keras.config.set_dtype_policy("mixed_bfloat16")
-    model = vision_transformer(**TINY)
+    model = tiny_vision_transformer()
     path = export_image_classifier(model, tmp_path / "vit", CLASS_NAMES)
     result = load_image_classifier(path)(np.zeros((1, 8, 8, 3), "float32"))
     assert result["probabilities"].dtype == tf.float32
@@ -146,14 +104,14 @@ def test_mixed_precision_model_exports_float32(tmp_path):
 
 
 def test_class_names_default_to_the_model_attribute(tmp_path):
-    model = vision_transformer(**TINY, class_names=CLASS_NAMES)
+    model = tiny_vision_transformer(class_names=CLASS_NAMES)
     path = export_image_classifier(model, tmp_path / "vit")
     labels = load_image_classifier(path)(np.zeros((2, 8, 8, 3), "float32"))["labels"].numpy()
     assert all(label.decode() in CLASS_NAMES for label in labels)
 
 
 def test_bad_arguments(tmp_path):
-    model = vision_transformer(**TINY)
+    model = tiny_vision_transformer()
     with pytest.raises(
         ValueError, match=r"`class_names` is required .* Received: class_names=None"
     ):

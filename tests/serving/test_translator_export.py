@@ -3,13 +3,16 @@
 import json
 import os
 import re
-import subprocess
-import sys
 
 import keras
 import numpy as np
 import pytest
 import tensorflow as tf
+from outside_process import run_without_the_package
+from outside_process import saved_model_cli_show
+from tiny_models import tiny_transformer_captioner
+from tiny_models import tiny_transformer_translator
+from translation_encoders import translation_encoders
 
 from keras_attention.data.translation_batches import make_translation_batches
 from keras_attention.data.translation_corpus import builtin_translation_pairs
@@ -17,7 +20,6 @@ from keras_attention.generation.beam_search import beam_search
 from keras_attention.generation.decoder_for_model import decoder_for_model
 from keras_attention.generation.greedy_search import greedy_search
 from keras_attention.losses.masked_cross_entropy import masked_sparse_categorical_crossentropy
-from keras_attention.models.transformer_translator import transformer_translator
 from keras_attention.serving.translator_export import export_translator
 from keras_attention.serving.translator_export import load_translator
 from keras_attention.serving.translator_export import make_translation_function
@@ -31,7 +33,6 @@ GROUP_SIZE = 4  # smaller than the request below: decoding runs in two groups
 # tensorflow-text is impossible: TensorFlow alone serves it.
 _TRANSLATE_WITHOUT_PACKAGE = """
 import json, sys
-sys.modules["keras_attention"] = None  # any import of the package now fails
 sys.modules["keras_hub"] = None
 sys.modules["tensorflow_text"] = None
 import tensorflow as tf
@@ -97,10 +98,7 @@ def _train_few_steps(model, encoders, pairs):
 @pytest.fixture(scope="module")
 def corpus():
     pairs = builtin_translation_pairs(num_pairs=120, seed=3)
-    encoders = [
-        ReversibleTokenizer.train([pair[side] for pair in pairs], vocabulary_size=400)
-        for side in (0, 1)
-    ]
+    encoders = translation_encoders(pairs, vocabulary_size=400)
     return pairs, encoders
 
 
@@ -108,15 +106,11 @@ def corpus():
 def transformer_export(corpus, tmp_path_factory):
     pairs, (source_encoder, target_encoder) = corpus
     keras.utils.set_random_seed(1)
-    model = transformer_translator(
+    model = tiny_transformer_translator(
         source_vocabulary_size=source_encoder.vocabulary_size,
         target_vocabulary_size=target_encoder.vocabulary_size,
         max_source_length=SOURCE_LENGTH,
         max_target_length=TARGET_LENGTH,
-        hidden_dim=16,
-        num_layers=1,
-        num_heads=2,
-        intermediate_dim=16,
     )
     _train_few_steps(model, (source_encoder, target_encoder), pairs)
     path = export_translator(
@@ -144,14 +138,7 @@ def test_export_translates_without_the_package_as_greedy_search_does(corpus, tra
     pairs, (source_encoder, target_encoder) = corpus
     model, path = transformer_export
     sentences = _sentences(pairs)
-    completed = subprocess.run(
-        [sys.executable, "-c", _TRANSLATE_WITHOUT_PACKAGE, path, json.dumps(sentences)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert completed.returncode == 0, completed.stderr[-3000:]
-    served = json.loads(completed.stdout.strip().splitlines()[-1])
+    served = run_without_the_package(_TRANSLATE_WITHOUT_PACKAGE, path, json.dumps(sentences))
     assert not served["package_imported"]
 
     count = len(sentences)
@@ -215,12 +202,7 @@ def test_export_translates_without_the_package_as_greedy_search_does(corpus, tra
 
 def test_export_passes_saved_model_cli(corpus, transformer_export):
     _, path = transformer_export
-    cli = os.path.join(os.path.dirname(sys.executable), "saved_model_cli")
-    completed = subprocess.run(
-        [cli, "show", "--all", "--dir", path], capture_output=True, text=True, timeout=300
-    )
-    assert completed.returncode == 0, completed.stderr[-3000:]
-    output = completed.stdout
+    output = saved_model_cli_show(path)
     assert "signature_def['serving_default']" in output
     assert "inputs['text']" in output and "DT_STRING" in output
     assert "outputs['translation']" in output
@@ -317,16 +299,10 @@ def test_beam_search_export_matches_beam_search(corpus, transformer_export, tmp_
 def test_bad_arguments(corpus, transformer_export, overrides, message):
     _, (source_encoder, target_encoder) = corpus
     model, _ = transformer_export
-    arguments = dict(
-        model=model,
-        source_encoder=source_encoder,
-        target_encoder=target_encoder,
-        max_source_length=SOURCE_LENGTH,
-        max_target_length=TARGET_LENGTH,
-    )
-    arguments.update(overrides)
+    encoders = dict(source_encoder=source_encoder, target_encoder=target_encoder)
+    lengths = dict(max_source_length=SOURCE_LENGTH, max_target_length=TARGET_LENGTH)
     with pytest.raises(ValueError, match=message):
-        make_translation_function(**arguments)
+        make_translation_function(**{"model": model, **encoders, **lengths, **overrides})
 
 
 def test_a_model_that_is_not_a_translator_is_refused(corpus, tmp_path):
@@ -352,17 +328,9 @@ def test_load_translator_needs_a_serving_signature(tmp_path):
 
 
 def test_a_captioner_is_refused_with_a_pointer_to_its_export(corpus, tmp_path):
-    from keras_attention.models.transformer_captioner import transformer_captioner
-
     _, (source_encoder, target_encoder) = corpus
-    captioner = transformer_captioner(
-        vocabulary_size=target_encoder.vocabulary_size,
-        max_caption_length=6,
-        image_size=16,
-        hidden_dim=8,
-        num_layers=1,
-        num_heads=2,
-        intermediate_dim=16,
+    captioner = tiny_transformer_captioner(
+        vocabulary_size=target_encoder.vocabulary_size, hidden_dim=8
     )
     with pytest.raises(
         ValueError,
