@@ -5,7 +5,14 @@ import math
 import keras
 from keras import ops
 
-from keras_attention.layers.base_attention import clone_initializer
+from keras_attention.layers.call_arguments import call_arguments
+from keras_attention.layers.head_attention_checks import check_flash_attention
+from keras_attention.layers.head_attention_checks import check_key_value_shapes
+from keras_attention.layers.head_attention_checks import sizes_match
+from keras_attention.layers.head_attention_checks import without_keras_mask
+from keras_attention.layers.projection_settings import projection_settings_config
+from keras_attention.layers.projection_settings import projection_sublayer_kwargs
+from keras_attention.layers.projection_settings import set_projection_settings
 from keras_attention.layers.rotary_embedding import check_rotary
 from keras_attention.ops.attention import check_implementation
 from keras_attention.ops.attention import dot_product_attention
@@ -189,7 +196,7 @@ class GroupQueryAttention(keras.layers.Layer):
         check_bool("use_gate", use_gate)
         check_positive_int("sliding_window", sliding_window, allow_none=True)
         check_implementation(implementation)
-        _check_flash_attention(flash_attention, implementation)
+        check_flash_attention(flash_attention, implementation)
         if rotary_max_wavelength is not None and head_dim % 2:
             raise ValueError(
                 "Rotary embeddings rotate pairs of features, so `head_dim` must be even. "
@@ -205,12 +212,12 @@ class GroupQueryAttention(keras.layers.Layer):
         self.use_bias = use_bias
         self.sliding_window = sliding_window
         self.flash_attention = flash_attention
-        self.kernel_initializer = keras.initializers.get(kernel_initializer)
-        self.bias_initializer = keras.initializers.get(bias_initializer)
-        self.kernel_regularizer = keras.regularizers.get(kernel_regularizer)
-        self.bias_regularizer = keras.regularizers.get(bias_regularizer)
-        self.kernel_constraint = keras.constraints.get(kernel_constraint)
-        self.bias_constraint = keras.constraints.get(bias_constraint)
+        set_projection_settings(
+            self,
+            (kernel_initializer, bias_initializer),
+            (kernel_regularizer, bias_regularizer),
+            (kernel_constraint, bias_constraint),
+        )
         self.use_gate = use_gate
         self.seed = seed
         self.implementation = implementation
@@ -244,7 +251,7 @@ class GroupQueryAttention(keras.layers.Layer):
     def build(self, query_shape, value_shape, key_shape=None):
         query_shape, value_shape = tuple(query_shape), tuple(value_shape)
         key_shape = value_shape if key_shape is None else tuple(key_shape)
-        _check_key_value_shapes(key_shape, value_shape)
+        check_key_value_shapes(key_shape, value_shape)
         for name, shape in (("query", query_shape), ("value", value_shape), ("key", key_shape)):
             if len(shape) != 3 or shape[-1] is None:
                 raise ValueError(
@@ -277,13 +284,7 @@ class GroupQueryAttention(keras.layers.Layer):
             bias_axes=equation[-len(output_shape) :] if self.use_bias else None,
             activation=activation,
             name=name,
-            kernel_initializer=clone_initializer(self.kernel_initializer),
-            bias_initializer=clone_initializer(self.bias_initializer),
-            kernel_regularizer=self.kernel_regularizer,
-            bias_regularizer=self.bias_regularizer,
-            kernel_constraint=self.kernel_constraint,
-            bias_constraint=self.bias_constraint,
-            dtype=self.dtype_policy,
+            **projection_sublayer_kwargs(self, constraints=True),
         )
         layer.build(input_shape)
         return layer
@@ -309,6 +310,8 @@ class GroupQueryAttention(keras.layers.Layer):
                 f"Received: cache=None, cache_update_index={cache_update_index}"
             )
         key = value if key is None else key
+        # Padding masks arrive as `query_mask`/`value_mask`/`key_mask`.
+        query, value, key = (without_keras_mask(x) for x in (query, value, key))
         self._return_attention_scores = bool(return_attention_scores)
         gate = self._gate_dense(query) if self.use_gate else None  # (B, T, Nq, H)
         projected_query = self._query_dense(query)  # (B, T, Nq, H)
@@ -462,7 +465,7 @@ class GroupQueryAttention(keras.layers.Layer):
     def _check_cache(self, cache):
         expected = (None, 2, None, self.num_key_value_heads, self.head_dim)
         shape = tuple(cache.shape)
-        if len(shape) != 5 or not all(_sizes_match(a, b) for a, b in zip(shape, expected)):
+        if len(shape) != 5 or not all(sizes_match(a, b) for a, b in zip(shape, expected)):
             raise ValueError(
                 "`cache` must have shape (batch, 2, max_length, num_key_value_heads, "
                 f"head_dim) = (B, 2, S, {self.num_key_value_heads}, {self.head_dim}). "
@@ -503,32 +506,22 @@ class GroupQueryAttention(keras.layers.Layer):
                 "`compute_cache` needs a built layer: call it or `build` it first. "
                 f"Received: value.shape={tuple(value.shape)} for an unbuilt layer"
             )
-        key = value if key is None else key
+        key = without_keras_mask(value if key is None else key)
         projected_key = self._rotate(self._key_dense(key), 0)  # (B, S, Nkv, H)
-        projected_value = self._value_dense(value)  # (B, S, Nkv, H)
+        projected_value = self._value_dense(without_keras_mask(value))  # (B, S, Nkv, H)
         return ops.stack([projected_key, projected_value], axis=1)  # (B, 2, S, Nkv, H)
 
     def compute_output_shape(self, query_shape, value_shape, key_shape=None):
         value_shape = tuple(value_shape)
         key_shape = value_shape if key_shape is None else tuple(key_shape)
-        _check_key_value_shapes(key_shape, value_shape)
+        check_key_value_shapes(key_shape, value_shape)
         return tuple(query_shape)
 
-    def compute_output_spec(
-        self,
-        query,
-        value,
-        key=None,
-        query_mask=None,
-        value_mask=None,
-        key_mask=None,
-        attention_mask=None,
-        return_attention_scores=False,
-        training=None,
-        use_causal_mask=False,
-        cache=None,
-        cache_update_index=None,
-    ):
+    def compute_output_spec(self, *args, **kwargs):
+        arguments = call_arguments(self.call, args, kwargs)
+        query, value, key = arguments["query"], arguments["value"], arguments["key"]
+        cache = arguments["cache"]
+        return_attention_scores = arguments["return_attention_scores"]
         key_shape = None if key is None else key.shape
         output_shape = self.compute_output_shape(query.shape, value.shape, key_shape)
         results = [keras.KerasTensor(output_shape, dtype=self.compute_dtype)]
@@ -551,13 +544,8 @@ class GroupQueryAttention(keras.layers.Layer):
                 "use_bias": self.use_bias,
                 "sliding_window": self.sliding_window,
                 "flash_attention": self.flash_attention,
-                "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
-                "bias_initializer": keras.initializers.serialize(self.bias_initializer),
-                "kernel_regularizer": keras.regularizers.serialize(self.kernel_regularizer),
-                "bias_regularizer": keras.regularizers.serialize(self.bias_regularizer),
+                **projection_settings_config(self, constraints=True),
                 "activity_regularizer": keras.regularizers.serialize(self.activity_regularizer),
-                "kernel_constraint": keras.constraints.serialize(self.kernel_constraint),
-                "bias_constraint": keras.constraints.serialize(self.bias_constraint),
                 "use_gate": self.use_gate,
                 "seed": self.seed,
                 "implementation": self.implementation,
@@ -570,34 +558,3 @@ class GroupQueryAttention(keras.layers.Layer):
 # keras exports the class as `GroupQueryAttention` and defines it as
 # `GroupedQueryAttention`; both names work here too.
 GroupedQueryAttention = GroupQueryAttention
-
-
-def _check_flash_attention(flash_attention, implementation):
-    """`flash_attention` is None or a bool that agrees with `implementation`."""
-    if flash_attention is None:
-        return
-    check_bool("flash_attention", flash_attention)
-    if flash_attention and implementation not in ("auto", "fused"):
-        raise ValueError(
-            '`flash_attention=True` needs implementation="auto" or "fused". '
-            f"Received: implementation={implementation!r}"
-        )
-    if not flash_attention and implementation == "fused":
-        raise ValueError(
-            '`flash_attention=False` contradicts implementation="fused". '
-            f"Received: flash_attention={flash_attention}"
-        )
-
-
-def _check_key_value_shapes(key_shape, value_shape):
-    if len(key_shape) != len(value_shape) or not all(
-        _sizes_match(k, v) for k, v in zip(key_shape[:-1], value_shape[:-1])
-    ):
-        raise ValueError(
-            "The batch and length of `key` and `value` (all axes but the last) must be "
-            f"equal. Received: key_shape={tuple(key_shape)}, value_shape={tuple(value_shape)}"
-        )
-
-
-def _sizes_match(a, b):
-    return a is None or b is None or a == b

@@ -7,6 +7,10 @@ import string
 import keras
 from keras import ops
 
+from keras_attention.layers.head_attention_checks import check_flash_attention
+from keras_attention.layers.head_attention_checks import check_key_value_shapes
+from keras_attention.layers.head_attention_checks import sizes_match
+from keras_attention.layers.head_attention_checks import without_keras_mask
 from keras_attention.layers.projection_settings import projection_settings_config
 from keras_attention.layers.projection_settings import projection_sublayer_kwargs
 from keras_attention.layers.projection_settings import set_projection_settings
@@ -179,21 +183,7 @@ class MultiHeadAttention(keras.layers.Layer):
         check_implementation(implementation)
         check_rotary(rotary_max_wavelength, key_dim)
         check_seed(seed)
-        if flash_attention is not None and not isinstance(flash_attention, bool):
-            raise ValueError(
-                f"`flash_attention` must be None, True or False. "
-                f"Received: flash_attention={flash_attention!r}"
-            )
-        if flash_attention is True and implementation not in ("auto", "fused"):
-            raise ValueError(
-                '`flash_attention=True` needs implementation="auto" or "fused". '
-                f"Received: implementation={implementation!r}"
-            )
-        if flash_attention is False and implementation == "fused":
-            raise ValueError(
-                '`flash_attention=False` contradicts implementation="fused". '
-                f"Received: flash_attention={flash_attention}"
-            )
+        check_flash_attention(flash_attention, implementation)
         # Kept private as in keras: a public `output_shape` attribute is read
         # by `Model.summary()` as the layer's output shape.
         self._output_shape = _normalize_output_shape(output_shape)
@@ -287,7 +277,7 @@ class MultiHeadAttention(keras.layers.Layer):
         query_shape = tuple(query_shape)
         value_shape = tuple(value_shape)
         key_shape = value_shape if key_shape is None else tuple(key_shape)
-        _check_key_value_shapes(key_shape, value_shape)
+        check_key_value_shapes(key_shape, value_shape)
         rank = len(query_shape)
         if rank < 3:
             raise ValueError(
@@ -307,7 +297,7 @@ class MultiHeadAttention(keras.layers.Layer):
                 )
         self._free_axes, self._resolved_axes = self._resolve_axes(rank)
         for axis in self._free_axes:
-            if not _sizes_match(query_shape[axis], value_shape[axis]):
+            if not sizes_match(query_shape[axis], value_shape[axis]):
                 raise ValueError(
                     f"`query` and `value` must have the same size on axis {axis}, which is "
                     f"not an attention axis. Received: query_shape={query_shape}, "
@@ -393,9 +383,9 @@ class MultiHeadAttention(keras.layers.Layer):
             )
         if key is None:
             key = value
-        query = _without_keras_mask(query)
-        value = _without_keras_mask(value)
-        key = _without_keras_mask(key)
+        query = without_keras_mask(query)
+        value = without_keras_mask(value)
+        key = without_keras_mask(key)
 
         # A subclass that overrides `_compute_attention` (keras' documented
         # extension point) gets the attention step with keras' arguments.
@@ -651,8 +641,8 @@ class MultiHeadAttention(keras.layers.Layer):
                 "A cache stacks keys and values, so it needs value_dim == key_dim. "
                 f"Received: key_dim={self.key_dim}, value_dim={self.value_dim}"
             )
-        projected_key = self._rotate(self._key_dense(_without_keras_mask(key)), 0)  # (B, S, N, Dk)
-        projected_value = self._value_dense(_without_keras_mask(value))  # (B, S, N, Dv)
+        projected_key = self._rotate(self._key_dense(without_keras_mask(key)), 0)  # (B, S, N, Dk)
+        projected_value = self._value_dense(without_keras_mask(value))  # (B, S, N, Dv)
         return ops.stack([projected_key, projected_value], axis=1)  # (B, 2, S, N, Dk)
 
     def _project_query(self, query):
@@ -701,7 +691,7 @@ class MultiHeadAttention(keras.layers.Layer):
             )
         expected = (None, 2, None, self.num_heads, self.key_dim)
         shape = tuple(cache.shape)
-        if len(shape) != 5 or not all(_sizes_match(a, b) for a, b in zip(shape, expected)):
+        if len(shape) != 5 or not all(sizes_match(a, b) for a, b in zip(shape, expected)):
             raise ValueError(
                 "`cache` must have shape (batch, 2, max_length, num_heads, key_dim) = "
                 f"(B, 2, S, {self.num_heads}, {self.key_dim}). Received: cache.shape={shape}"
@@ -794,7 +784,7 @@ class MultiHeadAttention(keras.layers.Layer):
         query_shape = tuple(query_shape)
         value_shape = tuple(value_shape)
         key_shape = value_shape if key_shape is None else tuple(key_shape)
-        _check_key_value_shapes(key_shape, value_shape)
+        check_key_value_shapes(key_shape, value_shape)
         if self._output_shape:
             return query_shape[:-1] + tuple(self._output_shape)
         return query_shape
@@ -909,21 +899,6 @@ def _normalize_attention_axes(attention_axes):
     return tuple(int(axis) for axis in axes)
 
 
-def _check_key_value_shapes(key_shape, value_shape):
-    same_rank = len(key_shape) == len(value_shape)
-    if not same_rank or not all(
-        _sizes_match(k, v) for k, v in zip(key_shape[:-1], value_shape[:-1])
-    ):
-        raise ValueError(
-            "All dimensions of `key` and `value` except the last one must be equal. "
-            f"Received: key_shape={tuple(key_shape)}, value_shape={tuple(value_shape)}"
-        )
-
-
-def _sizes_match(a, b):
-    return a is None or b is None or a == b
-
-
 def _expand_to_scores_rank(mask, target, num_attention_axes):
     """Insert head/free axes into `mask` as keras does, then check it broadcasts."""
     received = tuple(mask.shape)
@@ -971,15 +946,6 @@ def _product(sizes):
     for size in sizes:
         result = result * size
     return result
-
-
-def _without_keras_mask(tensor):
-    # Keras attaches an input's padding mask to the tensor; this layer turns it
-    # into an attention mask itself, so the projections (which do not support
-    # masking and would warn) get a mask-free alias.
-    if getattr(tensor, "_keras_mask", None) is None:
-        return tensor
-    return ops.copy(tensor)
 
 
 def _projection_equation(free_dims, bound_dims, output_dims):
