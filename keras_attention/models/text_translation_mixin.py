@@ -1,13 +1,17 @@
 """`translate(texts, ...)`: strings in, strings out, for the translator models."""
 
+import keras
 import numpy as np
+
+from keras_attention.models.constructor_config import check_sizes_and_dropout
 
 
 class TextTranslationMixin:
     """Adds `translate` to a model that implements the decoding protocol.
 
     The model (a `keras.Model` listing this class first among its bases)
-    provides `encode`, `initial_cache`, `step`, `vocabulary_size` and
+    provides `encode`, `initial_cache`, `step`, `target_vocabulary_size`
+    (this class makes it the decoding protocol's `vocabulary_size`) and
     `max_length`, and may give `max_source_length` / `max_target_length`
     (the default lengths of `translate`; None where the model has no limit).
 
@@ -18,6 +22,24 @@ class TextTranslationMixin:
     >>> issubclass(RNNAttentionTranslator, TextTranslationMixin)
     True
     """
+
+    @property
+    def vocabulary_size(self):
+        """Number of target token ids: the last axis of `step`'s logits."""
+        return self.target_vocabulary_size
+
+    @staticmethod
+    def _check_translator_arguments(arguments, sizes):
+        """Checks `dropout`, the vocabulary sizes and the other `sizes` named in `arguments`."""
+        vocabularies = ("source_vocabulary_size", "target_vocabulary_size")
+        check_sizes_and_dropout(arguments, vocabularies + tuple(sizes))
+
+    @staticmethod
+    def _translation_inputs():
+        """The symbolic `(source, target)` id inputs `(B, S)`, `(B, T)` of the graph."""
+        source = keras.Input((None,), dtype="int32", name="source")
+        target = keras.Input((None,), dtype="int32", name="target")
+        return source, target
 
     def translate(
         self,

@@ -7,22 +7,22 @@ import keras
 import numpy as np
 from keras import ops
 
+from keras_attention.generation.decoder_adapter import MEMORY_MASK
 from keras_attention.layers.token_and_position_embedding import TokenAndPositionEmbedding
 from keras_attention.layers.transformer_decoder_block import TransformerDecoderBlock
 from keras_attention.layers.transformer_encoder_block import TransformerEncoderBlock
+from keras_attention.models import transformer_decoding
+from keras_attention.models.constructor_config import ConstructorConfig
+from keras_attention.models.constructor_config import model_builder
 from keras_attention.models.text_translation_mixin import TextTranslationMixin
+from keras_attention.models.transformer_decoding import MEMORY
 from keras_attention.ops.masks import PADDING_ID
 from keras_attention.validation import check_bool
 from keras_attention.validation import check_positive_int
-from keras_attention.validation import check_rate
-
-# Entries of the dict `encode` returns (the decoding protocol's "memory_mask" included).
-MEMORY = "memory"
-MEMORY_MASK = "memory_mask"
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
-class TransformerTranslator(TextTranslationMixin, keras.Model):
+class TransformerTranslator(TextTranslationMixin, ConstructorConfig, keras.Model):
     """An encoder-decoder Transformer for sequence-to-sequence translation.
 
     The model of Vaswani et al. 2017 (https://arxiv.org/abs/1706.03762),
@@ -105,31 +105,23 @@ class TransformerTranslator(TextTranslationMixin, keras.Model):
         norm_first=False,
         **kwargs,
     ):
-        for argument, value in (
-            ("source_vocabulary_size", source_vocabulary_size),
-            ("target_vocabulary_size", target_vocabulary_size),
-            ("max_source_length", max_source_length),
-            ("max_target_length", max_target_length),
-            ("hidden_dim", hidden_dim),
-            ("num_layers", num_layers),
-            ("num_heads", num_heads),
-            ("intermediate_dim", intermediate_dim),
-        ):
-            check_positive_int(argument, value)
+        self._check_translator_arguments(
+            locals(),
+            ("max_source_length", "max_target_length", "hidden_dim", "num_layers", "num_heads"),
+        )
+        check_positive_int("intermediate_dim", intermediate_dim)
         if hidden_dim % num_heads:
             raise ValueError(
                 "`hidden_dim` must be a multiple of `num_heads`. "
                 f"Received: hidden_dim={hidden_dim}, num_heads={num_heads}"
             )
-        check_rate("dropout", dropout)
         check_bool("norm_first", norm_first)
         kwargs.setdefault("name", "transformer_translator")
 
         # === Layers, wired as they are made ===
         # Each layer is made just before its first call, so that a seeded run
         # draws the same initial weights as the layer-by-layer builder did.
-        source = keras.Input((None,), dtype="int32", name="source")
-        target = keras.Input((None,), dtype="int32", name="target")
+        source, target = self._translation_inputs()
         # Explicit boolean masks (True = a real token) rather than Keras masks, so
         # that the logits carry no mask and the loss alone decides what counts.
         source_mask = ops.not_equal(source, PADDING_ID)  # (B, S)
@@ -187,45 +179,9 @@ class TransformerTranslator(TextTranslationMixin, keras.Model):
         logits = self.logits_layer(y)  # (B, T, V)
         super().__init__(inputs={"source": source, "target": target}, outputs=logits, **kwargs)
 
-        # === Config ===
-        self.source_vocabulary_size = source_vocabulary_size
-        self.target_vocabulary_size = target_vocabulary_size
-        self.max_source_length = max_source_length
-        self.max_target_length = max_target_length
-        self.hidden_dim = hidden_dim
-        self.num_layers = num_layers
-        self.num_heads = num_heads
-        self.intermediate_dim = intermediate_dim
-        self.dropout = dropout
-        self.norm_first = norm_first
-
-    def get_config(self):
-        # Not the functional graph: the constructor rebuilds it from these.
-        return {
-            "name": self.name,
-            "trainable": self.trainable,
-            "source_vocabulary_size": self.source_vocabulary_size,
-            "target_vocabulary_size": self.target_vocabulary_size,
-            "max_source_length": self.max_source_length,
-            "max_target_length": self.max_target_length,
-            "hidden_dim": self.hidden_dim,
-            "num_layers": self.num_layers,
-            "num_heads": self.num_heads,
-            "intermediate_dim": self.intermediate_dim,
-            "dropout": self.dropout,
-            "norm_first": self.norm_first,
-        }
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
+        self.keep_config(locals())
 
     # === Decoding protocol (keras_attention.generation) ===
-
-    @property
-    def vocabulary_size(self):
-        """Number of target token ids: the last axis of `step`'s logits."""
-        return self.target_vocabulary_size
 
     @property
     def max_length(self):
@@ -245,8 +201,7 @@ class TransformerTranslator(TextTranslationMixin, keras.Model):
         source_mask = ops.not_equal(source, PADDING_ID)  # (B, S)
         x, _ = self._run_encoder(source, source_mask, return_attention_scores=False)
         state = {MEMORY: x, MEMORY_MASK: source_mask}
-        for index, block in enumerate(self.decoder_blocks):
-            state[f"cross_attention_cache_{index}"] = block.compute_cross_attention_cache(x)
+        state.update(transformer_decoding.cross_attention_caches(self.decoder_blocks, x))
         return state
 
     def _run_encoder(self, source, source_mask, return_attention_scores):
@@ -330,12 +285,9 @@ class TransformerTranslator(TextTranslationMixin, keras.Model):
             dict of `"self_attention_cache_<i>"`
             `(batch_size, 2, max_length, heads, key_dim)` zeros.
         """
-        cache = {}
-        for index, block in enumerate(self.decoder_blocks):
-            key_dim = block.key_dim or self.target_embedding.embedding_dim // block.num_heads
-            shape = (batch_size, 2, max_length, block.num_heads, key_dim)
-            cache[f"self_attention_cache_{index}"] = ops.zeros(shape, block.compute_dtype)
-        return cache
+        return transformer_decoding.empty_self_attention_caches(
+            self.decoder_blocks, self.target_embedding.embedding_dim, batch_size, max_length
+        )
 
     def step(self, token_ids, index, cache, encoder_state):
         """Decodes position `index` from the token `(B,)` there.
@@ -351,41 +303,22 @@ class TransformerTranslator(TextTranslationMixin, keras.Model):
         """
         tokens = ops.cast(token_ids, "int32")[:, None]  # (B, 1)
         y = self.target_embedding(tokens, start_index=index)  # (B, 1, D)
-        new_cache = {}
-        for number, block in enumerate(self.decoder_blocks):
-            name = f"self_attention_cache_{number}"
-            y, _, cross_scores, new_cache[name], _ = block(
-                y,
-                encoder_state[MEMORY],
-                context_padding_mask=encoder_state[MEMORY_MASK],
-                self_attention_cache=cache[name],
-                self_attention_cache_update_index=index,
-                cross_attention_cache=encoder_state[f"cross_attention_cache_{number}"],
-                return_attention_scores=True,
-                training=False,
-            )
+        y, new_cache, attention = transformer_decoding.decode_token(
+            self.decoder_blocks,
+            y,
+            index,
+            cache,
+            encoder_state,
+            context_padding_mask=encoder_state[MEMORY_MASK],
+        )
         if self.decoder_final_norm is not None:
             y = self.decoder_final_norm(y)
         logits = self.logits_layer(y)[:, 0]  # (B, 1, V) -> (B, V)
-        # cross_scores (B, heads, 1, S) -> (B, S)
-        attention = ops.mean(ops.cast(cross_scores[:, :, 0], "float32"), axis=1)
         return logits, new_cache, attention
 
 
-def transformer_translator(
-    *,
-    source_vocabulary_size,
-    target_vocabulary_size,
-    max_source_length,
-    max_target_length,
-    hidden_dim=128,
-    num_layers=2,
-    num_heads=4,
-    intermediate_dim=512,
-    dropout=0.1,
-    norm_first=False,
-    name="transformer_translator",
-):
+@model_builder(TransformerTranslator, "transformer_translator")
+def transformer_translator():
     """Builds a `TransformerTranslator` (keyword arguments only).
 
     See `TransformerTranslator` for the architecture and the arguments.
@@ -407,16 +340,3 @@ def transformer_translator(
     ...                                    "target": np.array([[1]])}).shape)
     ('TransformerTranslator', (1, 1, 30))
     """
-    return TransformerTranslator(
-        source_vocabulary_size=source_vocabulary_size,
-        target_vocabulary_size=target_vocabulary_size,
-        max_source_length=max_source_length,
-        max_target_length=max_target_length,
-        hidden_dim=hidden_dim,
-        num_layers=num_layers,
-        num_heads=num_heads,
-        intermediate_dim=intermediate_dim,
-        dropout=dropout,
-        norm_first=norm_first,
-        name=name,
-    )
