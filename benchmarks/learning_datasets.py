@@ -40,6 +40,8 @@ import os
 import numpy as np
 from PIL import Image
 
+from keras_attention.data.image_arguments import int_pair
+
 CAPTIONS_FILE = "captions.tsv"
 BOXES_FILE = "boxes.json"
 DIGIT_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
@@ -133,21 +135,13 @@ GLYPH_STROKES = {
 
 
 def _size_pair(size, name):
-    if isinstance(size, (int, np.integer)) and not isinstance(size, bool):
-        pair = (int(size), int(size))
-    elif isinstance(size, (tuple, list)) and len(size) == 2:
-        pair = tuple(size)
-    else:
-        pair = None
-    if pair is None or not all(
-        isinstance(side, (int, np.integer)) and not isinstance(side, bool) and side >= 4
-        for side in pair
-    ):
+    pair = int_pair(size)
+    if pair is None or min(pair) < 4:
         raise ValueError(
             f"`{name}` must be an int >= 4 or a (height, width) pair of ints >= 4. "
             f"Received: {name}={size!r}"
         )
-    return int(pair[0]), int(pair[1])
+    return pair
 
 
 def _check_count(value, name, minimum=1):
@@ -255,22 +249,13 @@ def _tight_box(mask, row0, col0):
 
 def _count_range(value, name):
     """An int or a `(min, max)` pair -> `(min, max)` of ints >= 1."""
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-        pair = (int(value), int(value))
-    elif isinstance(value, (tuple, list)) and len(value) == 2:
-        pair = tuple(value)
-    else:
-        pair = None
-    if (
-        pair is None
-        or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in pair)
-        or not 1 <= pair[0] <= pair[1]
-    ):
+    pair = int_pair(value)
+    if pair is None or not 1 <= pair[0] <= pair[1]:
         raise ValueError(
             f"`{name}` must be an int >= 1 or a (min, max) pair with 1 <= min <= max. "
             f"Received: {name}={value!r}"
         )
-    return int(pair[0]), int(pair[1])
+    return pair
 
 
 def _compose(ink_layers, colours, background, noise, rng):
