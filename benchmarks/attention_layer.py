@@ -13,8 +13,6 @@ for the weights and the input. Configurations: lengths 256 and 1024, inside
 Before timing, the forward outputs of both layers are checked to agree.
 """
 
-import sys
-
 import numpy as np
 
 from benchmarks import layer_comparison
@@ -69,12 +67,7 @@ def _prepare(settings, length, options, jit_compile):
     ours, theirs = _layers(settings["width"], settings["heads"], options["dropout"])
     shape = (settings["batch"], length, settings["width"])
     inputs = tf.constant(np.random.default_rng(0).normal(size=shape).astype("float32"))
-    theirs(inputs, inputs)
-    ours(inputs, inputs)
-    ours.set_weights(theirs.get_weights())
-    error = layer_comparison.check_agreement(
-        theirs(inputs, inputs, training=False), ours(inputs, inputs, training=False), "keras"
-    )
+    error = layer_comparison.copy_weights_and_compare(ours, theirs, (inputs, inputs), "keras")
     scores = options["return_attention_scores"]
     steps = {
         "ours": _train_step(ours, inputs, jit_compile, scores),
@@ -83,18 +76,10 @@ def _prepare(settings, length, options, jit_compile):
     return steps, error
 
 
-def run(quick=False, device="cpu"):
-    """Times every configuration (`quick`: the smoke test's tiny sizes) on "cpu" or "gpu".
-
-    Returns the JSON payload of results/attention_layer.json (see benchmarks/README.md).
-    """
-    return layer_comparison.run_comparison(
-        "attention_layer",
-        TITLE,
-        sys.modules[__name__],
-        quick,
-        device,
-        "keras",
-        _prepare,
-        "median of per-round ratios, rounds alternate the order of the two layers.",
-    )
+run = layer_comparison.comparison_runner(
+    "attention_layer",
+    TITLE,
+    "keras",
+    _prepare,
+    "median of per-round ratios, rounds alternate the order of the two layers.",
+)

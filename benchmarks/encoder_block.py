@@ -9,8 +9,6 @@ every sequence is padding) and "dropout 0.1" (training). The forward outputs
 of both blocks (inference mode) are checked to agree before timing.
 """
 
-import sys
-
 import numpy as np
 
 from benchmarks import layer_comparison
@@ -92,33 +90,19 @@ def _prepare(settings, length, options, jit_compile):
     """Both blocks with the same weights, their agreement and their compiled steps."""
     ours, theirs = _blocks(settings, options["dropout"])
     inputs, padding_mask = _inputs(settings, length, options["padding"])
-    theirs(inputs)
-    ours(inputs)
-    ours.set_weights(theirs.get_weights())
-    error = layer_comparison.check_agreement(
-        theirs(inputs, padding_mask=padding_mask, training=False),
-        ours(inputs, padding_mask=padding_mask, training=False),
-        "keras-hub",
+    error = layer_comparison.copy_weights_and_compare(
+        ours, theirs, (inputs,), "keras-hub", padding_mask=padding_mask
     )
-    steps = {
+    return {
         "ours": _train_step(ours, inputs, padding_mask, jit_compile),
         "keras_hub": _train_step(theirs, inputs, padding_mask, jit_compile),
-    }
-    return steps, error
+    }, error
 
 
-def run(quick=False, device="cpu"):
-    """Times every configuration (`quick`: the smoke test's tiny sizes) on "cpu" or "gpu".
-
-    Returns the JSON payload of results/encoder_block.json (see benchmarks/README.md).
-    """
-    return layer_comparison.run_comparison(
-        "encoder_block",
-        TITLE,
-        sys.modules[__name__],
-        quick,
-        device,
-        "keras_hub",
-        _prepare,
-        "a step is forward, backward and an Adam update; median of per-round ratios.",
-    )
+run = layer_comparison.comparison_runner(
+    "encoder_block",
+    TITLE,
+    "keras_hub",
+    _prepare,
+    "a step is forward, backward and an Adam update; median of per-round ratios.",
+)

@@ -7,6 +7,8 @@ the peer's weights into ours, check that the forward outputs agree, then
 time a compiled training step of each and keep the paired ratio.
 """
 
+import sys
+
 import numpy as np
 
 from benchmarks import timing
@@ -20,25 +22,46 @@ def check_agreement(expected, received, peer):
     return error
 
 
-def run_comparison(name, title, module, quick, device, peer, prepare, note):
-    """Times ours against `peer` in every case of `module`; returns the JSON payload.
+def copy_weights_and_compare(ours, theirs, inputs, peer, **call_arguments):
+    """Builds both layers on `inputs`, copies the peer's weights into ours and
+    returns the largest difference of their inference outputs (`check_agreement`)."""
+    theirs(*inputs)
+    ours(*inputs)
+    ours.set_weights(theirs.get_weights())
+    expected = theirs(*inputs, training=False, **call_arguments)
+    return check_agreement(expected, ours(*inputs, training=False, **call_arguments), peer)
+
+
+def comparison_runner(name, title, peer, prepare, note):
+    """The `run(quick=False, device="cpu")` of a benchmark of ours against `peer`.
 
     Args:
         name: the benchmark's name (its results/<name>.json).
         title: the payload's title.
-        module: the benchmark module, with `FULL` and `QUICK` settings
-            (`batch`, `lengths`, `width`, `heads`, `warmup`, `repeats`, ...),
-            `VARIANTS` (name -> options) and `QUICK_CASES`.
-        quick: tiny sizes and few repetitions (for the smoke test).
-        device: "cpu" or "gpu".
         peer: the label of the peer's timings ("keras", "keras_hub").
         prepare: `(settings, length, options, jit_compile) -> (steps, error)`,
             `steps` the compiled steps `{"ours": ..., peer: ...}` and `error`
             the forward outputs' largest difference; called with the seed set.
+            Its module holds the cases: `FULL` and `QUICK` settings (`batch`,
+            `lengths`, `width`, `heads`, `warmup`, `repeats`, ...),
+            `VARIANTS` (name -> options) and `QUICK_CASES`.
         note: what the ratio measures, for the payload's notes.
     """
+
+    def run(quick=False, device="cpu"):
+        return _run_comparison(name, title, prepare, quick, device, peer, note)
+
+    run.__doc__ = (
+        f"Times every configuration of {name} (`quick`: the smoke test's tiny sizes) on "
+        f'"cpu" or "gpu"; returns the JSON payload of results/{name}.json.'
+    )
+    return run
+
+
+def _run_comparison(name, title, prepare, quick, device, peer, note):
     import keras
 
+    module = sys.modules[prepare.__module__]
     settings = module.QUICK if quick else module.FULL
     cases = module.QUICK_CASES
     if not quick:

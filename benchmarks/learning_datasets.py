@@ -283,7 +283,9 @@ def _ink_colours(count, colour, rng):
     return tuple(background), inks
 
 
-def _write_caption_folder(directory, images, captions, boxes):
+def _write_caption_folder(directory, images, captions, boxes, **details):
+    """Writes the images, captions.tsv and boxes.json; returns the folder's
+    description: its paths, the number of images and `details`."""
     os.makedirs(directory, exist_ok=True)
     names = []
     for index, image in enumerate(images):
@@ -297,7 +299,13 @@ def _write_caption_folder(directory, images, captions, boxes):
     boxes_path = os.path.join(directory, BOXES_FILE)
     with open(boxes_path, "w", encoding="utf-8") as handle:
         json.dump(dict(zip(names, boxes)), handle)
-    return names, captions_path, boxes_path
+    return {
+        "directory": directory,
+        "captions_path": captions_path,
+        "boxes_path": boxes_path,
+        "num_images": len(images),
+        **details,
+    }
 
 
 def make_glyph_caption_folder(
@@ -401,16 +409,8 @@ def make_glyph_caption_folder(
         images.append(_compose(layers, inks, background, noise, rng))
         captions.append(" ".join(words[label] for label in labels))
         boxes.append(image_boxes)
-    _, captions_path, boxes_path = _write_caption_folder(directory, images, captions, boxes)
-    return {
-        "directory": directory,
-        "captions_path": captions_path,
-        "boxes_path": boxes_path,
-        "num_images": num_images,
-        "image_size": (height, width),
-        "words": list(words),
-        "caption_lengths": (low, high),
-    }
+    sizes = {"image_size": (height, width), "caption_lengths": (low, high)}
+    return _write_caption_folder(directory, images, captions, boxes, words=list(words), **sizes)
 
 
 def make_glyph_classification_folder(
@@ -654,17 +654,11 @@ def make_object_scene_caption_folder(
         images.append(_compose(layers, colours, tuple(background), noise, rng))
         captions.append(" ".join(words))
         boxes.append(image_boxes)
-    _, captions_path, boxes_path = _write_caption_folder(directory, images, captions, boxes)
     relation_words = sorted({w for relation in _RELATIONS.values() for w in relation.split()})
-    return {
-        "directory": directory,
-        "captions_path": captions_path,
-        "boxes_path": boxes_path,
-        "num_images": num_images,
-        "image_size": (height, width),
-        "words": list(names) + relation_words,
-        "caption_lengths": (1 + 2 * (low - 1), 1 + 3 * (high - 1)),
-    }
+    lengths = (1 + 2 * (low - 1), 1 + 3 * (high - 1))
+    sizes = {"image_size": (height, width), "caption_lengths": lengths}
+    words = list(names) + relation_words
+    return _write_caption_folder(directory, images, captions, boxes, words=words, **sizes)
 
 
 # ---------------------------------------------------------------------------
