@@ -34,6 +34,19 @@ class ImageCaptioner(ConstructorConfig, keras.Model):
     resized to) and `grid_size` (the `(h, w)` of the attention maps), and
     `caption_attention(inputs)`, the teacher-forced logits and attention maps.
 
+    One decoding step, as greedy and beam search run it:
+
+    >>> import numpy as np
+    >>> from keras_attention.models.transformer_captioner import TransformerCaptioner
+    >>> model = TransformerCaptioner(
+    ...     vocabulary_size=20, max_caption_length=8, image_size=16, hidden_dim=16,
+    ...     num_layers=1, num_heads=2, intermediate_dim=32)
+    >>> state = model.encode(np.zeros((2, 16, 16, 3), "float32"))
+    >>> cache = model.initial_cache(state, batch_size=2, max_length=6)
+    >>> logits, cache, attention = model.step(np.array([2, 2]), 0, cache, state)
+    >>> tuple(logits.shape), tuple(attention.shape)  # attention over the 4x4 grid
+    ((2, 20), (2, 4, 4))
+
     This class adds `caption(images, encoder)`, which captions raw images as
     the exported SavedModel does. The model holds no tokenizer: the caption
     encoder the training captions were made with is passed to `caption`, as
@@ -113,11 +126,10 @@ class ImageCaptioner(ConstructorConfig, keras.Model):
         Example:
 
         >>> import numpy as np
-        >>> from keras_attention.models.transformer_captioner import TransformerCaptioner
+        >>> import keras_attention as ka
+        >>> model = ka.models.ShowAttendTellCaptioner(vocabulary_size=7, max_caption_length=5,
+        ...     image_size=16, embedding_dim=8, units=16, attention_units=8)
         >>> vocabulary = ["[PAD]", "[UNK]", "[START]", "[END]", "a", "red", "circle"]
-        >>> model = TransformerCaptioner(
-        ...     vocabulary_size=7, max_caption_length=5, image_size=16, hidden_dim=16,
-        ...     num_layers=1, num_heads=2, intermediate_dim=32)
         >>> captions, attention, words = model.caption(
         ...     np.zeros((2, 30, 20, 3), "uint8"), vocabulary, max_length=4,
         ...     return_attention=True, decode_batch_size=2)

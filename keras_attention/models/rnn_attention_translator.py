@@ -53,15 +53,8 @@ class RNNAttentionTranslator(TextTranslationMixin, ConstructorConfig, keras.Mode
     each decoder output to float32 logits. Id 0 is padding: padded source
     tokens are skipped by the encoder and hidden from the attention.
 
-    A functional `keras.Model` built from `keras.Input`s, so `summary()`,
-    `fit` (with `jit_compile=True`) and `.keras` files work as for any
-    functional model; a re-loaded file is an `RNNAttentionTranslator` again.
-    Besides the teacher-forced forward pass it implements the decoding
-    protocol of `keras_attention.generation` (`vocabulary_size`,
-    `max_length`, `encode`, `initial_cache`, `step`): `greedy_search`,
-    `beam_search` and `export_translator` take the model itself, and
-    `translate` turns strings into strings with the source and target
-    tokenizers it is given.
+    A functional model that decodes itself, as every translator
+    (`TextTranslationMixin` says what they share).
 
     Args:
         source_vocabulary_size: number of source token ids.
@@ -136,12 +129,10 @@ class RNNAttentionTranslator(TextTranslationMixin, ConstructorConfig, keras.Mode
         # draws the same initial weights as the layer-by-layer builder did.
         source, target = self._translation_inputs()
         source_mask = ops.not_equal(source, PADDING_ID)  # (B, S)
-        self.source_embedding = keras.layers.Embedding(
+        embedding = keras.layers.Embedding(
             source_vocabulary_size, embedding_dim, name="source_embedding"
         )
-        x = self.source_embedding(source)  # (B, S, E)
-        self.source_dropout = keras.layers.Dropout(dropout, name="source_embedding_dropout")
-        x = self.source_dropout(x)
+        x = self._embed_with_dropout("source", embedding, source, dropout)  # (B, S, E)
         self.source_encoder = keras.layers.Bidirectional(
             recurrent_layer(units, return_sequences=True, return_state=True),
             name="source_encoder",
@@ -154,12 +145,10 @@ class RNNAttentionTranslator(TextTranslationMixin, ConstructorConfig, keras.Mode
         ]
         memory, initial_state = self._encode_source(x, source_mask)
 
-        self.target_embedding = keras.layers.Embedding(
+        embedding = keras.layers.Embedding(
             target_vocabulary_size, embedding_dim, name="target_embedding"
         )
-        y = self.target_embedding(target)  # (B, T, E)
-        self.target_dropout = keras.layers.Dropout(dropout, name="target_embedding_dropout")
-        y = self.target_dropout(y)
+        y = self._embed_with_dropout("target", embedding, target, dropout)  # (B, T, E)
         self.attention_decoder = AttentionDecoder(
             cell_class(units),
             _attention_layer(attention, units),
@@ -172,11 +161,7 @@ class RNNAttentionTranslator(TextTranslationMixin, ConstructorConfig, keras.Mode
         )
         self.output_dropout = keras.layers.Dropout(dropout, name="decoder_output_dropout")
         decoded = self.output_dropout(decoded)
-        # float32 logits even under mixed precision: a stable softmax and loss.
-        self.logits_layer = keras.layers.Dense(
-            target_vocabulary_size, dtype="float32", name="logits"
-        )
-        logits = self.logits_layer(decoded)  # (B, T, V)
+        logits = self._logits(decoded, target_vocabulary_size)  # (B, T, V)
         super().__init__(inputs={"source": source, "target": target}, outputs=logits, **kwargs)
 
         self.keep_config(locals())
@@ -241,35 +226,19 @@ class RNNAttentionTranslator(TextTranslationMixin, ConstructorConfig, keras.Mode
             attention being the decoder's alignment on the source.
         """
         embedded = self.target_embedding(ops.cast(token_ids, "int32"))  # (B, E)
+        source_mask = encoder_state[MEMORY_MASK]  # (B, S)
         output, new_cache, alignment = recurrent_decoding.decoder_step(
-            self.attention_decoder,
-            embedded,
-            cache,
-            encoder_state,
-            memory_mask=encoder_state[MEMORY_MASK],
+            self.attention_decoder, embedded, cache, encoder_state, memory_mask=source_mask
         )
         return self.logits_layer(output), new_cache, alignment  # logits (B, V)
 
 
 @model_builder(RNNAttentionTranslator, "rnn_attention_translator")
 def rnn_attention_translator():
-    """Builds an `RNNAttentionTranslator` (keyword arguments only).
-
-    See `RNNAttentionTranslator` for the architecture and the arguments.
-
-    Returns:
-        An `RNNAttentionTranslator` taking `{"source": (B, S) int, "target":
-        (B, T) int}` and returning logits `(B, T, target_vocabulary_size)`
-        in float32.
+    """An `RNNAttentionTranslator` made from keyword arguments (see the class).
 
     Example:
 
-    >>> import numpy as np
-    >>> from keras_attention.models.rnn_attention_translator import rnn_attention_translator
-    >>> model = rnn_attention_translator(
-    ...     source_vocabulary_size=20, target_vocabulary_size=30, embedding_dim=8, units=16,
-    ...     cell="lstm", attention="general", attention_style="luong", input_feeding=True)
-    >>> logits = model({"source": np.array([[5, 6, 7, 0]]), "target": np.array([[1, 9, 4]])})
-    >>> type(model).__name__, tuple(logits.shape)
-    ('RNNAttentionTranslator', (1, 3, 30))
+    >>> rnn_attention_translator(source_vocabulary_size=20, target_vocabulary_size=30).cell
+    'gru'
     """

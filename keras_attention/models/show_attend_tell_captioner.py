@@ -163,11 +163,9 @@ class ShowAttendTellCaptioner(ImageCaptioner):
     ...                 "caption": np.array([[2, 5, 6, 0], [2, 7, 0, 0]])})
     >>> tuple(logits.shape), len(model.losses)  # the attention penalty
     ((2, 4, 20), 1)
-    >>> state = model.encode(np.zeros((2, 16, 16, 3), "float32"))
-    >>> cache = model.initial_cache(state, batch_size=2, max_length=6)
-    >>> logits, cache, attention = model.step(np.array([2, 2]), 0, cache, state)
-    >>> tuple(logits.shape), tuple(attention.shape)  # attention over the 4x4 grid
-    ((2, 20), (2, 4, 4))
+    >>> cache = model.initial_cache(model.encode(np.zeros((2, 16, 16, 3))), 2, 6)
+    >>> sorted(cache)  # the LSTM state [h, c]
+    ['state_0', 'state_1']
     """
 
     def __init__(
@@ -293,12 +291,8 @@ def show_attend_tell_captioner():
 
     Example:
 
-    >>> from keras_attention.models.show_attend_tell_captioner import show_attend_tell_captioner
-    >>> model = show_attend_tell_captioner(
-    ...     vocabulary_size=20, max_caption_length=8, image_size=16, embedding_dim=8,
-    ...     units=16, attention_units=8)
-    >>> type(model).__name__
-    'ShowAttendTellCaptioner'
+    >>> show_attend_tell_captioner(vocabulary_size=20, max_caption_length=8, image_size=16).units
+    256
     """
 
 

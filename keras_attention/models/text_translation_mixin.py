@@ -9,6 +9,16 @@ from keras_attention.models.constructor_config import check_sizes_and_dropout
 class TextTranslationMixin:
     """Adds `translate` to a model that implements the decoding protocol.
 
+    The translators are functional `keras.Model`s built from `keras.Input`s,
+    so `summary()`, `fit` (with `jit_compile=True`) and `.keras` files work
+    as for any functional model, and a re-loaded file is of its class again.
+    Besides the teacher-forced forward pass they implement the decoding
+    protocol of `keras_attention.generation` (`vocabulary_size`,
+    `max_length`, `encode`, `initial_cache`, `step`): `greedy_search`,
+    `beam_search` and `export_translator` take the model itself, and
+    `translate` turns strings into strings with the source and target
+    tokenizers it is given.
+
     The model (a `keras.Model` listing this class first among its bases)
     provides `encode`, `initial_cache`, `step`, `target_vocabulary_size`
     (this class makes it the decoding protocol's `vocabulary_size`) and
@@ -40,6 +50,23 @@ class TextTranslationMixin:
         source = keras.Input((None,), dtype="int32", name="source")
         target = keras.Input((None,), dtype="int32", name="target")
         return source, target
+
+    def _embed_with_dropout(self, side, embedding, ids, dropout):
+        """`embedding(ids)` then dropout, the layers kept as `<side>_embedding`
+        and `<side>_dropout` (made in that order, as seeded weights expect)."""
+        setattr(self, f"{side}_embedding", embedding)
+        embedded = embedding(ids)
+        dropout_layer = keras.layers.Dropout(dropout, name=f"{side}_embedding_dropout")
+        setattr(self, f"{side}_dropout", dropout_layer)
+        return dropout_layer(embedded)
+
+    def _logits(self, decoded, target_vocabulary_size):
+        """The logits layer (kept as `logits_layer`) on the decoder's output: `(B, T, V)`."""
+        # float32 logits even under mixed precision: a stable softmax and loss.
+        self.logits_layer = keras.layers.Dense(
+            target_vocabulary_size, dtype="float32", name="logits"
+        )
+        return self.logits_layer(decoded)
 
     def translate(
         self,

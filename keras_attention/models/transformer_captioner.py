@@ -30,21 +30,15 @@ DECODER_BLOCK_PREFIX = "decoder_block_"
 LOGITS = "logits"
 
 
-def _image_encoder(
-    backbone,
-    image_size,
-    backbone_weights,
-    trainable_backbone,
-    hidden_dim,
-    encoder_layers,
-    num_heads,
-    intermediate_dim,
-    dropout,
-):
+def _image_encoder(backbone, hidden_dim, encoder_layers, block_arguments):
     """Pixels -> image tokens `(B, h * w, hidden_dim)` with 2D positions, maybe
-    self-attended; and the grid `(h, w)`."""
+    self-attended; and the grid `(h, w)`.
+
+    `backbone` is the `image_backbone` model; `block_arguments` the encoder
+    blocks' `num_heads`, `intermediate_dim` and `dropout`.
+    """
     images = keras.Input((None, None, 3), dtype="float32", name="image")
-    features = image_backbone(backbone, image_size, backbone_weights, trainable_backbone)(images)
+    features = backbone(images)
     grid = (int(features.shape[1]), int(features.shape[2]))
     x = keras.layers.Dense(hidden_dim, name="feature_projection")(features)  # (B, h, w, D)
     x = PositionEmbedding2D(
@@ -55,14 +49,9 @@ def _image_encoder(
     )(x)
     tokens_shape = (grid[0] * grid[1], hidden_dim)
     x = keras.layers.Reshape(tokens_shape, name="grid_to_tokens")(x)  # (B, h * w, D)
-    x = keras.layers.Dropout(dropout, name="image_token_dropout")(x)
+    x = keras.layers.Dropout(block_arguments["dropout"], name="image_token_dropout")(x)
     for index in range(encoder_layers):
-        x = TransformerEncoderBlock(
-            num_heads=num_heads,
-            intermediate_dim=intermediate_dim,
-            dropout=dropout,
-            name=f"encoder_block_{index}",
-        )(x)
+        x = TransformerEncoderBlock(**block_arguments, name=f"encoder_block_{index}")(x)
     return keras.Model(images, x, name=IMAGE_ENCODER), grid
 
 
@@ -126,19 +115,13 @@ class TransformerCaptioner(ImageCaptioner):
     Example:
 
     >>> import numpy as np
-    >>> from keras_attention.models.transformer_captioner import TransformerCaptioner
-    >>> model = TransformerCaptioner(
-    ...     vocabulary_size=20, max_caption_length=8, image_size=16, hidden_dim=16,
-    ...     num_layers=1, num_heads=2, intermediate_dim=32)
+    >>> import keras_attention as ka
+    >>> model = ka.models.TransformerCaptioner(vocabulary_size=20, max_caption_length=8,
+    ...     image_size=16, hidden_dim=16, num_layers=1, num_heads=2, intermediate_dim=32)
     >>> logits = model({"image": np.zeros((2, 20, 20, 3), "float32"),
     ...                 "caption": np.array([[2, 5, 6, 0], [2, 7, 0, 0]])})
     >>> tuple(logits.shape)
     (2, 4, 20)
-    >>> state = model.encode(np.zeros((2, 16, 16, 3), "float32"))
-    >>> cache = model.initial_cache(state, batch_size=2, max_length=6)
-    >>> logits, cache, attention = model.step(np.array([2, 2]), 0, cache, state)
-    >>> tuple(logits.shape), tuple(attention.shape)  # attention over the 4x4 grid
-    ((2, 20), (2, 4, 4))
     """
 
     def __init__(
@@ -170,16 +153,16 @@ class TransformerCaptioner(ImageCaptioner):
             )
 
         # === Layers ===
+        block_arguments = {
+            "num_heads": num_heads,
+            "intermediate_dim": intermediate_dim,
+            "dropout": dropout,
+        }
         self.image_encoder, grid_size = _image_encoder(
-            backbone,
-            image_size,
-            backbone_weights,
-            trainable_backbone,
+            image_backbone(backbone, image_size, backbone_weights, trainable_backbone),
             hidden_dim,
             encoder_layers,
-            num_heads,
-            intermediate_dim,
-            dropout,
+            block_arguments,
         )
         self.caption_embedding = TokenAndPositionEmbedding(
             vocabulary_size, max_caption_length, hidden_dim, name=CAPTION_EMBEDDING
@@ -188,12 +171,7 @@ class TransformerCaptioner(ImageCaptioner):
             dropout, name=f"{CAPTION_EMBEDDING}_dropout"
         )
         self.decoder_blocks = [
-            TransformerDecoderBlock(
-                num_heads=num_heads,
-                intermediate_dim=intermediate_dim,
-                dropout=dropout,
-                name=f"{DECODER_BLOCK_PREFIX}{index}",
-            )
+            TransformerDecoderBlock(**block_arguments, name=f"{DECODER_BLOCK_PREFIX}{index}")
             for index in range(num_layers)
         ]
         # float32 logits even under mixed precision: a stable softmax and loss.
@@ -212,14 +190,10 @@ class TransformerCaptioner(ImageCaptioner):
         image_tokens = self.image_encoder(image, training=training)  # (B, h * w, D)
         y = self.caption_embedding(caption)  # (B, T, D)
         y = self.caption_embedding_dropout(y, training=training)
+        options = {"padding_mask": caption_mask, "return_attention_scores": True}
         for block in self.decoder_blocks:
-            y, _, cross_scores = block(
-                y,
-                image_tokens,
-                padding_mask=caption_mask,
-                return_attention_scores=True,
-                training=training,
-            )  # cross_scores (B, heads, T, h * w)
+            # cross_scores (B, heads, T, h * w)
+            y, _, cross_scores = block(y, image_tokens, training=training, **options)
         logits = self.logits_layer(y)
         if not return_attention:
             return logits
@@ -280,11 +254,10 @@ class TransformerCaptioner(ImageCaptioner):
 
 @model_builder(TransformerCaptioner, "transformer_captioner")
 def transformer_captioner():
-    """Builds a `TransformerCaptioner` (same arguments).
+    """Builds a `TransformerCaptioner`: the constructor's arguments, keywords only.
 
     Example:
 
-    >>> from keras_attention.models.transformer_captioner import transformer_captioner
     >>> model = transformer_captioner(
     ...     vocabulary_size=20, max_caption_length=8, image_size=16, hidden_dim=16,
     ...     num_layers=1, num_heads=2, intermediate_dim=32)
