@@ -149,16 +149,11 @@ class SubwordEncoder(FixedLengthEncoder):
     def save(self, directory):
         """Write the vocabulary, one token per line, to `directory/vocabulary.txt`.
 
-        Args:
-            directory: folder to write to; created if missing.
-
-        Returns:
-            str, the path of the vocabulary file.
+        `directory` is created if missing; returns the file's path (a str).
 
         Example:
 
         >>> import tempfile
-        >>> from keras_attention.text.subword_encoder import SubwordEncoder
         >>> encoder = SubwordEncoder(["[PAD]", "[UNK]", "[START]", "[END]", "a"])
         >>> with tempfile.TemporaryDirectory() as directory:
         ...     _ = encoder.save(directory)
