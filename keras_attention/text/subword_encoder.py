@@ -118,17 +118,11 @@ class SubwordEncoder(FixedLengthEncoder):
 
         Reading stops at the first end token; padding and start tokens are
         dropped, and "##" continuation pieces are glued to the previous piece.
-
-        Args:
-            ids: integer ids `(B, T)` or `(T,)`: a tensor (also symbolic), a
-                NumPy array or nested lists.
-
-        Returns:
-            `tf.string` tensor `(B,)`, or a scalar for `(T,)` ids.
+        `ids` `(B, T)` or `(T,)` (a tensor, also symbolic, a NumPy array or
+        nested lists) give a `tf.string` tensor `(B,)`, or a scalar.
 
         Example:
 
-        >>> from keras_attention.text.subword_encoder import SubwordEncoder
         >>> encoder = SubwordEncoder(["[PAD]", "[UNK]", "[START]", "[END]", "a", "##b"])
         >>> encoder.decode([[2, 4, 5, 4, 3, 4, 0]]).numpy().tolist()
         [b'ab a']
