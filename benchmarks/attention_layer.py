@@ -15,7 +15,7 @@ Before timing, the forward outputs of both layers are checked to agree.
 
 import numpy as np
 
-from benchmarks import timing
+from benchmarks import layer_comparison
 
 TITLE = "MultiHeadAttention forward+backward: keras_attention vs keras"
 VARIANTS = {
@@ -60,82 +60,26 @@ def _train_step(layer, inputs, jit_compile, return_attention_scores):
     return tf.function(step, jit_compile=jit_compile)
 
 
-def _check_agreement(ours, theirs, inputs):
-    expected = np.asarray(theirs(inputs, inputs, training=False))
-    received = np.asarray(ours(inputs, inputs, training=False))
-    error = float(np.max(np.abs(expected - received)))
-    if error > timing.agreement_tolerance():
-        raise RuntimeError(f"outputs of ours and keras differ by {error}")
-    return error
-
-
-def run(quick=False, device="cpu"):
-    """Time every configuration; returns the JSON payload (see benchmarks/README.md).
-
-    Args:
-        quick: tiny sizes and few repetitions (for the smoke test).
-        device: "cpu" or "gpu".
-
-    Returns:
-        dict, as written to results/attention_layer.json.
-    """
-    import keras
+def _prepare(settings, length, options, jit_compile):
+    """Both layers with the same weights, their agreement and their compiled steps."""
     import tensorflow as tf
 
-    settings = QUICK if quick else FULL
-    cases = QUICK_CASES if quick else [(v, j) for v in VARIANTS for j in (False, True)]
-    results = []
-    with timing.tf_device(device):
-        for length in settings["lengths"]:
-            for variant, jit_compile in cases:
-                options = VARIANTS[variant]
-                keras.utils.set_random_seed(0)
-                ours, theirs = _layers(settings["width"], settings["heads"], options["dropout"])
-                inputs = tf.constant(
-                    np.random.default_rng(0)
-                    .normal(size=(settings["batch"], length, settings["width"]))
-                    .astype("float32")
-                )
-                theirs(inputs, inputs)
-                ours(inputs, inputs)
-                ours.set_weights(theirs.get_weights())
-                error = _check_agreement(ours, theirs, inputs)
-                scores = options["return_attention_scores"]
-                steps = {
-                    "ours": _train_step(ours, inputs, jit_compile, scores),
-                    "keras": _train_step(theirs, inputs, jit_compile, scores),
-                }
-                case = f"T={length} {variant} {'xla' if jit_compile else 'graph'}"
-                timing.log(f"attention_layer: {case}")
-                samples = timing.compare(
-                    steps, warmup=settings["warmup"], repeats=settings["repeats"]
-                )
-                results.append(
-                    timing.case_result(
-                        case,
-                        {
-                            "batch": settings["batch"],
-                            "length": length,
-                            "width": settings["width"],
-                            "heads": settings["heads"],
-                            "variant": variant,
-                            "jit_compile": jit_compile,
-                            **options,
-                        },
-                        samples,
-                        ratios={"time ours/keras": samples.ratio("ours", "keras")},
-                        max_abs_output_difference=error,
-                    )
-                )
-    return timing.make_payload(
-        "attention_layer",
-        TITLE,
-        results,
-        quick=quick,
-        device=device,
-        settings=settings,
-        notes=[
-            "ratio < 1 means keras_attention is faster; median of per-round ratios, "
-            "rounds alternate the order of the two layers.",
-        ],
-    )
+    ours, theirs = _layers(settings["width"], settings["heads"], options["dropout"])
+    shape = (settings["batch"], length, settings["width"])
+    inputs = tf.constant(np.random.default_rng(0).normal(size=shape).astype("float32"))
+    error = layer_comparison.copy_weights_and_compare(ours, theirs, (inputs, inputs), "keras")
+    scores = options["return_attention_scores"]
+    steps = {
+        "ours": _train_step(ours, inputs, jit_compile, scores),
+        "keras": _train_step(theirs, inputs, jit_compile, scores),
+    }
+    return steps, error
+
+
+run = layer_comparison.comparison_runner(
+    "attention_layer",
+    TITLE,
+    "keras",
+    _prepare,
+    "median of per-round ratios, rounds alternate the order of the two layers.",
+)

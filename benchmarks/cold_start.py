@@ -47,15 +47,13 @@ def _export(folder, quick):
     source = ReversibleTokenizer.train([s for s, _ in pairs], 600)
     target = ReversibleTokenizer.train([t for _, t in pairs], 600)
     length = 24
+    sizes = dict(hidden_dim=64, num_layers=2, num_heads=4, intermediate_dim=128)
     model = transformer_translator(
         source_vocabulary_size=source.vocabulary_size,
         target_vocabulary_size=target.vocabulary_size,
         max_source_length=length,
         max_target_length=length,
-        hidden_dim=64,
-        num_layers=2,
-        num_heads=4,
-        intermediate_dim=128,
+        **sizes,
     )
     path = os.path.join(folder, "translator")
     export_translator(model, path, source, target, length, length)

@@ -129,14 +129,9 @@ def _count_encodes(decoder):
 
 
 def run(quick=False, device="cpu"):
-    """Time cached, re-run and beam decoding; returns the JSON payload.
+    """Times cached, re-run and beam decoding (`quick`: tiny sizes) on "cpu" or "gpu".
 
-    Args:
-        quick: tiny sizes and few repetitions (for the smoke test).
-        device: "cpu" or "gpu".
-
-    Returns:
-        dict, as written to results/decoding.json.
+    Returns the JSON payload of results/decoding.json (see benchmarks/README.md).
     """
     settings = QUICK if quick else FULL
     try:

@@ -11,7 +11,7 @@ of both blocks (inference mode) are checked to agree before timing.
 
 import numpy as np
 
-from benchmarks import timing
+from benchmarks import layer_comparison
 
 TITLE = "Transformer encoder block train step: keras_attention vs keras-hub"
 VARIANTS = {
@@ -86,77 +86,23 @@ def _inputs(settings, length, padding):
     return inputs, tf.constant(mask)
 
 
-def _check_agreement(ours, theirs, inputs, padding_mask):
-    expected = np.asarray(theirs(inputs, padding_mask=padding_mask, training=False))
-    received = np.asarray(ours(inputs, padding_mask=padding_mask, training=False))
-    error = float(np.max(np.abs(expected - received)))
-    if error > timing.agreement_tolerance():
-        raise RuntimeError(f"outputs of ours and keras-hub differ by {error}")
-    return error
-
-
-def run(quick=False, device="cpu"):
-    """Time every configuration; returns the JSON payload (see benchmarks/README.md).
-
-    Args:
-        quick: tiny sizes and few repetitions (for the smoke test).
-        device: "cpu" or "gpu".
-
-    Returns:
-        dict, as written to results/encoder_block.json.
-    """
-    import keras
-
-    settings = QUICK if quick else FULL
-    cases = QUICK_CASES if quick else [(v, j) for v in VARIANTS for j in (False, True)]
-    results = []
-    with timing.tf_device(device):
-        for length in settings["lengths"]:
-            for variant, jit_compile in cases:
-                options = VARIANTS[variant]
-                keras.utils.set_random_seed(0)
-                ours, theirs = _blocks(settings, options["dropout"])
-                inputs, padding_mask = _inputs(settings, length, options["padding"])
-                theirs(inputs)
-                ours(inputs)
-                ours.set_weights(theirs.get_weights())
-                error = _check_agreement(ours, theirs, inputs, padding_mask)
-                steps = {
-                    "ours": _train_step(ours, inputs, padding_mask, jit_compile),
-                    "keras_hub": _train_step(theirs, inputs, padding_mask, jit_compile),
-                }
-                case = f"T={length} {variant} {'xla' if jit_compile else 'graph'}"
-                timing.log(f"encoder_block: {case}")
-                samples = timing.compare(
-                    steps, warmup=settings["warmup"], repeats=settings["repeats"]
-                )
-                results.append(
-                    timing.case_result(
-                        case,
-                        {
-                            "batch": settings["batch"],
-                            "length": length,
-                            "width": settings["width"],
-                            "heads": settings["heads"],
-                            "intermediate_dim": settings["intermediate_dim"],
-                            "variant": variant,
-                            "jit_compile": jit_compile,
-                            **options,
-                        },
-                        samples,
-                        ratios={"time ours/keras_hub": samples.ratio("ours", "keras_hub")},
-                        max_abs_output_difference=error,
-                    )
-                )
-    return timing.make_payload(
-        "encoder_block",
-        TITLE,
-        results,
-        quick=quick,
-        device=device,
-        settings=settings,
-        notes=[
-            "ratio < 1 means keras_attention is faster; a step is forward, backward and "
-            "an Adam update; median of per-round ratios.",
-        ],
+def _prepare(settings, length, options, jit_compile):
+    """Both blocks with the same weights, their agreement and their compiled steps."""
+    ours, theirs = _blocks(settings, options["dropout"])
+    inputs, padding_mask = _inputs(settings, length, options["padding"])
+    error = layer_comparison.copy_weights_and_compare(
+        ours, theirs, (inputs,), "keras-hub", padding_mask=padding_mask
     )
+    return {
+        "ours": _train_step(ours, inputs, padding_mask, jit_compile),
+        "keras_hub": _train_step(theirs, inputs, padding_mask, jit_compile),
+    }, error
+
+
+run = layer_comparison.comparison_runner(
+    "encoder_block",
+    TITLE,
+    "keras_hub",
+    _prepare,
+    "a step is forward, backward and an Adam update; median of per-round ratios.",
+)

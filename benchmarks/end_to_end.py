@@ -68,15 +68,8 @@ def load_example(file_name):
 
 # Quick runs (the smoke test) shrink the example models to compile fast.
 QUICK_ARCHITECTURE = dict(patch_size=16, hidden_dim=16, num_layers=1, num_heads=2, mlp_dim=32)
-QUICK_ARGS = dict(
-    batch_size=4,
-    hidden_dim=16,
-    num_layers=1,
-    num_heads=2,
-    vocabulary_size=40,
-    max_length=8,
-    image_size=32,
-)
+QUICK_ARGS = dict(batch_size=4, hidden_dim=16, num_layers=1, num_heads=2, vocabulary_size=40)
+QUICK_ARGS.update(max_length=8, image_size=32)
 
 
 def _quick_args(args, quick):

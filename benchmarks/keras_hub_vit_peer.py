@@ -72,14 +72,11 @@ def build_classifier(image_shape, num_classes, args):
 
     inputs = keras.Input(image_shape, name="images")
     scaled = keras.layers.Rescaling(1 / 127.5, offset=-1.0)(inputs)
-    tokens = keras_hub.models.ViTBackbone(
-        image_shape=image_shape,
-        patch_size=args.patch_size,
-        num_layers=args.num_layers,
-        num_heads=args.num_heads,
-        hidden_dim=args.hidden_dim,
-        mlp_dim=args.mlp_dim,
-    )(scaled)  # (B, 1 + patches, hidden)
+    sizes = ("patch_size", "num_layers", "num_heads", "hidden_dim", "mlp_dim")
+    backbone = keras_hub.models.ViTBackbone(
+        image_shape=image_shape, **{name: getattr(args, name) for name in sizes}
+    )
+    tokens = backbone(scaled)  # (B, 1 + patches, hidden)
     logits = keras.layers.Dense(num_classes, name="head")(tokens[:, 0])
     return keras.Model(inputs, logits, name="keras_hub_vit_classifier")
 

@@ -40,6 +40,8 @@ import os
 import numpy as np
 from PIL import Image
 
+from keras_attention.data.image_arguments import int_pair
+
 CAPTIONS_FILE = "captions.tsv"
 BOXES_FILE = "boxes.json"
 DIGIT_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
@@ -133,21 +135,13 @@ GLYPH_STROKES = {
 
 
 def _size_pair(size, name):
-    if isinstance(size, (int, np.integer)) and not isinstance(size, bool):
-        pair = (int(size), int(size))
-    elif isinstance(size, (tuple, list)) and len(size) == 2:
-        pair = tuple(size)
-    else:
-        pair = None
-    if pair is None or not all(
-        isinstance(side, (int, np.integer)) and not isinstance(side, bool) and side >= 4
-        for side in pair
-    ):
+    pair = int_pair(size)
+    if pair is None or min(pair) < 4:
         raise ValueError(
             f"`{name}` must be an int >= 4 or a (height, width) pair of ints >= 4. "
             f"Received: {name}={size!r}"
         )
-    return int(pair[0]), int(pair[1])
+    return pair
 
 
 def _check_count(value, name, minimum=1):
@@ -255,22 +249,13 @@ def _tight_box(mask, row0, col0):
 
 def _count_range(value, name):
     """An int or a `(min, max)` pair -> `(min, max)` of ints >= 1."""
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-        pair = (int(value), int(value))
-    elif isinstance(value, (tuple, list)) and len(value) == 2:
-        pair = tuple(value)
-    else:
-        pair = None
-    if (
-        pair is None
-        or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in pair)
-        or not 1 <= pair[0] <= pair[1]
-    ):
+    pair = int_pair(value)
+    if pair is None or not 1 <= pair[0] <= pair[1]:
         raise ValueError(
             f"`{name}` must be an int >= 1 or a (min, max) pair with 1 <= min <= max. "
             f"Received: {name}={value!r}"
         )
-    return int(pair[0]), int(pair[1])
+    return pair
 
 
 def _compose(ink_layers, colours, background, noise, rng):
@@ -298,7 +283,9 @@ def _ink_colours(count, colour, rng):
     return tuple(background), inks
 
 
-def _write_caption_folder(directory, images, captions, boxes):
+def _write_caption_folder(directory, images, captions, boxes, **details):
+    """Writes the images, captions.tsv and boxes.json; returns the folder's
+    description: its paths, the number of images and `details`."""
     os.makedirs(directory, exist_ok=True)
     names = []
     for index, image in enumerate(images):
@@ -312,7 +299,13 @@ def _write_caption_folder(directory, images, captions, boxes):
     boxes_path = os.path.join(directory, BOXES_FILE)
     with open(boxes_path, "w", encoding="utf-8") as handle:
         json.dump(dict(zip(names, boxes)), handle)
-    return names, captions_path, boxes_path
+    return {
+        "directory": directory,
+        "captions_path": captions_path,
+        "boxes_path": boxes_path,
+        "num_images": len(images),
+        **details,
+    }
 
 
 def make_glyph_caption_folder(
@@ -416,16 +409,8 @@ def make_glyph_caption_folder(
         images.append(_compose(layers, inks, background, noise, rng))
         captions.append(" ".join(words[label] for label in labels))
         boxes.append(image_boxes)
-    _, captions_path, boxes_path = _write_caption_folder(directory, images, captions, boxes)
-    return {
-        "directory": directory,
-        "captions_path": captions_path,
-        "boxes_path": boxes_path,
-        "num_images": num_images,
-        "image_size": (height, width),
-        "words": list(words),
-        "caption_lengths": (low, high),
-    }
+    sizes = {"image_size": (height, width), "caption_lengths": (low, high)}
+    return _write_caption_folder(directory, images, captions, boxes, words=list(words), **sizes)
 
 
 def make_glyph_classification_folder(
@@ -669,17 +654,11 @@ def make_object_scene_caption_folder(
         images.append(_compose(layers, colours, tuple(background), noise, rng))
         captions.append(" ".join(words))
         boxes.append(image_boxes)
-    _, captions_path, boxes_path = _write_caption_folder(directory, images, captions, boxes)
     relation_words = sorted({w for relation in _RELATIONS.values() for w in relation.split()})
-    return {
-        "directory": directory,
-        "captions_path": captions_path,
-        "boxes_path": boxes_path,
-        "num_images": num_images,
-        "image_size": (height, width),
-        "words": list(names) + relation_words,
-        "caption_lengths": (1 + 2 * (low - 1), 1 + 3 * (high - 1)),
-    }
+    lengths = (1 + 2 * (low - 1), 1 + 3 * (high - 1))
+    sizes = {"image_size": (height, width), "caption_lengths": lengths}
+    words = list(names) + relation_words
+    return _write_caption_folder(directory, images, captions, boxes, words=words, **sizes)
 
 
 # ---------------------------------------------------------------------------

@@ -111,14 +111,9 @@ def _compiled(kernel, mode, cotangent):
 
 
 def run(quick=False, device="cpu"):
-    """Time and measure every configuration; returns the JSON payload.
+    """Times and measures every configuration (`quick`: tiny sizes) on "cpu" or "gpu".
 
-    Args:
-        quick: tiny sizes and few repetitions (for the smoke test).
-        device: "cpu" or "gpu".
-
-    Returns:
-        dict, as written to results/long_sequences.json.
+    Returns the JSON payload of results/long_sequences.json (see benchmarks/README.md).
     """
     import tensorflow as tf
 

@@ -100,20 +100,11 @@ def results_table(payload):
         "",
     ]
     results = payload["results"]
-    labels, ratio_names, memory_labels, extra_columns = [], [], [], []
-    for result in results:
-        for label in result.get("timings", {}):
-            if label not in labels:
-                labels.append(label)
-        for name in result.get("ratios", {}):
-            if name not in ratio_names:
-                ratio_names.append(name)
-        for label in result.get("memory", {}):
-            if label not in memory_labels:
-                memory_labels.append(label)
-        for column in result.get("table_columns", {}):
-            if column not in extra_columns:
-                extra_columns.append(column)
+    # Each field's names over all rows, in the order they first appear.
+    labels, ratio_names, memory_labels, extra_columns = (
+        list(dict.fromkeys(name for result in results for name in result.get(field, {})))
+        for field in ("timings", "ratios", "memory", "table_columns")
+    )
     header = (
         ["case"]
         + [f"{label} ms" for label in labels]

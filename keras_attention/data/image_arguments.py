@@ -3,23 +3,34 @@
 import numpy as np
 
 
+def int_pair(value):
+    """An int `n` as `(n, n)`, a list or tuple of two ints as a tuple; None for anything else.
+
+    Example:
+
+    >>> int_pair(3), int_pair([2, 5]), int_pair((2, 5.0)), int_pair(True)
+    ((3, 3), (2, 5), None, None)
+    """
+
+    def is_int(number):
+        return isinstance(number, (int, np.integer)) and not isinstance(number, bool)
+
+    if is_int(value):
+        return int(value), int(value)
+    if isinstance(value, (tuple, list)) and len(value) == 2 and all(map(is_int, value)):
+        return int(value[0]), int(value[1])
+    return None
+
+
 def image_size_pair(image_size):
     """`image_size` as `(height, width)` of positive ints."""
-    if isinstance(image_size, (int, np.integer)) and not isinstance(image_size, bool):
-        pair = (int(image_size), int(image_size))
-    elif isinstance(image_size, (tuple, list)) and len(image_size) == 2:
-        pair = tuple(image_size)
-    else:
-        pair = None
-    if pair is None or not all(
-        isinstance(side, (int, np.integer)) and not isinstance(side, bool) and side > 0
-        for side in pair
-    ):
+    pair = int_pair(image_size)
+    if pair is None or min(pair) <= 0:
         raise ValueError(
             "`image_size` must be a positive int or a (height, width) pair of positive ints. "
             f"Received: image_size={image_size!r}"
         )
-    return int(pair[0]), int(pair[1])
+    return pair
 
 
 def check_split_fractions(validation_fraction, test_fraction):

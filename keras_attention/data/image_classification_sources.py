@@ -198,15 +198,8 @@ def _folder(dataset, folder, size, validation_fraction, test_fraction, seed, str
     bad = undecodable_images(_image_files(folder))
     report_undecodable_images(bad, dataset, strict)
     held_out = validation_fraction + test_fraction
-    options = dict(
-        labels="inferred",
-        label_mode="int",
-        image_size=size,
-        batch_size=None,
-        shuffle=True,
-        seed=seed,
-        verbose=False,
-    )
+    options = dict(labels="inferred", label_mode="int", image_size=size, batch_size=None)
+    options.update(shuffle=True, seed=seed, verbose=False)
     if held_out == 0:
         train = keras.utils.image_dataset_from_directory(folder, **options)
         held = train.take(0)

@@ -57,14 +57,9 @@ def beam_search(
     greedy search.
 
     Args:
-        decoder: a model that implements the decoding protocol (a
-            `TransformerTranslator`, an `RNNAttentionTranslator`, or any
-            `DecoderAdapter`; `decoder_for_model(model)` for a captioner).
-        inputs: the encoder input of a batch (for a translator, source ids
-            `(B, S)` with 0 as padding).
-        start_id: the token fed at position 0.
-        end_id: the token that ends a sequence.
-        max_length: the most tokens produced per sequence.
+        decoder, inputs, start_id, end_id, max_length: as for
+            `greedy_search` (the model, its encoder input, the first token
+            fed, the token that ends a sequence, the most tokens produced).
         beam_width: number of hypotheses kept per example.
         length_penalty: GNMT's `alpha` >= 0; 0 ranks by log-probability.
         jit_compile: compile the search with XLA.
@@ -79,10 +74,9 @@ def beam_search(
     Example:
 
     >>> import numpy as np
-    >>> from keras_attention.models.transformer_translator import transformer_translator
-    >>> model = transformer_translator(
-    ...     source_vocabulary_size=12, target_vocabulary_size=12, max_source_length=6,
-    ...     max_target_length=5, hidden_dim=8, num_layers=1, num_heads=2, intermediate_dim=16)
+    >>> from keras_attention.models.transformer_translator import TransformerTranslator
+    >>> model = TransformerTranslator(12, 12, 6, 5, hidden_dim=8, num_layers=1, num_heads=2,
+    ...                               intermediate_dim=16)
     >>> tokens, attention, scores = beam_search(
     ...     model, np.array([[4, 5, 6, 0], [7, 0, 0, 0]]), start_id=1,
     ...     end_id=2, max_length=5, beam_width=3)
@@ -125,22 +119,14 @@ def _beam_loop(decoder, inputs, start_id, end_id, max_length, beam_width, alpha)
     # (finished with an impossible score), so the first step does not fill the
     # beam with copies of one sequence.
     first = ops.equal(ops.arange(beam_width), 0)[None, :]  # (1, K)
-    state = {
-        "tokens": ops.zeros((beams, max_length), "int32"),
-        "attention": ops.zeros((beams, max_length) + attention_shape, "float32"),
-        "previous": ops.full((beams,), start_id, "int32"),
-        "log_probs": ops.tile(
-            ops.cast(ops.where(first, 0.0, common.IMPOSSIBLE), "float32"), (batch_size, 1)
-        ),
-        "lengths": ops.zeros((batch_size, beam_width), "int32"),
-        "finished": ops.tile(ops.logical_not(first), (batch_size, 1)),
-        "cache": decoder.initial_cache(encoder_state, beams, max_length),
-    }
-
-    def not_done(index, state):
-        return ops.logical_and(
-            ops.less(index, max_length), ops.logical_not(ops.all(state["finished"]))
-        )
+    state = common.initial_loop_state(
+        decoder, encoder_state, beams, start_id, max_length, attention_shape
+    )
+    state["log_probs"] = ops.tile(
+        ops.cast(ops.where(first, 0.0, common.IMPOSSIBLE), "float32"), (batch_size, 1)
+    )
+    state["lengths"] = ops.zeros((batch_size, beam_width), "int32")
+    state["finished"] = ops.tile(ops.logical_not(first), (batch_size, 1))
 
     def decode_one(index, state):
         logits, cache, attention = decoder.step(
@@ -197,8 +183,7 @@ def _beam_loop(decoder, inputs, start_id, end_id, max_length, beam_width, alpha)
             "cache": keras.tree.map_structure(reorder, cache),
         }
 
-    index = ops.convert_to_tensor(0, "int32")
-    _, state = ops.while_loop(not_done, decode_one, (index, state), maximum_iterations=max_length)
+    state = common.decode_until_finished(decode_one, state, max_length)
 
     scores = _normalised(state["log_probs"], state["lengths"], alpha)  # (B, K)
     best = ops.cast(ops.argmax(scores, axis=1), "int32")  # (B,)

@@ -34,10 +34,9 @@ def greedy_search(decoder, inputs, start_id, end_id, max_length, jit_compile=Tru
     Example:
 
     >>> import numpy as np
-    >>> from keras_attention.models.transformer_translator import transformer_translator
-    >>> model = transformer_translator(
-    ...     source_vocabulary_size=12, target_vocabulary_size=12, max_source_length=6,
-    ...     max_target_length=5, hidden_dim=8, num_layers=1, num_heads=2, intermediate_dim=16)
+    >>> import keras_attention as ka
+    >>> model = ka.models.rnn_attention_translator(
+    ...     source_vocabulary_size=12, target_vocabulary_size=12, embedding_dim=4, units=8)
     >>> tokens, attention = greedy_search(
     ...     model, np.array([[4, 5, 6, 0]]), start_id=1, end_id=2,
     ...     max_length=5)
@@ -61,18 +60,10 @@ def greedy_search(decoder, inputs, start_id, end_id, max_length, jit_compile=Tru
 def _greedy_loop(decoder, inputs, start_id, end_id, max_length):
     encoder_state = decoder.encode(inputs)
     batch_size, attention_shape = common.batch_and_positions(common.memory_mask_of(encoder_state))
-    state = {
-        "tokens": ops.zeros((batch_size, max_length), "int32"),
-        "attention": ops.zeros((batch_size, max_length) + attention_shape, "float32"),
-        "previous": ops.full((batch_size,), start_id, "int32"),
-        "finished": ops.zeros((batch_size,), "bool"),
-        "cache": decoder.initial_cache(encoder_state, batch_size, max_length),
-    }
-
-    def not_done(index, state):
-        return ops.logical_and(
-            ops.less(index, max_length), ops.logical_not(ops.all(state["finished"]))
-        )
+    state = common.initial_loop_state(
+        decoder, encoder_state, batch_size, start_id, max_length, attention_shape
+    )
+    state["finished"] = ops.zeros((batch_size,), "bool")
 
     def decode_one(index, state):
         logits, cache, attention = decoder.step(
@@ -91,6 +82,5 @@ def _greedy_loop(decoder, inputs, start_id, end_id, max_length):
             "cache": cache,
         }
 
-    index = ops.convert_to_tensor(0, "int32")
-    _, state = ops.while_loop(not_done, decode_one, (index, state), maximum_iterations=max_length)
+    state = common.decode_until_finished(decode_one, state, max_length)
     return state["tokens"], state["attention"]

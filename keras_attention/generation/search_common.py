@@ -95,3 +95,31 @@ def zero_where(condition, values):
     """Zeroes the rows of `values` (B, ...) where `condition` (B,) is True."""
     condition = ops.reshape(condition, (-1,) + (1,) * (len(values.shape) - 1))  # (B, 1, ...)
     return ops.where(condition, ops.zeros_like(values), values)
+
+
+def initial_loop_state(decoder, encoder_state, rows, start_id, max_length, attention_shape):
+    """What both searches carry from step to step, before the first step.
+
+    `rows` hypotheses `(R, ...)`: no tokens or attention written yet, the
+    start token to feed, and the decoder's initial cache.
+    """
+    return {
+        "tokens": ops.zeros((rows, max_length), "int32"),
+        "attention": ops.zeros((rows, max_length) + attention_shape, "float32"),
+        "previous": ops.full((rows,), start_id, "int32"),
+        "cache": decoder.initial_cache(encoder_state, rows, max_length),
+    }
+
+
+def decode_until_finished(decode_one, state, max_length):
+    """Runs `decode_one(index, state) -> (index + 1, state)` from index 0 until
+    `max_length` steps or until every `state["finished"]` is True; returns the state."""
+
+    def not_done(index, state):
+        return ops.logical_and(
+            ops.less(index, max_length), ops.logical_not(ops.all(state["finished"]))
+        )
+
+    index = ops.convert_to_tensor(0, "int32")
+    _, state = ops.while_loop(not_done, decode_one, (index, state), maximum_iterations=max_length)
+    return state

@@ -2,7 +2,11 @@
 
 import keras
 import numpy as np
+from keras import ops
 
+from keras_attention.models.constructor_config import ConstructorConfig
+from keras_attention.models.constructor_config import check_sizes_and_dropout
+from keras_attention.models.image_backbones import image_size_pair
 from keras_attention.text.subword_encoder import SubwordEncoder
 from keras_attention.validation import check_positive_int
 
@@ -11,7 +15,7 @@ from keras_attention.validation import check_positive_int
 MEMORY_MASK = "memory_mask"
 
 
-class ImageCaptioner(keras.Model):
+class ImageCaptioner(ConstructorConfig, keras.Model):
     """Base class of the captioners: a functional model that decodes itself.
 
     A subclass builds its graph in `__init__` (image and caption ids in,
@@ -30,11 +34,53 @@ class ImageCaptioner(keras.Model):
     resized to) and `grid_size` (the `(h, w)` of the attention maps), and
     `caption_attention(inputs)`, the teacher-forced logits and attention maps.
 
+    One decoding step, as greedy and beam search run it:
+
+    >>> import numpy as np
+    >>> from keras_attention.models.transformer_captioner import TransformerCaptioner
+    >>> model = TransformerCaptioner(
+    ...     vocabulary_size=20, max_caption_length=8, image_size=16, hidden_dim=16,
+    ...     num_layers=1, num_heads=2, intermediate_dim=32)
+    >>> state = model.encode(np.zeros((2, 16, 16, 3), "float32"))
+    >>> cache = model.initial_cache(state, batch_size=2, max_length=6)
+    >>> logits, cache, attention = model.step(np.array([2, 2]), 0, cache, state)
+    >>> tuple(logits.shape), tuple(attention.shape)  # attention over the 4x4 grid
+    ((2, 20), (2, 4, 4))
+
     This class adds `caption(images, encoder)`, which captions raw images as
     the exported SavedModel does. The model holds no tokenizer: the caption
     encoder the training captions were made with is passed to `caption`, as
-    it is to `export_captioner`.
+    it is to `export_captioner`. Its config is its constructor's arguments
+    (`ConstructorConfig`), `image_size` and the caption sizes among them.
     """
+
+    @staticmethod
+    def _check_caption_arguments(arguments, sizes):
+        """Checks `dropout`, the caption sizes and the other `sizes` named in `arguments`."""
+        check_sizes_and_dropout(arguments, ("vocabulary_size", "max_caption_length", *sizes))
+
+    def _build_functional(self, forward, name, **kwargs):
+        """Makes the model the graph `forward(image, caption) -> logits` on symbolic inputs."""
+        image = keras.Input((None, None, 3), dtype="float32", name="image")
+        caption = keras.Input((None,), dtype="int32", name="caption")
+        super().__init__(
+            inputs={"image": image, "caption": caption},
+            outputs=forward(image, caption),
+            name=name,
+            **kwargs,
+        )
+
+    def _keep_captioner_config(self, arguments, grid_size, max_length):
+        """Keeps the config and sets the decoding protocol's sizes (once the model is built)."""
+        self.keep_config(arguments)
+        self.max_length = max_length
+        self.image_shape = image_size_pair(arguments["image_size"])
+        self.grid_size = grid_size
+
+    @staticmethod
+    def _cast_inputs(inputs):
+        """`{"image", "caption"}` -> float32 images and int32 caption ids."""
+        return ops.cast(inputs["image"], "float32"), ops.cast(inputs["caption"], "int32")
 
     def caption(
         self,
@@ -80,11 +126,10 @@ class ImageCaptioner(keras.Model):
         Example:
 
         >>> import numpy as np
-        >>> from keras_attention.models.transformer_captioner import TransformerCaptioner
+        >>> import keras_attention as ka
+        >>> model = ka.models.ShowAttendTellCaptioner(vocabulary_size=7, max_caption_length=5,
+        ...     image_size=16, embedding_dim=8, units=16, attention_units=8)
         >>> vocabulary = ["[PAD]", "[UNK]", "[START]", "[END]", "a", "red", "circle"]
-        >>> model = TransformerCaptioner(
-        ...     vocabulary_size=7, max_caption_length=5, image_size=16, hidden_dim=16,
-        ...     num_layers=1, num_heads=2, intermediate_dim=32)
         >>> captions, attention, words = model.caption(
         ...     np.zeros((2, 30, 20, 3), "uint8"), vocabulary, max_length=4,
         ...     return_attention=True, decode_batch_size=2)

@@ -9,22 +9,16 @@ Approaches to Attention-based Neural Machine Translation"
 import keras
 from keras import ops
 
+from keras_attention.generation.decoder_adapter import MEMORY_MASK
 from keras_attention.layers.additive_attention import AdditiveAttention
 from keras_attention.layers.attention_decoder import ATTENTION_STYLES
 from keras_attention.layers.attention_decoder import AttentionDecoder
 from keras_attention.layers.dot_product_attention import DotProductAttention
+from keras_attention.models import recurrent_decoding
+from keras_attention.models.constructor_config import ConstructorConfig
+from keras_attention.models.constructor_config import model_builder
 from keras_attention.models.text_translation_mixin import TextTranslationMixin
 from keras_attention.ops.masks import PADDING_ID
-from keras_attention.validation import check_positive_int
-from keras_attention.validation import check_rate
-
-# Entries of the dict `encode` returns (the decoding protocol's "memory_mask" included).
-MEMORY = "memory"
-MEMORY_MASK = "memory_mask"
-PRECOMPUTED_KEYS = "precomputed_keys"
-INITIAL_STATE_PREFIX = "initial_state_"
-# Entries of the decoding cache: the decoder state, one tensor per entry.
-STATE_PREFIX = "state_"
 
 CELLS = {
     "gru": (keras.layers.GRU, keras.layers.GRUCell),
@@ -40,7 +34,7 @@ def _attention_layer(attention, units):
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
-class RNNAttentionTranslator(TextTranslationMixin, keras.Model):
+class RNNAttentionTranslator(TextTranslationMixin, ConstructorConfig, keras.Model):
     """An attentional RNN encoder-decoder for translation.
 
     The encoder is a bidirectional GRU or LSTM over the embedded source; its
@@ -59,15 +53,8 @@ class RNNAttentionTranslator(TextTranslationMixin, keras.Model):
     each decoder output to float32 logits. Id 0 is padding: padded source
     tokens are skipped by the encoder and hidden from the attention.
 
-    A functional `keras.Model` built from `keras.Input`s, so `summary()`,
-    `fit` (with `jit_compile=True`) and `.keras` files work as for any
-    functional model; a re-loaded file is an `RNNAttentionTranslator` again.
-    Besides the teacher-forced forward pass it implements the decoding
-    protocol of `keras_attention.generation` (`vocabulary_size`,
-    `max_length`, `encode`, `initial_cache`, `step`): `greedy_search`,
-    `beam_search` and `export_translator` take the model itself, and
-    `translate` turns strings into strings with the source and target
-    tokenizers it is given.
+    A functional model that decodes itself, as every translator
+    (`TextTranslationMixin` says what they share).
 
     Args:
         source_vocabulary_size: number of source token ids.
@@ -122,13 +109,7 @@ class RNNAttentionTranslator(TextTranslationMixin, keras.Model):
         dropout=0.1,
         **kwargs,
     ):
-        for argument, value in (
-            ("source_vocabulary_size", source_vocabulary_size),
-            ("target_vocabulary_size", target_vocabulary_size),
-            ("embedding_dim", embedding_dim),
-            ("units", units),
-        ):
-            check_positive_int(argument, value)
+        self._check_translator_arguments(locals(), ("embedding_dim", "units"))
         if cell not in CELLS:
             raise ValueError(f"`cell` must be one of {tuple(CELLS)}. Received: cell={cell!r}")
         if attention not in ATTENTIONS:
@@ -140,22 +121,18 @@ class RNNAttentionTranslator(TextTranslationMixin, keras.Model):
                 f"`attention_style` must be one of {ATTENTION_STYLES}. "
                 f"Received: attention_style={attention_style!r}"
             )
-        check_rate("dropout", dropout)
         kwargs.setdefault("name", "rnn_attention_translator")
         recurrent_layer, cell_class = CELLS[cell]
 
         # === Layers, wired as they are made ===
         # Each layer is made just before its first call, so that a seeded run
         # draws the same initial weights as the layer-by-layer builder did.
-        source = keras.Input((None,), dtype="int32", name="source")
-        target = keras.Input((None,), dtype="int32", name="target")
+        source, target = self._translation_inputs()
         source_mask = ops.not_equal(source, PADDING_ID)  # (B, S)
-        self.source_embedding = keras.layers.Embedding(
+        embedding = keras.layers.Embedding(
             source_vocabulary_size, embedding_dim, name="source_embedding"
         )
-        x = self.source_embedding(source)  # (B, S, E)
-        self.source_dropout = keras.layers.Dropout(dropout, name="source_embedding_dropout")
-        x = self.source_dropout(x)
+        x = self._embed_with_dropout("source", embedding, source, dropout)  # (B, S, E)
         self.source_encoder = keras.layers.Bidirectional(
             recurrent_layer(units, return_sequences=True, return_state=True),
             name="source_encoder",
@@ -168,12 +145,10 @@ class RNNAttentionTranslator(TextTranslationMixin, keras.Model):
         ]
         memory, initial_state = self._encode_source(x, source_mask)
 
-        self.target_embedding = keras.layers.Embedding(
+        embedding = keras.layers.Embedding(
             target_vocabulary_size, embedding_dim, name="target_embedding"
         )
-        y = self.target_embedding(target)  # (B, T, E)
-        self.target_dropout = keras.layers.Dropout(dropout, name="target_embedding_dropout")
-        y = self.target_dropout(y)
+        y = self._embed_with_dropout("target", embedding, target, dropout)  # (B, T, E)
         self.attention_decoder = AttentionDecoder(
             cell_class(units),
             _attention_layer(attention, units),
@@ -186,23 +161,10 @@ class RNNAttentionTranslator(TextTranslationMixin, keras.Model):
         )
         self.output_dropout = keras.layers.Dropout(dropout, name="decoder_output_dropout")
         decoded = self.output_dropout(decoded)
-        # float32 logits even under mixed precision: a stable softmax and loss.
-        self.logits_layer = keras.layers.Dense(
-            target_vocabulary_size, dtype="float32", name="logits"
-        )
-        logits = self.logits_layer(decoded)  # (B, T, V)
+        logits = self._logits(decoded, target_vocabulary_size)  # (B, T, V)
         super().__init__(inputs={"source": source, "target": target}, outputs=logits, **kwargs)
 
-        # === Config ===
-        self.source_vocabulary_size = source_vocabulary_size
-        self.target_vocabulary_size = target_vocabulary_size
-        self.embedding_dim = embedding_dim
-        self.units = units
-        self.cell = cell
-        self.attention = attention
-        self.attention_style = attention_style
-        self.input_feeding = input_feeding
-        self.dropout = dropout
+        self.keep_config(locals())
 
     def _encode_source(self, embedded, source_mask, training=None):
         """The memory `(B, S, units)` and the decoder's initial cell states."""
@@ -217,32 +179,7 @@ class RNNAttentionTranslator(TextTranslationMixin, keras.Model):
         ]  # each [s_fwd; s_bwd] (B, 2 * units) -> (B, units)
         return memory, cell_states
 
-    def get_config(self):
-        # Not the functional graph: the constructor rebuilds it from these.
-        return {
-            "name": self.name,
-            "trainable": self.trainable,
-            "source_vocabulary_size": self.source_vocabulary_size,
-            "target_vocabulary_size": self.target_vocabulary_size,
-            "embedding_dim": self.embedding_dim,
-            "units": self.units,
-            "cell": self.cell,
-            "attention": self.attention,
-            "attention_style": self.attention_style,
-            "input_feeding": self.input_feeding,
-            "dropout": self.dropout,
-        }
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
-
     # === Decoding protocol (keras_attention.generation) ===
-
-    @property
-    def vocabulary_size(self):
-        """Number of target token ids: the last axis of `step`'s logits."""
-        return self.target_vocabulary_size
 
     @property
     def max_length(self):
@@ -267,15 +204,9 @@ class RNNAttentionTranslator(TextTranslationMixin, keras.Model):
         memory, cell_states = self._encode_source(
             self.source_embedding(source), source_mask, training=False
         )
-        state = {
-            MEMORY: memory,
-            MEMORY_MASK: source_mask,
-            PRECOMPUTED_KEYS: self.attention_decoder.precompute_memory(memory),
-        }
-        initial = self.attention_decoder.initial_decoder_state(cell_states)
-        for index, value in enumerate(initial):
-            state[f"{INITIAL_STATE_PREFIX}{index}"] = value
-        return state
+        return recurrent_decoding.encoder_state(
+            self.attention_decoder, memory, source_mask, cell_states
+        )
 
     def initial_cache(self, encoder_state, batch_size, max_length):
         """The decoder state before the first token: `"state_<i>"` `(B, units)`.
@@ -285,11 +216,7 @@ class RNNAttentionTranslator(TextTranslationMixin, keras.Model):
         `[h]` for a GRU, `[h, c]` for an LSTM, plus the attentional vector
         with input feeding.
         """
-        cache, index = {}, 0
-        while f"{INITIAL_STATE_PREFIX}{index}" in encoder_state:
-            cache[f"{STATE_PREFIX}{index}"] = encoder_state[f"{INITIAL_STATE_PREFIX}{index}"]
-            index += 1
-        return cache
+        return recurrent_decoding.initial_cache(encoder_state)
 
     def step(self, token_ids, index, cache, encoder_state):
         """Decodes one position from the token `(B,)` fed there.
@@ -299,62 +226,19 @@ class RNNAttentionTranslator(TextTranslationMixin, keras.Model):
             attention being the decoder's alignment on the source.
         """
         embedded = self.target_embedding(ops.cast(token_ids, "int32"))  # (B, E)
-        states = [cache[f"{STATE_PREFIX}{number}"] for number in range(len(cache))]
-        output, states, alignment = self.attention_decoder.step(
-            embedded,
-            states,
-            encoder_state[MEMORY],
-            memory_mask=encoder_state[MEMORY_MASK],
-            precomputed_keys=encoder_state[PRECOMPUTED_KEYS],
-            training=False,
+        source_mask = encoder_state[MEMORY_MASK]  # (B, S)
+        output, new_cache, alignment = recurrent_decoding.decoder_step(
+            self.attention_decoder, embedded, cache, encoder_state, memory_mask=source_mask
         )
-        logits = self.logits_layer(output)  # (B, V)
-        new_cache = {f"{STATE_PREFIX}{number}": value for number, value in enumerate(states)}
-        return logits, new_cache, ops.cast(alignment, "float32")
+        return self.logits_layer(output), new_cache, alignment  # logits (B, V)
 
 
-def rnn_attention_translator(
-    *,
-    source_vocabulary_size,
-    target_vocabulary_size,
-    embedding_dim=128,
-    units=256,
-    cell="gru",
-    attention="additive",
-    attention_style="bahdanau",
-    input_feeding=False,
-    dropout=0.1,
-    name="rnn_attention_translator",
-):
-    """Builds an `RNNAttentionTranslator` (keyword arguments only).
-
-    See `RNNAttentionTranslator` for the architecture and the arguments.
-
-    Returns:
-        An `RNNAttentionTranslator` taking `{"source": (B, S) int, "target":
-        (B, T) int}` and returning logits `(B, T, target_vocabulary_size)`
-        in float32.
+@model_builder(RNNAttentionTranslator, "rnn_attention_translator")
+def rnn_attention_translator():
+    """An `RNNAttentionTranslator` made from keyword arguments (see the class).
 
     Example:
 
-    >>> import numpy as np
-    >>> from keras_attention.models.rnn_attention_translator import rnn_attention_translator
-    >>> model = rnn_attention_translator(
-    ...     source_vocabulary_size=20, target_vocabulary_size=30, embedding_dim=8, units=16,
-    ...     cell="lstm", attention="general", attention_style="luong", input_feeding=True)
-    >>> logits = model({"source": np.array([[5, 6, 7, 0]]), "target": np.array([[1, 9, 4]])})
-    >>> type(model).__name__, tuple(logits.shape)
-    ('RNNAttentionTranslator', (1, 3, 30))
+    >>> rnn_attention_translator(source_vocabulary_size=20, target_vocabulary_size=30).cell
+    'gru'
     """
-    return RNNAttentionTranslator(
-        source_vocabulary_size=source_vocabulary_size,
-        target_vocabulary_size=target_vocabulary_size,
-        embedding_dim=embedding_dim,
-        units=units,
-        cell=cell,
-        attention=attention,
-        attention_style=attention_style,
-        input_feeding=input_feeding,
-        dropout=dropout,
-        name=name,
-    )

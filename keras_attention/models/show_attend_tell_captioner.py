@@ -12,14 +12,12 @@ from keras_attention.layers.additive_attention import AdditiveAttention
 from keras_attention.layers.attention_decoder import AttentionDecoder
 from keras_attention.layers.position_embedding_2d import PositionEmbedding2D
 from keras_attention.losses.doubly_stochastic import DoublyStochasticAttentionRegularizer
+from keras_attention.models import recurrent_decoding
+from keras_attention.models.constructor_config import model_builder
 from keras_attention.models.image_backbones import SMALL_CNN
 from keras_attention.models.image_backbones import image_backbone
-from keras_attention.models.image_backbones import image_size_pair
-from keras_attention.models.image_captioner import MEMORY_MASK
 from keras_attention.models.image_captioner import ImageCaptioner
 from keras_attention.ops.masks import PADDING_ID
-from keras_attention.validation import check_positive_int
-from keras_attention.validation import check_rate
 
 # Layer names, kept from the builder so that weights stay where they were.
 IMAGE_ENCODER = "image_encoder"
@@ -29,11 +27,6 @@ WORD_EMBEDDING = "word_embedding"
 ATTENTION_DECODER = "attention_decoder"
 WORD_OUTPUT = "word_output"
 ATTENTION_REGULARIZER = "attention_regularizer"
-# Entries of the decoding state and cache.
-MEMORY = "memory"
-PRECOMPUTED_KEYS = "precomputed_keys"
-INITIAL_STATE_PREFIX = "initial_state_"
-STATE_PREFIX = "state_"
 
 
 def _image_encoder(backbone, image_size, backbone_weights, trainable_backbone, feature_dim):
@@ -170,11 +163,9 @@ class ShowAttendTellCaptioner(ImageCaptioner):
     ...                 "caption": np.array([[2, 5, 6, 0], [2, 7, 0, 0]])})
     >>> tuple(logits.shape), len(model.losses)  # the attention penalty
     ((2, 4, 20), 1)
-    >>> state = model.encode(np.zeros((2, 16, 16, 3), "float32"))
-    >>> cache = model.initial_cache(state, batch_size=2, max_length=6)
-    >>> logits, cache, attention = model.step(np.array([2, 2]), 0, cache, state)
-    >>> tuple(logits.shape), tuple(attention.shape)  # attention over the 4x4 grid
-    ((2, 20), (2, 4, 4))
+    >>> cache = model.initial_cache(model.encode(np.zeros((2, 16, 16, 3))), 2, 6)
+    >>> sorted(cache)  # the LSTM state [h, c]
+    ['state_0', 'state_1']
     """
 
     def __init__(
@@ -194,15 +185,7 @@ class ShowAttendTellCaptioner(ImageCaptioner):
         name="show_attend_tell_captioner",
         **kwargs,
     ):
-        for argument, value in (
-            ("vocabulary_size", vocabulary_size),
-            ("max_caption_length", max_caption_length),
-            ("embedding_dim", embedding_dim),
-            ("units", units),
-            ("attention_units", attention_units),
-        ):
-            check_positive_int(argument, value)
-        check_rate("dropout", dropout)
+        self._check_caption_arguments(locals(), ("embedding_dim", "units", "attention_units"))
         lam = doubly_stochastic_lambda
         if isinstance(lam, bool) or not isinstance(lam, (int, float)) or lam < 0:
             raise ValueError(
@@ -231,52 +214,16 @@ class ShowAttendTellCaptioner(ImageCaptioner):
             float(lam), dtype="float32", name=ATTENTION_REGULARIZER
         )
 
-        # === Functional model ===
-        image = keras.Input((None, None, 3), dtype="float32", name="image")
-        caption = keras.Input((None,), dtype="int32", name="caption")
-        logits, alignments = self._teacher_forced(image, caption)
-        # Explicit boolean masks rather than Keras masks, so that the logits
-        # carry no mask and the loss alone decides what counts.
-        step_mask = ops.not_equal(caption, PADDING_ID)  # (B, T)
-        logits = self.attention_regularizer(logits, alignments, step_mask)
-        super().__init__(
-            inputs={"image": image, "caption": caption}, outputs=logits, name=name, **kwargs
-        )
+        def forward(image, caption):
+            logits, alignments = self._teacher_forced(image, caption)
+            # Explicit boolean masks rather than Keras masks, so that the logits
+            # carry no mask and the loss alone decides what counts.
+            step_mask = ops.not_equal(caption, PADDING_ID)  # (B, T)
+            return self.attention_regularizer(logits, alignments, step_mask)
 
-        # === Config ===
-        self.vocabulary_size = vocabulary_size
-        self.max_caption_length = max_caption_length
-        self.image_size = image_size
-        self.backbone = backbone
-        self.backbone_weights = backbone_weights
-        self.trainable_backbone = trainable_backbone
-        self.embedding_dim = embedding_dim
-        self.units = units
-        self.attention_units = attention_units
-        self.dropout = dropout
-        self.doubly_stochastic_lambda = doubly_stochastic_lambda
-        # === Decoding protocol ===
+        self._build_functional(forward, name, **kwargs)
         # An LSTM has no length limit; the searches' `max_length` bounds decoding.
-        self.max_length = None
-        self.image_shape = image_size_pair(image_size)
-        self.grid_size = grid_size
-
-    def get_config(self):
-        return {
-            "name": self.name,
-            "trainable": self.trainable,
-            "vocabulary_size": self.vocabulary_size,
-            "max_caption_length": self.max_caption_length,
-            "image_size": self.image_size,
-            "backbone": self.backbone,
-            "backbone_weights": self.backbone_weights,
-            "trainable_backbone": self.trainable_backbone,
-            "embedding_dim": self.embedding_dim,
-            "units": self.units,
-            "attention_units": self.attention_units,
-            "dropout": self.dropout,
-            "doubly_stochastic_lambda": self.doubly_stochastic_lambda,
-        }
+        self._keep_captioner_config(locals(), grid_size, max_length=None)
 
     def _teacher_forced(self, image, caption, training=None):
         """The forward pass on a whole caption: logits (B, T, V), alignments (B, T, h, w)."""
@@ -310,90 +257,43 @@ class ShowAttendTellCaptioner(ImageCaptioner):
         >>> tuple(alignments.shape)  # one 4x8 map per word: the image's aspect ratio
         (1, 3, 4, 8)
         """
-        image = ops.cast(inputs["image"], "float32")
-        caption = ops.cast(inputs["caption"], "int32")
+        image, caption = self._cast_inputs(inputs)
         return self._teacher_forced(image, caption, training=False)
 
     def encode(self, inputs):
         """Runs the image encoder once; see `ImageCaptioner` for the protocol."""
         features = self.image_encoder(ops.cast(inputs, "float32"), training=False)  # (B, h, w, D)
-        hidden, cell = self.initial_state(features, training=False)
-        state = {
-            MEMORY: features,
-            MEMORY_MASK: ops.ones(ops.shape(features)[:3], dtype="bool"),  # (B, h, w)
-            PRECOMPUTED_KEYS: self.attention_decoder.precompute_memory(features),
-        }
-        initial = self.attention_decoder.initial_decoder_state([hidden, cell])
-        for index, value in enumerate(initial):
-            state[f"{INITIAL_STATE_PREFIX}{index}"] = value
-        return state
+        grid_mask = ops.ones(ops.shape(features)[:3], dtype="bool")  # (B, h, w)
+        initial_state = self.initial_state(features, training=False)  # [h_0, c_0]
+        return recurrent_decoding.encoder_state(
+            self.attention_decoder, features, grid_mask, initial_state
+        )
 
     def initial_cache(self, encoder_state, batch_size, max_length):
         """The LSTM state from the mean annotation vector, which `encode`
         computed (and beam search repeated for every beam)."""
-        cache, index = {}, 0
-        while f"{INITIAL_STATE_PREFIX}{index}" in encoder_state:
-            cache[f"{STATE_PREFIX}{index}"] = encoder_state[f"{INITIAL_STATE_PREFIX}{index}"]
-            index += 1
-        return cache
+        return recurrent_decoding.initial_cache(encoder_state)
 
     def step(self, token_ids, index, cache, encoder_state):
         """Decodes one word: `(logits (B, V), cache, attention (B, h, w))`."""
         embedded = self.word_embedding(ops.cast(token_ids, "int32"))  # (B, E)
-        states = [cache[f"{STATE_PREFIX}{number}"] for number in range(len(cache))]
-        output, states, alignment = self.attention_decoder.step(
-            embedded,
-            states,
-            encoder_state[MEMORY],
-            precomputed_keys=encoder_state[PRECOMPUTED_KEYS],
-            training=False,
+        output, new_cache, alignment = recurrent_decoding.decoder_step(
+            self.attention_decoder, embedded, cache, encoder_state
         )
         # The deep output layer reads sequences: a sequence of one step.
         logits = self.word_output([output[:, None], embedded[:, None]], training=False)[:, 0]
-        new_cache = {f"{STATE_PREFIX}{number}": value for number, value in enumerate(states)}
-        return logits, new_cache, ops.cast(alignment, "float32")
+        return logits, new_cache, alignment
 
 
-def show_attend_tell_captioner(
-    *,
-    vocabulary_size,
-    max_caption_length,
-    image_size,
-    backbone=SMALL_CNN,
-    backbone_weights=None,
-    trainable_backbone=True,
-    embedding_dim=64,
-    units=256,
-    attention_units=128,
-    dropout=0.1,
-    doubly_stochastic_lambda=1.0,
-    name="show_attend_tell_captioner",
-):
+@model_builder(ShowAttendTellCaptioner, "show_attend_tell_captioner")
+def show_attend_tell_captioner():
     """Builds a `ShowAttendTellCaptioner` (same arguments).
 
     Example:
 
-    >>> from keras_attention.models.show_attend_tell_captioner import show_attend_tell_captioner
-    >>> model = show_attend_tell_captioner(
-    ...     vocabulary_size=20, max_caption_length=8, image_size=16, embedding_dim=8,
-    ...     units=16, attention_units=8)
-    >>> type(model).__name__
-    'ShowAttendTellCaptioner'
+    >>> show_attend_tell_captioner(vocabulary_size=20, max_caption_length=8, image_size=16).units
+    256
     """
-    return ShowAttendTellCaptioner(
-        vocabulary_size=vocabulary_size,
-        max_caption_length=max_caption_length,
-        image_size=image_size,
-        backbone=backbone,
-        backbone_weights=backbone_weights,
-        trainable_backbone=trainable_backbone,
-        embedding_dim=embedding_dim,
-        units=units,
-        attention_units=attention_units,
-        dropout=dropout,
-        doubly_stochastic_lambda=doubly_stochastic_lambda,
-        name=name,
-    )
 
 
 def caption_attention_model(model):

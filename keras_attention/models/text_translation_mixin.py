@@ -1,13 +1,27 @@
 """`translate(texts, ...)`: strings in, strings out, for the translator models."""
 
+import keras
 import numpy as np
+
+from keras_attention.models.constructor_config import check_sizes_and_dropout
 
 
 class TextTranslationMixin:
     """Adds `translate` to a model that implements the decoding protocol.
 
+    The translators are functional `keras.Model`s built from `keras.Input`s,
+    so `summary()`, `fit` (with `jit_compile=True`) and `.keras` files work
+    as for any functional model, and a re-loaded file is of its class again.
+    Besides the teacher-forced forward pass they implement the decoding
+    protocol of `keras_attention.generation` (`vocabulary_size`,
+    `max_length`, `encode`, `initial_cache`, `step`): `greedy_search`,
+    `beam_search` and `export_translator` take the model itself, and
+    `translate` turns strings into strings with the source and target
+    tokenizers it is given.
+
     The model (a `keras.Model` listing this class first among its bases)
-    provides `encode`, `initial_cache`, `step`, `vocabulary_size` and
+    provides `encode`, `initial_cache`, `step`, `target_vocabulary_size`
+    (this class makes it the decoding protocol's `vocabulary_size`) and
     `max_length`, and may give `max_source_length` / `max_target_length`
     (the default lengths of `translate`; None where the model has no limit).
 
@@ -18,6 +32,41 @@ class TextTranslationMixin:
     >>> issubclass(RNNAttentionTranslator, TextTranslationMixin)
     True
     """
+
+    @property
+    def vocabulary_size(self):
+        """Number of target token ids: the last axis of `step`'s logits."""
+        return self.target_vocabulary_size
+
+    @staticmethod
+    def _check_translator_arguments(arguments, sizes):
+        """Checks `dropout`, the vocabulary sizes and the other `sizes` named in `arguments`."""
+        vocabularies = ("source_vocabulary_size", "target_vocabulary_size")
+        check_sizes_and_dropout(arguments, vocabularies + tuple(sizes))
+
+    @staticmethod
+    def _translation_inputs():
+        """The symbolic `(source, target)` id inputs `(B, S)`, `(B, T)` of the graph."""
+        source = keras.Input((None,), dtype="int32", name="source")
+        target = keras.Input((None,), dtype="int32", name="target")
+        return source, target
+
+    def _embed_with_dropout(self, side, embedding, ids, dropout):
+        """`embedding(ids)` then dropout, the layers kept as `<side>_embedding`
+        and `<side>_dropout` (made in that order, as seeded weights expect)."""
+        setattr(self, f"{side}_embedding", embedding)
+        embedded = embedding(ids)
+        dropout_layer = keras.layers.Dropout(dropout, name=f"{side}_embedding_dropout")
+        setattr(self, f"{side}_dropout", dropout_layer)
+        return dropout_layer(embedded)
+
+    def _logits(self, decoded, target_vocabulary_size):
+        """The logits layer (kept as `logits_layer`) on the decoder's output: `(B, T, V)`."""
+        # float32 logits even under mixed precision: a stable softmax and loss.
+        self.logits_layer = keras.layers.Dense(
+            target_vocabulary_size, dtype="float32", name="logits"
+        )
+        return self.logits_layer(decoded)
 
     def translate(
         self,

@@ -12,43 +12,33 @@ from keras_attention.layers.position_embedding_2d import PositionEmbedding2D
 from keras_attention.layers.token_and_position_embedding import TokenAndPositionEmbedding
 from keras_attention.layers.transformer_decoder_block import TransformerDecoderBlock
 from keras_attention.layers.transformer_encoder_block import TransformerEncoderBlock
+from keras_attention.models import transformer_decoding
+from keras_attention.models.constructor_config import model_builder
 from keras_attention.models.image_backbones import SMALL_CNN
 from keras_attention.models.image_backbones import image_backbone
-from keras_attention.models.image_backbones import image_size_pair
 from keras_attention.models.image_captioner import MEMORY_MASK
 from keras_attention.models.image_captioner import ImageCaptioner
 from keras_attention.models.show_attend_tell_captioner import FEATURE_POSITIONS
+from keras_attention.models.transformer_decoding import MEMORY
 from keras_attention.ops.masks import PADDING_ID
 from keras_attention.validation import check_non_negative_int
-from keras_attention.validation import check_positive_int
-from keras_attention.validation import check_rate
 
 # Layer names, kept from the builder so that weights stay where they were.
 IMAGE_ENCODER = "image_encoder"
 CAPTION_EMBEDDING = "caption_embedding"
 DECODER_BLOCK_PREFIX = "decoder_block_"
 LOGITS = "logits"
-# Entries of the decoding state and cache.
-MEMORY = "memory"
-CROSS_CACHE_PREFIX = "cross_attention_cache_"
-SELF_CACHE_PREFIX = "self_attention_cache_"
 
 
-def _image_encoder(
-    backbone,
-    image_size,
-    backbone_weights,
-    trainable_backbone,
-    hidden_dim,
-    encoder_layers,
-    num_heads,
-    intermediate_dim,
-    dropout,
-):
+def _image_encoder(backbone, hidden_dim, encoder_layers, block_arguments):
     """Pixels -> image tokens `(B, h * w, hidden_dim)` with 2D positions, maybe
-    self-attended; and the grid `(h, w)`."""
+    self-attended; and the grid `(h, w)`.
+
+    `backbone` is the `image_backbone` model; `block_arguments` the encoder
+    blocks' `num_heads`, `intermediate_dim` and `dropout`.
+    """
     images = keras.Input((None, None, 3), dtype="float32", name="image")
-    features = image_backbone(backbone, image_size, backbone_weights, trainable_backbone)(images)
+    features = backbone(images)
     grid = (int(features.shape[1]), int(features.shape[2]))
     x = keras.layers.Dense(hidden_dim, name="feature_projection")(features)  # (B, h, w, D)
     x = PositionEmbedding2D(
@@ -59,14 +49,9 @@ def _image_encoder(
     )(x)
     tokens_shape = (grid[0] * grid[1], hidden_dim)
     x = keras.layers.Reshape(tokens_shape, name="grid_to_tokens")(x)  # (B, h * w, D)
-    x = keras.layers.Dropout(dropout, name="image_token_dropout")(x)
+    x = keras.layers.Dropout(block_arguments["dropout"], name="image_token_dropout")(x)
     for index in range(encoder_layers):
-        x = TransformerEncoderBlock(
-            num_heads=num_heads,
-            intermediate_dim=intermediate_dim,
-            dropout=dropout,
-            name=f"encoder_block_{index}",
-        )(x)
+        x = TransformerEncoderBlock(**block_arguments, name=f"encoder_block_{index}")(x)
     return keras.Model(images, x, name=IMAGE_ENCODER), grid
 
 
@@ -130,19 +115,13 @@ class TransformerCaptioner(ImageCaptioner):
     Example:
 
     >>> import numpy as np
-    >>> from keras_attention.models.transformer_captioner import TransformerCaptioner
-    >>> model = TransformerCaptioner(
-    ...     vocabulary_size=20, max_caption_length=8, image_size=16, hidden_dim=16,
-    ...     num_layers=1, num_heads=2, intermediate_dim=32)
+    >>> import keras_attention as ka
+    >>> model = ka.models.TransformerCaptioner(vocabulary_size=20, max_caption_length=8,
+    ...     image_size=16, hidden_dim=16, num_layers=1, num_heads=2, intermediate_dim=32)
     >>> logits = model({"image": np.zeros((2, 20, 20, 3), "float32"),
     ...                 "caption": np.array([[2, 5, 6, 0], [2, 7, 0, 0]])})
     >>> tuple(logits.shape)
     (2, 4, 20)
-    >>> state = model.encode(np.zeros((2, 16, 16, 3), "float32"))
-    >>> cache = model.initial_cache(state, batch_size=2, max_length=6)
-    >>> logits, cache, attention = model.step(np.array([2, 2]), 0, cache, state)
-    >>> tuple(logits.shape), tuple(attention.shape)  # attention over the 4x4 grid
-    ((2, 20), (2, 4, 4))
     """
 
     def __init__(
@@ -163,34 +142,27 @@ class TransformerCaptioner(ImageCaptioner):
         name="transformer_captioner",
         **kwargs,
     ):
-        for argument, value in (
-            ("vocabulary_size", vocabulary_size),
-            ("max_caption_length", max_caption_length),
-            ("hidden_dim", hidden_dim),
-            ("num_layers", num_layers),
-            ("num_heads", num_heads),
-            ("intermediate_dim", intermediate_dim),
-        ):
-            check_positive_int(argument, value)
+        self._check_caption_arguments(
+            locals(), ("hidden_dim", "num_layers", "num_heads", "intermediate_dim")
+        )
         check_non_negative_int("encoder_layers", encoder_layers)
         if hidden_dim % num_heads:
             raise ValueError(
                 "`hidden_dim` must be a multiple of `num_heads`. "
                 f"Received: hidden_dim={hidden_dim}, num_heads={num_heads}"
             )
-        check_rate("dropout", dropout)
 
         # === Layers ===
+        block_arguments = {
+            "num_heads": num_heads,
+            "intermediate_dim": intermediate_dim,
+            "dropout": dropout,
+        }
         self.image_encoder, grid_size = _image_encoder(
-            backbone,
-            image_size,
-            backbone_weights,
-            trainable_backbone,
+            image_backbone(backbone, image_size, backbone_weights, trainable_backbone),
             hidden_dim,
             encoder_layers,
-            num_heads,
-            intermediate_dim,
-            dropout,
+            block_arguments,
         )
         self.caption_embedding = TokenAndPositionEmbedding(
             vocabulary_size, max_caption_length, hidden_dim, name=CAPTION_EMBEDDING
@@ -199,60 +171,14 @@ class TransformerCaptioner(ImageCaptioner):
             dropout, name=f"{CAPTION_EMBEDDING}_dropout"
         )
         self.decoder_blocks = [
-            TransformerDecoderBlock(
-                num_heads=num_heads,
-                intermediate_dim=intermediate_dim,
-                dropout=dropout,
-                name=f"{DECODER_BLOCK_PREFIX}{index}",
-            )
+            TransformerDecoderBlock(**block_arguments, name=f"{DECODER_BLOCK_PREFIX}{index}")
             for index in range(num_layers)
         ]
         # float32 logits even under mixed precision: a stable softmax and loss.
         self.logits_layer = keras.layers.Dense(vocabulary_size, dtype="float32", name=LOGITS)
 
-        # === Functional model ===
-        image = keras.Input((None, None, 3), dtype="float32", name="image")
-        caption = keras.Input((None,), dtype="int32", name="caption")
-        logits = self._teacher_forced(image, caption)
-        super().__init__(
-            inputs={"image": image, "caption": caption}, outputs=logits, name=name, **kwargs
-        )
-
-        # === Config ===
-        self.vocabulary_size = vocabulary_size
-        self.max_caption_length = max_caption_length
-        self.image_size = image_size
-        self.backbone = backbone
-        self.backbone_weights = backbone_weights
-        self.trainable_backbone = trainable_backbone
-        self.hidden_dim = hidden_dim
-        self.num_layers = num_layers
-        self.num_heads = num_heads
-        self.intermediate_dim = intermediate_dim
-        self.encoder_layers = encoder_layers
-        self.dropout = dropout
-        # === Decoding protocol ===
-        self.max_length = max_caption_length
-        self.image_shape = image_size_pair(image_size)
-        self.grid_size = grid_size
-
-    def get_config(self):
-        return {
-            "name": self.name,
-            "trainable": self.trainable,
-            "vocabulary_size": self.vocabulary_size,
-            "max_caption_length": self.max_caption_length,
-            "image_size": self.image_size,
-            "backbone": self.backbone,
-            "backbone_weights": self.backbone_weights,
-            "trainable_backbone": self.trainable_backbone,
-            "hidden_dim": self.hidden_dim,
-            "num_layers": self.num_layers,
-            "num_heads": self.num_heads,
-            "intermediate_dim": self.intermediate_dim,
-            "encoder_layers": self.encoder_layers,
-            "dropout": self.dropout,
-        }
+        self._build_functional(self._teacher_forced, name, **kwargs)
+        self._keep_captioner_config(locals(), grid_size, max_length=max_caption_length)
 
     def _teacher_forced(self, image, caption, training=None, return_attention=False):
         """The forward pass on a whole caption: logits (B, T, V) and, on
@@ -264,14 +190,10 @@ class TransformerCaptioner(ImageCaptioner):
         image_tokens = self.image_encoder(image, training=training)  # (B, h * w, D)
         y = self.caption_embedding(caption)  # (B, T, D)
         y = self.caption_embedding_dropout(y, training=training)
+        options = {"padding_mask": caption_mask, "return_attention_scores": True}
         for block in self.decoder_blocks:
-            y, _, cross_scores = block(
-                y,
-                image_tokens,
-                padding_mask=caption_mask,
-                return_attention_scores=True,
-                training=training,
-            )  # cross_scores (B, heads, T, h * w)
+            # cross_scores (B, heads, T, h * w)
+            y, _, cross_scores = block(y, image_tokens, training=training, **options)
         logits = self.logits_layer(y)
         if not return_attention:
             return logits
@@ -298,8 +220,7 @@ class TransformerCaptioner(ImageCaptioner):
         >>> tuple(attention.shape)  # one 4x8 map per token
         (1, 3, 4, 8)
         """
-        image = ops.cast(inputs["image"], "float32")
-        caption = ops.cast(inputs["caption"], "int32")
+        image, caption = self._cast_inputs(inputs)
         logits, attention = self._teacher_forced(
             image, caption, training=False, return_attention=True
         )
@@ -311,79 +232,35 @@ class TransformerCaptioner(ImageCaptioner):
         tokens = self.image_encoder(ops.cast(inputs, "float32"), training=False)  # (B, h * w, D)
         grid_mask = ops.ones((ops.shape(tokens)[0],) + self.grid_size, dtype="bool")  # (B, h, w)
         state = {MEMORY: tokens, MEMORY_MASK: grid_mask}
-        for index, block in enumerate(self.decoder_blocks):
-            state[f"{CROSS_CACHE_PREFIX}{index}"] = block.compute_cross_attention_cache(tokens)
+        state.update(transformer_decoding.cross_attention_caches(self.decoder_blocks, tokens))
         return state
 
     def initial_cache(self, encoder_state, batch_size, max_length):
         """Empty self-attention caches `(B, 2, max_length, heads, key_dim)`, one per block."""
-        cache = {}
-        for index, block in enumerate(self.decoder_blocks):
-            key_dim = self.hidden_dim // block.num_heads
-            shape = (batch_size, 2, max_length, block.num_heads, key_dim)
-            cache[f"{SELF_CACHE_PREFIX}{index}"] = ops.zeros(shape, block.compute_dtype)
-        return cache
+        return transformer_decoding.empty_self_attention_caches(
+            self.decoder_blocks, self.hidden_dim, batch_size, max_length
+        )
 
     def step(self, token_ids, index, cache, encoder_state):
         """Decodes one token: `(logits (B, V), cache, attention (B, h, w))`."""
         tokens = ops.cast(token_ids, "int32")[:, None]  # (B, 1)
         y = self.caption_embedding(tokens, start_index=index)  # (B, 1, D)
-        new_cache = {}
-        for number, block in enumerate(self.decoder_blocks):
-            name = f"{SELF_CACHE_PREFIX}{number}"
-            y, _, cross_scores, new_cache[name], _ = block(
-                y,
-                encoder_state[MEMORY],
-                self_attention_cache=cache[name],
-                self_attention_cache_update_index=index,
-                cross_attention_cache=encoder_state[f"{CROSS_CACHE_PREFIX}{number}"],
-                return_attention_scores=True,
-                training=False,
-            )  # cross_scores (B, heads, 1, h * w)
+        y, new_cache, attention = transformer_decoding.decode_token(
+            self.decoder_blocks, y, index, cache, encoder_state
+        )
         logits = self.logits_layer(y)[:, 0]  # (B, V)
-        attention = ops.mean(ops.cast(cross_scores[:, :, 0], "float32"), axis=1)  # (B, h * w)
         return logits, new_cache, ops.reshape(attention, (-1,) + self.grid_size)  # (B, h, w)
 
 
-def transformer_captioner(
-    *,
-    vocabulary_size,
-    max_caption_length,
-    image_size,
-    backbone=SMALL_CNN,
-    backbone_weights=None,
-    trainable_backbone=True,
-    hidden_dim=128,
-    num_layers=2,
-    num_heads=4,
-    intermediate_dim=256,
-    encoder_layers=1,
-    dropout=0.1,
-    name="transformer_captioner",
-):
-    """Builds a `TransformerCaptioner` (same arguments).
+@model_builder(TransformerCaptioner, "transformer_captioner")
+def transformer_captioner():
+    """Builds a `TransformerCaptioner`: the constructor's arguments, keywords only.
 
     Example:
 
-    >>> from keras_attention.models.transformer_captioner import transformer_captioner
     >>> model = transformer_captioner(
     ...     vocabulary_size=20, max_caption_length=8, image_size=16, hidden_dim=16,
     ...     num_layers=1, num_heads=2, intermediate_dim=32)
     >>> type(model).__name__, model.max_length
     ('TransformerCaptioner', 8)
     """
-    return TransformerCaptioner(
-        vocabulary_size=vocabulary_size,
-        max_caption_length=max_caption_length,
-        image_size=image_size,
-        backbone=backbone,
-        backbone_weights=backbone_weights,
-        trainable_backbone=trainable_backbone,
-        hidden_dim=hidden_dim,
-        num_layers=num_layers,
-        num_heads=num_heads,
-        intermediate_dim=intermediate_dim,
-        encoder_layers=encoder_layers,
-        dropout=dropout,
-        name=name,
-    )

@@ -7,22 +7,22 @@ import keras
 import numpy as np
 from keras import ops
 
+from keras_attention.generation.decoder_adapter import MEMORY_MASK
 from keras_attention.layers.token_and_position_embedding import TokenAndPositionEmbedding
 from keras_attention.layers.transformer_decoder_block import TransformerDecoderBlock
 from keras_attention.layers.transformer_encoder_block import TransformerEncoderBlock
+from keras_attention.models import transformer_decoding
+from keras_attention.models.constructor_config import ConstructorConfig
+from keras_attention.models.constructor_config import model_builder
 from keras_attention.models.text_translation_mixin import TextTranslationMixin
+from keras_attention.models.transformer_decoding import MEMORY
 from keras_attention.ops.masks import PADDING_ID
 from keras_attention.validation import check_bool
 from keras_attention.validation import check_positive_int
-from keras_attention.validation import check_rate
-
-# Entries of the dict `encode` returns (the decoding protocol's "memory_mask" included).
-MEMORY = "memory"
-MEMORY_MASK = "memory_mask"
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
-class TransformerTranslator(TextTranslationMixin, keras.Model):
+class TransformerTranslator(TextTranslationMixin, ConstructorConfig, keras.Model):
     """An encoder-decoder Transformer for sequence-to-sequence translation.
 
     The model of Vaswani et al. 2017 (https://arxiv.org/abs/1706.03762),
@@ -39,15 +39,8 @@ class TransformerTranslator(TextTranslationMixin, keras.Model):
     every attention, so they do not change the logits. With `norm_first=True`
     the blocks are pre-norm and a final LayerNorm closes each stack.
 
-    A functional `keras.Model` built from `keras.Input`s, so `summary()`,
-    `fit` (with `jit_compile=True`) and `.keras` files work as for any
-    functional model; a re-loaded file is a `TransformerTranslator` again.
-    Besides the teacher-forced forward pass it implements the decoding
-    protocol of `keras_attention.generation` (`vocabulary_size`,
-    `max_length`, `encode`, `initial_cache`, `step`): `greedy_search`,
-    `beam_search` and `export_translator` take the model itself, and
-    `translate` turns strings into strings with the source and target
-    tokenizers it is given.
+    A functional model that decodes itself, as every translator
+    (`TextTranslationMixin` says what they share).
 
     Args:
         source_vocabulary_size: number of source token ids.
@@ -81,14 +74,6 @@ class TransformerTranslator(TextTranslationMixin, keras.Model):
     >>> logits = model({"source": np.array([[5, 6, 7, 0]]), "target": np.array([[1, 9, 4]])})
     >>> tuple(logits.shape), keras.backend.standardize_dtype(logits.dtype)
     ((1, 3, 30), 'float32')
-
-    One decoding step, as greedy and beam search run it:
-
-    >>> state = model.encode(np.array([[5, 6, 7, 0]]))
-    >>> cache = model.initial_cache(state, batch_size=1, max_length=6)
-    >>> logits, cache, attention = model.step(np.array([1]), 0, cache, state)
-    >>> tuple(logits.shape), tuple(attention.shape)
-    ((1, 30), (1, 4))
     """
 
     def __init__(
@@ -105,127 +90,74 @@ class TransformerTranslator(TextTranslationMixin, keras.Model):
         norm_first=False,
         **kwargs,
     ):
-        for argument, value in (
-            ("source_vocabulary_size", source_vocabulary_size),
-            ("target_vocabulary_size", target_vocabulary_size),
-            ("max_source_length", max_source_length),
-            ("max_target_length", max_target_length),
-            ("hidden_dim", hidden_dim),
-            ("num_layers", num_layers),
-            ("num_heads", num_heads),
-            ("intermediate_dim", intermediate_dim),
-        ):
-            check_positive_int(argument, value)
+        self._check_translator_arguments(
+            locals(),
+            ("max_source_length", "max_target_length", "hidden_dim", "num_layers", "num_heads"),
+        )
+        check_positive_int("intermediate_dim", intermediate_dim)
         if hidden_dim % num_heads:
             raise ValueError(
                 "`hidden_dim` must be a multiple of `num_heads`. "
                 f"Received: hidden_dim={hidden_dim}, num_heads={num_heads}"
             )
-        check_rate("dropout", dropout)
         check_bool("norm_first", norm_first)
         kwargs.setdefault("name", "transformer_translator")
 
         # === Layers, wired as they are made ===
         # Each layer is made just before its first call, so that a seeded run
         # draws the same initial weights as the layer-by-layer builder did.
-        source = keras.Input((None,), dtype="int32", name="source")
-        target = keras.Input((None,), dtype="int32", name="target")
+        source, target = self._translation_inputs()
         # Explicit boolean masks (True = a real token) rather than Keras masks, so
         # that the logits carry no mask and the loss alone decides what counts.
         source_mask = ops.not_equal(source, PADDING_ID)  # (B, S)
         target_mask = ops.not_equal(target, PADDING_ID)  # (B, T)
 
-        def block_arguments(index, kind):
-            return dict(
-                num_heads=num_heads,
-                intermediate_dim=intermediate_dim,
-                dropout=dropout,
-                norm_first=norm_first,
-                name=f"{kind}_block_{index}",
-            )
+        def stack(kind, block_class, x, *context, **call_arguments):
+            """`num_layers` blocks run on `x` as they are made, then a final norm if pre-norm."""
+            blocks = []
+            for index in range(num_layers):
+                blocks.append(
+                    block_class(
+                        num_heads=num_heads,
+                        intermediate_dim=intermediate_dim,
+                        dropout=dropout,
+                        norm_first=norm_first,
+                        name=f"{kind}_block_{index}",
+                    )
+                )
+                x = blocks[-1](x, *context, **call_arguments)
+            # Pre-norm stacks end with a LayerNorm; post-norm blocks end normalised.
+            final_norm = None
+            if norm_first:
+                final_norm = keras.layers.LayerNormalization(
+                    epsilon=1e-5, name=f"{kind}_final_norm"
+                )
+                x = final_norm(x)
+            return blocks, final_norm, x
 
-        self.source_embedding = TokenAndPositionEmbedding(
-            source_vocabulary_size, max_source_length, hidden_dim, name="source_embedding"
+        sizes = (source_vocabulary_size, max_source_length, hidden_dim)
+        embedding = TokenAndPositionEmbedding(*sizes, name="source_embedding")
+        x = self._embed_with_dropout("source", embedding, source, dropout)  # (B, S, D)
+        self.encoder_blocks, self.encoder_final_norm, x = stack(
+            "encoder", TransformerEncoderBlock, x, padding_mask=source_mask
         )
-        x = self.source_embedding(source)  # (B, S, D)
-        self.source_dropout = keras.layers.Dropout(dropout, name="source_embedding_dropout")
-        x = self.source_dropout(x)
-        encoder_blocks = []
-        for index in range(num_layers):
-            encoder_blocks.append(TransformerEncoderBlock(**block_arguments(index, "encoder")))
-            x = encoder_blocks[-1](x, padding_mask=source_mask)
-        self.encoder_blocks = encoder_blocks
-        # Pre-norm stacks end with a LayerNorm; post-norm blocks end normalised.
-        self.encoder_final_norm = None
-        if norm_first:
-            self.encoder_final_norm = keras.layers.LayerNormalization(
-                epsilon=1e-5, name="encoder_final_norm"
-            )
-            x = self.encoder_final_norm(x)
-
-        self.target_embedding = TokenAndPositionEmbedding(
-            target_vocabulary_size, max_target_length, hidden_dim, name="target_embedding"
+        sizes = (target_vocabulary_size, max_target_length, hidden_dim)
+        embedding = TokenAndPositionEmbedding(*sizes, name="target_embedding")
+        y = self._embed_with_dropout("target", embedding, target, dropout)  # (B, T, D)
+        self.decoder_blocks, self.decoder_final_norm, y = stack(
+            "decoder",
+            TransformerDecoderBlock,
+            y,
+            x,
+            padding_mask=target_mask,
+            context_padding_mask=source_mask,
         )
-        y = self.target_embedding(target)  # (B, T, D)
-        self.target_dropout = keras.layers.Dropout(dropout, name="target_embedding_dropout")
-        y = self.target_dropout(y)
-        decoder_blocks = []
-        for index in range(num_layers):
-            decoder_blocks.append(TransformerDecoderBlock(**block_arguments(index, "decoder")))
-            y = decoder_blocks[-1](y, x, padding_mask=target_mask, context_padding_mask=source_mask)
-        self.decoder_blocks = decoder_blocks
-        self.decoder_final_norm = None
-        if norm_first:
-            self.decoder_final_norm = keras.layers.LayerNormalization(
-                epsilon=1e-5, name="decoder_final_norm"
-            )
-            y = self.decoder_final_norm(y)
-        # float32 logits even under mixed precision: a stable softmax and loss.
-        self.logits_layer = keras.layers.Dense(
-            target_vocabulary_size, dtype="float32", name="logits"
-        )
-        logits = self.logits_layer(y)  # (B, T, V)
+        logits = self._logits(y, target_vocabulary_size)  # (B, T, V)
         super().__init__(inputs={"source": source, "target": target}, outputs=logits, **kwargs)
 
-        # === Config ===
-        self.source_vocabulary_size = source_vocabulary_size
-        self.target_vocabulary_size = target_vocabulary_size
-        self.max_source_length = max_source_length
-        self.max_target_length = max_target_length
-        self.hidden_dim = hidden_dim
-        self.num_layers = num_layers
-        self.num_heads = num_heads
-        self.intermediate_dim = intermediate_dim
-        self.dropout = dropout
-        self.norm_first = norm_first
-
-    def get_config(self):
-        # Not the functional graph: the constructor rebuilds it from these.
-        return {
-            "name": self.name,
-            "trainable": self.trainable,
-            "source_vocabulary_size": self.source_vocabulary_size,
-            "target_vocabulary_size": self.target_vocabulary_size,
-            "max_source_length": self.max_source_length,
-            "max_target_length": self.max_target_length,
-            "hidden_dim": self.hidden_dim,
-            "num_layers": self.num_layers,
-            "num_heads": self.num_heads,
-            "intermediate_dim": self.intermediate_dim,
-            "dropout": self.dropout,
-            "norm_first": self.norm_first,
-        }
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
+        self.keep_config(locals())
 
     # === Decoding protocol (keras_attention.generation) ===
-
-    @property
-    def vocabulary_size(self):
-        """Number of target token ids: the last axis of `step`'s logits."""
-        return self.target_vocabulary_size
 
     @property
     def max_length(self):
@@ -245,8 +177,7 @@ class TransformerTranslator(TextTranslationMixin, keras.Model):
         source_mask = ops.not_equal(source, PADDING_ID)  # (B, S)
         x, _ = self._run_encoder(source, source_mask, return_attention_scores=False)
         state = {MEMORY: x, MEMORY_MASK: source_mask}
-        for index, block in enumerate(self.decoder_blocks):
-            state[f"cross_attention_cache_{index}"] = block.compute_cross_attention_cache(x)
+        state.update(transformer_decoding.cross_attention_caches(self.decoder_blocks, x))
         return state
 
     def _run_encoder(self, source, source_mask, return_attention_scores):
@@ -284,11 +215,8 @@ class TransformerTranslator(TextTranslationMixin, keras.Model):
         Example:
 
         >>> import numpy as np
-        >>> from keras_attention.models.transformer_translator import TransformerTranslator
-        >>> model = TransformerTranslator(
-        ...     source_vocabulary_size=12, target_vocabulary_size=10, max_source_length=6,
-        ...     max_target_length=5, hidden_dim=8, num_layers=2, num_heads=2,
-        ...     intermediate_dim=16)
+        >>> model = TransformerTranslator(12, 10, 6, 5, hidden_dim=8, num_heads=2,
+        ...                               intermediate_dim=16)  # 2 layers
         >>> maps = model.attention_maps(np.array([[4, 5, 6, 0]]), np.array([[2, 7, 3]]))
         >>> {name: value.shape for name, value in maps.items()}
         {'encoder': (1, 2, 2, 4, 4), 'decoder': (1, 2, 2, 3, 3), 'cross': (1, 2, 2, 3, 4)}
@@ -330,12 +258,9 @@ class TransformerTranslator(TextTranslationMixin, keras.Model):
             dict of `"self_attention_cache_<i>"`
             `(batch_size, 2, max_length, heads, key_dim)` zeros.
         """
-        cache = {}
-        for index, block in enumerate(self.decoder_blocks):
-            key_dim = block.key_dim or self.target_embedding.embedding_dim // block.num_heads
-            shape = (batch_size, 2, max_length, block.num_heads, key_dim)
-            cache[f"self_attention_cache_{index}"] = ops.zeros(shape, block.compute_dtype)
-        return cache
+        return transformer_decoding.empty_self_attention_caches(
+            self.decoder_blocks, self.target_embedding.embedding_dim, batch_size, max_length
+        )
 
     def step(self, token_ids, index, cache, encoder_state):
         """Decodes position `index` from the token `(B,)` there.
@@ -351,72 +276,25 @@ class TransformerTranslator(TextTranslationMixin, keras.Model):
         """
         tokens = ops.cast(token_ids, "int32")[:, None]  # (B, 1)
         y = self.target_embedding(tokens, start_index=index)  # (B, 1, D)
-        new_cache = {}
-        for number, block in enumerate(self.decoder_blocks):
-            name = f"self_attention_cache_{number}"
-            y, _, cross_scores, new_cache[name], _ = block(
-                y,
-                encoder_state[MEMORY],
-                context_padding_mask=encoder_state[MEMORY_MASK],
-                self_attention_cache=cache[name],
-                self_attention_cache_update_index=index,
-                cross_attention_cache=encoder_state[f"cross_attention_cache_{number}"],
-                return_attention_scores=True,
-                training=False,
-            )
+        source_mask = encoder_state[MEMORY_MASK]  # (B, S)
+        y, new_cache, attention = transformer_decoding.decode_token(
+            self.decoder_blocks, y, index, cache, encoder_state, context_padding_mask=source_mask
+        )
         if self.decoder_final_norm is not None:
             y = self.decoder_final_norm(y)
         logits = self.logits_layer(y)[:, 0]  # (B, 1, V) -> (B, V)
-        # cross_scores (B, heads, 1, S) -> (B, S)
-        attention = ops.mean(ops.cast(cross_scores[:, :, 0], "float32"), axis=1)
         return logits, new_cache, attention
 
 
-def transformer_translator(
-    *,
-    source_vocabulary_size,
-    target_vocabulary_size,
-    max_source_length,
-    max_target_length,
-    hidden_dim=128,
-    num_layers=2,
-    num_heads=4,
-    intermediate_dim=512,
-    dropout=0.1,
-    norm_first=False,
-    name="transformer_translator",
-):
-    """Builds a `TransformerTranslator` (keyword arguments only).
-
-    See `TransformerTranslator` for the architecture and the arguments.
-
-    Returns:
-        A `TransformerTranslator` taking `{"source": (B, S) int, "target":
-        (B, T) int}` and returning logits `(B, T, target_vocabulary_size)`
-        in float32.
+@model_builder(TransformerTranslator, "transformer_translator")
+def transformer_translator():
+    """The `TransformerTranslator` of these keyword arguments (the class documents them).
 
     Example:
 
-    >>> import numpy as np
-    >>> from keras_attention.models.transformer_translator import transformer_translator
-    >>> model = transformer_translator(
+    >>> translator = transformer_translator(
     ...     source_vocabulary_size=20, target_vocabulary_size=30, max_source_length=8,
-    ...     max_target_length=6, hidden_dim=16, num_layers=1, num_heads=2,
-    ...     intermediate_dim=32)
-    >>> type(model).__name__, tuple(model({"source": np.array([[5, 0]]),
-    ...                                    "target": np.array([[1]])}).shape)
-    ('TransformerTranslator', (1, 1, 30))
+    ...     max_target_length=6, hidden_dim=16, num_layers=1, num_heads=2, intermediate_dim=32)
+    >>> translator.name, translator.max_length, translator.vocabulary_size
+    ('transformer_translator', 6, 30)
     """
-    return TransformerTranslator(
-        source_vocabulary_size=source_vocabulary_size,
-        target_vocabulary_size=target_vocabulary_size,
-        max_source_length=max_source_length,
-        max_target_length=max_target_length,
-        hidden_dim=hidden_dim,
-        num_layers=num_layers,
-        num_heads=num_heads,
-        intermediate_dim=intermediate_dim,
-        dropout=dropout,
-        norm_first=norm_first,
-        name=name,
-    )

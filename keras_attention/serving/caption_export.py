@@ -98,12 +98,11 @@ def make_caption_function(model, encoder, max_length, beam_width=1, *, decode_ba
     Example:
 
     >>> import numpy as np
-    >>> from keras_attention.models.show_attend_tell_captioner import show_attend_tell_captioner
-    >>> from keras_attention.serving.caption_export import make_caption_function
-    >>> vocabulary = ["[PAD]", "[UNK]", "[START]", "[END]", "a", "red", "circle"]
-    >>> model = show_attend_tell_captioner(
+    >>> import keras_attention as ka
+    >>> model = ka.models.ShowAttendTellCaptioner(
     ...     vocabulary_size=7, max_caption_length=5, image_size=16, embedding_dim=8,
     ...     units=16, attention_units=8)
+    >>> vocabulary = ["[PAD]", "[UNK]", "[START]", "[END]", "a", "red", "circle"]
     >>> caption = make_caption_function(model, vocabulary, max_length=4, decode_batch_size=2)
     >>> outputs = caption(np.zeros((3, 40, 50, 3), "float32"))
     >>> outputs["caption"].shape, tuple(outputs["attention"].shape)  # a 4x4 grid
@@ -177,15 +176,13 @@ def export_captioner(model, path, encoder, max_length, beam_width=1, *, decode_b
         beam_width: 1 for greedy search, more for beam search.
         decode_batch_size: images decoded together by one compiled search.
 
-    Returns:
-        `path` as a string.
+    Returns `path` as a string.
 
     Example:
 
     >>> import os, tempfile
     >>> import tensorflow as tf
     >>> from keras_attention.models.transformer_captioner import transformer_captioner
-    >>> from keras_attention.serving.caption_export import export_captioner
     >>> vocabulary = ["[PAD]", "[UNK]", "[START]", "[END]", "a", "red", "circle"]
     >>> model = transformer_captioner(
     ...     vocabulary_size=7, max_caption_length=5, image_size=16, hidden_dim=16,

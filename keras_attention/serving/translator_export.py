@@ -168,13 +168,11 @@ def make_translation_function(
 
     Example:
 
-    >>> from keras_attention.models.rnn_attention_translator import rnn_attention_translator
-    >>> from keras_attention.serving.translator_export import make_translation_function
-    >>> from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
-    >>> tokenizer = ReversibleTokenizer.train(["a b a", "b a b"], 300)
-    >>> model = rnn_attention_translator(
-    ...     source_vocabulary_size=tokenizer.vocabulary_size,
-    ...     target_vocabulary_size=tokenizer.vocabulary_size, embedding_dim=4, units=4)
+    >>> import keras_attention as ka
+    >>> tokenizer = ka.text.ReversibleTokenizer.train(["a b a", "b a b"], 300)
+    >>> size = tokenizer.vocabulary_size
+    >>> model = ka.models.rnn_attention_translator(
+    ...     source_vocabulary_size=size, target_vocabulary_size=size, embedding_dim=4, units=4)
     >>> translate = make_translation_function(
     ...     model, tokenizer, tokenizer, max_source_length=4, max_target_length=3)
     >>> outputs = translate(["a b a", "b"])

@@ -1,5 +1,7 @@
 """What every tokenizer of the package shares: a checked vocabulary and fixed-length `encode`."""
 
+import os
+
 import tensorflow as tf
 
 from keras_attention.text.fixed_length_ids import check_encode_arguments
@@ -25,7 +27,9 @@ class FixedLengthEncoder:
 
     A subclass calls `_set_vocabulary(vocabulary)` in its constructor and
     defines `tokenize(strings)` (ragged ids without special tokens), the
-    `pad_id`, `start_id` and `end_id` properties, and `decode`.
+    `pad_id`, `start_id` and `end_id` properties, and `decode`; its `save`
+    and `load` write and read the vocabulary file with `_write_vocabulary`
+    and `_read_vocabulary`.
     `encode` traces one `tf.function` per tokenizer with tensor arguments,
     so that eager calls, `tf.data` maps and SavedModels share one small
     graph.
@@ -44,6 +48,26 @@ class FixedLengthEncoder:
                 tf.TensorSpec([], tf.bool),
             ],
         )
+
+    def _write_vocabulary(self, directory, filename, write):
+        """`write(file, tokens)` into `directory/filename`, `directory` created if missing."""
+        os.makedirs(directory, exist_ok=True)
+        path = os.path.join(directory, filename)
+        with open(path, "w", encoding="utf-8") as file:
+            write(file, self._vocabulary)
+        return path
+
+    @staticmethod
+    def _read_vocabulary(directory, filename, read):
+        """`read(file)` of the `directory/filename` that `save` wrote."""
+        path = os.path.join(directory, filename)
+        if not os.path.isfile(path):
+            raise ValueError(
+                f"`directory` must hold a {filename} written by `save`. "
+                f"Received: directory={directory!r}"
+            )
+        with open(path, encoding="utf-8") as file:
+            return read(file)
 
     @property
     def vocabulary(self):

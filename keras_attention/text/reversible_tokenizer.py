@@ -14,7 +14,6 @@ signatures that load with TensorFlow alone.
 
 import collections
 import json
-import os
 import re
 
 import tensorflow as tf
@@ -351,15 +350,16 @@ class ReversibleTokenizer(FixedLengthEncoder, tf.Module):
         >>> from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
         >>> tokenizer = ReversibleTokenizer.train(["a\\u2028b"], 300)
         >>> with tempfile.TemporaryDirectory() as directory:
-        ...     _ = tokenizer.save(directory)
-        ...     ReversibleTokenizer.load(directory).vocabulary == tokenizer.vocabulary
-        True
+        ...     path = tokenizer.save(directory)
+        ...     (path.endswith("vocabulary.json"),
+        ...      ReversibleTokenizer.load(directory).vocabulary == tokenizer.vocabulary)
+        (True, True)
         """
-        os.makedirs(directory, exist_ok=True)
-        path = os.path.join(directory, VOCABULARY_FILENAME)
-        with open(path, "w", encoding="utf-8") as file:
-            json.dump(self._vocabulary, file, ensure_ascii=False, indent=0)
-        return path
+        return self._write_vocabulary(
+            directory,
+            VOCABULARY_FILENAME,
+            lambda file, tokens: json.dump(tokens, file, ensure_ascii=False, indent=0),
+        )
 
     @classmethod
     def load(cls, directory):
@@ -371,14 +371,7 @@ class ReversibleTokenizer(FixedLengthEncoder, tf.Module):
         Returns:
             a `ReversibleTokenizer`.
         """
-        path = os.path.join(directory, VOCABULARY_FILENAME)
-        if not os.path.isfile(path):
-            raise ValueError(
-                f"`directory` must hold a {VOCABULARY_FILENAME} written by `save`. "
-                f"Received: directory={directory!r}"
-            )
-        with open(path, encoding="utf-8") as file:
-            return cls(json.load(file))
+        return cls(cls._read_vocabulary(directory, VOCABULARY_FILENAME, json.load))
 
 
 def _byte_ids(characters):

@@ -68,21 +68,20 @@ def corpus_bleu(hypotheses, references):
     >>> round(corpus_bleu(["the cat sat on the mat"], ["the cat sat on a mat"]), 2)
     53.73
     """
+    return _corpus_score("corpus_bleu", hypotheses, references)
+
+
+def _corpus_score(metric, hypotheses, references):
+    """`sacrebleu.<metric>(hypotheses, reference streams).score` as a float."""
     sacrebleu = _import_sacrebleu()
     hypotheses, streams = _texts_and_reference_streams(hypotheses, references)
-    return float(sacrebleu.corpus_bleu(hypotheses, streams).score)
+    return float(getattr(sacrebleu, metric)(hypotheses, streams).score)
 
 
 def corpus_chrf(hypotheses, references):
-    """Corpus chrF (character n-gram F-score, sacrebleu defaults).
+    """Corpus chrF (character n-gram F-score, sacrebleu defaults), in [0, 100].
 
-    Args:
-        hypotheses: list of translated sentences (str or UTF-8 bytes).
-        references: one reference sentence per hypothesis, or one list of
-            several references per hypothesis (the same number for all).
-
-    Returns:
-        float in [0, 100].
+    Takes the `hypotheses` and `references` of `corpus_bleu`.
 
     Example:
 
@@ -90,6 +89,4 @@ def corpus_chrf(hypotheses, references):
     >>> round(corpus_chrf(["el perro come"], ["el perro come"]), 6)
     100.0
     """
-    sacrebleu = _import_sacrebleu()
-    hypotheses, streams = _texts_and_reference_streams(hypotheses, references)
-    return float(sacrebleu.corpus_chrf(hypotheses, streams).score)
+    return _corpus_score("corpus_chrf", hypotheses, references)

@@ -7,8 +7,6 @@ SavedModel that uses `encode` needs `import tensorflow_text` before loading,
 as that registers the tokenizer's ops.
 """
 
-import os
-
 import keras_hub
 import tensorflow as tf
 
@@ -19,6 +17,11 @@ from keras_attention.text.fixed_length_ids import from_end_on
 
 VOCABULARY_FILENAME = "vocabulary.txt"
 _SUFFIX_INDICATOR = "##"
+
+
+def _special_token_id(attribute, doc):
+    """A read-only property: the id of the special token held in `attribute`."""
+    return property(lambda self: self._token_ids[getattr(self, attribute)], doc=doc)
 
 
 class SubwordEncoder(FixedLengthEncoder):
@@ -89,25 +92,10 @@ class SubwordEncoder(FixedLengthEncoder):
         # traced function keeps a single TensorFlow path for eager calls,
         # tf.data and SavedModels.
 
-    @property
-    def pad_id(self):
-        """Id of the padding token: always 0."""
-        return self._token_ids[self._pad_token]
-
-    @property
-    def unknown_id(self):
-        """Id of the token for unknown words."""
-        return self._token_ids[self._unknown_token]
-
-    @property
-    def start_id(self):
-        """Id of the start-of-sequence token."""
-        return self._token_ids[self._start_token]
-
-    @property
-    def end_id(self):
-        """Id of the end-of-sequence token."""
-        return self._token_ids[self._end_token]
+    pad_id = _special_token_id("_pad_token", "Id of the padding token: always 0.")
+    unknown_id = _special_token_id("_unknown_token", "Id of the token for unknown words.")
+    start_id = _special_token_id("_start_token", "Id of the start-of-sequence token.")
+    end_id = _special_token_id("_end_token", "Id of the end-of-sequence token.")
 
     @property
     def tokenizer(self):
@@ -130,17 +118,11 @@ class SubwordEncoder(FixedLengthEncoder):
 
         Reading stops at the first end token; padding and start tokens are
         dropped, and "##" continuation pieces are glued to the previous piece.
-
-        Args:
-            ids: integer ids `(B, T)` or `(T,)`: a tensor (also symbolic), a
-                NumPy array or nested lists.
-
-        Returns:
-            `tf.string` tensor `(B,)`, or a scalar for `(T,)` ids.
+        `ids` `(B, T)` or `(T,)` (a tensor, also symbolic, a NumPy array or
+        nested lists) give a `tf.string` tensor `(B,)`, or a scalar.
 
         Example:
 
-        >>> from keras_attention.text.subword_encoder import SubwordEncoder
         >>> encoder = SubwordEncoder(["[PAD]", "[UNK]", "[START]", "[END]", "a", "##b"])
         >>> encoder.decode([[2, 4, 5, 4, 3, 4, 0]]).numpy().tolist()
         [b'ab a']
@@ -161,27 +143,22 @@ class SubwordEncoder(FixedLengthEncoder):
     def save(self, directory):
         """Write the vocabulary, one token per line, to `directory/vocabulary.txt`.
 
-        Args:
-            directory: folder to write to; created if missing.
-
-        Returns:
-            str, the path of the vocabulary file.
+        `directory` is created if missing; returns the file's path (a str).
 
         Example:
 
         >>> import tempfile
-        >>> from keras_attention.text.subword_encoder import SubwordEncoder
         >>> encoder = SubwordEncoder(["[PAD]", "[UNK]", "[START]", "[END]", "a"])
         >>> with tempfile.TemporaryDirectory() as directory:
         ...     _ = encoder.save(directory)
         ...     SubwordEncoder.load(directory).vocabulary == encoder.vocabulary
         True
         """
-        os.makedirs(directory, exist_ok=True)
-        path = os.path.join(directory, VOCABULARY_FILENAME)
-        with open(path, "w", encoding="utf-8") as file:
-            file.write("".join(token + "\n" for token in self._vocabulary))
-        return path
+        return self._write_vocabulary(
+            directory,
+            VOCABULARY_FILENAME,
+            lambda file, tokens: file.write("".join(token + "\n" for token in tokens)),
+        )
 
     @classmethod
     def load(cls, directory, **special_tokens):
@@ -204,12 +181,7 @@ class SubwordEncoder(FixedLengthEncoder):
         ...     SubwordEncoder.load(directory).end_id
         3
         """
-        path = os.path.join(directory, VOCABULARY_FILENAME)
-        if not os.path.isfile(path):
-            raise ValueError(
-                f"`directory` must hold a {VOCABULARY_FILENAME} written by `save`. "
-                f"Received: directory={directory!r}"
-            )
-        with open(path, encoding="utf-8") as file:
-            vocabulary = [line.rstrip("\n") for line in file]
+        vocabulary = cls._read_vocabulary(
+            directory, VOCABULARY_FILENAME, lambda file: [line.rstrip("\n") for line in file]
+        )
         return cls(vocabulary, **special_tokens)

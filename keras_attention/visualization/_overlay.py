@@ -1,6 +1,10 @@
 """Showing an image with an attention heat map laid over it."""
 
+import math
+
 import numpy as np
+
+from keras_attention.visualization._matplotlib import new_figure
 
 # Opacity of the heat map where attention peaks. It fades to transparent
 # where attention is lowest, so unattended regions show the plain image.
@@ -66,3 +70,30 @@ def draw_overlay(axes, display_image, heat_map, title=None, value_range=None):
         bar.set_ticks([0.0, 0.5, 1.0])
         bar.set_ticklabels([f"{value:.3g}" for value in (low, (low + high) / 2, high)])
         bar.ax.tick_params(labelsize=7)
+
+
+def check_columns(columns):
+    """Raises a ValueError unless `columns`, panels per row, is a positive int."""
+    if not isinstance(columns, (int, np.integer)) or columns < 1:
+        raise ValueError(
+            f"Expected `columns` to be a positive integer. Received: columns={columns}"
+        )
+
+
+def panel_figure(panels, columns, image_shape):
+    """A figure for `panels` image panels in rows of at most `columns`.
+
+    Panels are about 2.5 inches wide and keep the image's aspect ratio.
+
+    Returns:
+        `(figure, rows, columns)`, `columns` cut to `panels`.
+    """
+    check_columns(columns)
+    columns = min(int(columns), panels)
+    rows = math.ceil(panels / columns)
+    height, width = image_shape[:2]
+    panel_width = 2.5
+    figure = new_figure(
+        figsize=(panel_width * columns, (panel_width * height / width + 0.4) * rows)
+    )
+    return figure, rows, columns

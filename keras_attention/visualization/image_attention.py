@@ -1,7 +1,5 @@
 """Spatial attention of an image captioner, drawn over the image word by word."""
 
-import math
-
 import numpy as np
 
 from keras_attention.visualization._labels import as_labels
@@ -9,6 +7,7 @@ from keras_attention.visualization._matplotlib import new_figure
 from keras_attention.visualization._overlay import as_display_image
 from keras_attention.visualization._overlay import draw_image
 from keras_attention.visualization._overlay import draw_overlay
+from keras_attention.visualization._overlay import panel_figure
 
 # The note drawn under an image whose caption has no word.
 EMPTY_CAPTION_NOTE = "(empty caption: no word, no attention map)"
@@ -149,20 +148,8 @@ def plot_caption_attention(image, attention, words, columns=4, title=None):
             "Expected one attention map per word, len(words) == attention.shape[0]. "
             f"Received: len(words)={len(labels)}, attention.shape={attention.shape}"
         )
-    if not isinstance(columns, (int, np.integer)) or columns < 1:
-        raise ValueError(
-            f"Expected `columns` to be a positive integer. Received: columns={columns}"
-        )
-
-    panels = len(labels) + 1
-    columns = min(int(columns), panels)
-    rows = math.ceil(panels / columns)
-    # Panels about 2.5 inches wide, keeping the image's aspect ratio.
+    figure, rows, columns = panel_figure(len(labels) + 1, columns, display_image.shape)
     height, width = display_image.shape[:2]
-    panel_width = 2.5
-    figure = new_figure(
-        figsize=(panel_width * columns, (panel_width * height / width + 0.4) * rows)
-    )
     draw_image(figure.add_subplot(rows, columns, 1), display_image)
     for index, (word, word_attention) in enumerate(zip(labels, attention)):
         heat_map, value_range = upsample_attention(

@@ -4,14 +4,14 @@ Abnar and Zuidema 2020, "Quantifying Attention Flow in Transformers",
 https://arxiv.org/abs/2005.00928.
 """
 
-import math
-
 import numpy as np
 
 from keras_attention.visualization._matplotlib import new_figure
 from keras_attention.visualization._overlay import as_display_image
+from keras_attention.visualization._overlay import check_columns
 from keras_attention.visualization._overlay import draw_image
 from keras_attention.visualization._overlay import draw_overlay
+from keras_attention.visualization._overlay import panel_figure
 from keras_attention.visualization.image_attention import upsample_attention
 
 HEAD_FUSIONS = ("mean", "max", "min")
@@ -310,20 +310,10 @@ def plot_head_maps(image, layer_attention, grid_size, has_class_token=True, colu
             "one layer, one example. "
             f"Received: layer_attention.shape={layer_attention.shape}"
         )
-    if not isinstance(columns, (int, np.integer)) or columns < 1:
-        raise ValueError(
-            f"Expected `columns` to be a positive integer. Received: columns={columns}"
-        )
+    check_columns(columns)
     head_maps = _patch_maps(layer_attention, grid_size, has_class_token, "layer_attention")
-
-    heads = head_maps.shape[0]
-    columns = min(int(columns), heads)
-    rows = math.ceil(heads / columns)
+    figure, rows, columns = panel_figure(head_maps.shape[0], columns, display_image.shape)
     height, width = display_image.shape[:2]
-    panel_width = 2.5
-    figure = new_figure(
-        figsize=(panel_width * columns, (panel_width * height / width + 0.4) * rows)
-    )
     for head, head_map in enumerate(head_maps):
         heat_map, value_range = upsample_attention(head_map, (height, width), return_range=True)
         axes = figure.add_subplot(rows, columns, head + 1)

@@ -68,10 +68,5 @@ def write_caption_explorer(path, examples, title=None):
             }
         )
     title = "Caption attention" if title is None else str(title)
-    return write_page(
-        path,
-        title,
-        "caption.html",
-        ("common.js", "overlay.js", "caption.js"),
-        {"examples": encoded},
-    )
+    scripts = ("common.js", "overlay.js", "caption.js")
+    return write_page(path, title, "caption.html", scripts, {"examples": encoded})

@@ -22,6 +22,8 @@ import zlib
 import numpy as np
 
 STATIC = pathlib.Path(__file__).resolve().parent / "static"
+# Where a page's fragment takes the image, its overlay, colour bar and readout.
+IMAGE_STAGE = "<!-- image stage -->"
 
 # matplotlib's viridis at 0, 1/32, ..., 1, as 0..255 RGB.
 # fmt: off
@@ -97,7 +99,10 @@ def write_page(path, title, body, scripts, data):
     Args:
         path: file to write (str or path-like); its folder must exist.
         title: page title (plain text, escaped here).
-        body: name of the HTML fragment in `static/` that holds the page's elements.
+        body: name of the HTML fragment in `static/` that holds the page's
+            elements; a line `<!-- image stage -->` in it stands for
+            `static/image_stage.html`, the elements of an image with an
+            attention overlay.
         scripts: names of the `static/` scripts to inline, in order; they
             read the data as `DATA` and the colours as `VIRIDIS`.
         data: JSON-serialisable dict.
@@ -109,11 +114,12 @@ def write_page(path, title, body, scripts, data):
     payload = json.dumps(data, separators=(",", ":")).replace("<", "\\u003c")
     viridis = json.dumps([list(color) for color in VIRIDIS], separators=(",", ":"))
     code = "\n".join(_static(name) for name in scripts)
+    fragment = _static(body).replace(f"  {IMAGE_STAGE}\n", _static("image_stage.html"))
     text = (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         f"<title>{html.escape(title)}</title>\n"
         f"<style>\n{_static('explorer.css')}</style>\n</head>\n<body>\n"
-        f"<h1>{html.escape(title)}</h1>\n{_static(body)}"
+        f"<h1>{html.escape(title)}</h1>\n{fragment}"
         f'<script type="application/json" id="explorer-data">{payload}</script>\n'
         f'<script>\n"use strict";\nconst VIRIDIS = {viridis};\n{code}</script>\n'
         "</body>\n</html>\n"

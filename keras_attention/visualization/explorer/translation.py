@@ -48,14 +48,12 @@ def write_translation_explorer(path, examples, title=None):
             - optionally "name": the label in the example picker.
         title: page title; "Translation attention" by default.
 
-    Returns:
-        The written `pathlib.Path`.
+    Returns the written `pathlib.Path`.
 
     Example:
 
-    >>> import pathlib, tempfile
     >>> import numpy as np
-    >>> from keras_attention.visualization import write_translation_explorer
+    >>> import pathlib, tempfile
     >>> weights = np.random.default_rng(0).dirichlet(np.ones(3), size=(2, 4, 2))
     >>> example = {"source_tokens": ["la", "maison", "bleue"],
     ...            "target_tokens": ["the", "blue"],

@@ -71,15 +71,14 @@ def write_vit_explorer(path, examples, title=None):
 
     Example:
 
-    >>> import pathlib, tempfile
+    >>> import tempfile
+    >>> from pathlib import Path
     >>> import numpy as np
-    >>> from keras_attention.visualization import write_vit_explorer
     >>> rng = np.random.default_rng(0)
     >>> attention = rng.dirichlet(np.ones(5), size=(2, 3, 5))  # class token + 2 x 2 patches
     >>> example = {"image": np.zeros((32, 32, 3), dtype="uint8"), "label": "cat",
     ...            "probability": 0.9, "attention": attention, "grid_size": (2, 2)}
-    >>> folder = tempfile.mkdtemp()
-    >>> page = write_vit_explorer(pathlib.Path(folder) / "vit.html", [example])
+    >>> page = write_vit_explorer(Path(tempfile.mkdtemp()) / "vit.html", [example])
     >>> page.stat().st_size > 0
     True
     """
@@ -123,10 +122,5 @@ def write_vit_explorer(path, examples, title=None):
             }
         )
     title = "Vision Transformer attention" if title is None else str(title)
-    return write_page(
-        path,
-        title,
-        "vit.html",
-        ("common.js", "overlay.js", "vit.js"),
-        {"examples": encoded},
-    )
+    scripts = ("common.js", "overlay.js", "vit.js")
+    return write_page(path, title, "vit.html", scripts, {"examples": encoded})
