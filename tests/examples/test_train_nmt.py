@@ -170,6 +170,6 @@ def test_flags_and_model_defaults(train_nmt):
     model = train_nmt.build_model(args, source_vocabulary_size=30, target_vocabulary_size=40)
     assert model.output_shape == (None, None, 40)
     assert isinstance(model, RNNAttentionTranslator)
-    for bad in (["--model", "cnn"], ["--strategy", "tpu"], ["--epochs", "0"]):
+    for bad in (["--model", "cnn"], ["--strategy", "gpu"], ["--epochs", "0"]):
         with pytest.raises(SystemExit):
             train_nmt.parse_args(bad)

@@ -304,3 +304,44 @@ def test_two_workers_train_the_same_weights_and_the_chief_exports(tmp_path):
     outputs = serve(["the dog sleeps", "a cat"])  # (B,) in: (B, T, S) attention out
     assert outputs["attention"].shape == (2, 12, 12)
     assert outputs["translation"].shape == (2,)
+
+
+def test_a_non_chief_worker_resumes_from_the_chiefs_backup_and_writes_none(tmp_path):
+    import keras
+
+    from keras_attention.callbacks.safe_backup import SafeBackupAndRestore
+    from keras_attention.training.restore_only_backup import RestoreOnlyBackup
+
+    x = np.arange(12, dtype="float32").reshape(4, 3) / 10
+    y = x.sum(-1, keepdims=True)
+
+    def model():
+        m = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+        m.compile(keras.optimizers.SGD(0.1), "mse")
+        return m
+
+    class Stop(keras.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            if epoch == 1:
+                raise RuntimeError("the job was stopped")
+
+    chief = model()
+    with pytest.raises(RuntimeError, match="stopped"):
+        chief.fit(x, y, epochs=5, verbose=0, callbacks=[SafeBackupAndRestore(tmp_path), Stop()])
+    saved = sorted(os.listdir(tmp_path))
+    assert saved == ["epoch_000002"]
+
+    chief_weights = chief.get_weights()
+
+    class RecordStart(keras.callbacks.Callback):
+        def on_train_begin(self, logs=None):
+            self.weights = self.model.get_weights()
+
+    restarted = model()  # other initial weights, as in a new process
+    backup, start = RestoreOnlyBackup(str(tmp_path)), RecordStart()
+    history = restarted.fit(x, y, epochs=3, verbose=0, callbacks=[backup, start])
+    for got, want in zip(start.weights, chief_weights, strict=True):
+        np.testing.assert_array_equal(got, want)
+    assert len(history.history["loss"]) == 1  # epochs 1 and 2 came from the chief's backup
+    assert backup.restored_from == str(tmp_path / "epoch_000002")
+    assert sorted(os.listdir(tmp_path)) == saved  # nothing written, nothing removed
