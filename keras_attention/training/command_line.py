@@ -17,7 +17,7 @@ Example:
 import argparse
 import os
 
-STRATEGIES = ("default", "mirrored")
+STRATEGIES = ("default", "mirrored", "multiworker", "tpu")
 
 
 def add_common_arguments(
@@ -27,7 +27,7 @@ def add_common_arguments(
 
     Flags: `--dataset`, `--epochs`, `--batch-size`, `--output-dir`,
     `--export DIR` (write a SavedModel there), `--strategy
-    {default,mirrored}` and `--mixed-precision`.
+    {default,mirrored,multiworker,tpu}` and `--mixed-precision`.
 
     Args:
         parser: an `argparse.ArgumentParser`.
@@ -87,7 +87,10 @@ def add_common_arguments(
         "--strategy",
         choices=STRATEGIES,
         default="default",
-        help="'mirrored' trains on every local GPU (or the CPU) with tf.distribute",
+        help="'mirrored' trains on every local GPU (or the CPU) with tf.distribute; "
+        "'multiworker' on every machine the TF_CONFIG environment variable names (run the "
+        "same command on each; only the chief writes results); 'tpu' on the Cloud TPU "
+        "TPUClusterResolver finds (TPU_NAME)",
     )
     parser.add_argument(
         "--mixed-precision",

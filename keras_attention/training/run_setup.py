@@ -15,12 +15,15 @@ import os
 import sys
 import warnings
 
+from keras_attention.training.cluster_config import read_worker_role
 from keras_attention.training.command_line import STRATEGIES
 from keras_attention.training.command_line import expand_path
 from keras_attention.training.run_folder import RunFolderError
 from keras_attention.training.run_folder import check_export_path
 from keras_attention.training.run_folder import prepare_run_folder
 from keras_attention.training.run_folder import replace_folder
+from keras_attention.training.worker_folders import redirect_outputs
+from keras_attention.training.worker_folders import shared_output_dir
 
 # Arguments that change where results go, not what the run computes.
 _NOT_PART_OF_THE_RUN = ("export", "html", "overwrite", "output_dir", "recipe")
@@ -34,18 +37,32 @@ def prepare_output(args):
     (same arguments) is resumed from its backup, one that holds another run
     is refused unless `--overwrite` (see `prepare_run_folder`).
 
+    Under `--strategy multiworker` only the chief (see `read_worker_role`)
+    claims and writes these paths; another worker's `args.output_dir` and
+    `args.export` are moved into a temporary folder deleted at exit
+    (`redirect_outputs`), and it resumes from the chief's backup.
+
     Args:
         args: the parsed `argparse.Namespace`; its paths are expanded in place.
 
     Returns:
-        "new", "resume" or "overwrite".
+        "new", "resume" or "overwrite"; "worker" for a non-chief worker.
 
     Raises:
         SystemExit: with the reason, when a path cannot be used.
+        ValueError: `--strategy multiworker` without a usable `TF_CONFIG`.
     """
     args.output_dir = expand_path(args.output_dir)
     if args.export:
         args.export = expand_path(args.export)
+    if getattr(args, "strategy", None) == "multiworker":
+        role = read_worker_role()
+        if redirect_outputs(args, role):
+            print(
+                f"{role.task_type} {role.task_index} of {role.num_workers} (not the chief): "
+                f"writing to {args.output_dir}, deleted at exit"
+            )
+            return "worker"
     try:
         if args.export:
             check_export_path(args.export)
@@ -88,7 +105,9 @@ def configure_precision(mixed_precision):
 
     if not mixed_precision:
         policy = "float32"
-    elif tf.config.list_logical_devices("GPU"):
+    # Physical devices: listing logical ones starts TensorFlow, after which
+    # a multi-worker strategy can no longer be created.
+    elif tf.config.list_physical_devices("GPU"):
         policy = "mixed_float16"
     else:
         policy = "mixed_bfloat16"
@@ -100,13 +119,18 @@ def make_strategy(name):
     """The `tf.distribute` strategy for the flag `--strategy`.
 
     Args:
-        name: "default" (the current strategy: one device) or "mirrored"
+        name: "default" (the current strategy: one device), "mirrored"
             (`tf.distribute.MirroredStrategy` over every local GPU, or the
-            CPU when there is none).
+            CPU when there is none), "multiworker" (every worker that
+            `TF_CONFIG` names, see `make_multi_worker_strategy`) or "tpu"
+            (a Cloud TPU, see `make_tpu_strategy`).
 
     Returns:
         a `tf.distribute.Strategy`; build and compile the model inside its
         `scope()`, and give `fit` the global batch size.
+
+    Raises:
+        ValueError: an unknown name, or "multiworker" without a usable `TF_CONFIG`.
 
     Example:
 
@@ -118,6 +142,12 @@ def make_strategy(name):
 
     if name not in STRATEGIES:
         raise ValueError(f"`strategy` must be one of {STRATEGIES}. Received: strategy={name!r}")
+    if name in ("multiworker", "tpu"):
+        from keras_attention.training import cluster_strategies
+
+        if name == "tpu":
+            return cluster_strategies.make_tpu_strategy()
+        return cluster_strategies.make_multi_worker_strategy()
     if name == "mirrored":
         if not tf.config.list_logical_devices("GPU"):
             # CPU replicas sum their gradients through one device: collective
@@ -175,6 +205,10 @@ def training_callbacks(output_dir):
 
     The progress bar comes from `fit(verbose=1)`.
 
+    For a non-chief worker of a multi-worker run (`output_dir` is its
+    temporary folder, see `prepare_output`) the backup is the chief's, in
+    the shared folder: restored from, never written (`RestoreOnlyBackup`).
+
     Args:
         output_dir: the run's folder (created if missing).
 
@@ -194,11 +228,17 @@ def training_callbacks(output_dir):
 
     from keras_attention.callbacks.atomic_checkpoint import AtomicModelCheckpoint
     from keras_attention.callbacks.safe_backup import SafeBackupAndRestore
+    from keras_attention.training.restore_only_backup import RestoreOnlyBackup
 
     os.makedirs(os.path.join(output_dir, "checkpoints"), exist_ok=True)
+    shared = shared_output_dir(output_dir)
+    if shared is None:
+        backup = SafeBackupAndRestore(os.path.join(output_dir, "backup"))
+    else:
+        backup = RestoreOnlyBackup(os.path.join(shared, "backup"))
     callbacks = [
         AtomicModelCheckpoint(os.path.join(output_dir, "checkpoints", "epoch_{epoch:03d}.keras")),
-        SafeBackupAndRestore(os.path.join(output_dir, "backup")),
+        backup,
     ]
     if tensorboard_available():
         callbacks.append(keras.callbacks.TensorBoard(os.path.join(output_dir, "logs")))

@@ -40,7 +40,9 @@ def test_common_flags():
     )
     assert (args.dataset, args.epochs, args.batch_size, args.export) == ("cifar10", 3, 4, "e")
     assert args.strategy == "mirrored" and args.mixed_precision
-    for bad in (["--strategy", "tpu"], ["--epochs", "0"]):
+    assert parser.parse_args(["--strategy", "multiworker"]).strategy == "multiworker"
+    assert parser.parse_args(["--strategy", "tpu"]).strategy == "tpu"
+    for bad in (["--strategy", "gpu"], ["--epochs", "0"]):
         with pytest.raises(SystemExit):
             parser.parse_args(bad)
 
@@ -57,9 +59,10 @@ def test_precision_and_strategy():
     assert run_setup.jit_compile_for(tf.distribute.MirroredStrategy(["/cpu:0"]))
     with pytest.raises(
         ValueError,
-        match=r"`strategy` must be one of \('default', 'mirrored'\). Received: strategy='tpu'",
+        match=r"`strategy` must be one of \('default', 'mirrored', 'multiworker', 'tpu'\). "
+        r"Received: strategy='gpu'",
     ):
-        run_setup.make_strategy("tpu")
+        run_setup.make_strategy("gpu")
 
 
 class _Interrupt(keras.callbacks.Callback):

@@ -36,7 +36,7 @@ def test_flags_and_model_defaults():
     )
     assert model.output_shape == (None, None, 40)
     assert isinstance(model, RNNAttentionTranslator)
-    for bad in (["--model", "cnn"], ["--strategy", "tpu"], ["--epochs", "0"]):
+    for bad in (["--model", "cnn"], ["--strategy", "gpu"], ["--epochs", "0"]):
         with pytest.raises(SystemExit):
             parse_translation_arguments(bad)
 
