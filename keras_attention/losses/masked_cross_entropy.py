@@ -3,6 +3,8 @@
 import keras
 from keras import ops
 
+from keras_attention.losses.replica_share import replica_share
+
 
 def check_ignore_label(ignore_label):
     """Raise a ValueError unless `ignore_label` is an int label id."""
@@ -28,7 +30,9 @@ def masked_sparse_categorical_crossentropy(y_true, y_pred, ignore_label=0, from_
         from_logits: whether `y_pred` holds logits rather than probabilities.
 
     Returns:
-        A scalar float32 loss.
+        A scalar float32 loss. Under a `tf.distribute` strategy with several
+        replicas it is this replica's share (the mean over its tokens divided
+        by the replicas), as keras scales its own losses.
 
     Example:
 
@@ -51,4 +55,5 @@ def masked_sparse_categorical_crossentropy(y_true, y_pred, ignore_label=0, from_
     losses = keras.losses.sparse_categorical_crossentropy(
         labels, y_pred, from_logits=from_logits
     )  # (B, T)
-    return ops.sum(losses * mask) / ops.maximum(ops.sum(mask), 1.0)
+    mean = ops.sum(losses * mask) / ops.maximum(ops.sum(mask), 1.0)
+    return replica_share(mean)  # keras sums the replicas' losses and gradients

@@ -1,6 +1,7 @@
 import keras
 import numpy as np
 import pytest
+import tensorflow as tf
 
 from keras_attention.losses.masked_cross_entropy import masked_sparse_categorical_crossentropy
 from keras_attention.metrics.masked_accuracy import MaskedSparseCategoricalAccuracy
@@ -75,3 +76,33 @@ def test_bad_arguments():
         masked_sparse_categorical_crossentropy(LABELS, LOGITS[..., 0])
     with pytest.raises(ValueError, match="ignore_label.*Received: ignore_label=None"):
         MaskedSparseCategoricalAccuracy(ignore_label=None)
+
+
+def _token_model(seed):
+    """Embedding then Dense: logits (B, T, 5) for ids (B, T)."""
+    keras.utils.set_random_seed(seed)
+    ids = keras.Input((4,), dtype="int32")
+    logits = keras.layers.Dense(5)(keras.layers.Embedding(7, 3)(ids))
+    model = keras.Model(ids, logits)
+    model.compile(optimizer=keras.optimizers.SGD(0.5), loss=masked_sparse_categorical_crossentropy)
+    return model
+
+
+def test_mirrored_loss_and_step_equal_one_device():
+    """Under two replicas the logged loss and one SGD step match one device."""
+    ids = np.array([[1, 2, 3, 0], [4, 5, 0, 0], [6, 1, 2, 3], [2, 2, 0, 0]], "int32")
+    labels = np.array([[1, 2, 3, 0], [4, 1, 0, 0], [2, 3, 4, 0], [3, 3, 0, 0]], "int32")
+    single = _token_model(seed=3)
+    strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    with strategy.scope():
+        mirrored = _token_model(seed=3)
+    # Each replica gets two sentences with the same number of real tokens (5),
+    # so the mean of the replicas' means is the mean over all tokens.
+    expected = _numpy_masked_crossentropy(labels, np.asarray(single.predict(ids, verbose=0)))
+    for model in (single, mirrored):
+        loss = model.evaluate(ids, labels, batch_size=4, verbose=0)
+        np.testing.assert_allclose(loss, expected, rtol=1e-5)
+    single.fit(ids, labels, batch_size=4, epochs=1, shuffle=False, verbose=0)
+    mirrored.fit(ids, labels, batch_size=4, epochs=1, shuffle=False, verbose=0)
+    for a, b in zip(single.get_weights(), mirrored.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
