@@ -134,7 +134,7 @@ class VisionTransformer(keras.Model):
         **kwargs,
     ):
         height, width = image_size_pair(image_size)
-        for name, value in (
+        for argument, value in (
             ("patch_size", patch_size),
             ("num_classes", num_classes),
             ("hidden_dim", hidden_dim),
@@ -143,7 +143,7 @@ class VisionTransformer(keras.Model):
             ("mlp_dim", mlp_dim),
             ("channels", channels),
         ):
-            check_positive_int(name, value)
+            check_positive_int(argument, value)
         if height % patch_size or width % patch_size:
             raise ValueError(
                 "`image_size` must be a multiple of `patch_size`. "

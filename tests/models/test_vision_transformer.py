@@ -221,6 +221,11 @@ def test_symbolic_shapes_and_layout():
     assert [tuple(m.shape) for m in maps] == [(None, 2, 5, 5)] * 2
 
 
+def test_model_keeps_its_name():
+    assert vision_transformer(**TINY).name == "vision_transformer"
+    assert vision_transformer(**TINY, name="glyph_vit").name == "glyph_vit"
+
+
 def test_other_image_size_is_resized_inside():
     model = _randomize(vision_transformer(**TINY))
     images = _images(2, 8, 8)
