@@ -20,7 +20,7 @@ ALLOWED_IMPORTS = {
     "callbacks": {"validation"},
     "losses": {"validation"},
     "metrics": {"losses", "validation"},
-    "visualization": {"validation"},
+    "visualization": {"text", "validation"},
     "serving": {"generation", "text", "validation"},
     "models": {
         "layers",

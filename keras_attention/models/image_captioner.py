@@ -8,6 +8,7 @@ from keras_attention.models.constructor_config import ConstructorConfig
 from keras_attention.models.constructor_config import check_sizes_and_dropout
 from keras_attention.models.image_backbones import image_size_pair
 from keras_attention.text.subword_encoder import SubwordEncoder
+from keras_attention.text.word_pieces import group_pieces
 from keras_attention.validation import check_positive_int
 
 # The decoding protocol's entry for the encoder positions that exist (bool,
@@ -117,11 +118,13 @@ class ImageCaptioner(ConstructorConfig, keras.Model):
 
         Returns:
             A list of `B` caption strings; with `return_attention`, a tuple
-            `(captions, attention, words)`: `attention` `(B, max_length, h, w)`
-            float32 NumPy, the attention when each token was chosen (0 after
-            the end), and `words` a list per image of the produced tokens
-            before the end token, spaces stripped (`attention[i, :len(words[i])]`
-            are their maps).
+            `(captions, attention, words)`: `words` a list per image of its
+            caption's whole words, as they stand in the caption (a word's
+            subword pieces joined by the encoder's rule, see
+            `keras_attention.text.word_pieces`), and `attention`
+            `(B, max_length, h, w)` float32 NumPy, where
+            `attention[i, :len(words[i])]` are the words' maps (a word's map
+            is the mean of the maps of its pieces) and the rest is 0.
 
         Example:
 
@@ -158,19 +161,43 @@ class ImageCaptioner(ConstructorConfig, keras.Model):
         ]
         if not return_attention:
             return captions
-        end_text = _end_token_text(encoder)
-        words = [_words_before_end(row, end_text) for row in np.asarray(outputs["caption_tokens"])]
-        return captions, keras.ops.convert_to_numpy(outputs["attention"]), words
+        if isinstance(encoder, (list, tuple)):
+            encoder = SubwordEncoder(list(encoder))
+        return (captions, *_whole_words(encoder, outputs["caption_tokens"], outputs["attention"]))
 
 
-def _end_token_text(encoder):
-    if isinstance(encoder, (list, tuple)):
-        encoder = SubwordEncoder(list(encoder))
+def _whole_words(encoder, tokens, attention):
+    """Each caption's words before its end token, and one map per word.
+
+    A word is its pieces joined by the encoder's rule (`word_continuation`),
+    and its map is the mean of its pieces' maps.
+
+    Args:
+        encoder: the caption tokenizer.
+        tokens: `(B, T)` the generated pieces, UTF-8 bytes, "" after the end.
+        attention: `(B, T, h, w)` the attention when each piece was chosen.
+
+    Returns:
+        `(attention (B, T, h, w) float32, words)`: row `i`'s first
+        `len(words[i])` maps are its words' maps, the rest 0.
+    """
+    attention = keras.ops.convert_to_numpy(attention)
+    continuation = getattr(encoder, "word_continuation", "leading_space")
     vocabulary = getattr(encoder, "vocabulary", None)
     # An encoder without a vocabulary decodes the end token alone to "".
-    return None if vocabulary is None else vocabulary[encoder.end_id].strip()
-
-
-def _words_before_end(tokens, end_text):
-    words = [token.decode("utf-8", errors="replace").strip() for token in tokens if token]
-    return words[: words.index(end_text)] if end_text in words else words
+    end_text = None if vocabulary is None else vocabulary[encoder.end_id].strip()
+    word_attention = np.zeros_like(attention)
+    captions_words = []
+    for row, pieces in enumerate(np.asarray(tokens)):
+        pieces = [piece.decode("utf-8", errors="replace") for piece in pieces if piece]
+        stripped = [piece.strip() for piece in pieces]
+        if end_text in stripped:
+            pieces = pieces[: stripped.index(end_text)]
+        if not pieces:
+            captions_words.append([])
+            continue
+        words, word_of_piece = group_pieces(pieces, continuation)
+        for word in range(len(words)):
+            word_attention[row, word] = attention[row, : len(pieces)][word_of_piece == word].mean(0)
+        captions_words.append(words)
+    return word_attention, captions_words

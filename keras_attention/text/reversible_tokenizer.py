@@ -161,6 +161,9 @@ class ReversibleTokenizer(FixedLengthEncoder, tf.Module):
     'Ça va ?'
     """
 
+    # How a piece marks the start of a word (`keras_attention.text.word_pieces`).
+    word_continuation = "leading_space"
+
     def __init__(self, vocabulary):
         super().__init__(name="reversible_tokenizer")
         check_vocabulary(vocabulary)

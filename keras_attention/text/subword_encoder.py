@@ -51,6 +51,9 @@ class SubwordEncoder(FixedLengthEncoder):
     [b'the cats sat']
     """
 
+    # How a piece marks the rest of a word (`keras_attention.text.word_pieces`).
+    word_continuation = "wordpiece"
+
     def __init__(
         self,
         vocabulary,

@@ -1,9 +1,8 @@
 """A captioner's held-out examples: printed, drawn word by word, and on an explorer page.
 
 `draw_caption_samples` takes what `keras_attention.text.caption_evaluation.caption_split`
-returns (images, references, generated captions, their pieces and attention
-maps), joins each caption's pieces into whole words with one map each, and
-for the first few images prints the reference and the caption and saves
+returns (images, references, generated captions, their words and attention
+maps), and for the first few images prints the reference and the caption and saves
 `attention_N.png` (the image with one heat map per word); with `html` it also
 writes `attention_explorer.html` of the first `explorer_images` captions.
 """
@@ -13,7 +12,6 @@ import os
 import numpy as np
 
 from keras_attention.visualization.explorer.caption import write_caption_explorer
-from keras_attention.visualization.explorer.words import word_maps
 from keras_attention.visualization.figures import save_figure
 from keras_attention.visualization.image_attention import plot_caption_attention
 
@@ -22,12 +20,14 @@ EXPLORER_IMAGES = 8
 
 
 def caption_word_maps(words, attention, count):
-    """Whole words and one attention map per word for the first `count` captions.
+    """Each of the first `count` captions' words with their maps.
 
     Args:
-        words: per caption, its generated pieces.
-        attention: `(N, T, h, w)` attention maps, one per generated piece.
-        count: captions to join.
+        words: per caption, its whole words, as `model.caption(...,
+            return_attention=True)` returns them.
+        attention: `(N, T, h, w)`: caption `i`'s first `len(words[i])` maps
+            are its words' maps.
+        count: captions to take.
 
     Returns:
         a list of `(words, maps (W, h, w))`; an empty caption gives `([], (0, h, w) maps)`.
@@ -36,17 +36,13 @@ def caption_word_maps(words, attention, count):
 
     >>> import numpy as np
     >>> from keras_attention.visualization.caption_samples import caption_word_maps
-    >>> attention = np.array([[[[1.0]], [[0.0]], [[1.0]]], [[[1.0]], [[1.0]], [[1.0]]]])
-    >>> joined = caption_word_maps([["a", " re", "d"], []], attention, 2)
+    >>> attention = np.arange(6.0).reshape(2, 3, 1, 1)
+    >>> joined = caption_word_maps([["a", "red"], []], attention, 2)
     >>> joined[0][0], joined[0][1][:, 0, 0].tolist(), joined[1][0], joined[1][1].shape
-    (['a', 'red'], [1.0, 0.5], [], (0, 1, 1))
+    (['a', 'red'], [0.0, 1.0], [], (0, 1, 1))
     """
     attention = np.asarray(attention)
-    no_maps = attention[0, :0]  # (0, h, w): an empty caption's maps
-    return [
-        word_maps(pieces, attention[i, : len(pieces)]) if len(pieces) else ([], no_maps)
-        for i, pieces in enumerate(words[:count])
-    ]
+    return [(list(caption), attention[i, : len(caption)]) for i, caption in enumerate(words[:count])]
 
 
 def draw_caption_samples(
@@ -66,8 +62,8 @@ def draw_caption_samples(
         images: the captioned images, `(H, W, 3)` pixels in 0..255.
         references: a list of reference captions per image (the first is printed).
         hypotheses: the generated caption of each image.
-        outputs: dict "words" (per caption, its pieces) and "attention"
-            (`(N, T, h, w)`, one map per piece).
+        outputs: dict "words" (per caption, its words) and "attention"
+            (`(N, T, h, w)`, one map per word).
         samples: captions to print and draw.
         html: whether to write the explorer page (of the captions with words).
         explorer_images: captions the page can show, at most.

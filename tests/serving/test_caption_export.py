@@ -142,11 +142,24 @@ def test_non_square_model_serves_non_square_attention_with_any_tokenizer(tmp_pat
         images, tokenizer, max_length=MAX_LENGTH, return_attention=True, decode_batch_size=2
     )
     assert captions == [text.decode("utf-8") for text in outputs["caption"].numpy()]
-    np.testing.assert_allclose(model_attention, outputs["attention"].numpy(), atol=1e-5)
-    # One word per produced token before the end token (here byte tokens, untrained).
-    ids = np.asarray(tokens)
-    produced = ((ids != 0) & (ids != tokenizer.end_id)).sum(axis=1)
-    assert [len(row) for row in words] == produced.tolist()
+    # Whole words: a piece with a leading space starts a word, any other piece
+    # continues it; a word's map is the mean of its pieces' maps.
+    served_attention = outputs["attention"].numpy()
+    for row, pieces in enumerate(outputs["caption_tokens"].numpy()):
+        pieces = [piece.decode("utf-8", errors="replace") for piece in pieces if piece]
+        stripped = [piece.strip() for piece in pieces]
+        pieces = pieces[: stripped.index("[END]")] if "[END]" in stripped else pieces
+        groups = []
+        for index, piece in enumerate(pieces):
+            if not groups or piece[:1].isspace():
+                groups.append([])
+            groups[-1].append(index)
+        assert words[row] == ["".join(pieces[i] for i in group).strip() for group in groups]
+        for word, group in enumerate(groups):
+            np.testing.assert_allclose(
+                model_attention[row, word], served_attention[row, group].mean(0), atol=1e-5
+            )
+        assert not model_attention[row, len(groups) :].any()
 
 
 @pytest.mark.parametrize("beam_width", [1, 3])
@@ -167,9 +180,15 @@ def test_model_caption_is_what_the_saved_model_answers(tmp_path, beam_width):
         uint8, VOCABULARY, max_length=MAX_LENGTH, beam_width=beam_width, return_attention=True
     )
     assert captions == [text.decode("utf-8") for text in served["caption"].numpy()]
-    np.testing.assert_allclose(attention, served["attention"].numpy(), atol=1e-5)
     assert attention.shape == (3, MAX_LENGTH, 4, 4)
     assert [" ".join(row) for row in words] == captions
+    # Whole-word pieces here: each word's map is the map served for its token.
+    for row, caption_words in enumerate(words):
+        count = len(caption_words)
+        np.testing.assert_allclose(
+            attention[row, :count], served["attention"].numpy()[row, :count], atol=1e-5
+        )
+        assert not attention[row, count:].any()
     if beam_width == 1:
         # Greedy search by hand on the resized images gives the same captions.
         assert captions == _expected(model, uint8.astype("float32"))[0]

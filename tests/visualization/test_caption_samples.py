@@ -13,19 +13,19 @@ def samples(count=3):
     rng = np.random.default_rng(0)
     images = [rng.uniform(0, 255, (16, 24, 3)).astype("float32") for _ in range(count)]
     attention = rng.dirichlet(np.ones(6), size=(count, 4)).reshape(count, 4, 2, 3)
-    words = [["a", " re", "d"], [], ["a", " circle"]][:count]
+    words = [["a", "red"], [], ["a", "circle"]][:count]  # whole words, as model.caption gives
     hypotheses = ["a red", "", "a circle"][:count]
     references = [[f"reference {i}", "another"] for i in range(count)]
     return images, references, hypotheses, {"words": words, "attention": attention}
 
 
-def test_pieces_become_words_with_their_mean_maps():
+def test_each_word_keeps_its_map():
     _, _, _, outputs = samples()
     joined = caption_word_maps(outputs["words"], outputs["attention"], 5)
     assert [words for words, _ in joined] == [["a", "red"], [], ["a", "circle"]]
     attention = outputs["attention"]
-    np.testing.assert_allclose(joined[0][1][1], (attention[0, 1] + attention[0, 2]) / 2)
-    np.testing.assert_allclose(joined[2][1][1], attention[2, 1])
+    np.testing.assert_array_equal(joined[0][1], attention[0, :2])
+    np.testing.assert_array_equal(joined[2][1], attention[2, :2])
     assert joined[1][1].shape == (0, 2, 3)  # an empty caption keeps the grid's shape
     assert len(caption_word_maps(outputs["words"], attention, 1)) == 1
 
