@@ -11,19 +11,20 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "keras_attention"
 # and nothing outside `models` needs a model's classes to decode, export or draw.
 ALLOWED_IMPORTS = {
     "validation": set(),
+    "backend_support": set(),
     "version": set(),
     "ops": {"validation"},
     "layers": {"ops", "validation"},
     "text": {"validation"},
     "data": {"ops", "text", "validation"},
-    "generation": {"ops", "validation"},
+    "generation": {"backend_support", "ops", "validation"},
     "callbacks": {"validation"},
     "losses": {"validation"},
     "metrics": {"losses", "validation"},
     "visualization": {"validation"},
-    "serving": {"generation", "text", "validation"},
+    "serving": {"backend_support", "generation", "text", "validation"},
     "models": {"layers", "ops", "generation", "losses", "text", "serving", "validation"},
-    "training": {"callbacks", "validation"},
+    "training": {"backend_support", "callbacks", "validation"},
 }
 
 

@@ -15,6 +15,7 @@ import os
 import sys
 import warnings
 
+from keras_attention.backend_support import require_tensorflow_backend
 from keras_attention.training.command_line import STRATEGIES
 from keras_attention.training.command_line import expand_path
 from keras_attention.training.run_folder import RunFolderError
@@ -43,6 +44,7 @@ def prepare_output(args):
     Raises:
         SystemExit: with the reason, when a path cannot be used.
     """
+    require_tensorflow_backend("The example training scripts")
     args.output_dir = expand_path(args.output_dir)
     if args.export:
         args.export = expand_path(args.export)
