@@ -342,33 +342,26 @@ def small_models():
     images, captions = normal(2, 16, 16, 3), RNG.integers(1, 12, (2, 4))
     translator = dict(source_vocabulary_size=12, target_vocabulary_size=12)
     captioner = dict(vocabulary_size=12, max_caption_length=8, image_size=16)
+    transformer = dict(hidden_dim=8, num_layers=1, num_heads=2)
     return {
         "transformer_translator": lambda: models.transformer_translator(
             **translator,
+            **transformer,
             max_source_length=6,
             max_target_length=5,
-            hidden_dim=8,
-            num_layers=1,
-            num_heads=2,
             intermediate_dim=16,
         ),
         "rnn_attention_translator": lambda: models.rnn_attention_translator(
             **translator, embedding_dim=8, units=8
         ),
         "vision_transformer": lambda: models.vision_transformer(
-            image_size=16,
-            patch_size=4,
-            num_classes=3,
-            hidden_dim=8,
-            num_layers=1,
-            num_heads=2,
-            mlp_dim=16,
+            **transformer, image_size=16, patch_size=4, num_classes=3, mlp_dim=16
         ),
         "show_attend_tell_captioner": lambda: models.show_attend_tell_captioner(
             **captioner, embedding_dim=8, units=8, attention_units=8
         ),
         "transformer_captioner": lambda: models.transformer_captioner(
-            **captioner, hidden_dim=8, num_layers=1, num_heads=2, intermediate_dim=16
+            **captioner, **transformer, intermediate_dim=16
         ),
     }, {
         "transformer_translator": {"source": source, "target": target},

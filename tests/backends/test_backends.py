@@ -56,29 +56,34 @@ def _backend_environment(backend):
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory):
     """Backend -> its report, from check processes started together on first use."""
+    available = [backend for backend in BACKENDS if _missing_package(backend) is None]
+    if not available:
+        return {}
     saved = tmp_path_factory.mktemp("saved_on_tensorflow")
     backend_checks.save_every_layer_model(saved)
     running = {}
-    for backend in BACKENDS:
-        if _missing_package(backend) is None:
-            report = tmp_path_factory.mktemp(backend) / "report.json"
+    for backend in available:
+        folder = tmp_path_factory.mktemp(backend)
+        report, log = folder / "report.json", folder / "log.txt"
+        # A file, not a pipe: a process that writes much never waits on a full pipe.
+        with open(log, "w", encoding="utf-8") as output:
             process = subprocess.Popen(
                 [sys.executable, backend_checks.__file__, str(report), str(saved)],
                 env=_backend_environment(backend),
-                stdout=subprocess.PIPE,
+                stdout=output,
                 stderr=subprocess.STDOUT,
-                text=True,
             )
-            running[backend] = (process, report, time.perf_counter())
+        running[backend] = (process, report, log, time.perf_counter())
     results = {}
-    for backend, (process, report, start) in running.items():
+    for backend, (process, report, log, start) in running.items():
         try:
-            output, _ = process.communicate(timeout=CHECK_TIMEOUT_SECONDS)
+            process.wait(timeout=CHECK_TIMEOUT_SECONDS)
         except subprocess.TimeoutExpired:
             process.kill()
-            output, _ = process.communicate()
+            process.wait()
         seconds = time.perf_counter() - start
         if not report.exists():
+            output = log.read_text(encoding="utf-8", errors="replace")
             pytest.fail(f"the {backend} check process wrote no report:\n{output[-5000:]}")
         results[backend] = json.loads(report.read_text(encoding="utf-8"))
         print(f"{backend} checks: {seconds:.0f} s")
