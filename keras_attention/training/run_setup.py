@@ -44,7 +44,7 @@ def prepare_output(args):
     Raises:
         SystemExit: with the reason, when a path cannot be used.
     """
-    require_tensorflow_backend("The example training scripts")
+    require_tensorflow_backend("This example training script")
     args.output_dir = expand_path(args.output_dir)
     if args.export:
         args.export = expand_path(args.export)

@@ -32,4 +32,4 @@ def test_before_keras_is_imported_the_variable_is_read_without_importing_it(monk
     assert current_backend() == "torch"
     assert "keras" not in sys.modules
     with pytest.raises(UnsupportedBackendError, match="runs on 'torch'"):
-        require_tensorflow_backend("The example training scripts")
+        require_tensorflow_backend("This example training script")
