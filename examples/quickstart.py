@@ -26,6 +26,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import keras  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
+from keras_attention.backend_support import require_tensorflow_backend  # noqa: E402
 from keras_attention.data.translation_batches import make_translation_batches  # noqa: E402
 from keras_attention.data.translation_sources import load_translation_pairs  # noqa: E402
 from keras_attention.losses.masked_cross_entropy import masked_sparse_categorical_crossentropy  # noqa: E402
@@ -56,6 +57,7 @@ def parse_args(argv=None):
 
 def main(argv=None):
     args = parse_args(argv)
+    require_tensorflow_backend("examples/quickstart.py")
     keras.utils.set_random_seed(0)
     start = time.time()
 

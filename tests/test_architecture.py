@@ -11,17 +11,18 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "keras_attention"
 # and nothing outside `models` needs a model's classes to decode, export or draw.
 ALLOWED_IMPORTS = {
     "validation": set(),
+    "backend_support": set(),
     "version": set(),
     "ops": {"validation"},
     "layers": {"ops", "validation"},
     "text": {"validation"},
     "data": {"ops", "text", "validation"},
-    "generation": {"ops", "validation"},
+    "generation": {"backend_support", "ops", "validation"},
     "callbacks": {"validation"},
     "losses": {"validation"},
     "metrics": {"losses", "validation"},
     "visualization": {"text", "validation"},
-    "serving": {"generation", "text", "validation"},
+    "serving": {"backend_support", "generation", "text", "validation"},
     "models": {
         "layers",
         "ops",
@@ -32,7 +33,16 @@ ALLOWED_IMPORTS = {
         "callbacks",
         "validation",
     },
-    "training": {"callbacks", "data", "losses", "metrics", "models", "text", "validation"},
+    "training": {
+        "backend_support",
+        "callbacks",
+        "data",
+        "losses",
+        "metrics",
+        "models",
+        "text",
+        "validation",
+    },
 }
 
 

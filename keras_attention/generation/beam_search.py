@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from keras_attention.backend_support import require_tensorflow_backend
 from keras_attention.generation import search_common as common
 
 
@@ -83,6 +84,7 @@ def beam_search(
     >>> tuple(tokens.shape), tuple(attention.shape), tuple(scores.shape)
     ((2, 5), (2, 5, 4), (2,))
     """
+    require_tensorflow_backend("beam_search (compiled with tf.function)")
     common.check_search_arguments(decoder, start_id, end_id, max_length)
     common.check_positive_int("beam_width", beam_width)
     alpha = length_penalty

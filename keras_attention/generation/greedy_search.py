@@ -2,6 +2,7 @@
 
 from keras import ops
 
+from keras_attention.backend_support import require_tensorflow_backend
 from keras_attention.generation import search_common as common
 
 
@@ -43,6 +44,7 @@ def greedy_search(decoder, inputs, start_id, end_id, max_length, jit_compile=Tru
     >>> tuple(tokens.shape), tuple(attention.shape)
     ((1, 5), (1, 5, 4))
     """
+    require_tensorflow_backend("greedy_search (compiled with tf.function)")
     common.check_search_arguments(decoder, start_id, end_id, max_length)
 
     def make_search():

@@ -9,6 +9,7 @@ it needs only TensorFlow (the ids become text with graph ops, no tokenizer).
 import keras
 import tensorflow as tf
 
+from keras_attention.backend_support import require_tensorflow_backend
 from keras_attention.generation.captioner_decoders import missing_captioner_members
 from keras_attention.serving.grouped_decoding import decode_in_groups
 from keras_attention.serving.image_classifier_export import warm_up_images
@@ -108,6 +109,7 @@ def make_caption_function(model, encoder, max_length, beam_width=1, *, decode_ba
     >>> outputs["caption"].shape, tuple(outputs["attention"].shape)  # a 4x4 grid
     (TensorShape([3]), (3, 4, 4, 4))
     """
+    require_tensorflow_backend("SavedModel export (make_caption_function)")
     missing = missing_captioner_members(model)
     if missing:
         raise ValueError(
@@ -195,6 +197,7 @@ def export_captioner(model, path, encoder, max_length, beam_width=1, *, decode_b
     >>> outputs["caption"].shape, tuple(outputs["attention"].shape)
     (TensorShape([3]), (3, 4, 4, 4))
     """
+    require_tensorflow_backend("SavedModel export (export_captioner)")
     caption = make_caption_function(
         model, encoder, max_length, beam_width, decode_batch_size=decode_batch_size
     )

@@ -4,6 +4,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from keras_attention.backend_support import require_tensorflow_backend
 from keras_attention.serving.image_inputs import checked_images
 from keras_attention.serving.serving_signature import SERVING_SIGNATURE
 from keras_attention.serving.serving_signature import load_serving_signature
@@ -91,6 +92,7 @@ def export_image_classifier(model, path, class_names=None):
     >>> result["probabilities"].shape, result["labels"].shape
     (TensorShape([3, 2]), TensorShape([3]))
     """
+    require_tensorflow_backend("SavedModel export (export_image_classifier)")
     image_shape, num_classes = _check_classifier(model)
     if class_names is None:
         class_names = getattr(model, "class_names", None)

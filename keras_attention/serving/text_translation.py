@@ -3,6 +3,7 @@
 import numpy as np
 import tensorflow as tf
 
+from keras_attention.backend_support import require_tensorflow_backend
 from keras_attention.serving.translator_export import make_translation_function
 
 
@@ -82,6 +83,7 @@ def translate_texts(
     >>> len(translations), translations[1]
     (2, '')
     """
+    require_tensorflow_backend("translate_texts (a translator's translate)")
     batch, is_scalar = _check_texts(texts)
     source_length = _length(model, "max_source_length", max_source_length)
     target_length = _length(model, "max_target_length", max_target_length)

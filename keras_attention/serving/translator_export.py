@@ -14,6 +14,7 @@ import tempfile
 
 import tensorflow as tf
 
+from keras_attention.backend_support import require_tensorflow_backend
 from keras_attention.generation.decoder_for_model import missing_protocol_methods
 from keras_attention.serving.grouped_decoding import decode_in_groups
 from keras_attention.serving.serving_signature import SERVING_SIGNATURE
@@ -183,6 +184,7 @@ def make_translation_function(
     >>> translate(" \t ")["translation"].numpy()
     b''
     """
+    require_tensorflow_backend("SavedModel export (make_translation_function)")
     lengths = {
         "max_source_length": max_source_length,
         "max_target_length": max_target_length,
@@ -318,6 +320,7 @@ def export_translator(
     >>> tuple(outputs["attention"].shape)
     (2, 3, 4)
     """
+    require_tensorflow_backend("SavedModel export (export_translator)")
     translate = make_translation_function(
         model,
         source_encoder,

@@ -15,6 +15,7 @@ import os
 import sys
 import warnings
 
+from keras_attention.backend_support import require_tensorflow_backend
 from keras_attention.training.cluster_config import read_worker_role
 from keras_attention.training.command_line import STRATEGIES
 from keras_attention.training.command_line import expand_path
@@ -52,6 +53,7 @@ def prepare_output(args):
         SystemExit: with the reason, when a path cannot be used.
         ValueError: `--strategy multiworker` without a usable `TF_CONFIG`.
     """
+    require_tensorflow_backend("This example training script")
     args.output_dir = expand_path(args.output_dir)
     if args.export:
         args.export = expand_path(args.export)

@@ -42,7 +42,9 @@ def caption_word_maps(words, attention, count):
     (['a', 'red'], [0.0, 1.0], [], (0, 1, 1))
     """
     attention = np.asarray(attention)
-    return [(list(caption), attention[i, : len(caption)]) for i, caption in enumerate(words[:count])]
+    return [
+        (list(caption), attention[i, : len(caption)]) for i, caption in enumerate(words[:count])
+    ]
 
 
 def draw_caption_samples(
