@@ -91,8 +91,12 @@ class TransformerDecoderBlock(common.TransformerBlock):
     ((2, 4, 16), (2, 2, 4, 4), (2, 2, 4, 6))
     """
 
-    # Set by `build` when the first call has a context.
-    _cross_attention_layer = None
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # Set by `build` when the first call has a context. An instance
+        # attribute: on PyTorch a class attribute would hide the sublayer,
+        # which torch keeps outside the instance's __dict__.
+        self._cross_attention_layer = None
 
     @property
     def has_cross_attention(self):
