@@ -26,9 +26,6 @@ utilisation (MFU): the model's training FLOPs per second over the bf16
 matrix-multiplication rate measured on the same GPU.
 """
 
-import importlib.util
-import os
-import sys
 import warnings
 
 import numpy as np
@@ -36,9 +33,9 @@ import numpy as np
 from benchmarks import timing
 
 TITLE = "End to end: training throughput of the example models"
-REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-EXAMPLES_DIR = os.path.join(REPOSITORY, "examples")
 FULL = {"warmup": 2, "repeats": 15, "steps_per_epoch": 100, "caption_length": 16}
+# What the examples' recipes choose on their built-in data (printed by each run).
+FULL.update(batch=64, max_length=24)
 QUICK = {"warmup": 0, "repeats": 2, "steps_per_epoch": 10, "caption_length": 6}
 GPU = {"preset": "B/16", "image_size": 224, "batch": 128, "warmup": 3, "repeats": 10}
 # A quick GPU run checks the same code at tiny sizes (also on a CPU standing in).
@@ -50,20 +47,6 @@ QUICK_GPU = {
     "repeats": 2,
     "matmul_size": 256,
 }
-
-
-def load_example(file_name):
-    """Import an example script as a module (its directory on sys.path, as when run)."""
-    path = os.path.join(EXAMPLES_DIR, file_name)
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"no example script {path}")
-    if EXAMPLES_DIR not in sys.path:
-        sys.path.insert(0, EXAMPLES_DIR)
-    name = "benchmark_" + os.path.splitext(file_name)[0]
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 # Quick runs (the smoke test) shrink the example models to compile fast.
@@ -100,21 +83,26 @@ def vit_case(settings, quick):
     import keras_hub
 
     from keras_attention.data.shapes_classification import shape_classification_class_names
+    from keras_attention.training import vit_model_arguments
+    from keras_attention.training.vit_arguments import vit_image_size
+    from keras_attention.training.vit_recipe_arguments import parse_vit_arguments
 
-    example = load_example("train_vit.py")
-    args = _quick_args(example.parse_args([]), quick)
+    args = _quick_args(parse_vit_arguments([]), quick)
+    small_architecture = vit_model_arguments.SMALL_VIT_ARCHITECTURE
     if quick:
-        # This module's own copy of the example: the script itself is unchanged.
-        example.SMALL_ARCHITECTURE = dict(QUICK_ARCHITECTURE)
         args.image_size = 32
+        vit_model_arguments.SMALL_VIT_ARCHITECTURE = dict(QUICK_ARCHITECTURE)
     class_names = list(shape_classification_class_names())
     num_classes = len(class_names)
     keras.utils.set_random_seed(0)
-    ours = example.build_model(args, num_classes, class_names)
-    example.compile_model(ours, args, settings["steps_per_epoch"])
+    try:
+        ours = vit_model_arguments.vision_transformer_from_arguments(args, num_classes, class_names)
+        architecture = dict(vit_model_arguments.SMALL_VIT_ARCHITECTURE)
+    finally:
+        vit_model_arguments.SMALL_VIT_ARCHITECTURE = small_architecture
+    vit_model_arguments.compile_vision_transformer(ours, args, settings["steps_per_epoch"])
     _compile_quickly(ours, quick)
-    size = example.image_size_of(args)
-    architecture = dict(example.SMALL_ARCHITECTURE)
+    size = vit_image_size(args)
     if getattr(args, "patch_size", None):
         architecture["patch_size"] = args.patch_size
 
@@ -182,13 +170,18 @@ def translator_case(settings, quick):
     import keras
 
     from keras_attention.losses.masked_cross_entropy import masked_sparse_categorical_crossentropy
+    from keras_attention.training import translation_model_arguments
+    from keras_attention.training.translation_arguments import parse_translation_arguments
 
-    example = load_example("train_nmt.py")
-    args = _quick_args(example.parse_args([]), quick)
+    args = _quick_args(parse_translation_arguments([]), quick)
+    if args.max_length is None:  # the recipe derives it from the data; the example's cap
+        args.max_length = QUICK_ARGS["max_length"] if quick else FULL["max_length"]
+    if args.batch_size is None:
+        args.batch_size = QUICK_ARGS["batch_size"] if quick else FULL["batch"]
     vocabulary, length = args.vocabulary_size, args.max_length
     keras.utils.set_random_seed(0)
-    ours = example.build_model(args, vocabulary, vocabulary)
-    example.compile_model(ours, args, settings["steps_per_epoch"])
+    ours = translation_model_arguments.translator_from_arguments(args, vocabulary, vocabulary)
+    translation_model_arguments.compile_translator(ours, args, settings["steps_per_epoch"])
     _compile_quickly(ours, quick)
     theirs = _keras_hub_translator(
         vocabulary, length, args.hidden_dim, args.num_layers, args.num_heads, args.dropout
@@ -228,12 +221,20 @@ def captioner_case(settings, quick):
     """Our default captioner (Show, Attend and Tell) at the example's defaults, alone."""
     import keras
 
-    example = load_example("train_captioning.py")
-    args = _quick_args(example.parse_args([]), quick)
+    import keras_attention as ka
+    from keras_attention.training import captioning_command_line as cli
+
+    parser = cli.build_captioning_parser()
+    args = _quick_args(cli.with_captioner_defaults(parser.parse_args([])), quick)
+    if args.batch_size is None:  # the recipe derives it from the data
+        args.batch_size = QUICK_ARGS["batch_size"] if quick else FULL["batch"]
     vocabulary, length = args.vocabulary_size, settings["caption_length"]
     keras.utils.set_random_seed(0)
-    ours = example.build_model(args, vocabulary, length)
-    example.compile_model(ours, args, settings["steps_per_epoch"])
+    ours = ka.models.build_captioner(args.model, vocabulary, length, **cli.captioner_options(args))
+    ours.compile(
+        optimizer=keras.optimizers.Adam(1e-3),
+        loss=ka.losses.masked_sparse_categorical_crossentropy,
+    )
     _compile_quickly(ours, quick)
     rng = _rng()
     size = args.image_size
