@@ -7,7 +7,6 @@ from keras import ops
 from keras_attention.models.constructor_config import ConstructorConfig
 from keras_attention.models.constructor_config import check_sizes_and_dropout
 from keras_attention.models.image_backbones import image_size_pair
-from keras_attention.text.subword_encoder import SubwordEncoder
 from keras_attention.text.word_pieces import group_pieces
 from keras_attention.validation import check_positive_int
 
@@ -141,19 +140,24 @@ class ImageCaptioner(ConstructorConfig, keras.Model):
         """
         # Serving sits above the models: imported here, so that `caption` runs
         # the very graph that `export_captioner` writes.
+        from keras_attention.serving.caption_export import as_caption_encoder
         from keras_attention.serving.caption_export import make_caption_function
 
         if max_length is None:
             max_length = self.max_length or self.max_caption_length
         check_positive_int("decode_batch_size", decode_batch_size)
         key = (int(max_length), int(beam_width), int(decode_batch_size))
+        # Kept per encoder object and settings: (encoder, key, tokenizer, function).
         functions = vars(self).setdefault("_caption_functions", [])
-        function = next((f for e, k, f in functions if e is encoder and k == key), None)
-        if function is None:
+        found = next(((t, f) for e, k, t, f in functions if e is encoder and k == key), None)
+        if found is None:
+            tokenizer = as_caption_encoder(encoder)  # a vocabulary list becomes its tokenizer
             function = make_caption_function(
-                self, encoder, max_length, beam_width, decode_batch_size=decode_batch_size
+                self, tokenizer, max_length, beam_width, decode_batch_size=decode_batch_size
             )
-            functions.append((encoder, key, function))
+            functions.append((encoder, key, tokenizer, function))
+        else:
+            tokenizer, function = found
         outputs = function(keras.ops.cast(keras.ops.convert_to_tensor(images), "float32"))
         # An undertrained model may emit byte tokens that do not form UTF-8.
         captions = [
@@ -161,9 +165,7 @@ class ImageCaptioner(ConstructorConfig, keras.Model):
         ]
         if not return_attention:
             return captions
-        if isinstance(encoder, (list, tuple)):
-            encoder = SubwordEncoder(list(encoder))
-        return (captions, *_whole_words(encoder, outputs["caption_tokens"], outputs["attention"]))
+        return (captions, *_whole_words(tokenizer, outputs["caption_tokens"], outputs["attention"]))
 
 
 def _whole_words(encoder, tokens, attention):

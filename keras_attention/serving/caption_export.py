@@ -23,8 +23,16 @@ from keras_attention.validation import check_positive_int
 ENCODER_ATTRIBUTES = ("encode", "decode", "start_id", "end_id", "pad_id", "vocabulary_size")
 
 
-def _as_encoder(encoder):
-    """A tokenizer object (any with `ENCODER_ATTRIBUTES`), or a WordPiece vocabulary list."""
+def as_caption_encoder(encoder):
+    """`encoder` checked as a caption tokenizer; a WordPiece vocabulary (a list) made one.
+
+    Args:
+        encoder: a tokenizer object (any with `ENCODER_ATTRIBUTES`, pad id 0),
+            or a WordPiece vocabulary list.
+
+    Returns:
+        the tokenizer object.
+    """
     if isinstance(encoder, (list, tuple)):
         return SubwordEncoder(list(encoder))
     missing = [name for name in ENCODER_ATTRIBUTES if not hasattr(encoder, name)]
@@ -118,7 +126,7 @@ def make_caption_function(model, encoder, max_length, beam_width=1, *, decode_ba
             "`image_shape` and `grid_size`, as ShowAttendTellCaptioner and TransformerCaptioner "
             f"do. Received: model={getattr(model, 'name', model)!r} without {missing}"
         )
-    encoder = _as_encoder(encoder)
+    encoder = as_caption_encoder(encoder)
     check_positive_int("max_length", max_length)
     check_positive_int("beam_width", beam_width)
     check_positive_int("decode_batch_size", decode_batch_size)

@@ -115,15 +115,8 @@ def build_captioning_parser(description=None):
     >>> args.model, args.output_dir, args.vocabulary_size, args.builtin_sizes
     ('transformer', 'runs/captioning', 1000, (4000, 500, 500))
     """
-    parser = argparse.ArgumentParser(
-        description=description, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    cli.add_common_arguments(
-        parser,
-        epochs=None,
-        batch_size=None,
-        output_dir="runs/captioning",
-        dataset_formats=DATASET_FORMATS,
+    parser = cli.training_parser(
+        description, output_dir="runs/captioning", dataset_formats=DATASET_FORMATS
     )
     add = parser.add_argument
     add("--model", choices=sorted(CAPTIONER_DEFAULTS), default="show_attend_tell")
@@ -203,10 +196,7 @@ def with_captioner_defaults(args):
     >>> args.hidden_dim, args.num_layers, args.num_heads, args.encoder_layers
     (64, 2, 1, 0)
     """
-    for name, value in CAPTIONER_DEFAULTS[args.model].items():
-        if getattr(args, name, None) is None:
-            setattr(args, name, value)
-    return args
+    return cli.with_model_defaults(args, CAPTIONER_DEFAULTS)
 
 
 def captioner_options(args):

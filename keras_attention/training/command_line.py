@@ -107,6 +107,58 @@ def add_common_arguments(
     return parser
 
 
+def training_parser(description, *, output_dir, dataset_formats):
+    """A parser with the common flags, whose epochs and batch size default to None.
+
+    The scripts' recipes derive the epochs and the batch size from the data
+    when the user leaves them out. The description is shown as written.
+
+    Args:
+        description: the text `--help` starts with.
+        output_dir: default folder for checkpoints, logs and figures.
+        dataset_formats: text of the data sources `--dataset` accepts.
+
+    Returns:
+        an `argparse.ArgumentParser`, for the script's own flags to be added.
+
+    Example:
+
+    >>> from keras_attention.training.command_line import training_parser
+    >>> parser = training_parser("Train.", output_dir="runs/demo", dataset_formats="'builtin'")
+    >>> args = parser.parse_args([])
+    >>> args.epochs, args.batch_size, args.output_dir
+    (None, None, 'runs/demo')
+    """
+    parser = argparse.ArgumentParser(
+        description=description, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    return add_common_arguments(
+        parser,
+        epochs=None,
+        batch_size=None,
+        output_dir=output_dir,
+        dataset_formats=dataset_formats,
+    )
+
+
+def with_model_defaults(args, defaults_by_model):
+    """Fills the flags left unset (None) with the defaults of `args.model`; returns `args`.
+
+    Example:
+
+    >>> import argparse
+    >>> from keras_attention.training.command_line import with_model_defaults
+    >>> args = argparse.Namespace(model="rnn", hidden_dim=None, dropout=0.5)
+    >>> defaults = {"rnn": {"hidden_dim": 128, "dropout": 0.1}}
+    >>> vars(with_model_defaults(args, defaults))
+    {'model': 'rnn', 'hidden_dim': 128, 'dropout': 0.5}
+    """
+    for name, value in defaults_by_model[args.model].items():
+        if getattr(args, name, None) is None:
+            setattr(args, name, value)
+    return args
+
+
 def positive_int(text):
     """`argparse` type: an integer > 0, else a message naming the value.
 

@@ -12,8 +12,6 @@ Example:
 ('rnn', 'lstm', 64, 0.003, None)
 """
 
-import argparse
-
 from keras_attention.training import command_line as cli
 
 # Defaults per model that reach BLEU > 90 on the built-in corpus on a CPU; the
@@ -48,15 +46,8 @@ def build_translation_parser(description=None):
     >>> args.beam_width, args.vocabulary_size, args.output_dir, args.hidden_dim
     (4, 1000, 'runs/nmt', None)
     """
-    parser = argparse.ArgumentParser(
-        description=description, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    cli.add_common_arguments(
-        parser,
-        epochs=None,
-        batch_size=None,
-        output_dir="runs/nmt",
-        dataset_formats=TRANSLATION_DATASET_FORMATS,
+    parser = cli.training_parser(
+        description, output_dir="runs/nmt", dataset_formats=TRANSLATION_DATASET_FORMATS
     )
     add = parser.add_argument
     add("--model", choices=sorted(TRANSLATION_MODEL_DEFAULTS), default="transformer")
@@ -131,7 +122,4 @@ def parse_translation_arguments(argv=None, parser=None):
     32
     """
     args = (parser or build_translation_parser()).parse_args(argv)
-    for name, value in TRANSLATION_MODEL_DEFAULTS[args.model].items():
-        if getattr(args, name) is None:
-            setattr(args, name, value)
-    return args
+    return cli.with_model_defaults(args, TRANSLATION_MODEL_DEFAULTS)

@@ -12,8 +12,6 @@ Example:
 ('small', 32, 'geometric')
 """
 
-import argparse
-
 from keras_attention.training import command_line as cli
 
 VIT_DATASET_FORMATS = (
@@ -65,14 +63,10 @@ def build_vit_parser(description=None):
     >>> args.preset, args.pooling, args.patch_size, args.builtin_sizes
     ('S/16', 'gap', None, (6144, 512, 1024))
     """
-    parser = argparse.ArgumentParser(description=description)
-    # None: derived from the number of training images (see `vit_training_recipe`).
-    cli.add_common_arguments(
-        parser,
-        epochs=None,
-        batch_size=None,
-        output_dir="runs/vit",
-        dataset_formats=VIT_DATASET_FORMATS,
+    # Epochs and batch size: derived from the number of training images
+    # (see `vit_training_recipe`) when left out.
+    parser = cli.training_parser(
+        description, output_dir="runs/vit", dataset_formats=VIT_DATASET_FORMATS
     )
     add = parser.add_argument
     add(
