@@ -24,6 +24,15 @@ BIAS_SHAPES = {
 }
 
 
+def masked_inputs(rng, key_length=5):
+    """query (2, 4, 6), value (2, S, 6) and a (2, 4, S) mask that hides every key from query 1."""
+    query = rng.normal(size=(2, 4, 6)).astype("float32")
+    value = rng.normal(size=(2, key_length, 6)).astype("float32")
+    mask = rng.random((2, 4, key_length)) > 0.3
+    mask[0, 1] = False  # a query that sees no key
+    return query, value, mask
+
+
 def scores_rank_bias(bias):
     """A (T, S), (B, T, S) or (B, H, T, S) bias as rank 4 in float64 (head axis 1 below rank 4)."""
     bias = np.asarray(keras.ops.convert_to_numpy(keras.ops.cast(bias, "float32")), np.float64)
@@ -132,8 +141,9 @@ def assert_learned_bias_gets_its_gradient(make_layer, num_heads, query, rng):
 LOWER_PRECISION = ("float16", "bfloat16", "mixed_float16", "mixed_bfloat16")
 
 
-def assert_lower_precision_is_close(make_layer, num_heads, policy, query, mask):
+def assert_lower_precision_is_close(make_layer, num_heads, policy, rng):
     """ALiBi in the policy's compute dtype: close to float32, fully masked rows stay 0."""
+    query, _, mask = masked_inputs(rng, key_length=4)  # self-attention
     length = query.shape[1]
     reference = make_layer()
     expected_bias = AlibiBias().bias(num_heads, length, length)

@@ -17,6 +17,7 @@ from score_bias_cases import assert_cached_decoding_matches_causal_pass
 from score_bias_cases import assert_learned_bias_gets_its_gradient
 from score_bias_cases import assert_lower_precision_is_close
 from score_bias_cases import bias_makers
+from score_bias_cases import masked_inputs
 from score_bias_cases import random_bias
 from score_bias_cases import scores_rank_bias
 
@@ -592,18 +593,11 @@ def test_harness(spec, check, tmp_path):
 # attention_bias: one per query head, added to the scaled scores on every kernel.
 
 
-def _masked_inputs():
-    query, value = _normal(2, 4, 6), _normal(2, 5, 6)
-    mask = RNG.random((2, 4, 5)) > 0.3
-    mask[0, 1] = False  # a query that sees no key
-    return query, value, mask
-
-
 @pytest.mark.parametrize("shape_name", list(BIAS_SHAPES))
 @pytest.mark.parametrize("kernel", ATTENTION_KERNELS)
 @pytest.mark.parametrize("num_key_value_heads", [1, 2])
 def test_attention_bias_matches_numpy_reference(num_key_value_heads, kernel, shape_name):
-    query, value, mask = _masked_inputs()
+    query, value, mask = masked_inputs(RNG)
     bias = random_bias(RNG, shape_name, 2, 4, 4, 5)
     layer = _layer(num_key_value_heads=num_key_value_heads, implementation=kernel)
     assert_bias_matches_reference(layer, reference_gqa, query, value, bias, mask)
@@ -642,14 +636,11 @@ def test_relative_position_table_gets_its_gradient_through_the_layer():
 
 @pytest.mark.parametrize("policy", LOWER_PRECISION)
 def test_attention_bias_in_lower_precision(policy):
-    query, _, mask = _masked_inputs()
-    mask = mask[:, :, :4]  # self-attention: (B, T, T)
-    mask[0, 1] = False
-    assert_lower_precision_is_close(_layer, 4, policy, query, mask)
+    assert_lower_precision_is_close(_layer, 4, policy, RNG)
 
 
 def test_bad_attention_bias_is_refused():
-    query, value, _ = _masked_inputs()
+    query, value, _ = masked_inputs(RNG)
     assert_bad_biases_are_refused(_layer(), query, value, 4)
 
     class Override(GroupQueryAttention):
