@@ -45,6 +45,7 @@ class PatchMerging(keras.layers.Layer):
         self.layer_norm_epsilon = layer_norm_epsilon
 
     def build(self, input_shape):
+        input_shape = tuple(input_shape)
         if len(input_shape) != 4 or input_shape[-1] is None:
             raise ValueError(
                 "`inputs` must be a feature map (batch, height, width, channels) with known "

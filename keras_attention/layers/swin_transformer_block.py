@@ -10,6 +10,7 @@ from keras import ops
 
 from keras_attention.layers.stochastic_depth import StochasticDepth
 from keras_attention.layers.window_attention import WindowAttention
+from keras_attention.layers.window_attention import window_count
 from keras_attention.validation import check_finite_number
 from keras_attention.validation import check_non_negative_int
 from keras_attention.validation import check_positive_int
@@ -211,6 +212,7 @@ class SwinTransformerBlock(keras.layers.Layer):
         self.seed = seed
 
     def build(self, input_shape):
+        input_shape = tuple(input_shape)
         if len(input_shape) != 4 or None in tuple(input_shape[1:]):
             raise ValueError(
                 "`inputs` must be a feature map (batch, height, width, channels) whose height, "
@@ -252,8 +254,8 @@ class SwinTransformerBlock(keras.layers.Layer):
         self.intermediate_dense.build(input_shape)
         self.output_dense = keras.layers.Dense(channels, dtype=policy, name="output_dense")
         self.output_dense.build(input_shape[:3] + (hidden,))
-        self.dropout_layer = keras.layers.Dropout(self.dropout, seed=seed)
-        self.stochastic_depth = StochasticDepth(self.stochastic_depth_rate, seed=seed)
+        self.dropout_layer = keras.layers.Dropout(self.dropout, seed=seed, dtype=policy)
+        self.stochastic_depth = StochasticDepth(self.stochastic_depth_rate, seed=seed, dtype=policy)
 
     def window_token_positions(self):
         """`window_token_positions` of the map this block was built for: `(windows, M^2)`."""
@@ -288,6 +290,15 @@ class SwinTransformerBlock(keras.layers.Layer):
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape)
+
+    def compute_output_spec(self, inputs, return_attention_scores=False, training=None):
+        outputs = keras.KerasTensor(inputs.shape, dtype=self.compute_dtype)
+        if not return_attention_scores:
+            return outputs
+        window = self.effective_window_size
+        windows = window_count(*self.padded_size, window)
+        shape = (inputs.shape[0], windows, self.num_heads, window**2, window**2)
+        return outputs, keras.KerasTensor(shape, dtype=self.compute_dtype)
 
     def get_config(self):
         config = super().get_config()

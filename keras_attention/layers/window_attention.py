@@ -60,6 +60,18 @@ def window_reverse(windows, window_size, height, width):
     return ops.reshape(x, (-1, height, width, channels))
 
 
+def window_count(height, width, window_size):
+    """Number of `window_size` windows on a map padded up to whole windows.
+
+    Example:
+
+    >>> from keras_attention.layers.window_attention import window_count
+    >>> window_count(56, 56, 7), window_count(10, 6, 4)
+    (64, 6)
+    """
+    return -(-height // window_size) * -(-width // window_size)
+
+
 @keras.saving.register_keras_serializable(package="keras_attention")
 class WindowAttention(keras.layers.Layer):
     """Self-attention within each `window_size x window_size` window of a feature map.
@@ -95,7 +107,8 @@ class WindowAttention(keras.layers.Layer):
     Returns:
         `(B, H, W, C)`, and with `return_attention_scores=True` the weights
         `(B, windows, num_heads, M^2, M^2)`, windows and tokens row-major;
-        rows sum to 1.
+        rows sum to 1, except those of a query that may see no key, which
+        are 0 (as is its output before the output projection).
 
     Example:
 
@@ -120,9 +133,10 @@ class WindowAttention(keras.layers.Layer):
         self.dropout = dropout
         self.seed = seed
         self._index = relative_position_index(window_size).reshape(-1)  # (M^4,)
-        self._dropout_layer = keras.layers.Dropout(dropout, seed=seed)
+        self._dropout_layer = keras.layers.Dropout(dropout, seed=seed, dtype=self.dtype_policy)
 
     def build(self, input_shape):
+        input_shape = tuple(input_shape)
         if len(input_shape) != 4 or input_shape[-1] is None:
             raise ValueError(
                 "`inputs` must be a feature map (batch, height, width, channels) with known "
@@ -177,7 +191,11 @@ class WindowAttention(keras.layers.Layer):
             mask = ops.broadcast_to(mask, (shape[0],) + tuple(mask.shape[1:]))
             mask = ops.reshape(mask, (-1, 1, tokens, tokens))
             scores = ops.where(mask, scores, ops.cast(-1e9, "float32"))
-        weights = ops.cast(ops.softmax(scores, axis=-1), value.dtype)  # (B*nW, h, M^2, M^2)
+        weights = ops.softmax(scores, axis=-1)  # (B*nW, h, M^2, M^2)
+        if attention_mask is not None:
+            # A query that may see no key (padding) gets weights 0, as in ka.ops.
+            weights = ops.where(ops.any(mask, axis=-1, keepdims=True), weights, 0.0)
+        weights = ops.cast(weights, value.dtype)
         attended = ops.einsum(
             "bhqk,bkhd->bqhd", self._dropout_layer(weights, training=training), value
         )
@@ -189,6 +207,18 @@ class WindowAttention(keras.layers.Layer):
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape)
+
+    def compute_output_spec(
+        self, inputs, attention_mask=None, return_attention_scores=False, training=None
+    ):
+        outputs = keras.KerasTensor(inputs.shape, dtype=self.compute_dtype)
+        if not return_attention_scores:
+            return outputs
+        height, width = inputs.shape[1:3]
+        windows = None if None in (height, width) else window_count(height, width, self.window_size)
+        tokens = self.window_size**2
+        shape = (inputs.shape[0], windows, self.num_heads, tokens, tokens)
+        return outputs, keras.KerasTensor(shape, dtype=self.compute_dtype)
 
     def get_config(self):
         config = super().get_config()

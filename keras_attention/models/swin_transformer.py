@@ -65,8 +65,8 @@ class SwinTransformer(keras.Model):
     pass once; `classify`, `attention_maps`, `no_decay_variables()` and
     `class_names` are what training, plots and `export_image_classifier`
     use, and `window_layouts` says where the tokens of each block's windows
-    lie (`ka.visualization.window_attention_map` puts the attention back on
-    the image). Stochastic depth grows linearly from 0 to
+    lie (`keras_attention.visualization.window_attention.window_attention_map`
+    puts the attention back on the image). Stochastic depth grows linearly from 0 to
     `stochastic_depth_rate` over all blocks, as in the paper.
 
     Args:
