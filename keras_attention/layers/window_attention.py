@@ -8,6 +8,7 @@ import keras
 import numpy as np
 from keras import ops
 
+from keras_attention.ops.attention import dot_product_attention
 from keras_attention.validation import check_bool
 from keras_attention.validation import check_positive_int
 from keras_attention.validation import check_rate
@@ -133,7 +134,7 @@ class WindowAttention(keras.layers.Layer):
         self.dropout = dropout
         self.seed = seed
         self._index = relative_position_index(window_size).reshape(-1)  # (M^4,)
-        self._dropout_layer = keras.layers.Dropout(dropout, seed=seed, dtype=self.dtype_policy)
+        self._seed_generator = keras.random.SeedGenerator(seed) if dropout > 0 else None
 
     def build(self, input_shape):
         input_shape = tuple(input_shape)
@@ -179,26 +180,28 @@ class WindowAttention(keras.layers.Layer):
         qkv = ops.reshape(self.qkv(windows), (-1, tokens, 3, self.num_heads, head_dim))
         query, key, value = qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2]  # (B*nW, M^2, h, d) each
 
-        # (M^4, h) -> (1, h, M^2, M^2)
+        # (M^4, h) -> (1, h, M^2, M^2), added to the scaled scores.
         bias = ops.take(self.relative_position_bias, self._index, axis=0)
         bias = ops.transpose(ops.reshape(bias, (tokens, tokens, self.num_heads)), (2, 0, 1))
-        scores = ops.einsum("bqhd,bkhd->bhqk", query, key) * ops.cast(head_dim**-0.5, query.dtype)
-        # The softmax runs in float32, as `ka.ops.dot_product_attention` does.
-        scores = ops.cast(scores, "float32") + ops.cast(bias, "float32")[None]
+        mask = None
         if attention_mask is not None:
             # (nW, M^2, M^2) -> (B*nW, 1, M^2, M^2): the same mask for every image.
             mask = ops.cast(attention_mask, "bool")[None, :, None]
             mask = ops.broadcast_to(mask, (shape[0],) + tuple(mask.shape[1:]))
             mask = ops.reshape(mask, (-1, 1, tokens, tokens))
-            scores = ops.where(mask, scores, ops.cast(-1e9, "float32"))
-        weights = ops.softmax(scores, axis=-1)  # (B*nW, h, M^2, M^2)
-        if attention_mask is not None:
-            # A query that may see no key (padding) gets weights 0, as in ka.ops.
-            weights = ops.where(ops.any(mask, axis=-1, keepdims=True), weights, 0.0)
-        weights = ops.cast(weights, value.dtype)
-        attended = ops.einsum(
-            "bhqk,bkhd->bqhd", self._dropout_layer(weights, training=training), value
+        attended = dot_product_attention(
+            query,
+            key,
+            value,
+            mask=mask,
+            bias=ops.cast(bias, query.dtype)[None],
+            dropout_rate=self.dropout,
+            training=bool(training) and self.dropout > 0,
+            return_weights=return_attention_scores,
+            seed=self._seed_generator,
         )
+        attended, weights = attended if return_attention_scores else (attended, None)
+        # (B*nW, M^2, h, d) -> (B*nW, M^2, C)
         attended = self.output_projection(ops.reshape(attended, (-1, tokens, channels)))
         outputs = window_reverse(attended, size, shape[1], shape[2])
         if not return_attention_scores:

@@ -61,12 +61,10 @@ def draw_vit_figures(model, output_dir, labels, predictions, images, class_names
     maps, prefix = _image_maps(model, images)  # (B, rows, cols)
     for index, (image, patch_map) in enumerate(zip(images, maps)):
         title = f"true {class_names[labels[index]]}, predicted {class_names[predictions[index]]}"
-        paths.append(
-            save_figure(
-                plot_rollout(image, patch_map, title=title),
-                os.path.join(output_dir, f"{prefix}_{index}.png"),
-            )
-        )
+        figure = plot_rollout(image, patch_map, title=title)
+        if prefix == "window_attention":
+            figure.axes[1].set_title("attention received in its window")
+        paths.append(save_figure(figure, os.path.join(output_dir, f"{prefix}_{index}.png")))
     return [str(path) for path in paths]
 
 

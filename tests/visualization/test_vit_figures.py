@@ -102,15 +102,22 @@ class FakeSwin:
 
 def test_draw_vit_figures_puts_window_attention_back_on_the_map(tmp_path, monkeypatch):
     pytest.importorskip("matplotlib")
-    drawn = []
-    monkeypatch.setattr(vit_figures, "plot_rollout", lambda image, m, title=None: drawn.append(m))
-    monkeypatch.setattr(vit_figures, "save_figure", lambda figure, path: path)
+    drawn, original = [], vit_figures.plot_rollout
+
+    def recording(image, patch_map, title=None):
+        drawn.append(patch_map)
+        return original(image, patch_map, title=title)
+
+    monkeypatch.setattr(vit_figures, "plot_rollout", recording)
+    saved = []
+    monkeypatch.setattr(vit_figures, "save_figure", lambda f, path: saved.append(f) or path)
     model = FakeSwin(num_images=2)
     images = RNG.integers(0, 256, (2, 8, 8, 3)).astype("float32")
     paths = vit_figures.draw_vit_figures(
         model, tmp_path, np.array([0, 1]), np.array([0, 1]), images, CLASS_NAMES
     )
     assert paths[1:] == [str(tmp_path / f"window_attention_{i}.png") for i in range(2)]
+    assert saved[1].axes[1].get_title() == "attention received in its window"
     for index, patch_map in enumerate(drawn):
         # Mean over heads and queries of the weight each key receives, per block,
         # placed at the key's map position, then averaged over the blocks.
