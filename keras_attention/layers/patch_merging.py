@@ -8,6 +8,8 @@ import keras
 from keras import ops
 
 from keras_attention.validation import check_finite_number
+from keras_attention.validation import check_known_last_axes
+from keras_attention.validation import check_rank
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
@@ -46,11 +48,8 @@ class PatchMerging(keras.layers.Layer):
 
     def build(self, input_shape):
         input_shape = tuple(input_shape)
-        if len(input_shape) != 4 or input_shape[-1] is None:
-            raise ValueError(
-                "`inputs` must be a feature map (batch, height, width, channels) with known "
-                f"channels. Received: inputs.shape={tuple(input_shape)}"
-            )
+        check_rank("inputs", input_shape, 4, "a feature map (batch, height, width, channels)")
+        check_known_last_axes(inputs=input_shape)
         channels = input_shape[-1]
         merged = tuple(input_shape[:1]) + (None, None, 4 * channels)
         self.norm = keras.layers.LayerNormalization(

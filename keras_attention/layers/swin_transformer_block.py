@@ -10,6 +10,7 @@ from keras import ops
 
 from keras_attention.layers.stochastic_depth import StochasticDepth
 from keras_attention.layers.window_attention import WindowAttention
+from keras_attention.layers.window_attention import attention_output_spec
 from keras_attention.layers.window_attention import window_count
 from keras_attention.validation import check_finite_number
 from keras_attention.validation import check_non_negative_int
@@ -292,13 +293,9 @@ class SwinTransformerBlock(keras.layers.Layer):
         return tuple(input_shape)
 
     def compute_output_spec(self, inputs, return_attention_scores=False, training=None):
-        outputs = keras.KerasTensor(inputs.shape, dtype=self.compute_dtype)
-        if not return_attention_scores:
-            return outputs
         window = self.effective_window_size
         windows = window_count(*self.padded_size, window)
-        shape = (inputs.shape[0], windows, self.num_heads, window**2, window**2)
-        return outputs, keras.KerasTensor(shape, dtype=self.compute_dtype)
+        return attention_output_spec(self, inputs, return_attention_scores, windows, window)
 
     def get_config(self):
         config = super().get_config()

@@ -10,7 +10,9 @@ from keras import ops
 
 from keras_attention.ops.attention import dot_product_attention
 from keras_attention.validation import check_bool
+from keras_attention.validation import check_known_last_axes
 from keras_attention.validation import check_positive_int
+from keras_attention.validation import check_rank
 from keras_attention.validation import check_rate
 from keras_attention.validation import check_seed
 
@@ -71,6 +73,16 @@ def window_count(height, width, window_size):
     (64, 6)
     """
     return -(-height // window_size) * -(-width // window_size)
+
+
+def attention_output_spec(layer, inputs, return_attention_scores, windows, window_size):
+    """A window attention layer's symbolic outputs: the map, and the weights when asked for."""
+    outputs = keras.KerasTensor(inputs.shape, dtype=layer.compute_dtype)
+    if not return_attention_scores:
+        return outputs
+    tokens = window_size * window_size
+    shape = (inputs.shape[0], windows, layer.num_heads, tokens, tokens)
+    return outputs, keras.KerasTensor(shape, dtype=layer.compute_dtype)
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
@@ -138,11 +150,8 @@ class WindowAttention(keras.layers.Layer):
 
     def build(self, input_shape):
         input_shape = tuple(input_shape)
-        if len(input_shape) != 4 or input_shape[-1] is None:
-            raise ValueError(
-                "`inputs` must be a feature map (batch, height, width, channels) with known "
-                f"channels. Received: inputs.shape={tuple(input_shape)}"
-            )
+        check_rank("inputs", input_shape, 4, "a feature map (batch, height, width, channels)")
+        check_known_last_axes(inputs=input_shape)
         channels = input_shape[-1]
         if channels % self.num_heads:
             raise ValueError(
@@ -214,14 +223,11 @@ class WindowAttention(keras.layers.Layer):
     def compute_output_spec(
         self, inputs, attention_mask=None, return_attention_scores=False, training=None
     ):
-        outputs = keras.KerasTensor(inputs.shape, dtype=self.compute_dtype)
-        if not return_attention_scores:
-            return outputs
         height, width = inputs.shape[1:3]
         windows = None if None in (height, width) else window_count(height, width, self.window_size)
-        tokens = self.window_size**2
-        shape = (inputs.shape[0], windows, self.num_heads, tokens, tokens)
-        return outputs, keras.KerasTensor(shape, dtype=self.compute_dtype)
+        return attention_output_spec(
+            self, inputs, return_attention_scores, windows, self.window_size
+        )
 
     def get_config(self):
         config = super().get_config()

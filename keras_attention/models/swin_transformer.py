@@ -9,11 +9,10 @@ import keras
 from keras_attention.layers.patch_embedding import PatchEmbedding
 from keras_attention.layers.patch_merging import PatchMerging
 from keras_attention.layers.swin_transformer_block import SwinTransformerBlock
+from keras_attention.models.pixel_classifier_inputs import augmentation_config
+from keras_attention.models.pixel_classifier_inputs import check_pixel_classifier_arguments
+from keras_attention.models.pixel_classifier_inputs import pixel_layers
 from keras_attention.models.vision_transformer import VisionTransformer
-from keras_attention.models.vit_image_preprocessing import RESCALINGS
-from keras_attention.models.vit_image_preprocessing import ResizeToModelSize
-from keras_attention.models.vit_image_preprocessing import TrainingAugmentation
-from keras_attention.models.vit_image_preprocessing import image_size_pair
 from keras_attention.validation import check_finite_number
 from keras_attention.validation import check_positive_int
 from keras_attention.validation import check_rate
@@ -126,43 +125,22 @@ class SwinTransformer(keras.Model):
         name="swin_transformer",
         **kwargs,
     ):
-        height, width = image_size_pair(image_size)
-        for argument, value in (
-            ("patch_size", patch_size),
-            ("num_classes", num_classes),
-            ("embed_dim", embed_dim),
-            ("window_size", window_size),
-            ("channels", channels),
-        ):
-            check_positive_int(argument, value)
-        if height % patch_size or width % patch_size:
-            raise ValueError(
-                "`image_size` must be a multiple of `patch_size`. "
-                f"Received: image_size={image_size}, patch_size={patch_size}"
-            )
+        height, width = check_pixel_classifier_arguments(
+            image_size, patch_size, num_classes, channels, rescaling, class_names
+        )
+        check_positive_int("embed_dim", embed_dim)
+        check_positive_int("window_size", window_size)
         _check_stages(embed_dim, depths, num_heads)
         check_finite_number("mlp_ratio", mlp_ratio, positive=True)
         check_rate("dropout", dropout)
         check_rate("attention_dropout", attention_dropout)
         check_rate("stochastic_depth_rate", stochastic_depth_rate)
-        if rescaling not in RESCALINGS:
-            raise ValueError(
-                f"`rescaling` must be one of {tuple(RESCALINGS)}. Received: rescaling={rescaling!r}"
-            )
-        if class_names is not None and len(class_names) != num_classes:
-            raise ValueError(
-                "`class_names` must hold one name per class (`num_classes` names). "
-                f"Received: len(class_names)={len(class_names)}, num_classes={num_classes}"
-            )
-        scale, offset = RESCALINGS[rescaling]
         total_blocks = sum(depths)
 
         # === Layers ===
-        self.resize = ResizeToModelSize((height, width), dtype="float32", name="resize")
-        self.augmentation = (
-            TrainingAugmentation(augmentation, name="augmentation") if augmentation else None
+        self.resize, self.augmentation, self.rescale = pixel_layers(
+            (height, width), augmentation, rescaling
         )
-        self.rescale = keras.layers.Rescaling(scale, offset=offset, name="rescale")
         self.patch_embedding = PatchEmbedding(
             patch_size, embed_dim, flatten=False, name="patch_embedding"
         )
@@ -286,7 +264,6 @@ class SwinTransformer(keras.Model):
         return [v for v in self.trainable_variables if v.path.split("/")[-1] in names]
 
     def get_config(self):
-        augmentation = self.augmentation.augmentation if self.augmentation is not None else None
         return {
             "image_size": self.image_size,
             "patch_size": self.patch_size,
@@ -300,9 +277,7 @@ class SwinTransformer(keras.Model):
             "attention_dropout": self.attention_dropout,
             "stochastic_depth_rate": self.stochastic_depth_rate,
             "channels": self.channels,
-            "augmentation": None
-            if augmentation is None
-            else [keras.saving.serialize_keras_object(layer) for layer in augmentation],
+            "augmentation": augmentation_config(self.augmentation),
             "rescaling": self.rescaling,
             "layer_norm_epsilon": self.layer_norm_epsilon,
             "class_names": self.class_names,

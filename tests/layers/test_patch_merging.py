@@ -47,7 +47,7 @@ def test_merges_neighbours_only():
 def test_bad_arguments_name_themselves():
     with pytest.raises(ValueError, match="layer_norm_epsilon"):
         PatchMerging(layer_norm_epsilon=-1)
-    with pytest.raises(ValueError, match="feature map"):
+    with pytest.raises(ValueError, match="a feature map"):
         PatchMerging()(np.zeros((2, 4, 3)))
 
 

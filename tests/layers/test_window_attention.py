@@ -103,7 +103,7 @@ def test_bad_maps_say_what_is_wrong():
         WindowAttention(num_heads=1, window_size=2)(np.zeros((1, 5, 4, 2)))
     with pytest.raises(ValueError, match="channels=6, num_heads=4"):
         WindowAttention(num_heads=4, window_size=2)(np.zeros((1, 4, 4, 6)))
-    with pytest.raises(ValueError, match="feature map"):
+    with pytest.raises(ValueError, match="a feature map"):
         WindowAttention(num_heads=1, window_size=2)(np.zeros((1, 4, 2)))
 
 
