@@ -249,8 +249,22 @@ class SwinTransformer(keras.Model):
         """
         return [(block.map_size, block.window_token_positions()) for block in self.encoder_blocks]
 
+    def attention_maps(self, images, batch_size=32):
+        """Every block's window attention for `images`, as NumPy, without dropout.
+
+        Args:
+            images: `(B, H, W, C)` pixels in 0..255, any H and W.
+            batch_size: images per forward pass.
+
+        Returns:
+            A list with one float32 array `(B, windows, heads, M^2, M^2)` per
+            block, first block first; `window_layouts` says where each
+            window token lies.
+        """
+        _, maps = self._run_in_batches(images, batch_size, return_attention_scores=True)
+        return maps
+
     # The same batching, labels and probabilities as the Vision Transformer's.
-    attention_maps = VisionTransformer.attention_maps
     classify = VisionTransformer.classify
     _run_in_batches = VisionTransformer._run_in_batches
 
