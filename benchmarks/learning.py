@@ -187,7 +187,7 @@ DATA_SETS = (
 
 MODELS = {
     "captioning": ("show_attend_tell", "transformer"),
-    "vit": ("ours",),
+    "vit": ("ours", "swin"),
     "nmt": ("transformer", "rnn"),
 }
 SCRIPTS = {
@@ -220,7 +220,7 @@ def all_cases():
                 if data.family != family:
                     continue
                 cases.append(Case(family, model, data))
-                if data.peer:
+                if data.peer and model == "ours":
                     cases.append(Case(family, PEER_MODEL, data))
     return cases
 
@@ -369,7 +369,7 @@ def command_for(case, made, run_dir, quick, ours_metrics=None):
             f"folder:{train['directory']}",
             "--image-size",
             str(max(train["image_size"])),
-        ]
+        ] + (["--model", "swin"] if case.model == "swin" else [])
     elif case.family == "captioning":
         command = [
             sys.executable,
@@ -537,6 +537,7 @@ _MODEL_LABELS = {
     ("captioning", "transformer"): "captioner transformer",
     ("vit", "ours"): "ViT (train_vit.py)",
     ("vit", PEER_MODEL): "keras-hub ViTBackbone, 4 layers",
+    ("vit", "swin"): "Swin (train_vit.py --model swin)",
     ("nmt", "transformer"): "translator transformer",
     ("nmt", "rnn"): "translator rnn",
 }

@@ -1,14 +1,17 @@
 """Train a Vision Transformer classifier, then draw where it looks and export it.
 
 With no argument a small ViT learns the built-in shapes data set (which
-shape, in which quadrant) on the CPU in a few minutes. Under `--output-dir`
-the run leaves per-epoch checkpoints, TensorBoard logs (with `tensorboard`
-installed), `metrics.json`, a confusion matrix (`confusion_matrix.png`) and
-attention-rollout maps of a few test images (`rollout_N.png`); `--export DIR`
+shape, in which quadrant) on the CPU in a few minutes; `--model swin` trains
+a small Swin Transformer instead. Under `--output-dir` the run leaves
+per-epoch checkpoints, TensorBoard logs (with `tensorboard` installed),
+`metrics.json`, a confusion matrix (`confusion_matrix.png`) and where the
+model looks on a few test images (ViT: attention rollout, `rollout_N.png`;
+Swin: first-stage window attention, `window_attention_N.png`); `--export DIR`
 writes a SavedModel that takes raw pixels of any size and returns
 probabilities and labels.
 
     python examples/train_vit.py
+    python examples/train_vit.py --model swin --dataset folder:~/glyphs
     python examples/train_vit.py --dataset cifar10 --patch-size 4 --epochs 100 \\
         --stochastic-depth 0.1
     python examples/train_vit.py --dataset imagenette --preset S/16 --epochs 100 \\
@@ -78,7 +81,7 @@ def main(argv=None):
 
     # Model: built and compiled under the distribution strategy.
     with strategy.scope():
-        model = models.vision_transformer_from_arguments(
+        model = models.image_classifier_from_arguments(
             args, data.num_classes, data.class_names, data.image_shape
         )
         steps, jit_compile = dataset_length(data.train), run.jit_compile_for(strategy)
@@ -114,7 +117,7 @@ def main(argv=None):
         figures.write_vit_attention_explorer(model, page, images, labels, data.class_names)
         print(f"attention explorer written to {page}")
 
-    metrics = dict(test_accuracy=accuracy, test_images=int(len(labels)))
+    metrics = dict(model=args.model, test_accuracy=accuracy, test_images=int(len(labels)))
     metrics.update(class_prior_loss=monitor.baseline, not_learning_warnings=monitor.warnings)
     metrics.update(seconds=round(time.time() - start, 1), fit_seconds=round(fit_seconds, 1))
     metrics.update(image_size=list(data.image_shape), patch_size=args.patch_size)

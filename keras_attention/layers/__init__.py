@@ -14,6 +14,7 @@ from keras_attention.layers.group_query_attention import GroupedQueryAttention
 from keras_attention.layers.group_query_attention import GroupQueryAttention
 from keras_attention.layers.multi_head_attention import MultiHeadAttention
 from keras_attention.layers.patch_embedding import PatchEmbedding
+from keras_attention.layers.patch_merging import PatchMerging
 from keras_attention.layers.position_embedding import PositionEmbedding
 from keras_attention.layers.position_embedding_2d import PositionEmbedding2D
 from keras_attention.layers.relative_position_bias import RelativePositionBias
@@ -23,12 +24,14 @@ from keras_attention.layers.sinusoidal_position_encoding import SinusoidalPositi
 from keras_attention.layers.sinusoidal_position_encoding_2d import SinusoidalPositionEncoding2D
 from keras_attention.layers.spatial_self_attention import SpatialSelfAttention
 from keras_attention.layers.stochastic_depth import StochasticDepth
+from keras_attention.layers.swin_transformer_block import SwinTransformerBlock
 from keras_attention.layers.token_and_position_embedding import TokenAndPositionEmbedding
 from keras_attention.layers.token_pooling import TokenPooling
 from keras_attention.layers.transformer_decoder import TransformerDecoder
 from keras_attention.layers.transformer_decoder_block import TransformerDecoderBlock
 from keras_attention.layers.transformer_encoder import TransformerEncoder
 from keras_attention.layers.transformer_encoder_block import TransformerEncoderBlock
+from keras_attention.layers.window_attention import WindowAttention
 
 __all__ = [
     "AdditiveAttention",
@@ -41,6 +44,7 @@ __all__ = [
     "GroupedQueryAttention",
     "MultiHeadAttention",
     "PatchEmbedding",
+    "PatchMerging",
     "PositionEmbedding",
     "PositionEmbedding2D",
     "RelativePositionBias",
@@ -50,10 +54,12 @@ __all__ = [
     "SinusoidalPositionEncoding2D",
     "SpatialSelfAttention",
     "StochasticDepth",
+    "SwinTransformerBlock",
     "TokenAndPositionEmbedding",
     "TokenPooling",
     "TransformerDecoder",
     "TransformerDecoderBlock",
     "TransformerEncoder",
     "TransformerEncoderBlock",
+    "WindowAttention",
 ]

@@ -14,10 +14,9 @@ from keras_attention.layers.position_embedding_2d import PositionEmbedding2D
 from keras_attention.layers.token_pooling import POOLING_MODES
 from keras_attention.layers.token_pooling import TokenPooling
 from keras_attention.layers.transformer_encoder_block import TransformerEncoderBlock
-from keras_attention.models.vit_image_preprocessing import RESCALINGS
-from keras_attention.models.vit_image_preprocessing import ResizeToModelSize
-from keras_attention.models.vit_image_preprocessing import TrainingAugmentation
-from keras_attention.models.vit_image_preprocessing import image_size_pair
+from keras_attention.models.pixel_classifier_inputs import augmentation_config
+from keras_attention.models.pixel_classifier_inputs import check_pixel_classifier_arguments
+from keras_attention.models.pixel_classifier_inputs import pixel_layers
 from keras_attention.validation import check_positive_int
 from keras_attention.validation import check_rate
 
@@ -133,22 +132,16 @@ class VisionTransformer(keras.Model):
         name="vision_transformer",
         **kwargs,
     ):
-        height, width = image_size_pair(image_size)
+        height, width = check_pixel_classifier_arguments(
+            image_size, patch_size, num_classes, channels, rescaling, class_names
+        )
         for argument, value in (
-            ("patch_size", patch_size),
-            ("num_classes", num_classes),
             ("hidden_dim", hidden_dim),
             ("num_layers", num_layers),
             ("num_heads", num_heads),
             ("mlp_dim", mlp_dim),
-            ("channels", channels),
         ):
             check_positive_int(argument, value)
-        if height % patch_size or width % patch_size:
-            raise ValueError(
-                "`image_size` must be a multiple of `patch_size`. "
-                f"Received: image_size={image_size}, patch_size={patch_size}"
-            )
         if hidden_dim % num_heads:
             raise ValueError(
                 "`hidden_dim` must be a multiple of `num_heads`. "
@@ -160,28 +153,12 @@ class VisionTransformer(keras.Model):
             raise ValueError(
                 f"`pooling` must be one of {POOLING_MODES}. Received: pooling={pooling!r}"
             )
-        if rescaling not in RESCALINGS:
-            raise ValueError(
-                f"`rescaling` must be one of {tuple(RESCALINGS)}. Received: rescaling={rescaling!r}"
-            )
-        if class_names is not None and len(class_names) != num_classes:
-            raise ValueError(
-                "`class_names` must hold one name per class (`num_classes` names). "
-                f"Received: len(class_names)={len(class_names)}, num_classes={num_classes}"
-            )
         use_class_token = pooling == "token"
-        scale, offset = RESCALINGS[rescaling]
 
         # === Layers ===
-        # Not `keras.layers.Resizing`: that layer's call defaults to training=True
-        # and hands it on to every later layer, so a plain `model(images)` would
-        # run dropout and augmentation.
-        # float32 whatever the dtype policy: the pixels stay exact before rescaling.
-        self.resize = ResizeToModelSize((height, width), dtype="float32", name="resize")
-        self.augmentation = (
-            TrainingAugmentation(augmentation, name="augmentation") if augmentation else None
+        self.resize, self.augmentation, self.rescale = pixel_layers(
+            (height, width), augmentation, rescaling
         )
-        self.rescale = keras.layers.Rescaling(scale, offset=offset, name="rescale")
         self.patch_embedding = PatchEmbedding(patch_size, hidden_dim, name="patch_embedding")
         self.class_token = ClassToken(name="class_token") if use_class_token else None
         self.position_embedding = PositionEmbedding2D(
@@ -370,7 +347,6 @@ class VisionTransformer(keras.Model):
         ]
 
     def get_config(self):
-        augmentation = self.augmentation.augmentation if self.augmentation is not None else None
         return {
             "image_size": self.image_size,
             "patch_size": self.patch_size,
@@ -383,9 +359,7 @@ class VisionTransformer(keras.Model):
             "pooling": self.pooling,
             "stochastic_depth_rate": self.stochastic_depth_rate,
             "channels": self.channels,
-            "augmentation": None
-            if augmentation is None
-            else [keras.saving.serialize_keras_object(layer) for layer in augmentation],
+            "augmentation": augmentation_config(self.augmentation),
             "rescaling": self.rescaling,
             "layer_norm_epsilon": self.layer_norm_epsilon,
             "implementation": self.implementation,

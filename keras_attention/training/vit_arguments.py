@@ -1,4 +1,4 @@
-"""The Vision Transformer training command line: its flags and the choices read from them.
+"""The Vision Transformer (and Swin Transformer) training command line and the choices it makes.
 
 Building the parser imports neither TensorFlow nor Keras, so `--help` and a
 bad flag are answered at once. The patch size, batch size and epochs
@@ -8,8 +8,10 @@ Example:
 
 >>> from keras_attention.training import vit_arguments
 >>> args = vit_arguments.build_vit_parser().parse_args(["--dataset", "cifar10"])
->>> args.preset, vit_arguments.vit_image_size(args), vit_arguments.vit_augmentation(args)
-('small', 32, 'geometric')
+>>> args.model, args.preset, vit_arguments.vit_image_size(args)
+('vit', 'small', 32)
+>>> vit_arguments.vit_augmentation(args)
+'geometric'
 """
 
 from keras_attention.training import command_line as cli
@@ -45,6 +47,11 @@ PAPER_PRESET_NAMES = (
     "Ti/8",
 )
 AUGMENTATION_NAMES = ("none", "geometric", "flip")
+# `--model swin`: "small" is the "swin_glyphs_32" shape (its patch size derived
+# like the ViT's); the paper's sizes are `SWIN_PRESETS` but "swin_glyphs_32".
+MODEL_NAMES = ("vit", "swin")
+SMALL_SWIN_PRESET = "swin_glyphs_32"
+SWIN_PRESET_NAMES = ("swin_tiny_224",)
 
 
 def build_vit_parser(description=None):
@@ -70,10 +77,19 @@ def build_vit_parser(description=None):
     )
     add = parser.add_argument
     add(
+        "--model",
+        choices=MODEL_NAMES,
+        default="vit",
+        help="'vit': Vision Transformer; 'swin': Swin Transformer (shifted-window attention "
+        "on a hierarchy of maps)",
+    )
+    add(
         "--preset",
-        choices=[SMALL_VIT_PRESET] + list(PAPER_PRESET_NAMES),
+        choices=[SMALL_VIT_PRESET] + list(PAPER_PRESET_NAMES) + list(SWIN_PRESET_NAMES),
         default=SMALL_VIT_PRESET,
-        help=f"model size: {SMALL_VIT_PRESET!r} ({SMALL_VIT_ARCHITECTURE}) or a paper size",
+        help=f"model size: {SMALL_VIT_PRESET!r} ({SMALL_VIT_ARCHITECTURE} for the ViT, "
+        f"{SMALL_SWIN_PRESET!r} for Swin) or a paper size (ViT's B/16 ..., Swin's "
+        f"{', '.join(SWIN_PRESET_NAMES)})",
     )
     add(
         "--image-size",
@@ -86,7 +102,7 @@ def build_vit_parser(description=None):
         type=cli.positive_int,
         help="patch side (default: about 8 patches a side for 'small', the preset's otherwise)",
     )
-    add("--pooling", choices=("token", "gap"), default="token")
+    add("--pooling", choices=("token", "gap"), default="token", help="ViT only (Swin: 'gap')")
     add("--learning-rate", type=cli.positive_float, default=2e-3, help="peak learning rate")
     add("--weight-decay", type=cli.non_negative_float, default=0.05)
     add("--label-smoothing", type=cli.rate, default=0.1)
@@ -110,6 +126,24 @@ def build_vit_parser(description=None):
     )
     add("--seed", type=int, default=0)
     return parser
+
+
+def check_model_preset(parser, args):
+    """Stops with a usage error when `--preset` names a size of the other `--model`.
+
+    Example:
+
+    >>> from keras_attention.training.vit_arguments import build_vit_parser, check_model_preset
+    >>> parser = build_vit_parser()
+    >>> check_model_preset(parser, parser.parse_args(["--model", "swin"])) is None
+    True
+    """
+    sizes = SWIN_PRESET_NAMES if args.model == "swin" else PAPER_PRESET_NAMES
+    if args.preset != SMALL_VIT_PRESET and args.preset not in sizes:
+        parser.error(
+            f"--preset {args.preset} is not a --model {args.model} size: use "
+            f"{', '.join((SMALL_VIT_PRESET,) + sizes)}"
+        )
 
 
 def vit_image_size(args):

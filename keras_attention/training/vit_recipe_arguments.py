@@ -13,11 +13,14 @@ Example:
 (4, 32, 16)
 """
 
+from keras_attention.models.swin_presets import swin_transformer_preset
 from keras_attention.models.vit_presets import vision_transformer_preset
 from keras_attention.models.vit_training_recipe import vit_input_shape
 from keras_attention.models.vit_training_recipe import vit_training_recipe
 from keras_attention.training.vit_arguments import SMALL_VIT_PRESET
+from keras_attention.training.vit_arguments import SWIN_PRESET_NAMES
 from keras_attention.training.vit_arguments import build_vit_parser
+from keras_attention.training.vit_arguments import check_model_preset
 from keras_attention.training.vit_arguments import vit_image_size
 
 
@@ -30,11 +33,14 @@ def vit_patch_size_flag(args):
     >>> from keras_attention.training.vit_recipe_arguments import vit_patch_size_flag
     >>> parser = build_vit_parser()
     >>> [vit_patch_size_flag(parser.parse_args(argv))
-    ...  for argv in ([], ["--preset", "B/32"], ["--preset", "B/32", "--patch-size", "8"])]
-    [None, 32, 8]
+    ...  for argv in ([], ["--preset", "B/32"], ["--preset", "B/32", "--patch-size", "8"],
+    ...               ["--model", "swin", "--preset", "swin_tiny_224"])]
+    [None, 32, 8, 4]
     """
     if args.patch_size or args.preset == SMALL_VIT_PRESET:
         return args.patch_size
+    if args.preset in SWIN_PRESET_NAMES:
+        return swin_transformer_preset(args.preset)["patch_size"]
     return vision_transformer_preset(args.preset)["patch_size"]
 
 
@@ -99,7 +105,9 @@ def parse_vit_arguments(argv=None, parser=None):
     >>> args.patch_size, args.batch_size, args.epochs, args.recipe
     (None, None, None, None)
     """
-    args = (parser or build_vit_parser()).parse_args(argv)
+    parser = parser or build_vit_parser()
+    args = parser.parse_args(argv)
+    check_model_preset(parser, args)
     args.recipe = None
     if args.dataset == "builtin":
         # The built-in set's size is known from the flags: choose now, so that

@@ -39,6 +39,7 @@ def test_quick_selection_runs_the_first_set_of_each_model_and_the_peer():
         "captioning/transformer/glyph_digits",
         "vit/ours/glyph_digits",
         "vit/keras_hub/glyph_digits",
+        "vit/swin/glyph_digits",
         "nmt/transformer/dates",
         "nmt/rnn/dates",
     ]

@@ -136,3 +136,34 @@ def test_train_vit_on_a_non_square_folder_derives_and_prints_its_choices(
     result = serve(images=np.zeros((2, 12, 24, 3), np.uint8))  # uint8 pixels, as stored
     assert result["probabilities"].shape == (2, 3)
     assert set(result["labels"].numpy().tolist()) <= {b"vertical", b"horizontal", b"diagonal"}
+
+
+def test_train_vit_model_swin_end_to_end_on_a_non_square_folder(train_vit, tmp_path, monkeypatch):
+    # A tiny Swin keeps the XLA compilation short: 2 stages of one block each.
+    tiny = dict(patch_size=4, embed_dim=8, depths=(1, 1), num_heads=(2, 2), window_size=4)
+    monkeypatch.setattr(
+        vit_model_arguments,
+        "swin_transformer_preset",
+        lambda preset: dict(tiny, image_size=32, num_classes=10),
+    )
+    monkeypatch.setattr(train_vit, "NUM_ROLLOUT_IMAGES", 2)
+    folder = _glyph_folder(tmp_path / "glyphs", 20, 12)  # one test image
+    output_dir, export_dir = tmp_path / "run", tmp_path / "served"
+    metrics = train_vit.main(
+        ["--model", "swin", "--dataset", f"folder:{folder}", "--image-size", "20"]
+        + ["--patch-size", "2", "--epochs", "1", "--output-dir", str(output_dir)]
+        + ["--export", str(export_dir)]
+    )
+    assert metrics["model"] == "swin" and metrics["image_size"] == [20, 12]
+    assert json.loads((output_dir / "metrics.json").read_text()) == metrics
+    assert [p.name for p in output_dir.glob("window_attention_*.png")] == ["window_attention_0.png"]
+    assert "predicted" in (output_dir / "attention_explorer.html").read_text()
+    # A 10 x 6 map in padded 4 x 4 windows, then 5 x 3 in one 3-wide window.
+    model = keras.saving.load_model(output_dir / "checkpoints" / "epoch_001.keras")
+    assert [size for size, _ in model.window_layouts] == [(10, 6), (5, 3)]
+    serve = tf.saved_model.load(str(export_dir)).signatures["serving_default"]
+    images = np.random.default_rng(1).integers(0, 256, (2, 30, 18, 3)).astype(np.uint8)
+    result = serve(images=images)
+    assert sorted(result) == ["labels", "probabilities"]
+    assert result["probabilities"].shape == (2, 3) and result["labels"].shape == (2,)
+    assert set(result["labels"].numpy().tolist()) <= {b"vertical", b"horizontal", b"diagonal"}

@@ -107,3 +107,30 @@ def test_compile_vision_transformer_schedule_and_weight_decay():
     assert model.optimizer.weight_decay == 0.05
     assert model.loss.get_config()["label_smoothing"] == 0.1
     assert model.loss.get_config()["from_logits"]
+
+
+def test_model_swin_builds_the_small_swin_or_swin_t():
+    from keras_attention.models.swin_presets import SWIN_PRESETS
+    from keras_attention.models.swin_transformer import SwinTransformer
+    from keras_attention.training.vit_arguments import SMALL_SWIN_PRESET
+    from keras_attention.training.vit_arguments import SWIN_PRESET_NAMES
+
+    assert set(SWIN_PRESET_NAMES) | {SMALL_SWIN_PRESET} == set(SWIN_PRESETS)
+    args = parse_vit_arguments(["--model", "swin", "--builtin-sizes", "64", "8", "8"])
+    assert (args.model, args.patch_size) == ("swin", 4)
+    model = models.image_classifier_from_arguments(args, 4, list("abcd"), (32, 32))
+    assert isinstance(model, SwinTransformer) and model.class_names == list("abcd")
+    assert (model.embed_dim, model.depths, model.window_size) == (64, (2, 2), 4)
+    args = parse_vit_arguments(["--model", "swin", "--preset", "swin_tiny_224", "--epochs", "1"])
+    assert (vit_image_size(args), vit_patch_size_flag(args)) == (PAPER_VIT_IMAGE_SIZE, 4)
+    vit = models.image_classifier_from_arguments(parse_vit_arguments([]), 4, list("abcd"))
+    assert not isinstance(vit, SwinTransformer) and vit.patch_embedding.patch_size == 4
+
+
+@pytest.mark.parametrize(
+    "argv", [["--model", "swin", "--preset", "B/16"], ["--preset", "swin_tiny_224"]]
+)
+def test_a_preset_of_the_other_model_is_a_usage_error(argv, capsys):
+    with pytest.raises(SystemExit):
+        parse_vit_arguments(argv)
+    assert "is not a --model" in capsys.readouterr().err

@@ -80,3 +80,58 @@ def test_explorer_page_holds_each_image_and_its_prediction(tmp_path):
         "true circle, predicted star",
     ):
         assert label in text
+
+
+class FakeSwin:
+    """What the figures read from a windowed model: a 2 x 2 map of one token per window, shifted."""
+
+    # Block 0: windows of 2 tokens side by side; block 1 (rolled by one column):
+    # each window holds the right token of a row, then the left one.
+    window_layouts = [((2, 2), np.array([[0, 1], [2, 3]])), ((2, 2), np.array([[1, 0], [3, 2]]))]
+
+    def __init__(self, num_images):
+        # (blocks) of (batch, windows, heads, 2, 2), rows summing to 1.
+        self.maps = [RNG.dirichlet(np.ones(2), size=(num_images, 2, 3, 2)) for _ in range(2)]
+
+    def attention_maps(self, images):
+        return [block[: len(images)] for block in self.maps]
+
+    def classify(self, images, return_attention=False):
+        return FakeViT.classify(self, images, return_attention)
+
+
+def test_draw_vit_figures_puts_window_attention_back_on_the_map(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    drawn, original = [], vit_figures.plot_rollout
+
+    def recording(image, patch_map, title=None):
+        drawn.append(patch_map)
+        return original(image, patch_map, title=title)
+
+    monkeypatch.setattr(vit_figures, "plot_rollout", recording)
+    saved = []
+    monkeypatch.setattr(vit_figures, "save_figure", lambda f, path: saved.append(f) or path)
+    model = FakeSwin(num_images=2)
+    images = RNG.integers(0, 256, (2, 8, 8, 3)).astype("float32")
+    paths = vit_figures.draw_vit_figures(
+        model, tmp_path, np.array([0, 1]), np.array([0, 1]), images, CLASS_NAMES
+    )
+    assert paths[1:] == [str(tmp_path / f"window_attention_{i}.png") for i in range(2)]
+    assert saved[1].axes[1].get_title() == "attention received in its window"
+    for index, patch_map in enumerate(drawn):
+        # Mean over heads and queries of the weight each key receives, per block,
+        # placed at the key's map position, then averaged over the blocks.
+        expected = np.zeros(4)
+        for block, (_, positions) in zip(model.maps, FakeSwin.window_layouts):
+            received = block[index].mean(axis=(1, 2))  # (windows, tokens)
+            for window, tokens in enumerate(positions):
+                expected[tokens] += received[window] / 2
+        np.testing.assert_allclose(patch_map, expected.reshape(2, 2), rtol=1e-6)
+
+
+def test_explorer_page_of_a_windowed_model(tmp_path):
+    model = FakeSwin(num_images=2)
+    images = RNG.integers(0, 256, (2, 8, 8, 3)).astype("uint8")
+    page = tmp_path / "page.html"
+    vit_figures.write_vit_attention_explorer(model, page, images, [1, 0], CLASS_NAMES)
+    assert "true circle, predicted square" in page.read_text()
