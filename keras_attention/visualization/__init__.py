@@ -26,3 +26,5 @@ from keras_attention.visualization.rollout import attention_rollout
 from keras_attention.visualization.rollout import plot_head_maps
 from keras_attention.visualization.rollout import plot_rollout
 from keras_attention.visualization.rollout import rollout_to_image_map
+from keras_attention.visualization.window_attention import window_attention_map
+from keras_attention.visualization.window_attention import window_attention_matrices

@@ -220,7 +220,7 @@ def rollout_to_image_map(rollout, grid_size, has_class_token=True):
     return _patch_maps(rollout, grid_size, has_class_token, "rollout")
 
 
-def plot_rollout(image, rollout_map, title=None):
+def plot_rollout(image, rollout_map, title=None, map_title="attention rollout"):
     """Draws an image next to the image with its attention rollout laid over it.
 
     Args:
@@ -229,6 +229,7 @@ def plot_rollout(image, rollout_map, title=None):
         rollout_map: (rows, columns) patch map from `rollout_to_image_map`;
             it is bilinearly upsampled to the image and min-max scaled.
         title: optional title above the panels (for example the prediction).
+        map_title: the overlay panel's title, for maps other than a rollout.
 
     Returns:
         A `matplotlib.figure.Figure` with two axes: the image and the overlay.
@@ -259,7 +260,7 @@ def plot_rollout(image, rollout_map, title=None):
         figure.add_subplot(1, 2, 2),
         display_image,
         heat_map,
-        title="attention rollout",
+        title=map_title,
         value_range=value_range,
     )
     if title is not None:

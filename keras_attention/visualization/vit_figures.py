@@ -22,6 +22,12 @@ from keras_attention.visualization.rollout import rollout_to_image_map
 from keras_attention.visualization.window_attention import window_attention_map
 from keras_attention.visualization.window_attention import window_attention_matrices
 
+# The overlay panel says which map it shows.
+_MAP_TITLES = {
+    "rollout": "attention rollout",
+    "window_attention": "attention received in its window",
+}
+
 
 def _image_maps(model, images):
     """`(B, rows, cols)` maps of where the model looks, and the figure's file prefix."""
@@ -61,9 +67,7 @@ def draw_vit_figures(model, output_dir, labels, predictions, images, class_names
     maps, prefix = _image_maps(model, images)  # (B, rows, cols)
     for index, (image, patch_map) in enumerate(zip(images, maps)):
         title = f"true {class_names[labels[index]]}, predicted {class_names[predictions[index]]}"
-        figure = plot_rollout(image, patch_map, title=title)
-        if prefix == "window_attention":
-            figure.axes[1].set_title("attention received in its window")
+        figure = plot_rollout(image, patch_map, title=title, map_title=_MAP_TITLES[prefix])
         paths.append(save_figure(figure, os.path.join(output_dir, f"{prefix}_{index}.png")))
     return [str(path) for path in paths]
 

@@ -43,9 +43,9 @@ def test_draw_vit_figures_draws_each_images_rollout(tmp_path, monkeypatch):
     drawn = []
     original = vit_figures.plot_rollout
 
-    def recording(image, patch_map, title=None):
+    def recording(image, patch_map, title=None, map_title="attention rollout"):
         drawn.append((patch_map, title))
-        return original(image, patch_map, title=title)
+        return original(image, patch_map, title=title, map_title=map_title)
 
     monkeypatch.setattr(vit_figures, "plot_rollout", recording)
     model = FakeViT(num_images=2)
@@ -104,9 +104,9 @@ def test_draw_vit_figures_puts_window_attention_back_on_the_map(tmp_path, monkey
     pytest.importorskip("matplotlib")
     drawn, original = [], vit_figures.plot_rollout
 
-    def recording(image, patch_map, title=None):
+    def recording(image, patch_map, title=None, map_title="attention rollout"):
         drawn.append(patch_map)
-        return original(image, patch_map, title=title)
+        return original(image, patch_map, title=title, map_title=map_title)
 
     monkeypatch.setattr(vit_figures, "plot_rollout", recording)
     saved = []
