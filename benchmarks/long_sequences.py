@@ -8,11 +8,20 @@ backward, with three kernels:
 - "xla": the same function with `implementation="xla"` (materialised scores),
 - "keras": `keras.ops.dot_product_attention` (materialised scores).
 
+Banded (sliding-window) attention, window 512 and causal, at 8k and 16k
+tokens, compares three more calls:
+
+- "banded": `ka.ops.dot_product_attention(..., sliding_window=512,
+  implementation="chunked")`, which visits only the tiles of the band,
+- "chunked": the full causal chunked kernel, as above,
+- "keras": `keras.ops.dot_product_attention` with the same band as a mask
+  (`ka.ops.sliding_window_mask`), materialised scores.
+
 Peak memory is the allocator's peak above what was live before the call
 (`timing.peak_memory`, `extra_mib`). Configurations whose estimated memory
 exceeds the budget (16 GiB, or half the memory available when the run
 starts if that is less) are skipped and listed as such. The chunked output
-is checked against keras' before timing.
+(and the banded one) is checked against keras' before timing.
 """
 
 import numpy as np
@@ -21,6 +30,7 @@ from benchmarks import timing
 
 TITLE = "Long sequences: chunked vs materialised attention (causal, XLA)"
 KERNELS = ("chunked", "xla", "keras")
+BANDED_KERNELS = ("banded", "chunked", "keras")
 FULL = {
     "batch": 1,
     "heads": 4,
@@ -30,6 +40,8 @@ FULL = {
     "warmup": 1,
     "repeats": 5,
     "memory_budget_gib": 16.0,
+    "banded_lengths": (8192, 16384),
+    "window": 512,
 }
 QUICK = {
     "batch": 1,
@@ -40,6 +52,8 @@ QUICK = {
     "warmup": 0,
     "repeats": 2,
     "memory_budget_gib": 16.0,
+    "banded_lengths": (64,),
+    "window": 8,
 }
 # Live (B, H, T, T) float32 buffers of the materialised kernels at their peak
 # (measured at 4k and 8k tokens, rounded up).
@@ -75,27 +89,40 @@ def memory_budget_gib(settings, device):
 def estimated_gib(kernel, mode, batch, heads, length, head_dim):
     """A rough upper bound of the memory one call takes, to skip what cannot fit."""
     vectors = 8 * batch * length * heads * head_dim * 4  # q, k, v, output and gradients
-    if kernel == "chunked":
+    if kernel in ("chunked", "banded"):
         return vectors / 2**30
     scores = batch * heads * length * length * 4
     return (_SCORE_BUFFERS[kernel, mode] * scores + vectors) / 2**30
 
 
-def _attention(kernel):
+def _attention(kernel, window=None):
+    """`kernel`'s causal attention; with `window`, banded (keras: the band as a mask)."""
     import keras
 
     from keras_attention.ops.attention import dot_product_attention
+    from keras_attention.ops.masks import sliding_window_mask
 
+    if kernel == "keras" and window is not None:
+
+        def keras_banded(q, k, v):
+            band = sliding_window_mask(q.shape[1], k.shape[1], window=window, causal=True)
+            return keras.ops.dot_product_attention(q, k, v, mask=band[None, None])
+
+        return keras_banded
     if kernel == "keras":
         return lambda q, k, v: keras.ops.dot_product_attention(q, k, v, is_causal=True)
+    if kernel == "banded":
+        return lambda q, k, v: dot_product_attention(
+            q, k, v, is_causal=True, sliding_window=window, implementation="chunked"
+        )
     return lambda q, k, v: dot_product_attention(q, k, v, is_causal=True, implementation=kernel)
 
 
-def _compiled(kernel, mode, cotangent):
+def _compiled(kernel, mode, cotangent, window=None):
     """An XLA-compiled forward (or forward+backward) returning a scalar."""
     import tensorflow as tf
 
-    attention = _attention(kernel)
+    attention = _attention(kernel, window)
 
     def forward(q, k, v):
         return tf.reduce_sum(attention(q, k, v) * cotangent)
@@ -110,6 +137,60 @@ def _compiled(kernel, mode, cotangent):
     return tf.function(forward if mode == "forward" else forward_backward, jit_compile=True)
 
 
+def _fitting(kernels, case, mode, sizes, budget, skipped):
+    """The kernels whose estimated memory fits `budget`; the others go to `skipped`."""
+    batch, heads, length, head_dim = sizes
+    fitting = []
+    for kernel in kernels:
+        need = estimated_gib(kernel, mode, batch, heads, length, head_dim)
+        if need > budget:
+            skipped.append(
+                {
+                    "case": f"{case} {kernel}",
+                    "reason": f"needs about {need:.1f} GiB, budget {budget:.1f} GiB",
+                }
+            )
+        else:
+            fitting.append(kernel)
+    return fitting
+
+
+def _measure(case, kernels, mode, inputs, settings, device, window=None, check=True):
+    """Time and peak memory of `kernels` (the first one leads the ratios) on one case.
+
+    Returns (samples, ratios, memory, error): `error` is the largest output
+    difference between the lead kernel and keras when `check` and keras runs.
+    """
+    q, k, v, cotangent = inputs
+    lead = kernels[0]
+    timing.log(f"long_sequences: {case} ({', '.join(kernels)})")
+    steps = {kernel: _compiled(kernel, mode, cotangent, window) for kernel in kernels}
+    memory = {
+        kernel: timing.peak_memory(lambda f=steps[kernel], a=(q, k, v): f(*a), device)
+        for kernel in kernels
+    }
+    error = None
+    if check and "keras" in kernels:
+        expected = np.asarray(_attention("keras", window)(q, k, v))
+        received = np.asarray(_attention(lead, window)(q, k, v))
+        error = float(np.max(np.abs(expected - received)))
+        if error > 1e-4:
+            raise RuntimeError(f"{lead} and keras attention differ by {error}")
+    samples = timing.compare(
+        {kernel: (lambda f=steps[kernel], a=(q, k, v): f(*a)) for kernel in kernels},
+        warmup=settings["warmup"],
+        repeats=settings["repeats"],
+    )
+    ratios = {}
+    for other in kernels[1:]:
+        ratios[f"time {lead}/{other}"] = samples.ratio(lead, other)
+        if memory[other]["extra_mib"] > 0 and memory[lead]["extra_mib"] > 0:
+            ratios[f"memory {lead}/{other}"] = (
+                memory[lead]["extra_mib"] / memory[other]["extra_mib"]
+            )
+    return samples, ratios, memory, error
+
+
 def run(quick=False, device="cpu"):
     """Times and measures every configuration (`quick`: tiny sizes) on "cpu" or "gpu".
 
@@ -122,53 +203,27 @@ def run(quick=False, device="cpu"):
     budget = memory_budget_gib(settings, device)
     results, skipped = [], []
     rng = np.random.default_rng(0)
+    window = settings["window"]
+    banded = [(length, window) for length in settings["banded_lengths"]]
     with timing.tf_device(device):
-        for length in settings["lengths"]:
+        for length, band in [(length, None) for length in settings["lengths"]] + banded:
             shape = (batch, length, heads, head_dim)
-            q, k, v, cotangent = (
-                tf.constant(rng.normal(size=shape).astype("float32")) for _ in range(4)
-            )
+            inputs = tuple(tf.constant(rng.normal(size=shape).astype("float32")) for _ in range(4))
             error = None
             for mode in settings["modes"]:
                 case = f"T={length} {mode}"
-                kernels = []
-                for kernel in KERNELS:
-                    need = estimated_gib(kernel, mode, batch, heads, length, head_dim)
-                    if need > budget:
-                        skipped.append(
-                            {
-                                "case": f"{case} {kernel}",
-                                "reason": f"needs about {need:.1f} GiB, budget {budget:.1f} GiB",
-                            }
-                        )
-                    else:
-                        kernels.append(kernel)
-                if "chunked" not in kernels:
+                wanted = KERNELS
+                if band is not None:
+                    case = f"banded w={band} T={length} {mode}"
+                    wanted = BANDED_KERNELS
+                sizes = (batch, heads, length, head_dim)
+                kernels = _fitting(wanted, case, mode, sizes, budget, skipped)
+                if wanted[0] not in kernels:
                     continue
-                timing.log(f"long_sequences: {case} ({', '.join(kernels)})")
-                steps = {kernel: _compiled(kernel, mode, cotangent) for kernel in kernels}
-                memory = {
-                    kernel: timing.peak_memory(lambda f=steps[kernel], a=(q, k, v): f(*a), device)
-                    for kernel in kernels
-                }
-                if error is None and "keras" in kernels:
-                    expected = np.asarray(_attention("keras")(q, k, v))
-                    received = np.asarray(_attention("chunked")(q, k, v))
-                    error = float(np.max(np.abs(expected - received)))
-                    if error > 1e-4:
-                        raise RuntimeError(f"chunked and keras attention differ by {error}")
-                samples = timing.compare(
-                    {kernel: (lambda f=steps[kernel], a=(q, k, v): f(*a)) for kernel in kernels},
-                    warmup=settings["warmup"],
-                    repeats=settings["repeats"],
+                samples, ratios, memory, checked_error = _measure(
+                    case, kernels, mode, inputs, settings, device, band, check=error is None
                 )
-                ratios = {}
-                for other in kernels[1:]:
-                    ratios[f"time chunked/{other}"] = samples.ratio("chunked", other)
-                    if memory[other]["extra_mib"] > 0 and memory["chunked"]["extra_mib"] > 0:
-                        ratios[f"memory chunked/{other}"] = (
-                            memory["chunked"]["extra_mib"] / memory[other]["extra_mib"]
-                        )
+                error = error if checked_error is None else checked_error
                 results.append(
                     timing.case_result(
                         case,
@@ -179,6 +234,7 @@ def run(quick=False, device="cpu"):
                             "length": length,
                             "mode": mode,
                             "is_causal": True,
+                            "sliding_window": band,
                             "jit_compile": True,
                         },
                         samples,
@@ -200,5 +256,8 @@ def run(quick=False, device="cpu"):
             "memory ratios compare the extra peak memory of one call (extra_mib); "
             "time ratios are medians of per-round ratios.",
             "targets at 8k tokens: memory chunked/xla <= 0.25, time chunked/xla <= 1.5.",
+            f"banded rows: causal sliding window of {window} keys; 'chunked' is the full "
+            "causal chunked kernel, 'keras' keras.ops.dot_product_attention with the band "
+            "as a mask; target at 16k tokens: time banded/chunked < 1/8.",
         ],
     )

@@ -479,16 +479,9 @@ def _attend(
         dropped = hashed_dropout(weights, dropout_rate, seed) if use_dropout else weights
         output = ops.einsum("bhqk,bkhd->bqhd", dropped, value)  # (B, Tq, H, Dv)
     else:
+        rate = dropout_rate if use_dropout else 0.0
         output, sees_any_key = _attend_then_normalize(
-            query,
-            key,
-            value,
-            mask,
-            is_causal,
-            scale,
-            dropout_rate if use_dropout else 0.0,
-            seed,
-            bias,
+            query, key, value, mask, is_causal, scale, rate, seed, bias
         )
     if sees_any_key is not None:
         # Zero the rows that see no key on the output, (B, Tq, H, Dv), which is

@@ -31,6 +31,9 @@ from keras import ops
 from keras_attention.ops.query_scaling import scale_queries
 from keras_attention.ops.softmax import MASKED_LOGIT
 
+# The smallest block a sliding window shrinks the blocks to (see `_band_block_size`).
+_MIN_BAND_BLOCK = 64
+
 
 def _heads_first(tensor):
     """(B, T, H, D) -> (B, H, T, D): matrix products per head need no transposes."""
@@ -222,6 +225,16 @@ class _Tiling:
         return ops.slice_update(tensor, starts, current + update)
 
 
+def _band_block_size(block_size, sliding_window):
+    """The block size for a sliding window of w keys: at most w // 2.
+
+    A query block visits about w + block keys per query; blocks of half the
+    window keep that near 1.5 w, while tiles stay large enough (64 at least)
+    for efficient matrix products.
+    """
+    return min(block_size, max(sliding_window // 2, _MIN_BAND_BLOCK))
+
+
 def _sum_to_shape(tensor, shape):
     """Sum `tensor` (B, H, q, k) over the axes where `shape` has size 1, keeping them."""
     axes = tuple(a for a, size in enumerate(shape) if size == 1 and tensor.shape[a] != 1)
@@ -229,15 +242,7 @@ def _sum_to_shape(tensor, shape):
 
 
 def chunked_attention(
-    query,
-    key,
-    value,
-    mask,
-    is_causal,
-    scale,
-    block_size=512,
-    bias=None,
-    sliding_window=None,
+    query, key, value, mask, is_causal, scale, block_size=512, bias=None, sliding_window=None
 ):
     """Exact attention in O(length) extra memory; see the module docstring.
 
@@ -249,7 +254,7 @@ def chunked_attention(
         is_causal: bool, query i sees keys 0..i.
         scale: python float multiplying the scores.
         block_size: number of keys (and, when causal or windowed, queries)
-            per block.
+            per block; with a sliding window w at most max(w // 2, 64).
         bias: None or a rank-4 float tensor broadcastable to (B, H, Tq, Tk),
             added to the scaled scores before the mask.
         sliding_window: None or a positive int w: query p sees keys with
@@ -274,6 +279,8 @@ def chunked_attention(
         # answer, an empty output or, with no keys, zeros.
         batch, query_length, heads = ops.shape(query)[:3]
         return ops.zeros((batch, query_length, heads, ops.shape(value)[3]), value.dtype)
+    if sliding_window is not None:
+        block_size = _band_block_size(block_size, sliding_window)
     tiling = _Tiling(query, key, mask, is_causal, block_size, bias, sliding_window)
     output_dtype = value.dtype
     mask = tiling.pad(mask, False)

@@ -34,7 +34,9 @@ for folder in (TESTS, TESTS / "layers", TESTS / "ops", ROOT):
     if str(folder) not in sys.path:
         sys.path.insert(0, str(folder))
 
+from numpy_reference import attention_scores_gradient  # noqa: E402
 from numpy_reference import scaled_dot_product_attention  # noqa: E402
+from numpy_reference import sliding_window_band  # noqa: E402
 
 import keras_attention as ka  # noqa: E402
 
@@ -269,6 +271,54 @@ def check_attention_kernel(implementation, value_dim=4):
             query, key, value, mask=mask, is_causal=causal, implementation=implementation
         )
         assert_close(got, expected, what=name)
+
+
+def check_attention_bias_and_window(implementation):
+    """A (1, H, 1, Tk) bias and a (B, Tq, Tk) one, with and without a causal window."""
+    query, key, value = normal(2, 5, 3, 4), normal(2, 7, 3, 4), normal(2, 7, 3, 4)
+    padding = np.ones((2, 1, 1, 7), bool)
+    padding[1, ..., 4:] = False
+    for bias in (normal(1, 3, 1, 7), normal(2, 5, 7)):
+        for window, causal in ((None, False), (None, True), (2, False), (3, True)):
+            mask = padding
+            if window is not None:
+                mask = padding & sliding_window_band(5, 7, window, causal)
+            expected, _ = scaled_dot_product_attention(query, key, value, mask, causal, bias=bias)
+            got = ka.ops.dot_product_attention(
+                query,
+                key,
+                value,
+                mask=padding,
+                is_causal=causal,
+                bias=bias,
+                sliding_window=window,
+                implementation=implementation,
+            )
+            assert_close(got, expected, what=f"bias {bias.shape} window={window} causal={causal}")
+
+
+def check_attention_bias_gradients(implementation):
+    """d sum(output * G) / d bias against NumPy, summed over the axes the bias broadcasts."""
+    query, key, value = normal(2, 5, 3, 4), normal(2, 7, 3, 4), normal(2, 7, 3, 4)
+    upstream, bias = normal(2, 5, 3, 4), normal(1, 3, 1, 7)
+    for window, causal in ((None, True), (2, False)):
+        mask = None if window is None else sliding_window_band(5, 7, window, causal)
+
+        def loss(tensors, window=window, causal=causal):
+            output = ka.ops.dot_product_attention(
+                *tensors[:3],
+                is_causal=causal,
+                bias=tensors[3],
+                sliding_window=window,
+                implementation=implementation,
+            )
+            return ops.sum(ops.multiply(output, upstream))
+
+        d_bias = gradients(loss, [query, key, value, bias])[3]
+        d_scores = attention_scores_gradient(query, key, value, upstream, mask, causal, bias=bias)
+        np.testing.assert_allclose(
+            d_bias, d_scores.sum(axis=(0, 2), keepdims=True), atol=1e-5, err_msg=f"{window}"
+        )
 
 
 def check_chunked_attention_blocks():
@@ -509,6 +559,12 @@ def checks(saved_dir=None):
         )
         found[f"gradients dot_product_attention {implementation}"] = lambda i=implementation: (
             check_attention_gradients(i)
+        )
+        found[f"ops dot_product_attention {implementation} bias and sliding_window"] = (
+            lambda i=implementation: check_attention_bias_and_window(i)
+        )
+        found[f"gradients dot_product_attention {implementation} bias"] = lambda i=implementation: (
+            check_attention_bias_gradients(i)
         )
     found["ops chunked_attention blocks"] = check_chunked_attention_blocks
     found["losses and metrics"] = check_losses_and_metrics

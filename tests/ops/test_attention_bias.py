@@ -14,11 +14,10 @@ IMPLEMENTATIONS = ["xla", "chunked", "fused", "auto"]
 rng = np.random.default_rng(1)
 
 
-def _qkv(batch=2, query_length=5, key_length=7, heads=3, head_dim=4, value_dim=6):
-    q = rng.normal(size=(batch, query_length, heads, head_dim)).astype("float32")
-    k = rng.normal(size=(batch, key_length, heads, head_dim)).astype("float32")
-    v = rng.normal(size=(batch, key_length, heads, value_dim)).astype("float32")
-    return q, k, v
+def _qkv(query_length=5, key_length=7):
+    """query (2, Tq, 3, 4), key (2, Tk, 3, 4), value (2, Tk, 3, 6)."""
+    shapes = ((2, query_length, 3, 4), (2, key_length, 3, 4), (2, key_length, 3, 6))
+    return [rng.normal(size=shape).astype("float32") for shape in shapes]
 
 
 def _bias(shape):
@@ -57,20 +56,12 @@ def test_bias_matches_numpy_reference(implementation, bias_name, mask_name, is_c
     q, k, v = _qkv()
     bias, mask = _bias(BIAS_SHAPES[bias_name]), MASKS[mask_name]
     expected, expected_weights = reference(q, k, v, mask, is_causal, bias=bias)
-    output = attention.dot_product_attention(
-        q, k, v, mask=mask, is_causal=is_causal, bias=bias, implementation=implementation
-    )
+    kwargs = {"mask": mask, "is_causal": is_causal, "bias": bias}
+    output = attention.dot_product_attention(q, k, v, implementation=implementation, **kwargs)
     np.testing.assert_allclose(np.asarray(output), expected, atol=1e-5)
     if implementation != "fused":
         _, weights = attention.dot_product_attention(
-            q,
-            k,
-            v,
-            mask=mask,
-            is_causal=is_causal,
-            bias=bias,
-            implementation=implementation,
-            return_weights=True,
+            q, k, v, implementation=implementation, return_weights=True, **kwargs
         )
         np.testing.assert_allclose(np.asarray(weights), expected_weights, atol=1e-5)
 
