@@ -402,26 +402,66 @@ def _finite_values(value, hides_keys):
 def _restore_nonfinite(output, nonfinite_rows, mask, is_causal, sliding_window):
     """NaN on the output rows of the queries that may see a non-finite value row.
 
-    Runs only when some value is non-finite, so the (B, H, Tq, Tk) mask it
-    builds costs nothing on finite inputs.
+    Only runs its branch when some value is non-finite, but XLA allocates the
+    branch's buffers either way: with causality, a window or a per-key mask
+    the count below needs only (B, Tk, H) prefix sums, never (B, H, Tq, Tk).
     """
 
     def mark_rows():
-        batch, query_length, heads = (ops.shape(output)[i] for i in range(3))
-        key_length = ops.shape(nonfinite_rows)[1]
-        visible = mask
-        positions = _positions_mask(query_length, key_length, is_causal, sliding_window)
-        if positions is not None:
-            visible = positions if visible is None else ops.logical_and(visible, positions)
-        visible = ops.broadcast_to(visible, (batch, heads, query_length, key_length))
-        # (B, H, Tq, Tk) x (B, Tk, H) -> (B, Tq, H): how many non-finite rows each query sees
-        seen = ops.einsum(
-            "bhqk,bkh->bqh", ops.cast(visible, "float32"), ops.cast(nonfinite_rows, "float32")
-        )
-        sees_nonfinite = ops.greater(seen, 0.0)[..., None]  # (B, Tq, H, 1)
+        query_length = ops.shape(output)[1]
+        if mask is None or mask.shape[2] == 1:
+            seen = _nonfinite_rows_in_reach(
+                nonfinite_rows, mask, query_length, is_causal, sliding_window
+            )
+        else:
+            seen = _nonfinite_rows_seen(
+                nonfinite_rows, mask, query_length, is_causal, sliding_window
+            )
+        sees_nonfinite = ops.greater(seen, 0)[..., None]  # (B, Tq, H, 1)
         return ops.where(sees_nonfinite, ops.full_like(output, float("nan")), output)
 
     return ops.cond(ops.any(nonfinite_rows), mark_rows, lambda: output)
+
+
+def _nonfinite_rows_seen(nonfinite_rows, mask, query_length, is_causal, sliding_window):
+    """(B, Tq, H) count of non-finite rows each query sees, through a (.., Tq, Tk) mask."""
+    batch, key_length, heads = (ops.shape(nonfinite_rows)[i] for i in range(3))
+    visible = mask
+    positions = _positions_mask(query_length, key_length, is_causal, sliding_window)
+    if positions is not None:
+        visible = ops.logical_and(visible, positions)
+    visible = ops.broadcast_to(visible, (batch, heads, query_length, key_length))
+    # (B, H, Tq, Tk) x (B, Tk, H) -> (B, Tq, H)
+    return ops.einsum(
+        "bhqk,bkh->bqh", ops.cast(visible, "float32"), ops.cast(nonfinite_rows, "float32")
+    )
+
+
+def _nonfinite_rows_in_reach(nonfinite_rows, key_mask, query_length, is_causal, sliding_window):
+    """(B, Tq, H) count of non-finite rows among the keys query q reaches.
+
+    Query q reaches the keys lo(q)..hi(q): all of them, 0..q when causal,
+    q - w + 1 .. q + w - 1 (or .. q) with a window of w. `key_mask`
+    (mB, mH, 1, Tk), when given, hides keys from every query alike. The
+    count is a difference of prefix sums over the keys.
+    """
+    rows = nonfinite_rows
+    if key_mask is not None:
+        # (mB, mH, 1, Tk) -> (mB, Tk, mH) against (B, Tk, H)
+        rows = ops.logical_and(rows, ops.transpose(key_mask[:, :, 0, :], (0, 2, 1)))
+    rows = ops.cast(rows, "int32")
+    if not is_causal and sliding_window is None:
+        return ops.sum(rows, axis=1, keepdims=True)  # (B, 1, H): every query sees every key
+    key_length = ops.shape(rows)[1]
+    # (B, Tk, H) -> (B, Tk + 1, H): prefix[k] counts the rows of keys 0..k-1
+    prefix = ops.pad(ops.cumsum(rows, axis=1), ((0, 0), (1, 0), (0, 0)))
+    queries = ops.arange(query_length, dtype="int32")
+    reach_after = 0 if is_causal else sliding_window - 1
+    reach_before = key_length if sliding_window is None else sliding_window - 1
+    last = ops.clip(queries + reach_after + 1, 0, key_length)  # one past hi(q)
+    first = ops.clip(queries - reach_before, 0, key_length)  # lo(q)
+    counts = ops.take(prefix, last, axis=1) - ops.take(prefix, first, axis=1)  # (B, Tq, H)
+    return ops.maximum(counts, 0)
 
 
 def _attend(
