@@ -50,6 +50,14 @@ CAPTIONER_DEFAULTS = {
         num_heads=1,
         encoder_layers=0,
     ),
+    "vit": dict(
+        train_steps=5000,
+        hidden_dim=64,
+        learning_rate=2e-3,
+        num_layers=2,
+        num_heads=2,
+        encoder_layers=2,
+    ),
 }
 DATASET_FORMATS = (
     "'builtin' (generated scenes, offline); 'folder:PATH', images plus "
@@ -154,6 +162,12 @@ def build_captioning_parser(description=None):
     )
     add("--num-heads", type=cli.positive_int, help="Transformer attention heads (default: 1)")
     add(
+        "--patch-size",
+        type=cli.positive_int,
+        help="side of the vit model's image patches in pixels (default: 4 on images up to "
+        "96 pixels a side, larger on larger ones)",
+    )
+    add(
         "--attention-penalty",
         type=cli.non_negative_float,
         help="lambda of Show, Attend and Tell's doubly stochastic attention penalty "
@@ -222,6 +236,7 @@ def captioner_options(args):
         num_layers=args.num_layers,
         num_heads=args.num_heads,
         encoder_layers=args.encoder_layers,
+        patch_size=args.patch_size,
     )
 
 
