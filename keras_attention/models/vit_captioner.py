@@ -21,6 +21,7 @@ from keras_attention.models.image_backbones import image_size_pair
 from keras_attention.models.show_attend_tell_captioner import FEATURE_POSITIONS
 from keras_attention.models.transformer_captioner import IMAGE_ENCODER
 from keras_attention.models.transformer_captioner import TransformerCaptioner
+from keras_attention.validation import check_non_negative_int
 from keras_attention.validation import check_positive_int
 
 POSITIONS = ("sinusoidal", "learned")
@@ -167,9 +168,9 @@ class ViTCaptioner(TransformerCaptioner):
         **kwargs,
     ):
         self._check_caption_arguments(
-            locals(),
-            ("hidden_dim", "num_layers", "num_heads", "intermediate_dim", "encoder_layers"),
+            locals(), ("hidden_dim", "num_layers", "num_heads", "intermediate_dim")
         )
+        check_non_negative_int("encoder_layers", encoder_layers)
         image_shape = image_size_pair(image_size)
         if patch_size is None:
             patch_size = default_patch_size(image_shape)
@@ -191,6 +192,9 @@ class ViTCaptioner(TransformerCaptioner):
                 "`hidden_dim` must be a multiple of 4 with sinusoidal 2D positions. "
                 f"Received: hidden_dim={hidden_dim}"
             )
+
+        if isinstance(image_size, (tuple, list)):
+            image_size = list(image_shape)  # kept as a .keras file gives it back
 
         # === Layers ===
         blocks = {"num_heads": num_heads, "intermediate_dim": intermediate_dim, "dropout": dropout}

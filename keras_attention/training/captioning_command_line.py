@@ -57,6 +57,7 @@ CAPTIONER_DEFAULTS = {
         num_layers=2,
         num_heads=2,
         encoder_layers=2,
+        patch_size=8,
     ),
 }
 DATASET_FORMATS = (
@@ -164,8 +165,8 @@ def build_captioning_parser(description=None):
     add(
         "--patch-size",
         type=cli.positive_int,
-        help="side of the vit model's image patches in pixels (default: 4 on images up to "
-        "96 pixels a side, larger on larger ones)",
+        help="side of the vit model's square image patches in pixels; the derived image size "
+        "is a multiple of it (default: 8)",
     )
     add(
         "--attention-penalty",
