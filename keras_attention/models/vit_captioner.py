@@ -131,11 +131,8 @@ class ViTCaptioner(TransformerCaptioner):
         dropout: dropout on the embeddings, in the blocks and on attention.
         name: name of the model.
 
-    Call arguments:
-        inputs: `{"image": (B, H, W, 3) float32 in 0..255, "caption": (B, T)
-            int}`.
-
-    Returns the next-token logits `(B, T, vocabulary_size)` in float32.
+    Called as a `TransformerCaptioner` is, on `{"image": pixels in 0..255,
+    "caption": ids}`, it gives the float32 next-token logits.
 
     Example:
 

@@ -56,7 +56,7 @@ CAPTIONER_DEFAULTS = {
         learning_rate=2e-3,
         num_layers=2,
         num_heads=2,
-        encoder_layers=2,
+        encoder_layers=4,
         patch_size=8,
     ),
 }
@@ -101,8 +101,10 @@ def image_size_argument(text):
 
 
 def _model_defaults(name):
-    """ "show_attend_tell 128, transformer 64" for the help of the flag `name`."""
-    return ", ".join(f"{model} {values[name]}" for model, values in CAPTIONER_DEFAULTS.items())
+    """ "show_attend_tell 128, transformer 64, ..." for the help of the flag `name`."""
+    return ", ".join(
+        f"{model} {values[name]}" for model, values in CAPTIONER_DEFAULTS.items() if name in values
+    )
 
 
 def build_captioning_parser(description=None):
@@ -155,18 +157,27 @@ def build_captioning_parser(description=None):
         type=cli.positive_int,
         help=f"LSTM units or Transformer width (default: {_model_defaults('hidden_dim')})",
     )
-    add("--num-layers", type=cli.positive_int, help="Transformer decoder blocks (default: 2)")
+    add(
+        "--num-layers",
+        type=cli.positive_int,
+        help=f"Transformer decoder blocks (default: {_model_defaults('num_layers')})",
+    )
     add(
         "--encoder-layers",
         type=cli.non_negative_int,
-        help="Transformer blocks over the image cells (default: 0)",
+        help="Transformer blocks over the image cells or patches "
+        f"(default: {_model_defaults('encoder_layers')})",
     )
-    add("--num-heads", type=cli.positive_int, help="Transformer attention heads (default: 1)")
+    add(
+        "--num-heads",
+        type=cli.positive_int,
+        help=f"Transformer attention heads (default: {_model_defaults('num_heads')})",
+    )
     add(
         "--patch-size",
         type=cli.positive_int,
         help="side of the vit model's square image patches in pixels; the derived image size "
-        "is a multiple of it (default: 8)",
+        f"is a multiple of it (default: {_model_defaults('patch_size')})",
     )
     add(
         "--attention-penalty",
