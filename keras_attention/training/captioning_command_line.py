@@ -31,6 +31,12 @@ from keras_attention.training import command_line as cli
 #   because with one a word's query cannot know where the previous words looked
 #   (cross-attention outputs reach later words only through the next block's
 #   self-attention), which a caption of several objects in an order needs.
+# - The ViT captioner (no CNN): 8-pixel patches with 2D sinusoidal positions (a 6x6
+#   grid on the built-in scenes, 8x12 on 64x96 ones; 4-pixel patches made a step 3
+#   times slower, the encoder attending over 384 patches, for no lower loss after 650
+#   steps) and two encoder blocks, which do the CNN's work of telling the shapes
+#   apart: on 64x96 object-relation scenes, after 5000 steps, one block left a
+#   validation loss of 0.28 and two of 0.18, and four learned more slowly than two.
 # - `train_steps`: the most optimizer steps when `--epochs` is not given. Training
 #   holds the peak learning rate while the validation loss improves and decays once
 #   it stalls (`DecayOnPlateau`): attention models sit on a plateau for a number of
@@ -56,7 +62,7 @@ CAPTIONER_DEFAULTS = {
         learning_rate=2e-3,
         num_layers=2,
         num_heads=2,
-        encoder_layers=4,
+        encoder_layers=2,
         patch_size=8,
     ),
 }
