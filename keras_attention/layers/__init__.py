@@ -5,6 +5,7 @@ Every layer is registered for serialization under the package name
 """
 
 from keras_attention.layers.additive_attention import AdditiveAttention
+from keras_attention.layers.alibi_bias import AlibiBias
 from keras_attention.layers.attention_decoder import AttentionDecoder
 from keras_attention.layers.base_attention import BaseAttention
 from keras_attention.layers.class_token import ClassToken
@@ -15,6 +16,7 @@ from keras_attention.layers.multi_head_attention import MultiHeadAttention
 from keras_attention.layers.patch_embedding import PatchEmbedding
 from keras_attention.layers.position_embedding import PositionEmbedding
 from keras_attention.layers.position_embedding_2d import PositionEmbedding2D
+from keras_attention.layers.relative_position_bias import RelativePositionBias
 from keras_attention.layers.rotary_embedding import RotaryEmbedding
 from keras_attention.layers.self_attention import SelfAttention
 from keras_attention.layers.sinusoidal_position_encoding import SinusoidalPositionEncoding
@@ -30,6 +32,7 @@ from keras_attention.layers.transformer_encoder_block import TransformerEncoderB
 
 __all__ = [
     "AdditiveAttention",
+    "AlibiBias",
     "AttentionDecoder",
     "BaseAttention",
     "ClassToken",
@@ -40,6 +43,7 @@ __all__ = [
     "PatchEmbedding",
     "PositionEmbedding",
     "PositionEmbedding2D",
+    "RelativePositionBias",
     "RotaryEmbedding",
     "SelfAttention",
     "SinusoidalPositionEncoding",

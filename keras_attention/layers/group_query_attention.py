@@ -6,6 +6,7 @@ import keras
 from keras import ops
 
 from keras_attention.layers.call_arguments import call_arguments
+from keras_attention.layers.head_attention_checks import check_attention_bias
 from keras_attention.layers.head_attention_checks import check_flash_attention
 from keras_attention.layers.head_attention_checks import check_key_value_shapes
 from keras_attention.layers.head_attention_checks import sizes_match
@@ -59,6 +60,9 @@ class GroupQueryAttention(keras.layers.Layer):
     - `cache` / `cache_update_index`: incremental decoding with a key/value
       cache of fixed size that holds `num_key_value_heads` heads.
     - `attention_mask` with a head axis, `(B, num_query_heads, T, S)`.
+    - `attention_bias`: a float tensor added to the scaled scores of each
+      query head, for relative position biases such as `AlibiBias` or
+      `RelativePositionBias`.
 
     The cache is where grouping pays: it holds
     `B * 2 * max_length * num_key_value_heads * head_dim` numbers instead of
@@ -128,6 +132,14 @@ class GroupQueryAttention(keras.layers.Layer):
         training: whether dropout is active.
         use_causal_mask: query i sees keys 0..i only (with a cache, query i
             is at position `cache_update_index + i`).
+        attention_bias: optional float tensor added to the scaled scores
+            `q k^T / sqrt(head_dim)` before masking and softmax, one per
+            query head (query heads of a group share keys, not biases):
+            `(B, num_query_heads, T, S)`, `(B, T, S)` or `(T, S)`, any axis 1
+            to broadcast. A masked key stays masked whatever its bias;
+            gradients reach the bias. Every implementation takes it, and the
+            returned scores include it. With a cache, S is the cache length.
+            Not handed to an overridden `_compute_attention`.
         cache: optional `(B, 2, max_length, num_key_value_heads, head_dim)`
             tensor of the projected keys (index 0) and values (index 1).
         cache_update_index: with a cache, the position of the first query
@@ -303,6 +315,7 @@ class GroupQueryAttention(keras.layers.Layer):
         use_causal_mask=False,
         cache=None,
         cache_update_index=None,
+        attention_bias=None,
     ):
         if cache is None and cache_update_index is not None:
             raise ValueError(
@@ -330,7 +343,12 @@ class GroupQueryAttention(keras.layers.Layer):
 
         query_length = ops.shape(projected_query)[1]
         key_length = ops.shape(projected_key)[1]
-        masks = [self._scores_mask(attention_mask)]
+        masks = []
+        if attention_mask is not None:
+            mask = boolean_mask(attention_mask, "attention_mask")
+            masks.append(
+                self._to_scores_rank(mask, "attention_mask", projected_query, projected_key)
+            )
         if query_mask is not None:
             masks.append(boolean_mask(query_mask, "query_mask")[:, None, :, None])  # (B, 1, T, 1)
         if cache is None:
@@ -345,8 +363,14 @@ class GroupQueryAttention(keras.layers.Layer):
             )
             masks.append(window[None, None])  # (1, 1, T, S)
         causal = bool(use_causal_mask) and not decoding
+        overridden = type(self)._compute_attention is not GroupQueryAttention._compute_attention
         extra = {"use_causal_mask": causal}
-        if type(self)._compute_attention is not GroupQueryAttention._compute_attention:
+        if attention_bias is not None:
+            attention_bias = check_attention_bias(attention_bias, overridden)
+            extra["attention_bias"] = self._to_scores_rank(
+                attention_bias, "attention_bias", projected_query, projected_key
+            )  # (B | 1, Nq | 1, T | 1, S | 1)
+        if overridden:
             # An override written for keras may not take `use_causal_mask`:
             # keras hands it the causal mask inside `attention_mask`.
             extra = {}
@@ -374,7 +398,14 @@ class GroupQueryAttention(keras.layers.Layer):
         return results[0] if len(results) == 1 else tuple(results)
 
     def _compute_attention(
-        self, query, key, value, attention_mask=None, training=None, use_causal_mask=False
+        self,
+        query,
+        key,
+        value,
+        attention_mask=None,
+        training=None,
+        use_causal_mask=False,
+        attention_bias=None,
     ):
         """The attention step on projected heads, as keras' method of this name.
 
@@ -382,7 +413,8 @@ class GroupQueryAttention(keras.layers.Layer):
         subclass overrides for a custom attention. `call` hands it the query
         heads and the key/value heads already repeated to `num_query_heads`,
         and every mask merged into `attention_mask`; an override that does not
-        take `use_causal_mask` gets the causal mask inside `attention_mask`.
+        take `use_causal_mask` gets the causal mask inside `attention_mask`
+        (and no `attention_bias`: the layer refuses one).
         Whether to compute the scores is read from
         `self._return_attention_scores`, as in keras.
 
@@ -394,6 +426,8 @@ class GroupQueryAttention(keras.layers.Layer):
                 the scores: `(T, S)`, `(B, T, S)` or `(B, num_query_heads, T, S)`.
             training: whether dropout is active.
             use_causal_mask: also hide the keys after each query.
+            attention_bias: optional float tensor added to the scaled scores,
+                broadcastable to `(B, num_query_heads, T, S)`.
 
         Returns:
             `(output, scores)`: output `(B, T, num_query_heads, head_dim)`,
@@ -411,6 +445,7 @@ class GroupQueryAttention(keras.layers.Layer):
             mask=attention_mask,
             is_causal=bool(use_causal_mask),
             scale=self._scale,
+            bias=attention_bias,
             dropout_rate=self.dropout,
             training=use_dropout,
             return_weights=return_scores,
@@ -426,26 +461,25 @@ class GroupQueryAttention(keras.layers.Layer):
             heads, start_index=start_index, max_wavelength=self.rotary_max_wavelength
         )
 
-    def _scores_mask(self, attention_mask):
-        """`attention_mask` as a bool (B | 1, Nq | 1, T | 1, S | 1) mask, or None."""
-        if attention_mask is None:
-            return None
-        mask = boolean_mask(attention_mask, "attention_mask")
-        if not 2 <= len(mask.shape) <= 4:
+    def _to_scores_rank(self, tensor, name, projected_query, projected_key):
+        """A mask or bias `name` as (B | 1, Nq | 1, T | 1, S | 1), checked against the scores."""
+        shape = tuple(tensor.shape)
+        lengths = (projected_query.shape[1], projected_key.shape[1])
+        # (T, S), (B, T, S) or (B, Nq, T, S): the head axis is left out below rank 4.
+        expected = {2: lengths, 3: (None,) + lengths, 4: (None, self.num_query_heads) + lengths}
+        if len(shape) not in expected or not all(
+            size in (None, 1) or wanted in (None, size)
+            for size, wanted in zip(shape, expected[len(shape)])
+        ):
             raise ValueError(
-                "`attention_mask` must broadcast to the attention scores (batch, "
-                "num_query_heads, query length, key length): rank 2 (T, S), 3 (B, T, S) or "
-                f"4 (B, num_query_heads, T, S). Received: attention_mask.shape={tuple(mask.shape)}"
+                f"`{name}` must broadcast to the attention scores (batch, "
+                f"num_query_heads={self.num_query_heads}, query length, key length): rank 2 "
+                "(T, S), 3 (B, T, S) or 4 (B, num_query_heads, T, S), any axis 1. With a "
+                f"cache, the key length is the cache length. Received: {name}.shape={shape}"
             )
-        heads = mask.shape[1] if len(mask.shape) == 4 else 1
-        if heads not in (None, 1, self.num_query_heads):
-            raise ValueError(
-                f"The head axis of `attention_mask` must be 1 or num_query_heads="
-                f"{self.num_query_heads}. Received: attention_mask.shape={tuple(mask.shape)}"
-            )
-        while len(mask.shape) < 4:
-            mask = ops.expand_dims(mask, -3)  # the missing axes come before T
-        return mask
+        while len(tensor.shape) < 4:
+            tensor = ops.expand_dims(tensor, -3)  # the missing axes come before T
+        return tensor
 
     def _filled_slots_mask(self, query_length, key_length, offset, use_causal_mask):
         """(1, 1, T | 1, S): which cache slots hold a key each new query may see."""

@@ -1,11 +1,12 @@
 """Checks and input handling that every multi-head attention layer shares.
 
 `MultiHeadAttention` and `GroupQueryAttention` take the same `flash_attention`
-switch, refuse keys and values of different batch or length alike, and hand
-their projections mask-free inputs the same way.
+switch and `attention_bias`, refuse keys and values of different batch or
+length alike, and hand their projections mask-free inputs the same way.
 """
 
 from keras import ops
+from keras.backend import standardize_dtype
 
 from keras_attention.validation import check_bool
 
@@ -45,6 +46,48 @@ def check_flash_attention(flash_attention, implementation):
             '`flash_attention=False` contradicts implementation="fused". '
             f"Received: flash_attention={flash_attention}"
         )
+
+
+def check_attention_bias(attention_bias, overridden=False):
+    """`attention_bias` as a float tensor, or a ValueError naming it.
+
+    Args:
+        attention_bias: the call argument: a float tensor or array added to
+            the attention scores.
+        overridden: whether the layer's `_compute_attention` is a subclass
+            override, which keeps keras' arguments and so cannot take a bias.
+
+    Returns:
+        the bias as a tensor of its own float dtype.
+
+    Example:
+
+    >>> import numpy as np
+    >>> from keras_attention.layers.head_attention_checks import check_attention_bias
+    >>> tuple(check_attention_bias(np.zeros((1, 2, 3, 3), "float32")).shape)
+    (1, 2, 3, 3)
+    >>> check_attention_bias(np.ones((3, 3), bool))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: `attention_bias` must be a float tensor added to the attention scores...
+    """
+    if not hasattr(attention_bias, "dtype"):
+        attention_bias = ops.convert_to_tensor(attention_bias)
+    dtype = standardize_dtype(attention_bias.dtype)
+    if "float" not in dtype:
+        raise ValueError(
+            "`attention_bias` must be a float tensor added to the attention scores (use "
+            "`attention_mask` for a boolean mask). "
+            f"Received: attention_bias.dtype={dtype}, "
+            f"attention_bias.shape={tuple(attention_bias.shape)}"
+        )
+    if overridden:
+        raise ValueError(
+            "`attention_bias` is not handed to an overridden `_compute_attention`, which "
+            "takes keras' arguments; add the bias inside the override instead. "
+            f"Received: attention_bias.shape={tuple(attention_bias.shape)}"
+        )
+    return ops.convert_to_tensor(attention_bias)
 
 
 def check_key_value_shapes(key_shape, value_shape):

@@ -7,6 +7,7 @@ import string
 import keras
 from keras import ops
 
+from keras_attention.layers.head_attention_checks import check_attention_bias
 from keras_attention.layers.head_attention_checks import check_flash_attention
 from keras_attention.layers.head_attention_checks import check_key_value_shapes
 from keras_attention.layers.head_attention_checks import sizes_match
@@ -50,6 +51,8 @@ class MultiHeadAttention(keras.layers.Layer):
     - `cache` / `cache_update_index`: incremental decoding with a key/value
       cache of fixed size, as keras-hub's `CachedMultiHeadAttention`.
     - `attention_mask` with a head axis, `(B, num_heads, T, S)`.
+    - `attention_bias`: a float tensor added to the scaled scores, for
+      relative position biases such as `AlibiBias` or `RelativePositionBias`.
 
     A subclass may override `_compute_attention` as keras documents; it is
     then called with keras' arguments (see that method).
@@ -118,6 +121,14 @@ class MultiHeadAttention(keras.layers.Layer):
         training: whether dropout is active.
         use_causal_mask: query i sees keys 0..i only (with a cache, query i
             is at position `cache_update_index + i`).
+        attention_bias: optional float tensor added to the scaled scores
+            `q k^T / sqrt(key_dim)` before masking and softmax, with the
+            shapes of `attention_mask`: `(B, num_heads, T, S)`, `(B, T, S)`
+            or `(T, S)`, any axis 1 to broadcast (with `attention_axes`, the
+            layout of the scores). A masked key stays masked whatever its
+            bias; gradients reach the bias. Every implementation takes it,
+            and the returned scores include it. With a cache, S is the cache
+            length. Not handed to an overridden `_compute_attention`.
         cache: optional `(B, 2, max_length, num_heads, key_dim)` tensor of the
             projected keys (index 0) and values (index 1); needs
             `value_dim == key_dim`.
@@ -375,6 +386,7 @@ class MultiHeadAttention(keras.layers.Layer):
         use_causal_mask=False,
         cache=None,
         cache_update_index=None,
+        attention_bias=None,
     ):
         if cache is None and cache_update_index is not None:
             raise ValueError(
@@ -390,6 +402,8 @@ class MultiHeadAttention(keras.layers.Layer):
         # A subclass that overrides `_compute_attention` (keras' documented
         # extension point) gets the attention step with keras' arguments.
         overridden = type(self)._compute_attention is not MultiHeadAttention._compute_attention
+        if attention_bias is not None:
+            attention_bias = check_attention_bias(attention_bias, overridden)
         gate = self._gate_dense(query) if self.use_gate else None  # (B, *Q, N, Dv)
         if overridden:
             projected_query, scale = self._query_dense(query), None  # (B, *Q, N, Dk)
@@ -421,7 +435,10 @@ class MultiHeadAttention(keras.layers.Layer):
         key_length = ops.shape(folded_key)[1]
         masks = []
         if attention_mask is not None:
-            masks.append(self._fold_attention_mask(attention_mask, projected_query, projected_key))
+            mask = boolean_mask(attention_mask, "attention_mask")
+            masks.append(
+                self._fold_to_scores(mask, "attention_mask", projected_query, projected_key)
+            )
         if query_mask is not None:
             folded = self._fold_position_mask(query_mask, "query_mask", query)  # (B', Tq)
             masks.append(folded[:, None, :, None])  # (B', 1, Tq, 1)
@@ -458,6 +475,11 @@ class MultiHeadAttention(keras.layers.Layer):
             )  # (B, *Q, N, Dv), (B, *F, N, *Aq, *Ak)
             return self._finish(heads_output, gate, scores, cache, return_attention_scores)
         mask = merge_masks(*masks)
+        bias = None
+        if attention_bias is not None:
+            bias = self._fold_to_scores(
+                attention_bias, "attention_bias", projected_query, projected_key
+            )  # (B' | 1, N | 1, Tq | 1, Tk | 1)
 
         use_dropout = self.dropout > 0 and bool(training)
         attention = dot_product_attention(
@@ -467,6 +489,7 @@ class MultiHeadAttention(keras.layers.Layer):
             mask=mask,
             is_causal=bool(use_causal_mask) and not decoding,
             scale=scale,
+            bias=bias,
             dropout_rate=self.dropout,
             training=use_dropout,
             return_weights=return_attention_scores,
@@ -544,7 +567,8 @@ class MultiHeadAttention(keras.layers.Layer):
         folded_value = self._fold(value)  # (B', Tk, N, Dv)
         mask = None
         if attention_mask is not None:
-            mask = self._fold_attention_mask(attention_mask, query, key)  # (B', h, Tq, Tk)
+            mask = boolean_mask(attention_mask, "attention_mask")
+            mask = self._fold_to_scores(mask, "attention_mask", query, key)  # (B', h, Tq, Tk)
         use_dropout = self.dropout > 0 and bool(training)
         attention = dot_product_attention(
             folded_query,
@@ -748,9 +772,8 @@ class MultiHeadAttention(keras.layers.Layer):
             return mask
         return _fold_positions(mask, self._free_axes, self._resolved_axes, trailing=0)
 
-    def _fold_attention_mask(self, attention_mask, projected_query, projected_key):
-        """Check `attention_mask` against the scores and bring it to (B', h, Tq, Tk)."""
-        attention_mask = boolean_mask(attention_mask, "attention_mask")
+    def _fold_to_scores(self, tensor, name, projected_query, projected_key):
+        """Check a mask or bias `name` against the scores and bring it to (B', h, Tq, Tk)."""
         free_axes, attention_axes = self._free_axes, self._resolved_axes
         query_static, key_static = tuple(projected_query.shape), tuple(projected_key.shape)
         target = (
@@ -760,25 +783,25 @@ class MultiHeadAttention(keras.layers.Layer):
             + tuple(query_static[axis] for axis in attention_axes)
             + tuple(key_static[axis] for axis in attention_axes)
         )
-        mask = ops.cast(_expand_to_scores_rank(attention_mask, target, len(attention_axes)), "bool")
+        expanded = _expand_to_scores_rank(tensor, name, target, len(attention_axes))
         if self._is_sequence:
-            return mask  # (B | 1, N | 1, Tq | 1, Tk | 1)
+            return expanded  # (B | 1, N | 1, Tq | 1, Tk | 1)
         # Merging axes needs their full sizes: broadcast all but heads (and
         # batch when no other axis joins it), then reshape.
         query_shape, key_shape = ops.shape(projected_query), ops.shape(projected_key)
         head_axis = 1 + len(free_axes)
-        heads = self.num_heads if mask.shape[head_axis] != 1 else 1
+        heads = self.num_heads if expanded.shape[head_axis] != 1 else 1
         full = (
-            [query_shape[0] if free_axes or mask.shape[0] != 1 else 1]
+            [query_shape[0] if free_axes or expanded.shape[0] != 1 else 1]
             + [query_shape[axis] for axis in free_axes]
             + [heads]
             + [query_shape[axis] for axis in attention_axes]
             + [key_shape[axis] for axis in attention_axes]
         )
-        mask = ops.broadcast_to(mask, full)  # (B | 1, *F, h, *Aq, *Ak)
+        expanded = ops.broadcast_to(expanded, full)  # (B | 1, *F, h, *Aq, *Ak)
         query_length = _product([query_shape[axis] for axis in attention_axes])
         key_length = _product([key_shape[axis] for axis in attention_axes])
-        return ops.reshape(mask, (-1, heads, query_length, key_length))  # (B', h, Tq, Tk)
+        return ops.reshape(expanded, (-1, heads, query_length, key_length))  # (B', h, Tq, Tk)
 
     def compute_output_shape(self, query_shape, value_shape, key_shape=None):
         query_shape = tuple(query_shape)
@@ -803,6 +826,7 @@ class MultiHeadAttention(keras.layers.Layer):
         use_causal_mask=False,
         cache=None,
         cache_update_index=None,
+        attention_bias=None,
     ):
         key_shape = None if key is None else key.shape
         output_shape = self.compute_output_shape(query.shape, value.shape, key_shape)
@@ -899,16 +923,16 @@ def _normalize_attention_axes(attention_axes):
     return tuple(int(axis) for axis in axes)
 
 
-def _expand_to_scores_rank(mask, target, num_attention_axes):
-    """Insert head/free axes into `mask` as keras does, then check it broadcasts."""
+def _expand_to_scores_rank(mask, name, target, num_attention_axes):
+    """Insert head/free axes into a mask or bias as keras does, then check it broadcasts."""
     received = tuple(mask.shape)
     rank, full_rank = len(received), len(target)
     if not 2 * num_attention_axes <= rank <= full_rank:
         raise ValueError(
-            f"`attention_mask` must have rank {2 * num_attention_axes} to {full_rank} and "
+            f"`{name}` must have rank {2 * num_attention_axes} to {full_rank} and "
             f"broadcast to the attention scores {target} (batch, ..., num_heads, query "
             "positions, key positions); the head axis may be left out. "
-            f"Received: attention_mask.shape={received}"
+            f"Received: {name}.shape={received}"
         )
     # keras inserts the missing axes just before the query positions.
     for _ in range(full_rank - rank):
@@ -916,9 +940,9 @@ def _expand_to_scores_rank(mask, target, num_attention_axes):
     for size, expected in zip(mask.shape, target):
         if size is not None and expected is not None and size not in (1, expected):
             raise ValueError(
-                f"`attention_mask` must broadcast to the attention scores {target} (batch, "
+                f"`{name}` must broadcast to the attention scores {target} (batch, "
                 "..., num_heads, query positions, key positions). "
-                f"Received: attention_mask.shape={received}"
+                f"Received: {name}.shape={received}"
             )
     return mask
 

@@ -3,6 +3,7 @@
 import keras
 
 from keras_attention.layers.base_attention import clone_initializer
+from keras_attention.layers.group_query_attention import GroupQueryAttention
 from keras_attention.layers.multi_head_attention import MultiHeadAttention
 from keras_attention.ops.attention import check_implementation
 from keras_attention.ops.hashed_dropout import hashed_dropout
@@ -19,7 +20,8 @@ class TransformerBlock(keras.layers.Layer):
 
     Each sub-block (attention or MLP) is residual, with LayerNorm after it
     (`norm_first=False`) or before it (`norm_first=True`); see
-    `residual_sub_block`.
+    `residual_sub_block`. The attention sublayers are `MultiHeadAttention`,
+    or `GroupQueryAttention` when `num_key_value_heads` is set.
     """
 
     def __init__(
@@ -36,9 +38,11 @@ class TransformerBlock(keras.layers.Layer):
         implementation="auto",
         rotary_max_wavelength=None,
         normalize_first=None,
+        num_key_value_heads=None,
         **kwargs,
     ):
         check_positive_int("num_heads", num_heads)
+        check_key_value_heads(num_heads, num_key_value_heads)
         check_positive_int("intermediate_dim", intermediate_dim)
         check_positive_int("key_dim", key_dim, allow_none=True)
         check_rate("dropout", dropout)
@@ -60,6 +64,7 @@ class TransformerBlock(keras.layers.Layer):
         self.bias_initializer = keras.initializers.get(bias_initializer)
         self.implementation = implementation
         self.rotary_max_wavelength = rotary_max_wavelength
+        self.num_key_value_heads = num_key_value_heads
         self.supports_masking = True
 
     def get_config(self):
@@ -78,9 +83,16 @@ class TransformerBlock(keras.layers.Layer):
                 "bias_initializer": keras.initializers.serialize(self.bias_initializer),
                 "implementation": self.implementation,
                 "rotary_max_wavelength": self.rotary_max_wavelength,
+                "num_key_value_heads": self.num_key_value_heads,
             }
         )
         return config
+
+    @property
+    def key_value_heads(self):
+        """The key/value heads of the attention, which a cache holds: `num_key_value_heads`
+        when set, else `num_heads`."""
+        return self.num_heads if self.num_key_value_heads is None else self.num_key_value_heads
 
     def residual_dropout(self, x, training, dropout_layer):
         """Dropout on a sublayer's output before the residual sum.
@@ -116,16 +128,28 @@ class TransformerBlock(keras.layers.Layer):
         return x
 
     def attention_sublayer(self, name, query_shape, value_shape, key_dim, rotary=False):
-        """A built `MultiHeadAttention` sublayer; `rotary` gives it the block's rotary positions."""
-        layer = MultiHeadAttention(
-            num_heads=self.num_heads,
-            key_dim=key_dim,
-            dropout=self.dropout,
-            implementation=self.implementation,
-            rotary_max_wavelength=self.rotary_max_wavelength if rotary else None,
-            name=name,
+        """A built attention sublayer; `rotary` gives it the block's rotary positions.
+
+        `MultiHeadAttention` when `num_key_value_heads` is None (the weights
+        and variable paths of blocks made before the argument existed), else
+        `GroupQueryAttention` with `num_key_value_heads` key/value heads.
+        """
+        arguments = {
+            "dropout": self.dropout,
+            "implementation": self.implementation,
+            "rotary_max_wavelength": self.rotary_max_wavelength if rotary else None,
+            "name": name,
             **dense_kwargs(self),
-        )
+        }
+        if self.num_key_value_heads is None:
+            layer = MultiHeadAttention(num_heads=self.num_heads, key_dim=key_dim, **arguments)
+        else:
+            layer = GroupQueryAttention(
+                head_dim=key_dim,
+                num_query_heads=self.num_heads,
+                num_key_value_heads=self.num_key_value_heads,
+                **arguments,
+            )
         layer.build(query_shape, value_shape)
         return layer
 
@@ -185,6 +209,17 @@ def resolve_norm_first(norm_first, normalize_first):
             f"Received: norm_first={norm_first}, normalize_first={normalize_first}"
         )
     return normalize_first
+
+
+def check_key_value_heads(num_heads, num_key_value_heads):
+    """`num_key_value_heads` is None or a positive divisor of `num_heads`."""
+    check_positive_int("num_key_value_heads", num_key_value_heads, allow_none=True)
+    if num_key_value_heads is not None and num_heads % num_key_value_heads:
+        raise ValueError(
+            "`num_heads` must be divisible by `num_key_value_heads`: each key/value head "
+            "serves a group of query heads. "
+            f"Received: num_heads={num_heads}, num_key_value_heads={num_key_value_heads}"
+        )
 
 
 def hidden_dim_of(shape, name):

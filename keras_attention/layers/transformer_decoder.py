@@ -16,7 +16,8 @@ class TransformerDecoder(TransformerDecoderBlock):
     into the same model built with this class.
 
     Args:
-        The arguments of `TransformerDecoderBlock`, whose call also takes
+        The arguments of `TransformerDecoderBlock` (`num_key_value_heads`
+        for grouped-query attention included), whose call also takes
         keras-hub's names (`decoder_sequence`, `encoder_sequence`, the
         caches, ...).
 

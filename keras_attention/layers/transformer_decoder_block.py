@@ -17,11 +17,14 @@ class TransformerDecoderBlock(common.TransformerBlock):
     `keras_hub.layers.TransformerDecoder`.
 
     For incremental decoding the block takes fixed-size key/value caches
-    `(batch, 2, max_length, num_heads, key_dim)` updated in place at
+    `(batch, 2, max_length, key_value_heads, key_dim)` updated in place at
     `self_attention_cache_update_index`, so that feeding one token at a time
     gives the same outputs as the full causal pass. The cross-attention cache
     holds the projected context and is computed once
     (`compute_cross_attention_cache`, or on the first cached call).
+    `key_value_heads` is `num_heads`, or `num_key_value_heads` when set:
+    grouped-query attention makes the caches `num_heads /
+    num_key_value_heads` times smaller (`cache_shape` gives their shape).
 
     Args:
         num_heads: number of attention heads (self and cross).
@@ -37,6 +40,11 @@ class TransformerDecoderBlock(common.TransformerBlock):
         rotary_max_wavelength: if set, rotary positions in self-attention.
         normalize_first: keras-hub's name for `norm_first`; when given, it
             sets `norm_first` (both names are in `get_config`).
+        num_key_value_heads: None for multi-head attention
+            (`MultiHeadAttention` sublayers), or the number of key/value heads
+            of grouped-query self- and cross-attention (`GroupQueryAttention`
+            sublayers with `num_heads` query heads); 1 is multi-query
+            attention. It must divide `num_heads`.
 
     Call arguments:
         inputs: (batch, length, hidden_dim) decoder sequence.
@@ -50,10 +58,11 @@ class TransformerDecoderBlock(common.TransformerBlock):
             to the keras mask of `context`.
         attention_mask: optional (batch, length, key_length) bool for
             self-attention.
-        self_attention_cache: optional (batch, 2, max_length, heads, key_dim).
+        self_attention_cache: optional (batch, 2, max_length,
+            key_value_heads, key_dim).
         self_attention_cache_update_index: where `inputs` go in the cache.
-        cross_attention_cache: optional (batch, 2, context_length, heads,
-            key_dim) projected context.
+        cross_attention_cache: optional (batch, 2, context_length,
+            key_value_heads, key_dim) projected context.
         cross_attention_cache_update_index: optional; when given, the
             projected `context` is written into `cross_attention_cache` at
             this position first (keras-hub fills the cache this way on the
@@ -144,8 +153,36 @@ class TransformerDecoderBlock(common.TransformerBlock):
         self._feedforward_dropout = self.dropout_layer("feedforward_dropout")
         self.built = True
 
+    def cache_shape(self, batch_size, length, hidden_dim=None):
+        """The shape of a key/value cache of `length` positions, self- or cross-attention.
+
+        Args:
+            batch_size: rows of the cache (None when unknown).
+            length: positions it holds (`max_length`, or the context length).
+            hidden_dim: width of the decoder sequence; needed only before the
+                block is built and without `key_dim`.
+
+        Returns:
+            `(batch_size, 2, length, key_value_heads, key_dim)`.
+
+        Example:
+
+        >>> block = TransformerDecoderBlock(num_heads=4, intermediate_dim=8, num_key_value_heads=1)
+        >>> block.cache_shape(3, 10, hidden_dim=16)  # one key/value head: multi-query attention
+        (3, 2, 10, 1, 4)
+        """
+        if self.built:
+            key_dim = self._key_dim
+        elif self.key_dim is not None:
+            key_dim = self.key_dim
+        elif hidden_dim is not None:
+            key_dim = common.key_dim_for(hidden_dim, self.num_heads, None)
+        else:
+            key_dim = None
+        return (batch_size, 2, length, self.key_value_heads, key_dim)
+
     def compute_cross_attention_cache(self, context):
-        """Project `context` once into the (batch, 2, context_length, heads, key_dim) cache."""
+        """Project `context` once into its cache, shaped as `cache_shape` says."""
         if not self.has_cross_attention:
             raise ValueError(
                 "This block has no cross-attention: it was built without a `context`. "
@@ -258,7 +295,7 @@ class TransformerDecoderBlock(common.TransformerBlock):
                     ops.cast(
                         self.compute_cross_attention_cache(context), cross_attention_cache.dtype
                     ),
-                )  # (B, 2, S, heads, key_dim)
+                )  # (B, 2, S, key_value_heads, key_dim)
             if context_padding_mask is None:
                 context_padding_mask = common.keras_mask_of(context)
             cross_mask = None
@@ -375,7 +412,7 @@ class TransformerDecoderBlock(common.TransformerBlock):
         if self_attention_cache is not None:
             outputs.append(spec(self_attention_cache.shape, self_attention_cache.dtype))
             if context is not None:
-                cross_shape = (batch, 2, context.shape[1], self.num_heads, self.key_dim or None)
+                cross_shape = self.cache_shape(batch, context.shape[1], inputs.shape[-1])
                 if cross_attention_cache is not None:
                     cross_shape = cross_attention_cache.shape
                 outputs.append(spec(cross_shape, self_attention_cache.dtype))

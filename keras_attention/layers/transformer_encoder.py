@@ -18,7 +18,8 @@ class TransformerEncoder(TransformerEncoderBlock):
     names (`normalize_first`, ...).
 
     Args:
-        The arguments of `TransformerEncoderBlock`.
+        The arguments of `TransformerEncoderBlock`, `num_key_value_heads`
+        (grouped-query attention, which keras-hub's class lacks) included.
 
     Example:
 

@@ -41,6 +41,11 @@ class TransformerEncoderBlock(common.TransformerBlock):
         bias_initializer: initializer of the biases.
         implementation: attention kernel, see `ka.ops.dot_product_attention`.
         rotary_max_wavelength: if set, rotary positions in the attention.
+        num_key_value_heads: None for multi-head attention (a
+            `MultiHeadAttention` sublayer), or the number of key/value heads
+            of grouped-query attention (a `GroupQueryAttention` sublayer with
+            `num_heads` query heads of size `key_dim`); 1 is multi-query
+            attention. It must divide `num_heads`.
 
     Call arguments:
         inputs: (batch, length, hidden_dim).
@@ -63,6 +68,18 @@ class TransformerEncoderBlock(common.TransformerBlock):
     >>> y, scores = block(x, return_attention_scores=True)
     >>> tuple(y.shape), tuple(scores.shape)
     ((2, 5, 16), (2, 2, 5, 5))
+
+    Grouped-query attention: four query heads share two key/value heads, so
+    the key projection makes 2 heads of size 16 // 4 = 4, while the scores
+    keep one row per query head.
+
+    >>> gqa = ka.layers.TransformerEncoderBlock(
+    ...     num_heads=4, intermediate_dim=32, num_key_value_heads=2)
+    >>> y, scores = gqa(x, return_attention_scores=True)
+    >>> tuple(y.shape), tuple(scores.shape)
+    ((2, 5, 16), (2, 4, 5, 5))
+    >>> [tuple(w.shape) for w in gqa.weights if w.path.endswith("attention_layer/key/kernel")]
+    [(16, 2, 4)]
     """
 
     def __init__(
@@ -80,6 +97,7 @@ class TransformerEncoderBlock(common.TransformerBlock):
         implementation="auto",
         rotary_max_wavelength=None,
         normalize_first=None,
+        num_key_value_heads=None,
         **kwargs,
     ):
         super().__init__(
@@ -95,6 +113,7 @@ class TransformerEncoderBlock(common.TransformerBlock):
             implementation=implementation,
             rotary_max_wavelength=rotary_max_wavelength,
             normalize_first=normalize_first,
+            num_key_value_heads=num_key_value_heads,
             **kwargs,
         )
         check_rate("stochastic_depth_rate", stochastic_depth_rate)

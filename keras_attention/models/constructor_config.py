@@ -88,7 +88,7 @@ def model_builder(model_class, default_name):
     >>> from keras_attention.models.transformer_translator import transformer_translator
     >>> import inspect
     >>> list(inspect.signature(transformer_translator).parameters)[-2:]
-    ['norm_first', 'name']
+    ['num_key_value_heads', 'name']
     >>> transformer_translator(source_vocabulary_size=5)
     Traceback (most recent call last):
     ...

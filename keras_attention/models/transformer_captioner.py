@@ -104,6 +104,9 @@ class TransformerCaptioner(ImageCaptioner):
         encoder_layers: Transformer encoder blocks over the image tokens
             (0: the decoder reads the projected CNN features directly).
         dropout: dropout on the embeddings, in the blocks and on attention.
+        num_key_value_heads: None for multi-head attention, or the key/value
+            heads of grouped-query attention in every block (1: multi-query);
+            it must divide `num_heads`, and the decoding caches hold that many.
         name: name of the model.
 
     Call arguments:
@@ -139,6 +142,7 @@ class TransformerCaptioner(ImageCaptioner):
         intermediate_dim=256,
         encoder_layers=1,
         dropout=0.1,
+        num_key_value_heads=None,
         name="transformer_captioner",
         **kwargs,
     ):
@@ -157,6 +161,7 @@ class TransformerCaptioner(ImageCaptioner):
             "num_heads": num_heads,
             "intermediate_dim": intermediate_dim,
             "dropout": dropout,
+            "num_key_value_heads": num_key_value_heads,
         }
         self.image_encoder, grid_size = _image_encoder(
             image_backbone(backbone, image_size, backbone_weights, trainable_backbone),

@@ -2,7 +2,8 @@
 
 The decoding state holds each block's cross-attention keys and values of the
 memory, projected once; the cache holds each block's self-attention keys and
-values `(B, 2, max_length, heads, key_dim)`, written one position per step.
+values `(B, 2, max_length, key_value_heads, key_dim)`, written one position per
+step; grouped-query blocks cache only their `num_key_value_heads` heads.
 """
 
 from keras import ops
@@ -14,7 +15,7 @@ SELF_CACHE_PREFIX = "self_attention_cache_"
 
 
 def cross_attention_caches(blocks, memory):
-    """`{"cross_attention_cache_<i>": (B, 2, S, heads, key_dim)}`, one per block."""
+    """`{"cross_attention_cache_<i>": (B, 2, S, key_value_heads, key_dim)}`, one per block."""
     return {
         f"{CROSS_CACHE_PREFIX}{index}": block.compute_cross_attention_cache(memory)
         for index, block in enumerate(blocks)
@@ -22,20 +23,23 @@ def cross_attention_caches(blocks, memory):
 
 
 def empty_self_attention_caches(blocks, hidden_dim, batch_size, max_length):
-    """`{"self_attention_cache_<i>": zeros (B, 2, max_length, heads, key_dim)}`, one per block.
+    """`{"self_attention_cache_<i>": zeros (B, 2, max_length, kv_heads, key_dim)}`, one per block.
+
+    `kv_heads` is each block's key/value head count: `num_heads`, or
+    `num_key_value_heads` for grouped-query attention.
 
     Example:
 
     >>> from keras_attention.layers.transformer_decoder_block import TransformerDecoderBlock
-    >>> blocks = [TransformerDecoderBlock(num_heads=2, intermediate_dim=8)]
+    >>> blocks = [TransformerDecoderBlock(num_heads=2, intermediate_dim=8),
+    ...           TransformerDecoderBlock(num_heads=2, intermediate_dim=8, num_key_value_heads=1)]
     >>> {name: tuple(cache.shape)
     ...  for name, cache in empty_self_attention_caches(blocks, 8, 3, 5).items()}
-    {'self_attention_cache_0': (3, 2, 5, 2, 4)}
+    {'self_attention_cache_0': (3, 2, 5, 2, 4), 'self_attention_cache_1': (3, 2, 5, 1, 4)}
     """
     cache = {}
     for index, block in enumerate(blocks):
-        key_dim = block.key_dim or hidden_dim // block.num_heads
-        shape = (batch_size, 2, max_length, block.num_heads, key_dim)
+        shape = block.cache_shape(batch_size, max_length, hidden_dim)
         cache[f"{SELF_CACHE_PREFIX}{index}"] = ops.zeros(shape, block.compute_dtype)
     return cache
 

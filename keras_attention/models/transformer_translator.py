@@ -54,6 +54,10 @@ class TransformerTranslator(TextTranslationMixin, ConstructorConfig, keras.Model
         dropout: dropout after the embeddings, in the blocks and on attention.
         norm_first: pre-norm blocks (plus final norms) when True, post-norm
             (the paper) when False.
+        num_key_value_heads: None for multi-head attention, or the key/value
+            heads of grouped-query attention in every block (1: multi-query
+            attention); it must divide `num_heads`. The decoding caches then
+            hold `num_key_value_heads` heads instead of `num_heads`.
         **kwargs: `keras.Model` arguments (`name`, `trainable`).
 
     Call arguments:
@@ -88,6 +92,7 @@ class TransformerTranslator(TextTranslationMixin, ConstructorConfig, keras.Model
         intermediate_dim=512,
         dropout=0.1,
         norm_first=False,
+        num_key_value_heads=None,
         **kwargs,
     ):
         self._check_translator_arguments(
@@ -122,6 +127,7 @@ class TransformerTranslator(TextTranslationMixin, ConstructorConfig, keras.Model
                         intermediate_dim=intermediate_dim,
                         dropout=dropout,
                         norm_first=norm_first,
+                        num_key_value_heads=num_key_value_heads,
                         name=f"{kind}_block_{index}",
                     )
                 )
@@ -170,7 +176,7 @@ class TransformerTranslator(TextTranslationMixin, ConstructorConfig, keras.Model
         Returns:
             dict of `"memory"` `(B, S, D)`, `"memory_mask"` bool `(B, S)`
             and, per decoder block, its cross-attention keys and values
-            `"cross_attention_cache_<i>"` `(B, 2, S, heads, key_dim)`,
+            `"cross_attention_cache_<i>"` `(B, 2, S, key_value_heads, key_dim)`,
             projected once instead of at every step.
         """
         source = ops.cast(inputs, "int32")
@@ -256,7 +262,8 @@ class TransformerTranslator(TextTranslationMixin, ConstructorConfig, keras.Model
 
         Returns:
             dict of `"self_attention_cache_<i>"`
-            `(batch_size, 2, max_length, heads, key_dim)` zeros.
+            `(batch_size, 2, max_length, key_value_heads, key_dim)` zeros, where
+            `key_value_heads` is `num_key_value_heads` or else `num_heads`.
         """
         return transformer_decoding.empty_self_attention_caches(
             self.decoder_blocks, self.target_embedding.embedding_dim, batch_size, max_length

@@ -1,6 +1,7 @@
 """Scaled dot-product attention with a choice of implementation."""
 
 import math
+import numbers
 
 import keras
 from keras import ops
@@ -9,6 +10,7 @@ from keras_attention.ops.chunked_attention import chunked_attention
 from keras_attention.ops.compilation import compiled_with_xla
 from keras_attention.ops.hashed_dropout import hashed_dropout
 from keras_attention.ops.masks import boolean_mask
+from keras_attention.ops.masks import sliding_window_mask
 from keras_attention.ops.query_scaling import scale_queries
 from keras_attention.ops.softmax import MASKED_LOGIT
 from keras_attention.ops.softmax import softmax_with_empty_rows
@@ -70,27 +72,65 @@ def normalize_mask(mask, query, key):
     """
     if mask is None:
         return None
-    mask = boolean_mask(mask)
-    received_shape = tuple(mask.shape)
+    return ops.cast(_scores_rank(boolean_mask(mask), "mask", query, key), "bool")
+
+
+def normalize_bias(bias, query, key):
+    """Bring a float bias to rank 4 broadcastable to (B, H, Tq, Tk), keeping its dtype.
+
+    A bias has the ranks of a mask: rank 2 is (Tq, Tk), rank 3 (B, Tq, Tk) and
+    rank 4 (B, H, Tq, Tk); axes of size 1 stay size 1 (nothing is broadcast).
+    """
+    if bias is None:
+        return None
+    if not hasattr(bias, "dtype"):
+        bias = ops.convert_to_tensor(bias)
+    dtype = keras.backend.standardize_dtype(bias.dtype)
+    if "float" not in dtype:
+        raise ValueError(
+            "`bias` must be a float tensor added to the scores. "
+            f"Received: bias.dtype={dtype}, bias.shape={tuple(bias.shape)}"
+        )
+    return _scores_rank(ops.convert_to_tensor(bias), "bias", query, key)
+
+
+def _scores_rank(tensor, name, query, key):
+    """`tensor` of rank 2, 3 or 4 as rank 4 against the (B, H, Tq, Tk) scores, checked."""
+    received_shape = tuple(tensor.shape)
     rank = len(received_shape)
     if rank < 2 or rank > 4:
         raise ValueError(
-            "`mask` must have rank 2 (Tq, Tk), 3 (B, Tq, Tk) or 4 (B, H, Tq, Tk). "
-            f"Received: mask.shape={tuple(mask.shape)}"
+            f"`{name}` must have rank 2 (Tq, Tk), 3 (B, Tq, Tk) or 4 (B, H, Tq, Tk). "
+            f"Received: {name}.shape={received_shape}"
         )
     if rank == 2:
-        mask = mask[None, None]
+        tensor = tensor[None, None]
     elif rank == 3:
-        mask = mask[:, None]
+        tensor = tensor[:, None]
     target = (query.shape[0], query.shape[2], query.shape[1], key.shape[1])
-    for size, expected in zip(mask.shape, target):
+    for size, expected in zip(tensor.shape, target):
         if size is not None and expected is not None and size not in (1, expected):
             raise ValueError(
-                "`mask` must broadcast to the attention scores (batch, heads, "
+                f"`{name}` must broadcast to the attention scores (batch, heads, "
                 f"query_length, key_length) = {target}. "
-                f"Received: mask.shape={received_shape}"
+                f"Received: {name}.shape={received_shape}"
             )
-    return ops.cast(mask, "bool")
+    return tensor
+
+
+def check_sliding_window(sliding_window):
+    """Raise a ValueError unless `sliding_window` is None or a positive int."""
+    if sliding_window is None:
+        return
+    if (
+        isinstance(sliding_window, bool)
+        or not isinstance(sliding_window, numbers.Integral)
+        or sliding_window <= 0
+    ):
+        raise ValueError(
+            "`sliding_window` must be None or a positive integer. "
+            f"Received: sliding_window={sliding_window!r}"
+        )
 
 
 def hide_unseen_rows(query, key, mask):
@@ -124,20 +164,48 @@ def _causal(query_length, key_length):
     return ops.greater_equal(rows, cols)[None, None]  # (1, 1, Tq, Tk)
 
 
-def attention_weights(query, key, mask=None, is_causal=False, scale=None):
-    """Softmax attention weights (B, H, Tq, Tk), float32, zero rows where all masked."""
-    weights, sees_any_key = _weights_and_nonempty_rows(query, key, mask, is_causal, scale)
+def _positions_mask(query_length, key_length, is_causal, sliding_window):
+    """(1, 1, Tq, Tk) mask of causality and the sliding window; None when neither applies."""
+    if sliding_window is not None:
+        band = sliding_window_mask(
+            query_length, key_length, window=sliding_window, causal=is_causal
+        )
+        return band[None, None]
+    if is_causal:
+        return _causal(query_length, key_length)
+    return None
+
+
+def attention_weights(
+    query, key, mask=None, is_causal=False, scale=None, bias=None, sliding_window=None
+):
+    """Softmax attention weights (B, H, Tq, Tk), float32, zero rows where all masked.
+
+    `mask` and `bias` are rank 4 (see `normalize_mask`, `normalize_bias`).
+    """
+    if sliding_window is not None:
+        band = _positions_mask(ops.shape(query)[1], ops.shape(key)[1], is_causal, sliding_window)
+        mask = band if mask is None else ops.logical_and(mask, band)
+    weights, sees_any_key = _weights_and_nonempty_rows(query, key, mask, is_causal, scale, bias)
     return zero_empty_rows(weights, sees_any_key)
 
 
-def _weights_and_nonempty_rows(query, key, mask, is_causal, scale):
+def _biased_logits(query, key, scale, bias):
+    """q k^T * scale (+ bias) as (B, H, Tq, Tk); float32 when there is a bias."""
+    logits = ops.einsum("bqhd,bkhd->bhqk", scale_queries(query, scale), key)  # (B, H, Tq, Tk)
+    if bias is None:
+        return logits
+    return ops.cast(logits, "float32") + ops.cast(bias, "float32")
+
+
+def _weights_and_nonempty_rows(query, key, mask, is_causal, scale, bias=None):
     """Softmax weights whose fully masked rows are NOT yet zeroed, and which rows see a key.
 
     `sees_any_key` (mB, mH, Tq | 1, 1) is False on the rows whose every key
     is hidden, or None when no row can be empty; see `softmax_with_empty_rows`.
     """
     scale = _default_scale(query) if scale is None else scale
-    logits = ops.einsum("bqhd,bkhd->bhqk", scale_queries(query, scale), key)  # (B, H, Tq, Tk)
+    logits = _biased_logits(query, key, scale, bias)
     if is_causal:
         causal = _causal(ops.shape(query)[1], ops.shape(key)[1])
         mask = causal if mask is None else ops.logical_and(mask, causal)
@@ -170,8 +238,10 @@ def dot_product_attention(
     return_weights=False,
     implementation="auto",
     seed=None,
+    bias=None,
+    sliding_window=None,
 ):
-    """Scaled dot-product attention, softmax(q k^T * scale) v, per head.
+    """Scaled dot-product attention, softmax(q k^T * scale + bias) v, per head.
 
     Shapes follow `keras.ops.dot_product_attention`: heads on axis 2.
 
@@ -194,6 +264,19 @@ def dot_product_attention(
             fused kernel where it has one); "auto" picks "chunked" for long
             sequences without dropout or weights, else "xla".
         seed: int or `keras.random.SeedGenerator` for dropout.
+        bias: optional float tensor added to the scaled scores before the
+            mask (relative position biases, ALiBi), with the ranks of `mask`:
+            (Tq, Tk), (B, Tq, Tk) or (B, H, Tq, Tk), any axis of size 1. A
+            masked position stays masked whatever its bias; gradients flow
+            into the bias. The "chunked" kernel reads it tile by tile, so a
+            (1, H, 1, Tk) bias is never broadcast to (B, H, Tq, Tk).
+        sliding_window: optional positive int `w`: query p sees only the keys
+            k with |p - k| < w, or p - w < k <= p with `is_causal`, positions
+            counted from 0 for queries and keys alike (top-left aligned), the
+            rule of `ops.sliding_window_mask(Tq, Tk, window=w,
+            causal=is_causal)`; combined with `mask`. The "chunked" kernel
+            visits only the tiles of the band, in O(length * w) time; the
+            others apply it as a mask.
 
     A query whose every key is masked gets output 0 and weights 0 on every
     implementation and dtype. Keys and values hidden from a query never reach
@@ -216,20 +299,45 @@ def dot_product_attention(
     >>> chunked = ka.ops.dot_product_attention(q, kv, kv, implementation="chunked")
     >>> bool(np.allclose(out, chunked, atol=1e-6))
     True
+
+    A bias per head and key (1, H, 1, Tk), and a causal window of 3 keys:
+
+    >>> slopes = np.array([1.0, 0.5, 0.25, 0.125], "float32")[None, :, None, None]
+    >>> bias = -slopes * np.arange(7, dtype="float32")  # (1, 4, 1, 7)
+    >>> banded = ka.ops.dot_product_attention(
+    ...     q, kv, kv, bias=bias, is_causal=True, sliding_window=3, implementation="chunked")
+    >>> window = ka.ops.sliding_window_mask(5, 7, window=3, causal=True)
+    >>> masked = ka.ops.dot_product_attention(
+    ...     q, kv, kv, bias=bias, mask=window, implementation="xla")
+    >>> bool(np.allclose(banded, masked, atol=1e-6))
+    True
     """
     check_implementation(implementation)
     if not isinstance(dropout_rate, (int, float)) or not 0.0 <= dropout_rate < 1.0:
         raise ValueError(
             f"`dropout_rate` must be a float in [0, 1). Received: dropout_rate={dropout_rate!r}"
         )
+    check_sliding_window(sliding_window)
     query = ops.convert_to_tensor(query)
     key = ops.convert_to_tensor(key)
     value = ops.convert_to_tensor(value)
     _check_inputs(query, key, value)
     mask = normalize_mask(mask, query, key)
+    bias = normalize_bias(bias, query, key)
+    if implementation == "auto":
+        use_dropout = bool(training) and dropout_rate > 0.0
+        implementation = _choose_implementation(query, key, use_dropout, return_weights)
+    if sliding_window is not None and implementation != "chunked":
+        # Only the chunked kernel walks the band; the others mask the scores.
+        band = _positions_mask(ops.shape(query)[1], ops.shape(key)[1], is_causal, sliding_window)
+        mask = band if mask is None else ops.logical_and(mask, band)
+        sliding_window = None
     if mask is not None:
         query, key = hide_unseen_rows(query, key, mask)
-    value, nonfinite_value_rows = _finite_values(value, mask, is_causal)
+    if sliding_window is not None:
+        query, key = _hide_rows_outside_band(query, key, is_causal, sliding_window)
+    hides_keys = mask is not None or is_causal or sliding_window is not None
+    value, nonfinite_value_rows = _finite_values(value, hides_keys)
     output = _attend(
         query,
         key,
@@ -242,32 +350,56 @@ def dot_product_attention(
         return_weights=return_weights,
         implementation=implementation,
         seed=seed,
+        bias=bias,
+        sliding_window=sliding_window,
     )
     if nonfinite_value_rows is None:
         return output
+    restore = (nonfinite_value_rows, mask, is_causal, sliding_window)
     if return_weights:
         output, weights = output
-        return _restore_nonfinite(output, nonfinite_value_rows, mask, is_causal), weights
-    return _restore_nonfinite(output, nonfinite_value_rows, mask, is_causal)
+        return _restore_nonfinite(output, *restore), weights
+    return _restore_nonfinite(output, *restore)
 
 
-def _finite_values(value, mask, is_causal):
+def _hide_rows_outside_band(query, key, is_causal, sliding_window):
+    """Zero the query rows that no key of the band reaches, and the keys no query sees.
+
+    Query p sees a key iff p < Tk + w - 1; key k is seen iff k < Tq + w - 1,
+    or k < Tq when causal. Nothing to do (the usual case) when the lengths
+    say so statically; see `hide_unseen_rows` for why.
+    """
+    query_length, key_length = query.shape[1], key.shape[1]
+    key_reach = 0 if is_causal else sliding_window - 1
+    if query_length is not None and key_length is not None:
+        if query_length < key_length + sliding_window and key_length <= query_length + key_reach:
+            return query, key
+    query_length, key_length = ops.shape(query)[1], ops.shape(key)[1]
+    # (Tq,) -> (1, Tq, 1, 1) against (B, Tq, H, D)
+    query_sees = ops.arange(query_length, dtype="int32") < key_length + sliding_window - 1
+    query = ops.where(query_sees[None, :, None, None], query, ops.zeros_like(query))
+    key_seen = ops.arange(key_length, dtype="int32") < query_length + key_reach
+    key = ops.where(key_seen[None, :, None, None], key, ops.zeros_like(key))
+    return query, key
+
+
+def _finite_values(value, hides_keys):
     """`value` with its non-finite entries set to 0, and which (B, Tk, H) rows had one.
 
     A key hidden from only some queries (causal attention, a (B, Tq, Tk)
     mask) keeps its value row, and a hidden weight of 0 times NaN is still
     NaN: the weighted sum runs over finite values, and `_restore_nonfinite`
-    gives back NaN to the queries that may see a non-finite value. Without a
-    mask nothing is hidden and the values are used as they are.
+    gives back NaN to the queries that may see a non-finite value. When
+    nothing hides a key the values are used as they are.
     """
-    if mask is None and not is_causal:
+    if not hides_keys:
         return value, None
     finite = ops.isfinite(value)
     nonfinite_rows = ops.logical_not(ops.all(finite, axis=-1))  # (B, Tk, H)
     return ops.where(finite, value, ops.zeros_like(value)), nonfinite_rows
 
 
-def _restore_nonfinite(output, nonfinite_rows, mask, is_causal):
+def _restore_nonfinite(output, nonfinite_rows, mask, is_causal, sliding_window):
     """NaN on the output rows of the queries that may see a non-finite value row.
 
     Runs only when some value is non-finite, so the (B, H, Tq, Tk) mask it
@@ -275,12 +407,12 @@ def _restore_nonfinite(output, nonfinite_rows, mask, is_causal):
     """
 
     def mark_rows():
-        visible = mask
-        if is_causal:
-            causal = _causal(ops.shape(output)[1], ops.shape(nonfinite_rows)[1])
-            visible = causal if visible is None else ops.logical_and(visible, causal)
         batch, query_length, heads = (ops.shape(output)[i] for i in range(3))
         key_length = ops.shape(nonfinite_rows)[1]
+        visible = mask
+        positions = _positions_mask(query_length, key_length, is_causal, sliding_window)
+        if positions is not None:
+            visible = positions if visible is None else ops.logical_and(visible, positions)
         visible = ops.broadcast_to(visible, (batch, heads, query_length, key_length))
         # (B, H, Tq, Tk) x (B, Tk, H) -> (B, Tq, H): how many non-finite rows each query sees
         seen = ops.einsum(
@@ -304,23 +436,29 @@ def _attend(
     return_weights,
     implementation,
     seed,
+    bias,
+    sliding_window,
 ):
-    """The kernel `implementation` on checked inputs; see `dot_product_attention`."""
+    """The kernel `implementation` on checked inputs; see `dot_product_attention`.
+
+    `sliding_window` reaches here only for the chunked kernel; the others
+    receive it merged into `mask`.
+    """
     scale = _default_scale(query) if scale is None else scale
     use_dropout = bool(training) and dropout_rate > 0.0
 
-    if implementation == "auto":
-        implementation = _choose_implementation(query, key, use_dropout, return_weights)
     if implementation == "chunked":
         if use_dropout:
             raise ValueError(
                 'implementation="chunked" does not support dropout. '
                 f"Received: dropout_rate={dropout_rate}, training={training}"
             )
-        output = chunked_attention(query, key, value, mask, is_causal, scale, _CHUNK_SIZE)
+        output = chunked_attention(
+            query, key, value, mask, is_causal, scale, _CHUNK_SIZE, bias, sliding_window
+        )
         if not return_weights:
             return output
-        weights = attention_weights(query, key, mask, is_causal, scale)
+        weights = attention_weights(query, key, mask, is_causal, scale, bias, sliding_window)
         return output, ops.cast(weights, value.dtype)
     if implementation == "fused":
         if use_dropout or return_weights:
@@ -329,20 +467,28 @@ def _attend(
                 f"Received: dropout_rate={dropout_rate}, training={training}, "
                 f"return_weights={return_weights}"
             )
-        return _fused_attention(query, key, value, mask, is_causal, scale)
+        return _fused_attention(query, key, value, mask, is_causal, scale, bias)
 
     # XLA fuses the deferred normalisation into fewer passes over the scores;
     # TensorFlow's graph executor is faster with its one-kernel softmax. In
     # float16 the unnormalised sum over Tk keys could pass 65504: normalise first.
     defer = compiled_with_xla() and keras.backend.standardize_dtype(value.dtype) != "float16"
     if return_weights or not defer:
-        weights, sees_any_key = _weights_and_nonempty_rows(query, key, mask, is_causal, scale)
+        weights, sees_any_key = _weights_and_nonempty_rows(query, key, mask, is_causal, scale, bias)
         weights = ops.cast(weights, value.dtype)
         dropped = hashed_dropout(weights, dropout_rate, seed) if use_dropout else weights
         output = ops.einsum("bhqk,bkhd->bqhd", dropped, value)  # (B, Tq, H, Dv)
     else:
         output, sees_any_key = _attend_then_normalize(
-            query, key, value, mask, is_causal, scale, dropout_rate if use_dropout else 0.0, seed
+            query,
+            key,
+            value,
+            mask,
+            is_causal,
+            scale,
+            dropout_rate if use_dropout else 0.0,
+            seed,
+            bias,
         )
     if sees_any_key is not None:
         # Zero the rows that see no key on the output, (B, Tq, H, Dv), which is
@@ -353,7 +499,9 @@ def _attend(
     return output, zero_empty_rows(weights, sees_any_key)
 
 
-def _attend_then_normalize(query, key, value, mask, is_causal, scale, dropout_rate, seed):
+def _attend_then_normalize(
+    query, key, value, mask, is_causal, scale, dropout_rate, seed, bias=None
+):
     """softmax(l) v computed as (exp(l - max) v) / sum(exp(l - max)).
 
     Dividing the (B, Tq, H, Dv) output by the row sums instead of the
@@ -361,8 +509,7 @@ def _attend_then_normalize(query, key, value, mask, is_causal, scale, dropout_ra
     backward. Dropout commutes with the division (it scales elements, the
     sum scales rows), so it applies to the exponentials.
     """
-    logits = ops.einsum("bqhd,bkhd->bhqk", scale_queries(query, scale), key)  # (B, H, Tq, Tk)
-    logits = ops.cast(logits, "float32")
+    logits = ops.cast(_biased_logits(query, key, scale, bias), "float32")
     if is_causal:
         causal = _causal(ops.shape(query)[1], ops.shape(key)[1])
         mask = causal if mask is None else ops.logical_and(mask, causal)
@@ -409,9 +556,25 @@ def _choose_implementation(query, key, use_dropout, return_weights):
     return "xla"
 
 
-def _fused_attention(query, key, value, mask, is_causal, scale):
+def _fused_attention(query, key, value, mask, is_causal, scale, bias=None):
+    if bias is not None:
+        # PyTorch's kernel takes a bias or a mask, and a bias or causality:
+        # fold the mask and causality into the bias.
+        positions = _positions_mask(ops.shape(query)[1], ops.shape(key)[1], is_causal, None)
+        if positions is not None:
+            mask = positions if mask is None else ops.logical_and(mask, positions)
+        is_causal = False
+        if mask is not None:
+            dtype = keras.backend.result_type(query.dtype, key.dtype, value.dtype)
+            bias = ops.where(mask, ops.cast(bias, dtype), _large_negative(dtype))
     output = ops.dot_product_attention(
-        query, key, value, mask=mask, scale=scale, is_causal=is_causal
+        query,
+        key,
+        value,
+        bias=bias,
+        mask=None if bias is not None else mask,
+        scale=scale,
+        is_causal=is_causal,
     )
     if mask is None:
         return output  # top-left causal or no mask: every query sees a key
@@ -422,3 +585,8 @@ def _fused_attention(query, key, value, mask, is_causal, scale):
     # (mB, mH, Tq) -> (mB, Tq, mH, 1) to broadcast against (B, Tq, H, Dv)
     sees_any_key = ops.transpose(sees_any_key, (0, 2, 1))[..., None]
     return ops.where(sees_any_key, output, ops.zeros_like(output))
+
+
+def _large_negative(dtype):
+    """A logit whose exponential vanishes next to any visible one, finite in `dtype`."""
+    return -3e4 if keras.backend.standardize_dtype(dtype) == "float16" else -1e9

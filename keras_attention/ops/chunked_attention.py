@@ -15,6 +15,15 @@ blocks only (the largest matrix products). With a causal mask and known
 lengths the queries are cut into blocks too, and the tiles that the mask hides
 entirely are never visited, which halves the work of long sequences. Tiles
 that no mask touches skip the masking altogether.
+
+A sliding window (query p sees keys with |p - k| < w, and k <= p when
+causal) cuts the queries into blocks as causality does, and each query block
+visits only the key blocks that meet its band, so time is O(length * w)
+instead of O(length^2).
+
+An additive bias (B | 1, H | 1, Tq | 1, Tk | 1) is read tile by tile like
+the mask, never broadcast to the whole score matrix; its gradient is the
+gradient of the scores, summed over the axes the bias broadcasts along.
 """
 
 from keras import ops
@@ -75,9 +84,10 @@ class _Tiling:
     pairs of ints or int32 scalars (inside loops).
     """
 
-    def __init__(self, query, key, mask, is_causal, block_size):
+    def __init__(self, query, key, mask, is_causal, block_size, bias=None, sliding_window=None):
         query_length, key_length = query.shape[1], key.shape[1]
         self.is_causal = is_causal
+        self.window = sliding_window
         self.has_mask = mask is not None
         if key_length is not None:
             self.key_block = min(block_size, key_length)
@@ -91,9 +101,10 @@ class _Tiling:
         self.key_length = key_length
         # Keys added to fill the last block must be hidden there.
         self.last_block_padded = not isinstance(self.key_padding, int) or self.key_padding > 0
-        mask_rows_known = mask is None or mask.shape[2] is not None
+        rows_known = all(t is None or t.shape[2] is not None for t in (mask, bias))
         lengths_known = query_length is not None and key.shape[1] is not None
-        if is_causal and lengths_known and mask_rows_known:
+        by_position = is_causal or sliding_window is not None
+        if by_position and lengths_known and rows_known:
             self.query_block = min(block_size, query_length)
             self.num_query_blocks = -(-query_length // self.query_block)
             self.query_padding = self.num_query_blocks * self.query_block - query_length
@@ -105,35 +116,43 @@ class _Tiling:
         self.tiled_queries = self.num_query_blocks > 1
 
     def key_range(self, query_block_index):
-        """Key blocks that query block `i` sees, as (full_stop, stop).
+        """Key blocks that query block `i` sees, as (start, full_stop, stop).
 
-        Blocks [0, full_stop) are entirely visible and need no mask;
+        Blocks [start, full_stop) are entirely visible and need no mask;
         blocks [full_stop, stop) are partly visible and need one.
         """
-        stop = self.num_key_blocks
+        i = query_block_index
+        first_query = i * self.query_block
+        last_query = (i + 1) * self.query_block - 1
+        start, stop = 0, self.num_key_blocks
         full_stop = stop - 1 if self.last_block_padded else stop
         if self.is_causal:
-            i = query_block_index
-            first_query = i * self.query_block
-            last_query = (i + 1) * self.query_block - 1
             # Key block j is fully visible when its last key <= the first query.
             full_stop = ops.minimum(full_stop, (first_query + 1) // self.key_block)
             # ... and partly visible while its first key <= the last query.
             stop = ops.minimum(stop, last_query // self.key_block + 1)
+        if self.window is not None:
+            # The band of block i spans keys first_query - w + 1 .. last_query + w - 1.
+            if not self.is_causal:
+                stop = ops.minimum(stop, (last_query + self.window - 1) // self.key_block + 1)
+            start = ops.minimum(
+                ops.maximum(first_query - self.window + 1, 0) // self.key_block, stop
+            )
+            full_stop = start  # every tile of a band is cut by it
         if self.has_mask:
-            full_stop = 0
-        return full_stop, stop
+            full_stop = start
+        return start, full_stop, stop
 
     def query_range(self, key_block_index):
-        """Query blocks that see key block `j`, as (start, full_start).
+        """Query blocks that see key block `j`, as (start, full_start, stop).
 
         Blocks [start, full_start) see it partly and need a mask; blocks
-        [full_start, num_query_blocks) see all of it.
+        [full_start, stop) see all of it.
         """
         j = key_block_index
-        start, full_start = 0, 0
+        blocks = self.num_query_blocks
+        start, full_start, stop = 0, 0, blocks
         if self.is_causal:
-            blocks = self.num_query_blocks
             # Query block i sees key block j once its last query >= the first key.
             start = ops.minimum((j * self.key_block) // self.query_block, blocks)
             # ... and all of it once its first query >= the last key.
@@ -141,49 +160,85 @@ class _Tiling:
                 ops.maximum(start, -(-((j + 1) * self.key_block - 1) // self.query_block)),
                 blocks,
             )
+        if self.window is not None:
+            # Queries first_key - w + 1 .. last_key + w - 1 (from first_key when causal).
+            last_key = (j + 1) * self.key_block - 1
+            stop = ops.minimum((last_key + self.window - 1) // self.query_block + 1, blocks)
+            if not self.is_causal:
+                first_query = ops.maximum(j * self.key_block - self.window + 1, 0)
+                start = ops.minimum(first_query // self.query_block, stop)
+            start = ops.minimum(start, stop)
+            full_start = stop
         if self.has_mask:
-            full_start = self.num_query_blocks
+            full_start = stop
         if self.last_block_padded:
-            full_start = ops.where(
-                ops.equal(j, self.num_key_blocks - 1), self.num_query_blocks, full_start
-            )
-        return start, full_start
+            full_start = ops.where(ops.equal(j, self.num_key_blocks - 1), stop, full_start)
+        return start, full_start, stop
 
     def visible(self, query_block_index, key_block_index, mask):
-        """Boolean (mB, mH, q, k) mask of one tile: causality, key padding, `mask`."""
+        """Boolean (mB, mH, q, k) mask of one tile: positions, key padding, `mask`."""
         key_positions = key_block_index * self.key_block + ops.arange(self.key_block, dtype="int32")
         visible = ops.less(key_positions, self.key_length)[None, None, None, :]
-        if self.is_causal:
+        if self.is_causal or self.window is not None:
             query_positions = query_block_index * self.query_block + ops.arange(
                 self.query_block, dtype="int32"
             )
-            causal = ops.greater_equal(query_positions[:, None], key_positions[None, :])
-            visible = ops.logical_and(visible, causal[None, None])
+            distance = query_positions[:, None] - key_positions[None, :]  # (q, k)
+            if self.is_causal:
+                visible = ops.logical_and(visible, ops.greater_equal(distance, 0)[None, None])
+            if self.window is not None:
+                near = ops.less(ops.abs(distance), self.window)
+                visible = ops.logical_and(visible, near[None, None])
         if mask is not None:
-            tile = self.mask_tile(mask, query_block_index, key_block_index)
-            visible = ops.logical_and(visible, tile)
+            visible = ops.logical_and(visible, self.tile(mask, query_block_index, key_block_index))
         return visible
 
-    def pad_mask(self, mask):
-        """Pad a (mB, mH, mQ, mK) mask with False up to whole blocks."""
-        if mask is None:
+    def pad(self, tensor, value):
+        """Pad a (mB, mH, mQ, mK) mask or bias with `value` up to whole blocks."""
+        if tensor is None:
             return None
-        if mask.shape[-1] != 1:
-            mask = _pad_axis(mask, 3, self.key_padding, False)
-        if self.tiled_queries and mask.shape[2] != 1:
-            mask = _pad_axis(mask, 2, self.query_padding, False)
-        return mask
+        if tensor.shape[-1] != 1:
+            tensor = _pad_axis(tensor, 3, self.key_padding, value)
+        if self.tiled_queries and tensor.shape[2] != 1:
+            tensor = _pad_axis(tensor, 2, self.query_padding, value)
+        return tensor
 
-    def mask_tile(self, mask, query_block_index, key_block_index):
-        """The (mB, mH, q | 1, k | 1) part of a padded mask that one tile reads."""
-        if mask.shape[-1] != 1:
-            mask = _rows(mask, key_block_index * self.key_block, self.key_block, 3)
-        if self.tiled_queries and mask.shape[2] != 1:
-            mask = _rows(mask, query_block_index * self.query_block, self.query_block, 2)
-        return mask
+    def tile(self, tensor, query_block_index, key_block_index):
+        """The (mB, mH, q | 1, k | 1) part of a padded mask or bias that one tile reads."""
+        if tensor.shape[-1] != 1:
+            tensor = _rows(tensor, key_block_index * self.key_block, self.key_block, 3)
+        if self.tiled_queries and tensor.shape[2] != 1:
+            tensor = _rows(tensor, query_block_index * self.query_block, self.query_block, 2)
+        return tensor
+
+    def add_to_tile(self, tensor, query_block_index, key_block_index, update):
+        """`tensor` (padded like a bias) with `update` added to the tile that `tile` reads."""
+        starts = [0, 0, 0, 0]
+        if tensor.shape[-1] != 1:
+            starts[3] = key_block_index * self.key_block
+        if self.tiled_queries and tensor.shape[2] != 1:
+            starts[2] = query_block_index * self.query_block
+        current = self.tile(tensor, query_block_index, key_block_index)
+        return ops.slice_update(tensor, starts, current + update)
 
 
-def chunked_attention(query, key, value, mask, is_causal, scale, block_size=512):
+def _sum_to_shape(tensor, shape):
+    """Sum `tensor` (B, H, q, k) over the axes where `shape` has size 1, keeping them."""
+    axes = tuple(a for a, size in enumerate(shape) if size == 1 and tensor.shape[a] != 1)
+    return ops.sum(tensor, axis=axes, keepdims=True) if axes else tensor
+
+
+def chunked_attention(
+    query,
+    key,
+    value,
+    mask,
+    is_causal,
+    scale,
+    block_size=512,
+    bias=None,
+    sliding_window=None,
+):
     """Exact attention in O(length) extra memory; see the module docstring.
 
     Args:
@@ -193,7 +248,12 @@ def chunked_attention(query, key, value, mask, is_causal, scale, block_size=512)
         mask: None or a rank-4 boolean tensor broadcastable to (B, H, Tq, Tk).
         is_causal: bool, query i sees keys 0..i.
         scale: python float multiplying the scores.
-        block_size: number of keys (and, when causal, queries) per block.
+        block_size: number of keys (and, when causal or windowed, queries)
+            per block.
+        bias: None or a rank-4 float tensor broadcastable to (B, H, Tq, Tk),
+            added to the scaled scores before the mask.
+        sliding_window: None or a positive int w: query p sees keys with
+            |p - k| < w only.
 
     Returns:
         output (B, Tq, H, Dv) in the dtype of `value`; rows with every key
@@ -214,12 +274,15 @@ def chunked_attention(query, key, value, mask, is_causal, scale, block_size=512)
         # answer, an empty output or, with no keys, zeros.
         batch, query_length, heads = ops.shape(query)[:3]
         return ops.zeros((batch, query_length, heads, ops.shape(value)[3]), value.dtype)
-    tiling = _Tiling(query, key, mask, is_causal, block_size)
+    tiling = _Tiling(query, key, mask, is_causal, block_size, bias, sliding_window)
     output_dtype = value.dtype
-    mask = tiling.pad_mask(mask)
+    mask = tiling.pad(mask, False)
+    inputs = (query, key, value) if bias is None else (query, key, value, bias)
 
     @ops.custom_gradient
-    def attend(query, key, value):
+    def attend(query, key, value, *bias_input):
+        # The bias, padded with zeros to whole blocks, as float32 (or None).
+        biases = tiling.pad(ops.cast(bias_input[0], "float32"), 0.0) if bias_input else None
         # (B, T, H, D) -> (B, H, T, D), padded to whole blocks.
         scaled_query = _heads_first(scale_queries(query, scale))
         scaled_query = _pad_axis(scaled_query, 2, tiling.query_padding)
@@ -238,6 +301,8 @@ def chunked_attention(query, key, value, mask, is_causal, scale, block_size=512)
             key_block = key_rows(keys, j)
             scores = ops.einsum("bhqd,bhkd->bhqk", query_block, key_block)  # (B, H, q, k)
             scores = ops.cast(scores, "float32")
+            if biases is not None:
+                scores = scores + tiling.tile(biases, i, j)
             visible = tiling.visible(i, j, mask) if masked else None
             if visible is not None:
                 scores = ops.where(visible, scores, MASKED_LOGIT)
@@ -274,8 +339,8 @@ def chunked_attention(query, key, value, mask, is_causal, scale, block_size=512)
                 ops.full((shape[0], shape[1], shape[2]), MASKED_LOGIT, "float32"),
                 ops.zeros((shape[0], shape[1], shape[2]), "float32"),
             )
-            full_stop, stop = tiling.key_range(i)
-            carry = _loop(0, full_stop, step(False), carry)
+            start, full_stop, stop = tiling.key_range(i)
+            carry = _loop(start, full_stop, step(False), carry)
             accumulator, row_max, row_sum = _loop(full_stop, stop, step(True), carry)
             has_keys = row_sum > 0.0
             safe_sum = ops.where(has_keys, row_sum, 1.0)
@@ -320,13 +385,13 @@ def chunked_attention(query, key, value, mask, is_causal, scale, block_size=512)
             keys32 = ops.cast(keys, "float32")
             values32 = ops.cast(values, "float32")
 
-            def key_block_gradients(j, d_query):
+            def key_block_gradients(j, d_query, d_bias):
                 key_block = key_rows(keys32, j)  # (B, H, k, D)
                 value_block = key_rows(values32, j)  # (B, H, k, Dv)
 
                 def step(masked):
                     def body(i, carry):
-                        d_query, d_key, d_value = carry
+                        d_query, d_key, d_value, *d_bias = carry
                         scores, visible = tile_scores(query_rows(scaled_query, i), i, j, masked)
                         probabilities = ops.exp(scores - query_rows(log_sum_exp, i)[..., None])
                         if visible is not None:
@@ -345,6 +410,10 @@ def chunked_attention(query, key, value, mask, is_causal, scale, block_size=512)
                             "bhqk,bhqd->bhkd", d_scores, query_rows(query32, i)
                         )
                         d_query_block = ops.einsum("bhqk,bhkd->bhqd", d_scores, key_block)
+                        if d_bias:
+                            # The bias adds to the scores: its gradient is theirs.
+                            d_tile = _sum_to_shape(d_scores, biases.shape)
+                            d_bias = [tiling.add_to_tile(d_bias[0], i, j, d_tile)]
                         if tiling.tiled_queries:
                             start = i * tiling.query_block
                             d_query = _write_rows(
@@ -352,42 +421,53 @@ def chunked_attention(query, key, value, mask, is_causal, scale, block_size=512)
                             )
                         else:
                             d_query = d_query + d_query_block
-                        return d_query, d_key, d_value
+                        return (d_query, d_key, d_value, *d_bias)
 
                     return body
 
-                carry = (d_query, ops.zeros_like(key_block), ops.zeros_like(value_block))
-                start, full_start = tiling.query_range(j)
+                carry = (d_query, ops.zeros_like(key_block), ops.zeros_like(value_block), *d_bias)
+                start, full_start, stop = tiling.query_range(j)
                 carry = _loop(start, full_start, step(True), carry)
-                return _loop(full_start, tiling.num_query_blocks, step(False), carry)
+                return _loop(full_start, stop, step(False), carry)
 
             def backward_over_key_blocks(j, carry):
-                d_query, d_keys, d_values = carry
-                d_query, d_key, d_value = key_block_gradients(j, d_query)
+                d_query, d_keys, d_values, *d_bias = carry
+                d_query, d_key, d_value, *d_bias = key_block_gradients(j, d_query, d_bias)
                 start = j * tiling.key_block
                 d_keys = _write_rows(d_keys, start, d_key, 2)
                 d_values = _write_rows(d_values, start, d_value, 2)
-                return d_query, d_keys, d_values
+                return (d_query, d_keys, d_values, *d_bias)
 
-            d_query, d_keys, d_values = ops.fori_loop(
+            d_bias = [] if biases is None else [ops.zeros_like(biases)]
+            d_query, d_keys, d_values, *d_bias = ops.fori_loop(
                 0,
                 tiling.num_key_blocks,
                 backward_over_key_blocks,
-                (ops.zeros_like(query32), ops.zeros_like(keys32), ops.zeros_like(values32)),
+                (
+                    ops.zeros_like(query32),
+                    ops.zeros_like(keys32),
+                    ops.zeros_like(values32),
+                    *d_bias,
+                ),
             )
             # (B, H, T_padded, D) -> (B, T, H, D)
             d_query = _heads_first(_unpad(d_query, tiling.query_padding, tiling.query_length))
             d_query = scale_queries(d_query, scale)
             d_key = _heads_first(_unpad(d_keys, tiling.key_padding, tiling.key_length))
             d_value = _heads_first(_unpad(d_values, tiling.key_padding, tiling.key_length))
-            return (
+            gradients = (
                 ops.cast(d_query, query.dtype),
                 ops.cast(d_key, key.dtype),
                 ops.cast(d_value, value.dtype),
             )
+            if not bias_input:
+                return gradients
+            # (mB, mH, mQ_padded, mK_padded) -> the bias' own shape
+            d_bias = ops.slice(d_bias[0], (0, 0, 0, 0), ops.shape(bias_input[0]))
+            return (*gradients, ops.cast(d_bias, bias_input[0].dtype))
 
         # (B, H, Tq_padded, Dv) -> (B, Tq, H, Dv)
         result = _heads_first(_unpad(output, tiling.query_padding, tiling.query_length))
         return ops.cast(result, output_dtype), grad
 
-    return attend(query, key, value)
+    return attend(*inputs)

@@ -72,6 +72,12 @@ def build_translation_parser(description=None):
     )
     add("--num-layers", type=cli.positive_int, default=2, help="Transformer blocks per side")
     add("--num-heads", type=cli.positive_int, default=4, help="Transformer attention heads")
+    add(
+        "--num-key-value-heads",
+        type=cli.positive_int,
+        help="Transformer key/value heads for grouped-query attention, dividing --num-heads "
+        "(1: multi-query; default: one per attention head)",
+    )
     add("--cell", choices=("gru", "lstm"), default="gru", help="RNN cell of the rnn model")
     add(
         "--attention",
@@ -121,5 +127,12 @@ def parse_translation_arguments(argv=None, parser=None):
     >>> parse_translation_arguments(["--hidden-dim", "32"]).hidden_dim
     32
     """
-    args = (parser or build_translation_parser()).parse_args(argv)
+    parser = parser or build_translation_parser()
+    args = parser.parse_args(argv)
+    key_value_heads = args.num_key_value_heads
+    if key_value_heads is not None and args.num_heads % key_value_heads:
+        parser.error(
+            "--num-key-value-heads must divide --num-heads. "
+            f"Received: --num-heads {args.num_heads}, --num-key-value-heads {key_value_heads}"
+        )
     return cli.with_model_defaults(args, TRANSLATION_MODEL_DEFAULTS)

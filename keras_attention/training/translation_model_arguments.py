@@ -48,6 +48,7 @@ def translator_from_arguments(args, source_vocabulary_size, target_vocabulary_si
             hidden_dim=args.hidden_dim,
             num_layers=args.num_layers,
             num_heads=args.num_heads,
+            num_key_value_heads=args.num_key_value_heads,
             intermediate_dim=2 * args.hidden_dim,
             dropout=args.dropout,
         )

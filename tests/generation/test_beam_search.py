@@ -164,6 +164,12 @@ def _tiny_transformer():
     return tiny_transformer_translator(**SMALL, **lengths, hidden_dim=8, intermediate_dim=8)
 
 
+def _tiny_multi_query_transformer():
+    lengths = dict(max_source_length=5, max_target_length=5)
+    sizes = dict(hidden_dim=8, intermediate_dim=8, num_key_value_heads=1)
+    return tiny_transformer_translator(**SMALL, **lengths, **sizes)
+
+
 def _tiny_rnn():
     luong = dict(cell="lstm", attention="additive", attention_style="luong", input_feeding=True)
     return tiny_rnn_attention_translator(**SMALL, **luong, embedding_dim=4, units=8)
@@ -172,7 +178,11 @@ def _tiny_rnn():
 SOURCES = np.array([[3, 4, 5, 6, 7], [8, 9, 0, 0, 0], [10, 3, 4, 0, 0]])
 
 
-@pytest.mark.parametrize("build", [_tiny_transformer, _tiny_rnn], ids=["transformer", "rnn"])
+@pytest.mark.parametrize(
+    "build",
+    [_tiny_transformer, _tiny_multi_query_transformer, _tiny_rnn],
+    ids=["transformer", "multi_query_transformer", "rnn"],
+)
 def test_batch_of_different_source_lengths_decodes_as_each_alone(build):
     # The encoder output and its mask must be repeated beam by beam; tiling
     # them the other way round would mix up the examples' sources.

@@ -24,15 +24,19 @@ def _show_attend_tell():
     )
 
 
-def _transformer(num_layers=2, encoder_layers=1):
+def _transformer(num_layers=2, encoder_layers=1, **heads):
     sizes = dict(vocabulary_size=VOCABULARY, max_caption_length=MAX_LENGTH)
-    return tiny_transformer_captioner(**sizes, num_layers=num_layers, encoder_layers=encoder_layers)
+    return tiny_transformer_captioner(
+        **sizes, num_layers=num_layers, encoder_layers=encoder_layers, **heads
+    )
 
 
 MODELS = {
     "show_attend_tell": _show_attend_tell,
     "transformer": _transformer,
     "transformer_no_encoder": lambda: _transformer(num_layers=1, encoder_layers=0),
+    "transformer_grouped_query": lambda: _transformer(num_heads=4, num_key_value_heads=2),
+    "transformer_multi_query": lambda: _transformer(num_layers=1, num_key_value_heads=1),
 }
 
 
@@ -85,7 +89,7 @@ def test_transformer_attention_is_the_last_cross_attention_averaged_over_heads()
     np.testing.assert_allclose(np.asarray(teacher_forced)[real], expected[real], atol=1e-5)
 
 
-@pytest.mark.parametrize("name", ["show_attend_tell", "transformer"])
+@pytest.mark.parametrize("name", ["show_attend_tell", "transformer", "transformer_multi_query"])
 def test_greedy_search_equals_full_passes_and_returns_grid_attention(name):
     model = MODELS[name]()
     # Biases that make END likely at some point, so that ended rows are tested.
@@ -129,12 +133,13 @@ def test_beam_search_of_width_one_is_greedy_and_wider_beams_score_no_worse():
     assert np.all(np.asarray(scores) >= greedy_scores - 1e-4)
 
 
-@pytest.mark.parametrize("name", ["show_attend_tell", "transformer"])
+@pytest.mark.parametrize("name", ["show_attend_tell", "transformer", "transformer_grouped_query"])
 def test_decodes_a_model_reloaded_from_a_keras_file(name, tmp_path):
     model = MODELS[name]()
     model.save(tmp_path / "captioner.keras")
     reloaded = keras.saving.load_model(tmp_path / "captioner.keras")
     assert type(reloaded) is type(model)  # with its decoding methods
+    assert reloaded.get_config() == model.get_config()
     expected = _step_by_step(model, IMAGES, PREFIX[:, :2])
     got = _step_by_step(reloaded, IMAGES, PREFIX[:, :2])
     for a, b in zip(got, expected):

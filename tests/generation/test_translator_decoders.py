@@ -18,12 +18,12 @@ MAX_LENGTH = 6
 SMALL = dict(target_vocabulary_size=9, dropout=0.0)
 
 
-def _transformer(norm_first=False, num_layers=1):
+def _transformer(norm_first=False, num_layers=1, **heads):
     sizes = dict(
         max_source_length=6, max_target_length=MAX_LENGTH, hidden_dim=8, intermediate_dim=8
     )
     return tiny_transformer_translator(
-        **SMALL, **sizes, num_layers=num_layers, norm_first=norm_first
+        **SMALL, **sizes, num_layers=num_layers, norm_first=norm_first, **heads
     )
 
 
@@ -34,6 +34,10 @@ def _rnn(**kwargs):
 MODELS = {
     "transformer_post_norm": lambda: _transformer(),
     "transformer_pre_norm_2_layers": lambda: _transformer(norm_first=True, num_layers=2),
+    "transformer_grouped_query": lambda: _transformer(
+        num_layers=2, num_heads=4, num_key_value_heads=2
+    ),
+    "transformer_multi_query": lambda: _transformer(norm_first=True, num_key_value_heads=1),
     "gru_bahdanau_additive": lambda: _rnn(cell="gru", attention="additive"),
     "lstm_luong_general_input_feeding": lambda: _rnn(
         cell="lstm", attention="general", attention_style="luong", input_feeding=True

@@ -8,6 +8,18 @@ import tensorflow as tf
 from layer_harness import HARNESS_CHECKS
 from layer_harness import LayerSpec
 from layer_harness import run_check
+from score_bias_cases import ATTENTION_KERNELS
+from score_bias_cases import BIAS_SHAPES
+from score_bias_cases import LOWER_PRECISION
+from score_bias_cases import assert_bad_biases_are_refused
+from score_bias_cases import assert_bias_matches_reference
+from score_bias_cases import assert_cached_decoding_matches_causal_pass
+from score_bias_cases import assert_learned_bias_gets_its_gradient
+from score_bias_cases import assert_lower_precision_is_close
+from score_bias_cases import bias_makers
+from score_bias_cases import masked_inputs
+from score_bias_cases import random_bias
+from score_bias_cases import scores_rank_bias
 
 from keras_attention import layers
 from keras_attention.layers.group_query_attention import GroupQueryAttention
@@ -53,8 +65,12 @@ def _np_rotary(x, max_wavelength):
     return np.concatenate([rotated.real, rotated.imag], axis=-1)
 
 
-def reference_gqa(layer, query, value, key=None, mask=None, causal=False, rotary=None):
-    """Returns (output (B, T, E), weights (B, Nq, T, S)) computed head by head."""
+def reference_gqa(layer, query, value, key=None, mask=None, causal=False, rotary=None, bias=None):
+    """Returns (output (B, T, E), weights (B, Nq, T, S)) computed head by head.
+
+    `bias`, (T, S), (B, T, S) or (B, Nq, T, S), is added to the scaled scores
+    of each query head.
+    """
     key = value if key is None else key
     arrays = _sublayer_arrays(layer)
 
@@ -79,6 +95,9 @@ def reference_gqa(layer, query, value, key=None, mask=None, causal=False, rotary
     for u in range(num_query_heads):
         shared = u // group_size  # the key/value head of query head u's group
         logits = np.einsum("bth,bsh->bts", q[:, :, u], k[:, :, shared]) / np.sqrt(head_dim)
+        if bias is not None:
+            head_bias = scores_rank_bias(bias)  # (B | 1, Nq | 1, T, S)
+            logits = logits + head_bias[:, u if head_bias.shape[1] > 1 else 0]
         weights[:, u] = numpy_transformer.softmax(logits, visible[:, u])
         heads[:, :, u] = np.einsum("bts,bsh->bth", weights[:, u], v[:, :, shared])
     if "gate" in arrays:
@@ -553,6 +572,14 @@ SPECS = [
         inputs=[_QUERY, _QUERY],
         call_kwargs={"return_attention_scores": True, "use_causal_mask": True},
     ),
+    LayerSpec(
+        "attention_bias_per_query_head",
+        GroupQueryAttention,
+        {"head_dim": 4, "num_query_heads": 4, "num_key_value_heads": 2},
+        inputs=[_QUERY, _VALUE],
+        tensor_kwargs={"attention_bias": RNG.normal(size=(2, 4, 4, 5)).astype("float32")},
+        call_kwargs={"use_causal_mask": True},
+    ),
 ]
 
 
@@ -560,3 +587,66 @@ SPECS = [
 @pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
 def test_harness(spec, check, tmp_path):
     run_check(spec, check, tmp_path)
+
+
+# ---------------------------------------------------------------------------
+# attention_bias: one per query head, added to the scaled scores on every kernel.
+
+
+@pytest.mark.parametrize("shape_name", list(BIAS_SHAPES))
+@pytest.mark.parametrize("kernel", ATTENTION_KERNELS)
+@pytest.mark.parametrize("num_key_value_heads", [1, 2])
+def test_attention_bias_matches_numpy_reference(num_key_value_heads, kernel, shape_name):
+    query, value, mask = masked_inputs(RNG)
+    bias = random_bias(RNG, shape_name, 2, 4, 4, 5)
+    layer = _layer(num_key_value_heads=num_key_value_heads, implementation=kernel)
+    assert_bias_matches_reference(layer, reference_gqa, query, value, bias, mask)
+
+
+def test_query_heads_of_one_group_get_their_own_bias():
+    # Equal query kernels and one key/value head: only the bias tells heads apart.
+    sequence = _normal(1, 3, 6)
+    layer = _layer(num_query_heads=2, num_key_value_heads=1, use_bias=False)
+    layer(sequence, sequence)
+    kernel = np.asarray(layer.query_dense.kernel)
+    layer.query_dense.kernel.assign(np.repeat(kernel[:, :1], 2, axis=1))
+    bias = np.zeros((1, 2, 3, 3), "float32")
+    bias[0, 1, :, 0] = 5.0  # only query head 1 leans on key 0
+    _, scores = layer(sequence, sequence, attention_bias=bias, return_attention_scores=True)
+    _, plain = layer(sequence, sequence, return_attention_scores=True)
+    scores, plain = np.asarray(scores), np.asarray(plain)
+    np.testing.assert_allclose(scores[0, 0], plain[0, 0], atol=1e-6)
+    assert np.all(scores[0, 1, :, 0] > plain[0, 1, :, 0] + 0.1)
+
+
+@pytest.mark.parametrize("bias_name", ["alibi", "relative"])
+@pytest.mark.parametrize("num_key_value_heads", [1, 2])
+def test_attention_bias_in_cached_decoding_under_xla_matches_causal_pass(
+    bias_name, num_key_value_heads
+):
+    sequence = _normal(2, 6, 8)
+    layer = _layer(num_key_value_heads=num_key_value_heads, rotary_max_wavelength=50)
+    cache = tf.zeros((2, 2, 6, num_key_value_heads, 4))
+    assert_cached_decoding_matches_causal_pass(layer, bias_makers(4)[bias_name], cache, sequence)
+
+
+def test_relative_position_table_gets_its_gradient_through_the_layer():
+    assert_learned_bias_gets_its_gradient(_layer, 4, _normal(2, 5, 6), RNG)
+
+
+@pytest.mark.parametrize("policy", LOWER_PRECISION)
+def test_attention_bias_in_lower_precision(policy):
+    assert_lower_precision_is_close(_layer, 4, policy, RNG)
+
+
+def test_bad_attention_bias_is_refused():
+    query, value, _ = masked_inputs(RNG)
+    assert_bad_biases_are_refused(_layer(), query, value, 4)
+
+    class Override(GroupQueryAttention):
+        def _compute_attention(self, query, key, value, attention_mask=None, training=None):
+            return super()._compute_attention(query, key, value, attention_mask, training)
+
+    layer = Override(head_dim=4, num_query_heads=4, num_key_value_heads=2)
+    with pytest.raises(ValueError, match="attention_bias.*_compute_attention"):
+        layer(query, value, attention_bias=np.zeros((4, 5), "float32"))

@@ -10,6 +10,18 @@ from bad_head_arguments import BAD_HEAD_ARGUMENTS
 from layer_harness import LayerSpec
 from layer_harness import harness_test
 from numpy_reference import softmax_with_mask
+from score_bias_cases import ATTENTION_KERNELS
+from score_bias_cases import BIAS_SHAPES
+from score_bias_cases import LOWER_PRECISION
+from score_bias_cases import assert_bad_biases_are_refused
+from score_bias_cases import assert_bias_matches_reference
+from score_bias_cases import assert_cached_decoding_matches_causal_pass
+from score_bias_cases import assert_learned_bias_gets_its_gradient
+from score_bias_cases import assert_lower_precision_is_close
+from score_bias_cases import bias_makers
+from score_bias_cases import masked_inputs
+from score_bias_cases import random_bias
+from score_bias_cases import scores_rank_bias
 from sublayer_weights import sublayer_weights
 
 from keras_attention.layers.multi_head_attention import MultiHeadAttention
@@ -38,8 +50,13 @@ def _np_rotary(x, start, max_wavelength):
     return np.concatenate([first * cos - second * sin, second * cos + first * sin], axis=-1)
 
 
-def reference_attention(layer, query, value, key=None, mask=None, causal=False, rotary=None):
-    """Returns (output (B, T, E), weights (B, N, T, S)) for rank-3 inputs."""
+def reference_attention(
+    layer, query, value, key=None, mask=None, causal=False, rotary=None, bias=None
+):
+    """Returns (output (B, T, E), weights (B, N, T, S)) for rank-3 inputs.
+
+    `bias`, (T, S), (B, T, S) or (B, N, T, S), is added to the scaled scores.
+    """
     key = value if key is None else key
     w = sublayer_weights(layer)
 
@@ -51,6 +68,8 @@ def reference_attention(layer, query, value, key=None, mask=None, causal=False, 
     if rotary is not None:
         q, k = _np_rotary(q, 0, rotary), _np_rotary(k, 0, rotary)
     logits = np.einsum("btnk,bsnk->bnts", q, k) / np.sqrt(q.shape[-1])
+    if bias is not None:
+        logits = logits + scores_rank_bias(bias)
     full_mask = np.ones(logits.shape, bool)
     if mask is not None:
         mask = np.asarray(mask, bool)
@@ -467,6 +486,15 @@ SPECS = [
         call_kwargs={"return_attention_scores": True, "use_causal_mask": True},
         private_args=("output_shape",),
     ),
+    LayerSpec(
+        "attention_bias_causal",
+        MultiHeadAttention,
+        {"num_heads": 2, "key_dim": 4},
+        inputs=[_QUERY, _VALUE],
+        tensor_kwargs={"attention_bias": RNG.normal(size=(2, 2, 4, 5)).astype("float32")},
+        call_kwargs={"use_causal_mask": True},
+        private_args=("output_shape",),
+    ),
 ]
 
 
@@ -604,3 +632,65 @@ def test_keras_private_attributes_read_the_public_ones():
     assert (layer._num_heads, layer._key_dim, layer._value_dim) == (3, 4, 4)
     assert (layer._sliding_window, layer._dropout, layer._flash_attention) == (2, 0.1, False)
     assert layer._inverse_sqrt_key_dim == pytest.approx(0.5)
+
+
+# ---------------------------------------------------------------------------
+# attention_bias: added to the scaled scores before masking, on every kernel.
+
+
+@pytest.mark.parametrize("shape_name", list(BIAS_SHAPES))
+@pytest.mark.parametrize("kernel", ATTENTION_KERNELS)
+def test_attention_bias_matches_numpy_reference(kernel, shape_name):
+    query, value, mask = masked_inputs(RNG)
+    bias = random_bias(RNG, shape_name, 2, 3, 4, 5)
+    layer = MultiHeadAttention(num_heads=3, key_dim=4, implementation=kernel)
+    assert_bias_matches_reference(layer, reference_attention, query, value, bias, mask)
+
+
+def test_attention_bias_with_attention_axes_equals_the_flattened_sequence():
+    images = _normal(2, 3, 4, 6)  # (B, H, W, dim): attention over the 12 pixels
+    bias = _normal(2, 2, 3, 4, 3, 4)  # (B, N, H, W, H, W), the layout of the scores
+    grid = MultiHeadAttention(num_heads=2, key_dim=4, attention_axes=(1, 2))
+    output, scores = grid(images, images, attention_bias=bias, return_attention_scores=True)
+    sequence = MultiHeadAttention(num_heads=2, key_dim=4)
+    pixels = images.reshape(2, 12, 6)
+    sequence(pixels, pixels)
+    sequence.set_weights(grid.get_weights())
+    expected, expected_scores = sequence(
+        pixels, pixels, attention_bias=bias.reshape(2, 2, 12, 12), return_attention_scores=True
+    )
+    np.testing.assert_allclose(np.asarray(output).reshape(2, 12, 6), expected, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(scores).reshape(2, 2, 12, 12), expected_scores, atol=1e-6)
+
+
+@pytest.mark.parametrize("bias_name", ["alibi", "relative"])
+def test_attention_bias_in_cached_decoding_under_xla_matches_causal_pass(bias_name):
+    sequence = _normal(2, 6, 8)
+    layer = MultiHeadAttention(num_heads=2, key_dim=4, rotary_max_wavelength=50)
+    cache = tf.zeros((2, 2, 6, 2, 4))
+    assert_cached_decoding_matches_causal_pass(layer, bias_makers(2)[bias_name], cache, sequence)
+
+
+def test_relative_position_table_gets_its_gradient_through_the_layer():
+    def make_layer(**kwargs):
+        return MultiHeadAttention(num_heads=2, key_dim=4, **kwargs)
+
+    assert_learned_bias_gets_its_gradient(make_layer, 2, _normal(2, 5, 6), RNG)
+
+
+@pytest.mark.parametrize("policy", LOWER_PRECISION)
+def test_attention_bias_in_lower_precision(policy):
+
+    def make_layer(**kwargs):
+        return MultiHeadAttention(num_heads=4, key_dim=4, **kwargs)
+
+    assert_lower_precision_is_close(make_layer, 4, policy, RNG)
+
+
+def test_bad_attention_bias_is_refused():
+    query, value, _ = masked_inputs(RNG)
+    assert_bad_biases_are_refused(MultiHeadAttention(num_heads=3, key_dim=4), query, value, 3)
+    with pytest.raises(ValueError, match="attention_bias.*_compute_attention"):
+        _PassThrough(num_heads=3, key_dim=4)(
+            query, value, attention_bias=np.zeros((4, 5), "float32")
+        )

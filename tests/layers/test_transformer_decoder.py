@@ -2,6 +2,7 @@
 
 import keras
 import keras_hub
+import numpy as np
 import pytest
 from layer_harness import LayerSpec
 from layer_harness import harness_test
@@ -24,6 +25,12 @@ SPECS = [
             "encoder_padding_mask": CONTEXT_PADDING,
         },
     ),
+    LayerSpec(
+        "multi_query",
+        TransformerDecoder,
+        {"num_heads": 2, "intermediate_dim": 8, "num_key_value_heads": 1},
+        inputs=[X, CONTEXT],
+    ),
 ]
 
 
@@ -42,3 +49,25 @@ def test_loads_a_keras_hub_weights_file(normalize_first, tmp_path):
     theirs = _model(keras_hub.layers.TransformerDecoder, normalize_first=normalize_first)
     ours = _model(TransformerDecoder, normalize_first=normalize_first)
     assert_loads_weights_file_of(theirs, ours, [X, CONTEXT], tmp_path)
+
+
+def test_multi_query_decoder_caches_one_head_and_decodes_as_the_full_pass():
+    decoder = TransformerDecoder(num_heads=2, intermediate_dim=8, num_key_value_heads=1)
+    full = np.asarray(decoder(decoder_sequence=X, encoder_sequence=CONTEXT))
+    cache = np.zeros(decoder.cache_shape(2, 6), "float32")
+    cross_cache = np.zeros(decoder.cache_shape(2, 5), "float32")
+    assert cache.shape == (2, 2, 6, 1, 8) and cross_cache.shape == (2, 2, 5, 1, 8)
+    steps = []
+    for index in range(6):
+        # keras-hub's protocol: the first step fills the cross-attention cache.
+        fill = {"cross_attention_cache_update_index": 0} if index == 0 else {}
+        step, cache, cross_cache = decoder(
+            decoder_sequence=X[:, index : index + 1],
+            encoder_sequence=CONTEXT,
+            self_attention_cache=cache,
+            self_attention_cache_update_index=index,
+            cross_attention_cache=cross_cache,
+            **fill,
+        )
+        steps.append(np.asarray(step))
+    np.testing.assert_allclose(np.concatenate(steps, axis=1), full, atol=1e-5)

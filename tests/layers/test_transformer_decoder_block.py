@@ -27,6 +27,14 @@ SPECS = [
         {"num_heads": 4, "intermediate_dim": 8, "norm_first": True, "dropout": 0.1},
         inputs=[X],
     ),
+    LayerSpec(
+        "grouped_query_cross_attention",
+        TransformerDecoderBlock,
+        {"num_heads": 4, "intermediate_dim": 8, "num_key_value_heads": 2},
+        inputs=[X, CONTEXT],
+        tensor_kwargs={"padding_mask": PADDING, "context_padding_mask": CONTEXT_PADDING},
+        call_kwargs={"return_attention_scores": True},
+    ),
 ]
 
 
@@ -64,7 +72,7 @@ def test_scores_are_causal_and_hide_padding():
 
 def _decode_one_token_at_a_time(block, inputs, context, padding_mask):
     batch, length, _ = inputs.shape
-    cache = tf.zeros((batch, 2, length, block.num_heads, 8))
+    cache = tf.zeros(block.cache_shape(batch, length))
     cross_cache = block.compute_cross_attention_cache(context) if context is not None else None
 
     @tf.function(jit_compile=True)
@@ -235,3 +243,87 @@ def test_norm_first_and_normalize_first_must_agree():
         TransformerDecoderBlock(num_heads=2, intermediate_dim=8, normalize_first="yes")
     config = TransformerDecoderBlock(num_heads=2, intermediate_dim=8, norm_first=True).get_config()
     assert TransformerDecoderBlock.from_config(config).normalize_first is True
+
+
+# ---------------------------------------------------------------------------
+# Grouped-query (`num_key_value_heads`) and multi-query (1) attention.
+
+
+@pytest.mark.parametrize("num_key_value_heads", [2, 1], ids=["grouped", "multi_query"])
+@pytest.mark.parametrize("with_context", [True, False])
+def test_grouped_cached_decoding_equals_full_causal_pass(with_context, num_key_value_heads):
+    block = TransformerDecoderBlock(
+        num_heads=4, intermediate_dim=24, num_key_value_heads=num_key_value_heads
+    )
+    context = CONTEXT if with_context else None
+    arguments = (X, context) if with_context else (X,)
+    full, full_scores = block(*arguments, return_attention_scores=True)[:2]
+    assert block.cache_shape(2, 6) == (2, 2, 6, num_key_value_heads, 4)
+    stepped, stepped_scores = _decode_one_token_at_a_time(block, X, context, None)
+    np.testing.assert_allclose(stepped, np.asarray(full), atol=1e-5)
+    np.testing.assert_allclose(stepped_scores, np.asarray(full_scores), atol=1e-5)
+    if with_context:
+        cross_cache = block.compute_cross_attention_cache(CONTEXT)
+        assert (
+            tuple(cross_cache.shape) == block.cache_shape(2, 5) == (2, 2, 5, num_key_value_heads, 4)
+        )
+
+
+def test_as_many_key_value_heads_as_heads_is_the_multi_head_block():
+    multi_head = TransformerDecoderBlock(num_heads=2, intermediate_dim=24)
+    grouped = TransformerDecoderBlock(num_heads=2, intermediate_dim=24, num_key_value_heads=2)
+    multi_head(X, CONTEXT)
+    grouped(X, CONTEXT)
+    assert [w.path.split("/", 1)[1] for w in grouped.weights] == [
+        w.path.split("/", 1)[1] for w in multi_head.weights
+    ]
+    grouped.set_weights(multi_head.get_weights())
+    arguments = dict(
+        padding_mask=PADDING, context_padding_mask=CONTEXT_PADDING, return_attention_scores=True
+    )
+    got = grouped(X, CONTEXT, **arguments)
+    expected = multi_head(X, CONTEXT, **arguments)
+    for a, b in zip(got, expected):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), atol=1e-6)
+
+
+def test_grouped_caches_in_a_functional_model():
+    block = TransformerDecoderBlock(num_heads=4, intermediate_dim=8, num_key_value_heads=2)
+    token, context = keras.Input((1, 16)), keras.Input((5, 12))
+    cache = keras.Input((2, 6, 2, 4))
+    outputs = block(
+        token,
+        context,
+        self_attention_cache=cache,
+        self_attention_cache_update_index=0,
+        return_attention_scores=True,
+    )
+    shapes = [tuple(output.shape) for output in outputs]
+    assert shapes == [
+        (None, 1, 16),
+        (None, 4, 1, 6),  # self-attention weights: one row per query head
+        (None, 4, 1, 5),
+        (None, 2, 6, 2, 4),  # the caches hold the 2 key/value heads
+        (None, 2, 5, 2, 4),
+    ]
+    model = keras.Model([token, context, cache], outputs)
+    results = model([X[:, :1], CONTEXT, np.zeros((2, 2, 6, 2, 4), "float32")])
+    assert [tuple(np.shape(result)) for result in results] == [(2,) + s[1:] for s in shapes]
+
+
+def test_a_multi_head_sized_cache_is_refused_by_a_grouped_block():
+    block = TransformerDecoderBlock(num_heads=4, intermediate_dim=8, num_key_value_heads=2)
+    block(X)
+    with pytest.raises(
+        ValueError, match=r"num_key_value_heads.*Received: cache.shape=\(2, 2, 6, 4, 4\)"
+    ):
+        block(
+            X[:, :1],
+            self_attention_cache=np.zeros((2, 2, 6, 4, 4), "float32"),
+            self_attention_cache_update_index=0,
+        )
+
+
+def test_key_value_heads_must_divide_the_heads():
+    with pytest.raises(ValueError, match="num_heads=6, num_key_value_heads=4"):
+        TransformerDecoderBlock(num_heads=6, intermediate_dim=8, num_key_value_heads=4)

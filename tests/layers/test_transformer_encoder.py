@@ -19,6 +19,12 @@ SPECS = [
         inputs=[X],
         tensor_kwargs={"padding_mask": PADDING},
     ),
+    LayerSpec(
+        "multi_query",
+        TransformerEncoder,
+        {"num_heads": 2, "intermediate_dim": 8, "num_key_value_heads": 1},
+        inputs=[X],
+    ),
 ]
 
 

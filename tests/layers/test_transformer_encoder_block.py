@@ -1,4 +1,6 @@
+import json
 import re
+import zipfile
 
 import keras
 import keras_hub
@@ -10,6 +12,8 @@ from numpy_transformer import encoder_block
 from transformer_block_inputs import PADDING
 from transformer_block_inputs import X
 
+from keras_attention.layers.group_query_attention import GroupQueryAttention
+from keras_attention.layers.multi_head_attention import MultiHeadAttention
 from keras_attention.layers.transformer_encoder_block import TransformerEncoderBlock
 
 SPECS = [
@@ -33,6 +37,20 @@ SPECS = [
             "activation": "gelu",
         },
         inputs=[X],
+        call_kwargs={"return_attention_scores": True},
+    ),
+    LayerSpec(
+        "grouped_query_rotary",
+        TransformerEncoderBlock,
+        {
+            "num_heads": 4,
+            "intermediate_dim": 8,
+            "num_key_value_heads": 2,
+            "norm_first": True,
+            "rotary_max_wavelength": 100.0,
+        },
+        inputs=[X],
+        tensor_kwargs={"padding_mask": PADDING},
         call_kwargs={"return_attention_scores": True},
     ),
 ]
@@ -126,3 +144,117 @@ def test_keras_hub_normalize_first_sets_norm_first_and_round_trips(normalize_fir
     config = block.get_config()
     assert config["norm_first"] is config["normalize_first"] is normalize_first
     assert TransformerEncoderBlock.from_config(config).norm_first is normalize_first
+
+
+# ---------------------------------------------------------------------------
+# Grouped-query attention (`num_key_value_heads`).
+
+
+def _grouped_as_multi_head(weights, num_query_heads):
+    """A grouped block's weights with each key/value head repeated for its query heads.
+
+    Query head `u` of grouped-query attention attends with key/value head
+    `u // G` (`G` query heads per group), which is multi-head attention whose
+    key and value heads are copies: Wk (D, Nkv, K) -> (D, Nq, K), bk (Nkv, K)
+    -> (Nq, K), and alike for the value.
+    """
+    weights = list(weights)
+    groups = num_query_heads // weights[2].shape[-2]
+    for index, head_axis in ((2, 1), (3, 0), (4, 1), (5, 0)):  # Wk, bk, Wv, bv
+        weights[index] = np.repeat(weights[index], groups, axis=head_axis)
+    return weights
+
+
+@pytest.mark.parametrize("num_key_value_heads", [2, 1])
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_grouped_query_block_matches_numpy_forward_pass(num_key_value_heads, norm_first):
+    block = TransformerEncoderBlock(
+        num_heads=4,
+        intermediate_dim=24,
+        norm_first=norm_first,
+        num_key_value_heads=num_key_value_heads,
+    )
+    output, scores = block(X, padding_mask=PADDING, return_attention_scores=True)
+    weights = [np.asarray(w, np.float64) for w in block.get_weights()]
+    assert weights[2].shape == (16, num_key_value_heads, 4)  # the key kernel
+    expected, expected_scores = encoder_block(
+        X.astype(np.float64),
+        _grouped_as_multi_head(weights, 4),
+        PADDING[:, None, None, :],
+        norm_first,
+    )
+    np.testing.assert_allclose(np.asarray(output), expected, atol=1e-4)
+    np.testing.assert_allclose(np.asarray(scores), expected_scores, atol=1e-5)
+    # Heads of one group share their keys but not their queries: their weights differ.
+    assert not np.allclose(np.asarray(scores)[:, 0], np.asarray(scores)[:, 1])
+
+
+def test_as_many_key_value_heads_as_heads_is_the_multi_head_block():
+    multi_head = TransformerEncoderBlock(num_heads=4, intermediate_dim=24)
+    grouped = TransformerEncoderBlock(num_heads=4, intermediate_dim=24, num_key_value_heads=4)
+    multi_head(X)
+    grouped(X)
+    assert [w.shape for w in grouped.weights] == [w.shape for w in multi_head.weights]
+    grouped.set_weights(multi_head.get_weights())
+    got = grouped(X, padding_mask=PADDING, return_attention_scores=True)
+    expected = multi_head(X, padding_mask=PADDING, return_attention_scores=True)
+    for a, b in zip(got, expected):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), atol=1e-6)
+
+
+def _attention_sublayer(block):
+    attention_classes = (MultiHeadAttention, GroupQueryAttention)
+    (sublayer,) = [value for value in vars(block).values() if isinstance(value, attention_classes)]
+    return sublayer
+
+
+def test_the_sublayer_is_multi_head_unless_key_value_heads_are_given():
+    multi_head = TransformerEncoderBlock(num_heads=4, intermediate_dim=8)
+    grouped = TransformerEncoderBlock(num_heads=4, intermediate_dim=8, num_key_value_heads=1)
+    multi_head(X)
+    grouped(X)
+    assert type(_attention_sublayer(multi_head)) is MultiHeadAttention
+    sublayer = _attention_sublayer(grouped)
+    assert type(sublayer) is GroupQueryAttention
+    assert (sublayer.num_query_heads, sublayer.num_key_value_heads, sublayer.head_dim) == (4, 1, 4)
+    assert multi_head.get_config()["num_key_value_heads"] is None
+    assert grouped.get_config()["num_key_value_heads"] == 1
+    assert multi_head.key_value_heads == 4 and grouped.key_value_heads == 1
+    # The variable paths within the block are the same for both kinds.
+    assert [w.path.split("/", 1)[1] for w in grouped.weights] == [
+        w.path.split("/", 1)[1] for w in multi_head.weights
+    ]
+
+
+def test_a_keras_file_saved_without_the_argument_loads_as_multi_head(tmp_path):
+    # A file written before `num_key_value_heads` existed: its config lacks the key.
+    inputs = keras.Input((6, 16))
+    model = keras.Model(inputs, TransformerEncoderBlock(num_heads=2, intermediate_dim=8)(inputs))
+    expected = np.asarray(model(X))
+    path, old_path = tmp_path / "model.keras", tmp_path / "old.keras"
+    model.save(path)
+    with zipfile.ZipFile(path) as new, zipfile.ZipFile(old_path, "w") as old:
+        for item in new.infolist():
+            data = new.read(item.filename)
+            if item.filename == "config.json":
+                config = json.loads(data)
+                block_config = config["config"]["layers"][1]["config"]
+                del block_config["num_key_value_heads"]
+                data = json.dumps(config).encode()
+            old.writestr(item, data)
+    restored = keras.saving.load_model(old_path)
+    np.testing.assert_allclose(np.asarray(restored(X)), expected, atol=1e-6)
+    (block,) = [layer for layer in restored.layers if isinstance(layer, TransformerEncoderBlock)]
+    assert block.num_key_value_heads is None
+    assert type(_attention_sublayer(block)) is MultiHeadAttention
+
+
+@pytest.mark.parametrize("num_key_value_heads", [3, 8])
+def test_key_value_heads_must_divide_the_heads(num_key_value_heads):
+    match = f"num_heads=4, num_key_value_heads={num_key_value_heads}"
+    with pytest.raises(ValueError, match=match):
+        TransformerEncoderBlock(
+            num_heads=4, intermediate_dim=8, num_key_value_heads=num_key_value_heads
+        )
+    with pytest.raises(ValueError, match="num_key_value_heads.*Received: num_key_value_heads=0"):
+        TransformerEncoderBlock(num_heads=4, intermediate_dim=8, num_key_value_heads=0)

@@ -1,6 +1,8 @@
 import keras
 import numpy as np
 import pytest
+import tensorflow as tf
+from full_pass_greedy import greedy_by_full_passes
 from model_checks import assert_first_cached_step_matches_the_full_pass
 from model_checks import assert_fits_one_step_under_mirrored_strategy
 from model_checks import assert_keras_file_round_trip
@@ -13,10 +15,14 @@ from tiny_models import TRANSLATOR_VOCABULARIES
 from toy_translation_tasks import START
 from toy_translation_tasks import toy_translation_task
 
+from keras_attention.generation.decoder_for_model import decoder_for_model
+from keras_attention.generation.greedy_search import greedy_search
 from keras_attention.losses.masked_cross_entropy import masked_sparse_categorical_crossentropy
 from keras_attention.metrics.masked_accuracy import MaskedSparseCategoricalAccuracy
 from keras_attention.models.transformer_translator import TransformerTranslator
 from keras_attention.models.transformer_translator import transformer_translator
+from keras_attention.serving.translator_export import export_translator
+from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
 
 SIZES = {**TRANSLATOR_VOCABULARIES, **TRANSLATOR_LENGTHS, **TRANSFORMER_SIZES}
 
@@ -124,3 +130,75 @@ def test_attention_maps_match_numpy_and_the_cached_decoding_steps():
         np.testing.assert_allclose(
             np.asarray(step_attention)[0], maps["cross"][0, -1, :, index].mean(0), atol=1e-5
         )
+
+
+# ---------------------------------------------------------------------------
+# Grouped-query (`num_key_value_heads`) and multi-query (1) attention.
+
+GROUPED = {**SIZES, "num_heads": 4, "num_key_value_heads": 2}
+
+
+def test_grouped_query_translator_round_trips_through_a_keras_file(tmp_path):
+    model = transformer_translator(**GROUPED, norm_first=True)
+    assert model.get_config()["num_key_value_heads"] == 2
+    assert_registered_with_its_constructor_arguments(TransformerTranslator, model, GROUPED)
+    for block in model.encoder_blocks + model.decoder_blocks:
+        assert block.num_key_value_heads == 2
+    inputs, _ = toy_translation_task(4)
+    reloaded = assert_keras_file_round_trip(model, inputs, tmp_path, TransformerTranslator)
+    assert reloaded.get_config()["num_key_value_heads"] == 2
+    assert_first_cached_step_matches_the_full_pass(reloaded, inputs)
+
+
+def _decoding_cache_bytes(model, batch_size):
+    """Bytes of every key/value cache decoding allocates: self-attention and cross-attention."""
+    source = np.ones((batch_size, model.max_source_length), "int32")
+    state = model.encode(source)
+    caches = list(model.initial_cache(state, batch_size, model.max_length).values())
+    caches += [value for name, value in state.items() if name.startswith("cross_attention")]
+    assert len(caches) == 2 * model.num_layers
+    return sum(np.asarray(cache).nbytes for cache in caches)
+
+
+@pytest.mark.parametrize("num_key_value_heads", [2, 1], ids=["grouped", "multi_query"])
+def test_grouped_caches_take_key_value_heads_over_heads_of_the_multi_head_bytes(
+    num_key_value_heads,
+):
+    sizes = {**SIZES, "num_heads": 4, "num_layers": 2}
+    multi_head = _decoding_cache_bytes(transformer_translator(**sizes), batch_size=3)
+    grouped = transformer_translator(**sizes, num_key_value_heads=num_key_value_heads)
+    # 2 layers x (self: 3 x 2 x 8 x 4 x 4 + cross: 3 x 2 x 8 x 4 x 4) float32 numbers.
+    assert multi_head == 2 * 2 * (3 * 2 * 8 * 4 * 4) * 4
+    assert _decoding_cache_bytes(grouped, batch_size=3) * 4 == multi_head * num_key_value_heads
+    state = grouped.encode(np.ones((3, 8), "int32"))
+    cache = grouped.initial_cache(state, 3, 8)
+    assert tuple(cache["self_attention_cache_0"].shape) == (3, 2, 8, num_key_value_heads, 4)
+    assert tuple(state["cross_attention_cache_0"].shape) == (3, 2, 8, num_key_value_heads, 4)
+
+
+def test_a_grouped_query_translator_exported_as_a_saved_model_translates(tmp_path):
+    encoder = ReversibleTokenizer.train(["a b c", "c b a", "b b a c"], 300)
+    size = encoder.vocabulary_size
+    keras.utils.set_random_seed(2)
+    model = transformer_translator(
+        **{**GROUPED, "source_vocabulary_size": size, "target_vocabulary_size": size},
+        dropout=0.0,
+    )
+    path = export_translator(
+        model, tmp_path / "translator", encoder, encoder, max_source_length=8, max_target_length=8
+    )
+    serve = tf.saved_model.load(path).signatures["serving_default"]
+    sentences = ["a b c", "c a", "b"]
+    served = serve(text=tf.constant(sentences))
+    # The ids the graph decodes are those of greedy search on the model here...
+    source_ids = encoder.encode(sentences, 8)
+    start, end = encoder.start_id, encoder.end_id
+    tokens, attention = greedy_search(decoder_for_model(model), source_ids, start, end, 8)
+    expected = [text.decode("utf-8") for text in encoder.decode(tokens).numpy()]
+    assert [text.decode("utf-8") for text in served["translation"].numpy()] == expected
+    np.testing.assert_allclose(served["attention"].numpy(), np.asarray(attention), atol=1e-5)
+    # ...which are those of the whole model re-run on each prefix, without caches.
+    full_pass = greedy_by_full_passes(
+        model, {"source": np.asarray(source_ids)}, "target", start, end, 8
+    )
+    np.testing.assert_array_equal(np.asarray(tokens), full_pass)

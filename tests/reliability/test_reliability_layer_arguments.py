@@ -129,6 +129,8 @@ for block in (
                 "layer_norm_epsilon": [0, -1e-5, float("nan"), "1e-5"],
                 "implementation": ["flash"],
                 "rotary_max_wavelength": [0, -1, "1e4"],
+                # None is multi-head attention; 3 and 4 do not divide num_heads=2.
+                "num_key_value_heads": [0, -1, 1.5, "1", True, 3, 4],
             },
         )
     )

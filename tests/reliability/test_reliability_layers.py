@@ -205,8 +205,33 @@ def test_attention_mask_of_rank_five_is_refused_naming_its_shape():
         block(np.ones((2, 4, 8)), attention_mask=np.ones((1, 2, 1, 4, 4), bool))
 
 
+@pytest.mark.parametrize("rank", [2, 3, 4])
+def test_grouped_query_blocks_take_masks_of_every_rank_with_one_row_per_query_head(rank):
+    length = 4
+    causal = np.tril(np.ones((length, length), bool))
+    per_head = np.stack([causal, np.ones_like(causal), causal, np.eye(length, dtype=bool)])
+    mask = {2: causal, 3: causal[None].repeat(2, 0), 4: per_head[None].repeat(2, 0)}[rank]
+    inputs = RNG.normal(size=(2, length, 8)).astype("float32")
+    block = TransformerEncoderBlock(num_heads=4, intermediate_dim=8, num_key_value_heads=2)
+    _, scores = block(inputs, attention_mask=mask, return_attention_scores=True)
+    # Hidden keys get no weight, per query head (a rank-4 mask has a head axis).
+    hidden = ~np.broadcast_to(mask if rank == 4 else causal, (2, 4, length, length))
+    assert np.all(np.asarray(scores)[hidden] == 0.0)
+    np.testing.assert_allclose(np.asarray(scores).sum(-1), 1.0, atol=1e-5)
+
+
 @pytest.mark.parametrize("block_class", [TransformerEncoderBlock, TransformerDecoderBlock])
 def test_num_heads_that_does_not_divide_the_width_is_refused(block_class):
     block = block_class(num_heads=3, intermediate_dim=8)
     with pytest.raises(ValueError, match="multiple of `num_heads`.*hidden_dim=16, num_heads=3"):
         block(np.ones((2, 4, 16), "float32"))
+
+
+@pytest.mark.parametrize("block_class", [TransformerEncoderBlock, TransformerDecoderBlock])
+def test_key_value_heads_that_do_not_divide_the_heads_are_refused(block_class):
+    with pytest.raises(
+        ValueError,
+        match="`num_heads` must be divisible by `num_key_value_heads`.*"
+        "Received: num_heads=4, num_key_value_heads=3",
+    ):
+        block_class(num_heads=4, intermediate_dim=8, num_key_value_heads=3)

@@ -51,7 +51,8 @@ def test_the_parser_keeps_the_description_and_lists_every_flag():
     text = parser.format_help()
     assert "Train a translator." in text
     flags = (
-        "--vocabulary-size --max-length --hidden-dim --num-layers --num-heads --cell --attention "
+        "--vocabulary-size --max-length --hidden-dim --num-layers --num-heads --num-key-value-heads "
+        "--cell --attention "
         "--attention-style --dropout --learning-rate --beam-width --builtin-pairs "
         "--eval-sentences --samples --plots --seed --strategy --export --html"
     )
@@ -95,6 +96,23 @@ def test_the_transformer_is_sized_by_the_flags():
     assert (config["max_source_length"], config["max_target_length"]) == (10, 10)
     assert (config["hidden_dim"], config["intermediate_dim"]) == (16, 32)  # twice the width
     assert (config["num_layers"], config["num_heads"], config["dropout"]) == (1, 2, 0.1)
+    assert config["num_key_value_heads"] is None
+
+
+def test_grouped_query_attention_is_one_flag_and_must_divide_the_heads(capsys):
+    flags = "--hidden-dim 16 --num-layers 1 --num-heads 4 --num-key-value-heads 2 --max-length 10"
+    args = parse_translation_arguments(flags.split())
+    model = models.translator_from_arguments(args, 30, 40)
+    assert model.get_config()["num_key_value_heads"] == 2
+    with pytest.raises(SystemExit):
+        parse_translation_arguments(["--num-heads", "4", "--num-key-value-heads", "3"])
+    error = capsys.readouterr().err
+    assert "--num-key-value-heads must divide --num-heads" in error
+    assert "Received: --num-heads 4, --num-key-value-heads 3" in error
+
+
+def test_an_unknown_model_is_named():
+    args = parse_translation_arguments(["--hidden-dim", "16", "--max-length", "10"])
     args.model = "cnn"
     with pytest.raises(ValueError, match="`args.model` must be 'transformer' or 'rnn'.*'cnn'"):
         models.translator_from_arguments(args, 30, 40)
