@@ -129,6 +129,9 @@ class ViTCaptioner(TransformerCaptioner):
         positions: `"sinusoidal"` (fixed 2D sines, `hidden_dim` a multiple
             of 4) or `"learned"` (a trained 2D table).
         dropout: dropout on the embeddings, in the blocks and on attention.
+        num_key_value_heads: None for multi-head attention, or the key/value
+            heads of grouped-query attention in every block (a divisor of
+            `num_heads`), as in `TransformerCaptioner`.
         name: name of the model.
 
     Called as a `TransformerCaptioner` is, on `{"image": pixels in 0..255,
@@ -161,6 +164,7 @@ class ViTCaptioner(TransformerCaptioner):
         encoder_layers=4,
         positions="sinusoidal",
         dropout=0.1,
+        num_key_value_heads=None,
         name="vit_captioner",
         **kwargs,
     ):
@@ -194,7 +198,12 @@ class ViTCaptioner(TransformerCaptioner):
             image_size = list(image_shape)  # kept as a .keras file gives it back
 
         # === Layers ===
-        blocks = {"num_heads": num_heads, "intermediate_dim": intermediate_dim, "dropout": dropout}
+        blocks = {
+            "num_heads": num_heads,
+            "intermediate_dim": intermediate_dim,
+            "dropout": dropout,
+            "num_key_value_heads": num_key_value_heads,
+        }
         self.image_encoder, grid_size = _patch_encoder(
             image_shape, patch_size, hidden_dim, positions, encoder_layers, blocks
         )

@@ -59,9 +59,11 @@ def test_patch_tokens_are_the_projected_patches_plus_sinusoids():
     np.testing.assert_allclose(tokens, expected, atol=1e-4)
 
 
-@pytest.mark.parametrize("positions", ["sinusoidal", "learned"])
-def test_cached_greedy_search_equals_full_passes_over_the_patch_grid(positions):
-    model = _model(positions=positions)
+@pytest.mark.parametrize(
+    "options", [dict(positions="sinusoidal"), dict(positions="learned", num_key_value_heads=1)]
+)
+def test_cached_greedy_search_equals_full_passes_over_the_patch_grid(options):
+    model = _model(**options)
     tokens, attention = greedy_search(model, IMAGES, START, END, MAX_LENGTH, jit_compile=False)
     tokens, attention = np.asarray(tokens), np.asarray(attention)
     expected = greedy_by_full_passes(model, {"image": IMAGES}, "caption", START, END, MAX_LENGTH)
