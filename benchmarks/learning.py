@@ -186,7 +186,7 @@ DATA_SETS = (
 )
 
 MODELS = {
-    "captioning": ("show_attend_tell", "transformer"),
+    "captioning": ("show_attend_tell", "transformer", "vit"),
     "vit": ("ours", "swin"),
     "nmt": ("transformer", "rnn"),
 }
@@ -535,6 +535,7 @@ def summary_cell(record):
 _MODEL_LABELS = {
     ("captioning", "show_attend_tell"): "captioner show_attend_tell",
     ("captioning", "transformer"): "captioner transformer",
+    ("captioning", "vit"): "captioner vit (patches, no CNN)",
     ("vit", "ours"): "ViT (train_vit.py)",
     ("vit", PEER_MODEL): "keras-hub ViTBackbone, 4 layers",
     ("vit", "swin"): "Swin (train_vit.py --model swin)",

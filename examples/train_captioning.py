@@ -1,4 +1,4 @@
-"""Train a Show, Attend and Tell or a Transformer image captioner, score it and show where it looks.
+"""Train a Show, Attend and Tell, Transformer or ViT image captioner, score it, show where it looks.
 
 With no argument a Show, Attend and Tell captioner learns built-in scenes of coloured shapes ("a
 red circle left of a blue square") on the CPU in a few minutes: a vocabulary of whole frequent
@@ -13,8 +13,7 @@ attention maps. What the command line leaves open is derived from the training d
 with its reason: the image size (the median training image, its aspect ratio kept, on the CNN's
 stride), the batch size, the epochs and the learning-rate schedule (warm-up, then cosine decay).
 
-    python examples/train_captioning.py
-    python examples/train_captioning.py --model transformer
+    python examples/train_captioning.py   # or --model transformer, or --model vit (no CNN)
     python examples/train_captioning.py --dataset folder:~/glyph_strips   # 32x96 images
     python examples/train_captioning.py --dataset folder:~/Flickr8k --image-size 224 \\
         --backbone MobileNetV2 --backbone-weights imagenet --freeze-backbone \\
@@ -57,7 +56,8 @@ def main(argv=None):
     reason = "given"
     if args.image_size is None:
         native_size, source = ka.data.native_caption_image_size(args.dataset, args.seed)
-        args.image_size, reason = ka.models.derived_image_size(native_size, args.backbone, source)
+        derived = ka.models.derived_image_size(native_size, args.backbone, source, args.patch_size)
+        args.image_size, reason = derived
     print(f"image size {args.image_size[0]}x{args.image_size[1]}: {reason}")
     splits = ka.data.load_caption_dataset(args.dataset, args.image_size, **cli.source_options(args))
     train_pairs = splits["train"]

@@ -33,6 +33,7 @@ from keras_attention.models.vision_transformer import get_attention_scores
 from keras_attention.models.vision_transformer import vision_transformer
 from keras_attention.models.vision_transformer import vision_transformer_no_decay_variables
 from keras_attention.models.vision_transformer import vision_transformer_token_layout
+from keras_attention.models.vit_captioner import ViTCaptioner
 from keras_attention.models.vit_image_preprocessing import TrainingAugmentation
 from keras_attention.models.vit_presets import VIT_PRESETS
 from keras_attention.models.vit_presets import vision_transformer_from_preset

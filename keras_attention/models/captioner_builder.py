@@ -1,9 +1,10 @@
 """One captioner by name, its layer sizes scaled from one width.
 
-`build_captioner` builds a Show, Attend and Tell or a Transformer captioner
-from the options a training script has: one `hidden_dim` sets the LSTM and
-its embedding and attention sizes, or the Transformer's width and its
-feed-forward size; the options of the other model are ignored.
+`build_captioner` builds a Show, Attend and Tell, a Transformer (over a CNN)
+or a ViT (Transformers only) captioner from the options a training script
+has: one `hidden_dim` sets the LSTM and its embedding and attention sizes,
+or the Transformer's width and its feed-forward size; the options of the
+other models are ignored.
 
 Example:
 
@@ -16,8 +17,11 @@ Example:
 
 from keras_attention.models.show_attend_tell_captioner import show_attend_tell_captioner
 from keras_attention.models.transformer_captioner import transformer_captioner
+from keras_attention.models.vit_captioner import vit_captioner
 
-CAPTIONER_NAMES = ("show_attend_tell", "transformer")
+CAPTIONER_NAMES = ("show_attend_tell", "transformer", "vit")
+# Defaults of the Transformer sizes left unset: (num_layers, num_heads, encoder_layers).
+TRANSFORMER_LAYOUTS = {"transformer": (2, 1, 0), "vit": (2, 2, 2)}
 
 
 def build_captioner(
@@ -35,6 +39,7 @@ def build_captioner(
     num_layers=None,
     num_heads=None,
     encoder_layers=None,
+    patch_size=None,
 ):
     """A captioner named `model`, its sizes derived from `hidden_dim`.
 
@@ -44,12 +49,16 @@ def build_captioner(
     - "transformer": width `hidden_dim`, feed-forward `2 * hidden_dim`,
       `num_layers` decoder blocks (None: 2) of `num_heads` heads (None: 1)
       and `encoder_layers` blocks over the image cells (None: 0).
+    - "vit": the same sizes over `patch_size` patches instead of CNN cells
+      (None: derived from `image_size`), with `num_layers` (None: 2),
+      `num_heads` (None: 2) and `encoder_layers` (None: 2); the backbone
+      options are ignored.
 
     Args:
-        model: "show_attend_tell" or "transformer".
+        model: "show_attend_tell", "transformer" or "vit".
         vocabulary_size: tokens of the vocabulary.
         max_length: caption tokens read and written.
-        image_size: side or `(height, width)` the CNN sees.
+        image_size: side or `(height, width)` the CNN (or the patches) sees.
         hidden_dim: the width every other size is derived from.
         backbone: "small_cnn" or a `keras.applications` name.
         backbone_weights: None or "imagenet".
@@ -59,9 +68,10 @@ def build_captioner(
         num_layers: Transformer decoder blocks.
         num_heads: Transformer attention heads.
         encoder_layers: Transformer blocks over the image cells.
+        patch_size: the ViT captioner's patch side.
 
     Returns:
-        a `ShowAttendTellCaptioner` or a `TransformerCaptioner`.
+        a `ShowAttendTellCaptioner`, `TransformerCaptioner` or `ViTCaptioner`.
 
     Example:
 
@@ -89,14 +99,17 @@ def build_captioner(
             doubly_stochastic_lambda=attention_penalty or 0.0,
             **backbone_options,
         )
-    return transformer_captioner(
+    layers, heads, encoders = TRANSFORMER_LAYOUTS[model]
+    transformer_options = dict(
         vocabulary_size=vocabulary_size,
         max_caption_length=max_length,
         hidden_dim=hidden_dim,
-        num_layers=2 if num_layers is None else num_layers,
-        num_heads=1 if num_heads is None else num_heads,
+        num_layers=layers if num_layers is None else num_layers,
+        num_heads=heads if num_heads is None else num_heads,
         intermediate_dim=2 * hidden_dim,
-        encoder_layers=0 if encoder_layers is None else encoder_layers,
+        encoder_layers=encoders if encoder_layers is None else encoder_layers,
         dropout=dropout,
-        **backbone_options,
     )
+    if model == "vit":
+        return vit_captioner(image_size=image_size, patch_size=patch_size, **transformer_options)
+    return transformer_captioner(**transformer_options, **backbone_options)

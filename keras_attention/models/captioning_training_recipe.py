@@ -54,10 +54,11 @@ EARLIEST_DECAY_STEP = 2000
 MIN_LOSS_IMPROVEMENT = 0.005
 
 
-def derived_image_size(median_size, backbone, source="median training image"):
+def derived_image_size(median_size, backbone, source="median training image", patch_size=None):
     """The image size a model sees: the median image, its aspect ratio kept, on the stride.
 
-    Sides are rounded to multiples of the backbone's stride (so every grid
+    Sides are rounded to multiples of the backbone's stride, or of
+    `patch_size` for a model cutting the image into patches (so every grid
     cell covers whole pixels) after scaling a large image down until its
     longer side fits `MAX_DERIVED_SIDE` (`MAX_DERIVED_SIDE_APPLICATIONS`
     for a `keras.applications` backbone); every side keeps at least two
@@ -65,8 +66,10 @@ def derived_image_size(median_size, backbone, source="median training image"):
 
     Args:
         median_size: `(height, width)` of the typical training image.
-        backbone: "small_cnn" or a `keras.applications` name.
+        backbone: "small_cnn" or a `keras.applications` name (its largest
+            side also applies to patches).
         source: where `median_size` comes from, for the reason.
+        patch_size: None, or the patch side that replaces the stride.
 
     Returns:
         `((height, width), reason)`, `reason` one line saying why.
@@ -84,6 +87,9 @@ def derived_image_size(median_size, backbone, source="median training image"):
     check_positive_int("median_size[0]", height)
     check_positive_int("median_size[1]", width)
     stride = backbone_stride(backbone)
+    check_positive_int("patch_size", patch_size, allow_none=True)
+    cell = "the CNN's stride" if patch_size is None else "the patch size"
+    stride = stride if patch_size is None else patch_size
     most = MAX_DERIVED_SIDE.get(backbone, MAX_DERIVED_SIDE_APPLICATIONS)
     scale = min(1.0, most / max(height, width))
     # At least two cells a side, and the 8 pixels a backbone needs.
@@ -95,7 +101,7 @@ def derived_image_size(median_size, backbone, source="median training image"):
     reason = f"{source} {height}x{width}"
     reason += f", scaled by {scale:.2f} to a longer side of at most {most}" if scale < 1 else ""
     reason += (
-        f", aspect ratio kept, sides multiples of the CNN's stride {stride}: "
+        f", aspect ratio kept, sides multiples of {cell} {stride}: "
         f"a {grid[0]}x{grid[1]} feature grid"
     )
     return size, reason

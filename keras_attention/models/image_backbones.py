@@ -85,7 +85,18 @@ def _check_backbone(backbone):
     )
 
 
-def _resizing(size):
+def image_resizing(size):
+    """The layer that resizes images of any size to `size`, `(height, width)` (bilinear).
+
+    Named `"image_resizing"`, where `image_shape_of` finds it.
+
+    Example:
+
+    >>> import numpy as np
+    >>> from keras_attention.models.image_backbones import image_resizing
+    >>> tuple(image_resizing((8, 16))(np.zeros((1, 20, 20, 3))).shape)
+    (1, 8, 16, 3)
+    """
     resizing = keras.layers.Resizing(size[0], size[1], name=IMAGE_RESIZING)
     # The input spec turns a wrong channel count into a ValueError that names `image`.
     resizing.input_spec = keras.layers.InputSpec(ndim=4, axes={-1: 3}, name="image")
@@ -228,7 +239,7 @@ def image_backbone(backbone=SMALL_CNN, image_size=64, weights=None, trainable=Tr
     # Keras' image preprocessing layers default to `training=True` and hand that
     # default on to the layers after them: an explicit False keeps a plain
     # `model(images)` call in inference mode (`fit` still passes True to all).
-    x = _resizing(size)(images, training=False)
+    x = image_resizing(size)(images, training=False)
     if backbone == SMALL_CNN:
         network = _small_cnn(size)
     else:

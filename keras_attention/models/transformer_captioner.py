@@ -169,11 +169,26 @@ class TransformerCaptioner(ImageCaptioner):
             encoder_layers,
             block_arguments,
         )
+        self._make_caption_decoder(
+            vocabulary_size, max_caption_length, hidden_dim, num_layers, block_arguments
+        )
+
+        self._build_functional(self._teacher_forced, name, **kwargs)
+        self._keep_captioner_config(locals(), grid_size, max_length=max_caption_length)
+
+    def _make_caption_decoder(
+        self, vocabulary_size, max_caption_length, hidden_dim, num_layers, block_arguments
+    ):
+        """The decoder side: caption embedding, `num_layers` decoder blocks, logits.
+
+        `block_arguments` are the blocks' `num_heads`, `intermediate_dim` and
+        `dropout` (also the embeddings' dropout).
+        """
         self.caption_embedding = TokenAndPositionEmbedding(
             vocabulary_size, max_caption_length, hidden_dim, name=CAPTION_EMBEDDING
         )
         self.caption_embedding_dropout = keras.layers.Dropout(
-            dropout, name=f"{CAPTION_EMBEDDING}_dropout"
+            block_arguments["dropout"], name=f"{CAPTION_EMBEDDING}_dropout"
         )
         self.decoder_blocks = [
             TransformerDecoderBlock(**block_arguments, name=f"{DECODER_BLOCK_PREFIX}{index}")
@@ -181,9 +196,6 @@ class TransformerCaptioner(ImageCaptioner):
         ]
         # float32 logits even under mixed precision: a stable softmax and loss.
         self.logits_layer = keras.layers.Dense(vocabulary_size, dtype="float32", name=LOGITS)
-
-        self._build_functional(self._teacher_forced, name, **kwargs)
-        self._keep_captioner_config(locals(), grid_size, max_length=max_caption_length)
 
     def _teacher_forced(self, image, caption, training=None, return_attention=False):
         """The forward pass on a whole caption: logits (B, T, V) and, on

@@ -31,6 +31,12 @@ from keras_attention.training import command_line as cli
 #   because with one a word's query cannot know where the previous words looked
 #   (cross-attention outputs reach later words only through the next block's
 #   self-attention), which a caption of several objects in an order needs.
+# - The ViT captioner (no CNN): 8-pixel patches with 2D sinusoidal positions (a 6x6
+#   grid on the built-in scenes, 8x12 on 64x96 ones; 4-pixel patches made a step 3
+#   times slower, the encoder attending over 384 patches, for no lower loss after 650
+#   steps) and two encoder blocks, which do the CNN's work of telling the shapes
+#   apart: on 64x96 object-relation scenes, after 5000 steps, one block left a
+#   validation loss of 0.28 and two of 0.18, and four learned more slowly than two.
 # - `train_steps`: the most optimizer steps when `--epochs` is not given. Training
 #   holds the peak learning rate while the validation loss improves and decays once
 #   it stalls (`DecayOnPlateau`): attention models sit on a plateau for a number of
@@ -49,6 +55,15 @@ CAPTIONER_DEFAULTS = {
         num_layers=2,
         num_heads=1,
         encoder_layers=0,
+    ),
+    "vit": dict(
+        train_steps=5000,
+        hidden_dim=64,
+        learning_rate=2e-3,
+        num_layers=2,
+        num_heads=2,
+        encoder_layers=2,
+        patch_size=8,
     ),
 }
 DATASET_FORMATS = (
@@ -92,8 +107,10 @@ def image_size_argument(text):
 
 
 def _model_defaults(name):
-    """ "show_attend_tell 128, transformer 64" for the help of the flag `name`."""
-    return ", ".join(f"{model} {values[name]}" for model, values in CAPTIONER_DEFAULTS.items())
+    """ "show_attend_tell 128, transformer 64, ..." for the help of the flag `name`."""
+    return ", ".join(
+        f"{model} {values[name]}" for model, values in CAPTIONER_DEFAULTS.items() if name in values
+    )
 
 
 def build_captioning_parser(description=None):
@@ -146,13 +163,28 @@ def build_captioning_parser(description=None):
         type=cli.positive_int,
         help=f"LSTM units or Transformer width (default: {_model_defaults('hidden_dim')})",
     )
-    add("--num-layers", type=cli.positive_int, help="Transformer decoder blocks (default: 2)")
+    add(
+        "--num-layers",
+        type=cli.positive_int,
+        help=f"Transformer decoder blocks (default: {_model_defaults('num_layers')})",
+    )
     add(
         "--encoder-layers",
         type=cli.non_negative_int,
-        help="Transformer blocks over the image cells (default: 0)",
+        help="Transformer blocks over the image cells or patches "
+        f"(default: {_model_defaults('encoder_layers')})",
     )
-    add("--num-heads", type=cli.positive_int, help="Transformer attention heads (default: 1)")
+    add(
+        "--num-heads",
+        type=cli.positive_int,
+        help=f"Transformer attention heads (default: {_model_defaults('num_heads')})",
+    )
+    add(
+        "--patch-size",
+        type=cli.positive_int,
+        help="side of the vit model's square image patches in pixels; the derived image size "
+        f"is a multiple of it (default: {_model_defaults('patch_size')})",
+    )
     add(
         "--attention-penalty",
         type=cli.non_negative_float,
@@ -222,6 +254,7 @@ def captioner_options(args):
         num_layers=args.num_layers,
         num_heads=args.num_heads,
         encoder_layers=args.encoder_layers,
+        patch_size=args.patch_size,
     )
 
 

@@ -88,6 +88,28 @@ def test_train_captioning_end_to_end(train_captioning, tmp_path, capsys):
     assert outputs["attention"].shape.as_list() == [None, metrics["max_length"], 8, 8]
 
 
+def test_vit_captioner_end_to_end_on_its_patch_grid(train_captioning, tmp_path, capsys):
+    output_dir, export_dir = tmp_path / "run", tmp_path / "served"
+    sizes = ["--builtin-sizes", "16", "8", "4", "--hidden-dim", "16", "--encoder-layers", "1"]
+    metrics = train_captioning.main(
+        ["--model", "vit", "--epochs", "1", "--batch-size", "8", "--samples", "1", *sizes]
+        + ["--output-dir", str(output_dir), "--export", str(export_dir)]
+    )
+    printed = capsys.readouterr().out
+    # The built-in 48-pixel scenes in the default 8-pixel patches: a 6x6 grid.
+    assert "multiples of the patch size 8: a 6x6 feature grid" in printed
+    assert metrics["model"] == "vit" and metrics["image_size"] == [48, 48]
+    assert 0.0 <= metrics["bleu"] <= 100.0 and metrics["test_images"] == 4
+    assert (output_dir / "attention_0.png").stat().st_size > 0
+    assert "test image 0" in (output_dir / "attention_explorer.html").read_text()
+    restored = keras.saving.load_model(output_dir / "checkpoints" / "epoch_001.keras")
+    assert type(restored).__name__ == "ViTCaptioner" and restored.grid_size == (6, 6)
+    serve = tf.saved_model.load(str(export_dir)).signatures["serving_default"]
+    outputs = serve(images=tf.zeros((2, 60, 40, 3)))
+    assert outputs["attention"].shape == (2, metrics["max_length"], 6, 6)
+    assert outputs["caption"].dtype == tf.string
+
+
 def test_mirrored_run_resumes_after_an_interruption(train_captioning, tmp_path, monkeypatch):
     output_dir = tmp_path / "run"
     argv = [
@@ -135,7 +157,7 @@ def test_mirrored_run_resumes_after_an_interruption(train_captioning, tmp_path, 
 def test_script_parser_is_the_package_parser_with_its_summary(train_captioning):
     parser = train_captioning.build_parser()
     assert parser.description == train_captioning.__doc__.split("\n")[0]
-    assert parser.description.startswith("Train a Show, Attend and Tell or a Transformer")
+    assert parser.description.startswith("Train a Show, Attend and Tell, Transformer or ViT")
     args = parser.parse_args(["--image-size", "32x96", "--model", "transformer"])
     assert (args.image_size, args.model) == ((32, 96), "transformer")
 

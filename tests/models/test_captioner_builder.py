@@ -35,6 +35,21 @@ def test_transformer_defaults_and_sizes():
     assert (model.get_config()["num_layers"], model.get_config()["num_heads"]) == (1, 2)
 
 
+def test_vit_defaults_sizes_and_patches():
+    model = build_captioner("vit", 40, 6, image_size=(16, 32), hidden_dim=16, backbone="ResNet50")
+    assert type(model).__name__ == "ViTCaptioner"
+    config = model.get_config()
+    assert (config["hidden_dim"], config["intermediate_dim"], config["patch_size"]) == (16, 32, 4)
+    assert (config["num_layers"], config["num_heads"], config["encoder_layers"]) == (2, 2, 2)
+    assert model.grid_size == (4, 8)  # 4-pixel patches, no CNN (the backbone is ignored)
+    model = build_captioner(
+        "vit", 40, 6, image_size=(16, 32), hidden_dim=8, patch_size=8, encoder_layers=0
+    )
+    assert model.grid_size == (2, 4) and model.get_config()["encoder_layers"] == 0
+    with pytest.raises(ValueError, match=r"Received: image_size=\(16, 32\), patch_size=12"):
+        build_captioner("vit", 40, 6, image_size=(16, 32), hidden_dim=8, patch_size=12)
+
+
 def test_unknown_model_is_refused():
     with pytest.raises(ValueError, match="Received: model='lstm'"):
         build_captioner("lstm", 40, 6, image_size=16, hidden_dim=8)

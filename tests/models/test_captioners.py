@@ -1,4 +1,4 @@
-"""Both captioners: a finite mixed-precision forward pass, a loss that XLA fitting lowers."""
+"""Every captioner: a finite mixed-precision forward pass, a loss that XLA fitting lowers."""
 
 import keras
 import numpy as np
@@ -8,12 +8,15 @@ from model_checks import fit_with_xla
 from tiny_models import tiny_show_attend_tell_captioner
 from tiny_models import tiny_transformer_captioner
 
+from keras_attention.models.vit_captioner import vit_captioner
+
 IMAGES = np.random.default_rng(0).uniform(0, 255, (2, 16, 16, 3)).astype("float32")
 CAPTIONS = np.array([[2, 5, 6, 7, 0], [2, 8, 0, 0, 0]])
 # The show-attend-tell captioner adds its doubly stochastic penalty as a loss.
 LOSSES = [
     pytest.param(tiny_show_attend_tell_captioner, 1, id="show_attend_tell"),
     pytest.param(tiny_transformer_captioner, 0, id="transformer"),
+    pytest.param(lambda: _tiny_vit(image_size=16), 0, id="vit"),
 ]
 NARROW_TRANSFORMER = dict(hidden_dim=8, intermediate_dim=8, encoder_layers=0)
 NARROW = [
@@ -25,7 +28,15 @@ NARROW = [
     pytest.param(
         lambda: tiny_transformer_captioner(image_size=8, **NARROW_TRANSFORMER), 8, id="transformer"
     ),
+    pytest.param(lambda: _tiny_vit(image_size=8, **NARROW_TRANSFORMER), 8, id="vit"),
 ]
+
+
+def _tiny_vit(**overrides):
+    """A ViT captioner of 4-pixel patches, one 16-wide encoder and decoder block."""
+    sizes = dict(vocabulary_size=10, max_caption_length=6, patch_size=4, dropout=0.0)
+    sizes.update(hidden_dim=16, num_layers=1, num_heads=2, intermediate_dim=16, encoder_layers=1)
+    return vit_captioner(**{**sizes, **overrides})
 
 
 @pytest.mark.parametrize("policy", ["mixed_float16", "mixed_bfloat16"])

@@ -59,6 +59,9 @@ def test_given_flags_win_over_the_model_defaults():
     assert (args.num_layers, args.num_heads, args.encoder_layers) == (2, 1, 0)
     assert args.train_steps == 5000 and args.learning_rate == 2e-3
     assert parse(["--attention-penalty", "1"]).attention_penalty == 1.0
+    args = parse(["--model", "vit", "--patch-size", "4"])
+    assert (args.patch_size, args.num_layers, args.num_heads, args.hidden_dim) == (4, 2, 2, 64)
+    assert parse(["--model", "vit"]).patch_size == 8
     with pytest.raises(SystemExit):
         parse(["--model", "lstm"])
 
@@ -66,8 +69,8 @@ def test_given_flags_win_over_the_model_defaults():
 def test_help_names_each_model_default():
     text = " ".join(build_captioning_parser("Train a captioner.").format_help().split())
     assert text.count("Train a captioner.") == 1
-    assert "(default: show_attend_tell 128, transformer 64)" in text
-    assert "(default: show_attend_tell 5000, transformer 5000)" in text
+    assert "(default: show_attend_tell 128, transformer 64, vit 64)" in text
+    assert "(default: show_attend_tell 5000, transformer 5000, vit 5000)" in text
 
 
 def test_options_handed_to_the_model_and_the_data():
@@ -84,6 +87,7 @@ def test_options_handed_to_the_model_and_the_data():
         "num_layers": None,
         "num_heads": None,
         "encoder_layers": None,
+        "patch_size": None,
     }
     args = parse(["--builtin-sizes", "16", "8", "6", "--seed", "2"])
     assert source_options(args) == {"builtin_sizes": [16, 8, 6], "seed": 2, "strict": False}
