@@ -37,6 +37,7 @@ def test_quick_selection_runs_the_first_set_of_each_model_and_the_peer():
     assert names == [
         "captioning/show_attend_tell/glyph_digits",
         "captioning/transformer/glyph_digits",
+        "captioning/vit/glyph_digits",
         "vit/ours/glyph_digits",
         "vit/keras_hub/glyph_digits",
         "vit/swin/glyph_digits",
