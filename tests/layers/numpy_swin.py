@@ -4,8 +4,12 @@ Written from the paper's formulas (Liu et al. 2021, section 3), one window
 and one token at a time, without the layers' reshapes.
 """
 
+import math
+
 import numpy as np
-from scipy.special import erf
+
+# The exact GELU needs erf; math has it, NumPy does not.
+_erf = np.vectorize(math.erf, otypes=[float])
 
 
 def layer_norm(x, gamma, beta, epsilon):
@@ -15,7 +19,7 @@ def layer_norm(x, gamma, beta, epsilon):
 
 
 def gelu(x):
-    return 0.5 * x * (1.0 + erf(x / np.sqrt(2.0)))
+    return 0.5 * x * (1.0 + _erf(x / np.sqrt(2.0)))
 
 
 def bias_table_row(query, key, window):
