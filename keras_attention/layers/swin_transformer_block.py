@@ -12,6 +12,7 @@ from keras_attention.layers.stochastic_depth import StochasticDepth
 from keras_attention.layers.window_attention import WindowAttention
 from keras_attention.layers.window_attention import attention_output_spec
 from keras_attention.layers.window_attention import window_count
+from keras_attention.validation import check_bool
 from keras_attention.validation import check_finite_number
 from keras_attention.validation import check_non_negative_int
 from keras_attention.validation import check_positive_int
@@ -196,6 +197,7 @@ class SwinTransformerBlock(keras.layers.Layer):
                 f"Received: shift_size={shift_size}, window_size={window_size}"
             )
         check_finite_number("mlp_ratio", mlp_ratio, positive=True)
+        check_bool("use_bias", use_bias)
         check_rate("dropout", dropout)
         check_rate("attention_dropout", attention_dropout)
         check_rate("stochastic_depth_rate", stochastic_depth_rate)

@@ -109,6 +109,39 @@ AUDIT = [
         },
     ),
     (layers.TokenPooling, {}, {"pooling": ["max", None]}),
+    (layers.AlibiBias, {}, {"alibi_bias_max": [0, -1, float("nan"), "8", None]}),
+    (
+        layers.RelativePositionBias,
+        {"num_heads": 2},
+        {
+            "num_heads": NUMBER,
+            # Bidirectional buckets come in pairs, at least two a side.
+            "num_buckets": NUMBER + [2, 7],
+            "max_distance": NUMBER,
+            "bidirectional": FLAG,
+        },
+    ),
+    (
+        layers.WindowAttention,
+        {"num_heads": 2, "window_size": 4},
+        {**HEADS, "window_size": NUMBER, "use_bias": FLAG, "seed": SEED},
+    ),
+    (
+        layers.SwinTransformerBlock,
+        {"num_heads": 2, "window_size": 4},
+        {
+            **HEADS,
+            "window_size": NUMBER,
+            "shift_size": [-1, 1.5, "2", None, 4],  # 4: not smaller than the window
+            "mlp_ratio": [0, -1, float("nan"), "4"],
+            "attention_dropout": RATE,
+            "stochastic_depth_rate": RATE,
+            "layer_norm_epsilon": [0, -1e-5, float("nan"), "1e-5"],
+            "use_bias": FLAG,
+            "seed": SEED,
+        },
+    ),
+    (layers.PatchMerging, {}, {"layer_norm_epsilon": [0, -1e-5, float("nan"), "1e-5"]}),
 ]
 for block in (
     layers.TransformerEncoderBlock,
