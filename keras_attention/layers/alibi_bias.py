@@ -5,6 +5,7 @@ import math
 import keras
 from keras import ops
 
+from keras_attention.ops.masks import relative_positions
 from keras_attention.validation import check_finite_number
 from keras_attention.validation import check_positive_int
 
@@ -134,9 +135,7 @@ class AlibiBias(keras.layers.Layer):
             `GroupQueryAttention` (or as `bias=` to
             `keras_attention.ops.dot_product_attention`).
         """
-        query_positions = ops.arange(query_length, dtype="int32") + ops.cast(query_offset, "int32")
-        key_positions = ops.arange(key_length, dtype="int32")
-        distance = ops.abs(query_positions[:, None] - key_positions[None, :])  # (Tq, Tk)
+        distance = ops.abs(relative_positions(query_length, key_length, query_offset))  # (Tq, Tk)
         slopes = self._slopes(num_heads)[:, None, None]  # (H, 1, 1)
         bias = slopes * ops.cast(-distance, "float32")[None]  # (H, Tq, Tk)
         return ops.cast(bias, self.compute_dtype)[None]  # (1, H, Tq, Tk)

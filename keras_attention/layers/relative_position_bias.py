@@ -5,6 +5,7 @@ import math
 import keras
 from keras import ops
 
+from keras_attention.ops.masks import relative_positions
 from keras_attention.validation import check_bool
 from keras_attention.validation import check_positive_int
 
@@ -39,9 +40,7 @@ def relative_position_buckets(
     >>> np.asarray(buckets)[0].tolist()  # key 11 is the query itself
     [3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 1, 0]
     """
-    query_positions = ops.arange(query_length, dtype="int32") + ops.cast(query_offset, "int32")
-    key_positions = ops.arange(key_length, dtype="int32")
-    distance = query_positions[:, None] - key_positions[None, :]  # (Tq, Tk)
+    distance = relative_positions(query_length, key_length, query_offset)  # (Tq, Tk)
     buckets = ops.zeros_like(distance)
     if bidirectional:
         num_buckets //= 2

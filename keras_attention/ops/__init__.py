@@ -11,6 +11,7 @@ from keras_attention.ops.masks import merge_masks
 from keras_attention.ops.masks import padding_mask_from_ids
 from keras_attention.ops.masks import padding_mask_from_lengths
 from keras_attention.ops.masks import query_key_mask
+from keras_attention.ops.masks import relative_positions
 from keras_attention.ops.masks import sliding_window_mask
 from keras_attention.ops.rotary import apply_rotary
 from keras_attention.ops.rotary import rotary_angles

@@ -76,6 +76,29 @@ def boolean_mask(mask, name="mask"):
     return ops.not_equal(mask, 0)
 
 
+def relative_positions(query_length, key_length, offset=0):
+    """`(query_length, key_length)` int32 matrix of query position minus key position.
+
+    Query `i` is at position `offset + i`, key `j` at `j`: the distance that
+    causal and sliding-window masks and relative position biases are made of.
+
+    Args:
+        query_length: number of queries (int or scalar tensor).
+        key_length: number of keys (int or scalar tensor).
+        offset: absolute position of the first query (int or scalar tensor).
+
+    Example:
+
+    >>> import numpy as np
+    >>> from keras_attention.ops.masks import relative_positions
+    >>> np.asarray(relative_positions(2, 4, offset=1)).tolist()
+    [[1, 0, -1, -2], [2, 1, 0, -1]]
+    """
+    query_positions = ops.arange(query_length, dtype="int32") + ops.cast(offset, "int32")
+    key_positions = ops.arange(key_length, dtype="int32")
+    return query_positions[:, None] - key_positions[None, :]  # (Tq, 1) - (1, Tk)
+
+
 def causal_mask(query_length, key_length=None, offset=0):
     """Lower-triangular mask: query `i` sees keys `0 .. offset + i`.
 
@@ -96,10 +119,7 @@ def causal_mask(query_length, key_length=None, offset=0):
     if key_length is None:
         key_length = query_length + offset
     _check_length("key_length", key_length)
-    query_positions = ops.arange(query_length, dtype="int32") + ops.cast(offset, "int32")
-    key_positions = ops.arange(key_length, dtype="int32")
-    # (Tq, 1) >= (1, Tk) -> (Tq, Tk)
-    return ops.greater_equal(query_positions[:, None], key_positions[None, :])
+    return ops.greater_equal(relative_positions(query_length, key_length, offset), 0)
 
 
 def sliding_window_mask(query_length, key_length=None, window=None, offset=0, causal=True):
@@ -117,9 +137,7 @@ def sliding_window_mask(query_length, key_length=None, window=None, offset=0, ca
     _check_length("offset", offset)
     if key_length is None:
         key_length = query_length + offset
-    query_positions = ops.arange(query_length, dtype="int32") + ops.cast(offset, "int32")
-    key_positions = ops.arange(key_length, dtype="int32")
-    distance = query_positions[:, None] - key_positions[None, :]  # (Tq, Tk)
+    distance = relative_positions(query_length, key_length, offset)
     mask = ops.less(ops.abs(distance), window)
     if causal:
         mask = ops.logical_and(mask, ops.greater_equal(distance, 0))
