@@ -66,7 +66,12 @@ def main(argv=None):
     print(f"vocabulary: {encoder.vocabulary_size} tokens; captions of up to {max_length} tokens")
     num_examples = ka.data.count_examples(train_pairs)
     recipe = ka.models.captioning_training_recipe(
-        num_examples, args.train_steps, args.learning_rate, args.batch_size, args.epochs
+        num_examples,
+        args.train_steps,
+        args.learning_rate,
+        args.batch_size,
+        args.epochs,
+        args.earliest_decay_step,
     )
     print("\n".join(recipe.summary_lines()))
     cache = args.dataset == "builtin" or ka.data.fits_in_memory(num_examples, args.image_size)

@@ -6,6 +6,7 @@ Every layer is registered for serialization under the package name
 
 from keras_attention.layers.additive_attention import AdditiveAttention
 from keras_attention.layers.alibi_bias import AlibiBias
+from keras_attention.layers.alibi_bias_2d import AlibiBias2D
 from keras_attention.layers.attention_decoder import AttentionDecoder
 from keras_attention.layers.base_attention import BaseAttention
 from keras_attention.layers.class_token import ClassToken
@@ -36,6 +37,7 @@ from keras_attention.layers.window_attention import WindowAttention
 __all__ = [
     "AdditiveAttention",
     "AlibiBias",
+    "AlibiBias2D",
     "AttentionDecoder",
     "BaseAttention",
     "ClassToken",

@@ -54,6 +54,10 @@ class TransformerEncoderBlock(common.TransformerBlock):
         attention_mask: optional (batch, length, length) bool.
         return_attention_scores: also return the attention weights.
         training: whether dropout is active.
+        attention_bias: optional float bias added to the scaled scores
+            before the mask, broadcastable to (batch, num_heads, length,
+            length): position biases such as `AlibiBias2D.bias(num_heads)`
+            or `RelativePositionBias`'s.
 
     Returns:
         (batch, length, hidden_dim), and with `return_attention_scores=True`
@@ -142,6 +146,7 @@ class TransformerEncoderBlock(common.TransformerBlock):
         attention_mask=None,
         return_attention_scores=False,
         training=None,
+        attention_bias=None,
     ):
         if padding_mask is None:
             padding_mask = common.keras_mask_of(inputs)
@@ -156,6 +161,7 @@ class TransformerEncoderBlock(common.TransformerBlock):
                 attention_mask=self_attention_mask,
                 return_attention_scores=return_attention_scores,
                 training=training,
+                attention_bias=attention_bias,
             )
             return attended if return_attention_scores else (attended, None)
 

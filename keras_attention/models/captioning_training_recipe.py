@@ -175,7 +175,12 @@ class CaptioningTrainingRecipe:
 
 
 def captioning_training_recipe(
-    num_examples, train_steps, learning_rate, batch_size=None, epochs=None
+    num_examples,
+    train_steps,
+    learning_rate,
+    batch_size=None,
+    epochs=None,
+    earliest_decay_step=EARLIEST_DECAY_STEP,
 ):
     """Batch size, epochs and learning-rate schedule from the number of training captions.
 
@@ -186,7 +191,7 @@ def captioning_training_recipe(
     - epochs: at most enough for about `train_steps` optimizer steps;
     - schedule: a linear warm-up from 0 over `WARMUP_STEPS` (at most
       `WARMUP_FRACTION` of the steps) to `learning_rate`, held for at least
-      `EARLIEST_DECAY_STEP` steps and while the validation loss improves,
+      `earliest_decay_step` steps and while the validation loss improves,
       then a cosine decay to 0 once it has not improved for about
       `PATIENCE_STEPS` steps (or when the epochs left are just enough for
       the decay); training stops when the decay ends.
@@ -197,6 +202,9 @@ def captioning_training_recipe(
         learning_rate: the peak learning rate.
         batch_size: None to derive it.
         epochs: None to derive them (the most epochs).
+        earliest_decay_step: no stall of the validation loss starts the
+            decay before this many steps (a positive int); models slow to
+            leave their first plateau need more.
 
     Returns:
         a `CaptioningTrainingRecipe`.
@@ -222,6 +230,7 @@ def captioning_training_recipe(
     check_finite_number("learning_rate", learning_rate, positive=True)
     for name, value in (("batch_size", batch_size), ("epochs", epochs)):
         check_positive_int(name, value, allow_none=True)
+    check_positive_int("earliest_decay_step", earliest_decay_step)
     count = int(count)
     reasons = {}
     if batch_size is None:
@@ -247,7 +256,7 @@ def captioning_training_recipe(
     total_steps = epochs * steps_per_epoch
     warmup_steps = max(1, min(WARMUP_STEPS, int(round(WARMUP_FRACTION * total_steps))))
     patience = max(2, math.ceil(PATIENCE_STEPS / steps_per_epoch))
-    earliest_decay_step = min(EARLIEST_DECAY_STEP, total_steps)
+    earliest_decay_step = min(earliest_decay_step, total_steps)
     reasons["learning_rate"] = (
         f"linear warm-up 0 -> {learning_rate:g} over {warmup_steps} steps, held for at least "
         f"{earliest_decay_step} steps and while the validation loss improves by 1% (and "

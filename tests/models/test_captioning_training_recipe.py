@@ -43,6 +43,27 @@ def test_recipe_is_counted_in_steps_from_the_number_of_examples():
     assert given.reasons["batch_size"] == "given" and given.reasons["epochs"].startswith("given")
 
 
+def test_each_captioner_holds_its_peak_learning_rate_for_its_own_least_steps():
+    # The ViT captioner leaves its first plateau later than the CNN captioners: no stall
+    # of the validation loss starts its decay before 4000 steps, theirs after 2000.
+    holds = {}
+    for name, defaults in CAPTIONER_DEFAULTS.items():
+        recipe = captioning_training_recipe(
+            4000,
+            train_steps=defaults["train_steps"],
+            learning_rate=2e-3,
+            earliest_decay_step=defaults["earliest_decay_step"],
+        )
+        holds[name] = recipe.earliest_decay_step
+        assert f"held for at least {holds[name]} steps" in recipe.reasons["learning_rate"]
+        schedule = recipe.learning_rate_schedule()
+        assert schedule.earliest_decay_step == holds[name]
+    assert holds == {"show_attend_tell": 2000, "transformer": 2000, "vit": 4000}
+    # Never later than the run itself: a short run decays within its own steps.
+    short = captioning_training_recipe(2400, 870, 1e-3, earliest_decay_step=4000)
+    assert short.earliest_decay_step == short.total_steps == 888
+
+
 def test_recipe_numbers_follow_their_rules():
     # Independent of the implementation: the rules of the docstring, for many sizes.
     for count in (1, 7, 239, 240, 241, 480, 1919, 1920, 100_000):
@@ -70,6 +91,8 @@ def test_an_unknown_or_bad_count_is_refused():
         captioning_training_recipe(10, train_steps=870, learning_rate=1e-3, batch_size=0)
     with pytest.raises(ValueError, match="learning_rate=0"):
         captioning_training_recipe(10, train_steps=870, learning_rate=0)
+    with pytest.raises(ValueError, match="earliest_decay_step=0"):
+        captioning_training_recipe(10, 870, 1e-3, earliest_decay_step=0)
 
 
 def test_summary_lines_say_each_choice_and_why():

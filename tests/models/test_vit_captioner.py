@@ -9,6 +9,7 @@ from model_checks import assert_keras_file_round_trip
 from model_checks import fit_with_xla
 
 from keras_attention.generation.greedy_search import greedy_search
+from keras_attention.layers.alibi_bias_2d import AlibiBias2D
 from keras_attention.layers.sinusoidal_position_encoding_2d import sinusoidal_table_2d
 from keras_attention.models.vit_captioner import ViTCaptioner
 from keras_attention.models.vit_captioner import default_patch_size
@@ -42,7 +43,7 @@ def _model(**overrides):
     return model
 
 
-def test_patch_tokens_are_the_projected_patches_plus_sinusoids():
+def test_patch_tokens_are_the_normalised_projected_patches_plus_sinusoids():
     model = _model(encoder_layers=0)
     tokens = np.asarray(model.image_encoder(IMAGES))  # (B, 24, 16)
     assert tokens.shape == (3, 4 * 6, 16)
@@ -53,9 +54,12 @@ def test_patch_tokens_are_the_projected_patches_plus_sinusoids():
     patches = (IMAGES / 255.0).reshape(3, 4, 4, 6, 4, 3).transpose(0, 1, 3, 2, 4, 5)
     patches = patches.reshape(3, 4 * 6, 4 * 4 * 3)
     positions = np.asarray(sinusoidal_table_2d((4, 6), 16)).reshape(4 * 6, 16)
-    expected = patches @ kernel + np.asarray(bias) + positions
-    mean = expected.mean(-1, keepdims=True)
-    expected = (expected - mean) / np.sqrt(expected.var(-1, keepdims=True) + 1e-6)
+
+    def normalised(x):  # LayerNorm at its initial scale 1 and offset 0
+        return (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-6)
+
+    # The projections are normalised before the positions are added, and once more after.
+    expected = normalised(normalised(patches @ kernel + np.asarray(bias)) + positions)
     np.testing.assert_allclose(tokens, expected, atol=1e-4)
 
 
@@ -154,6 +158,7 @@ def test_default_patch_size_keeps_the_grid_affordable():
         (dict(hidden_dim=18), r"multiple of 4 with sinusoidal 2D positions. .*hidden_dim=18"),
         (dict(num_heads=3), r"`hidden_dim` must be a multiple of `num_heads`"),
         (dict(encoder_layers=0.5), r"`encoder_layers` must be an integer >= 0"),
+        (dict(alibi_2d="yes"), r"`alibi_2d` must be True or False. Received: alibi_2d='yes'"),
         (dict(image_size=4), r"`image_size` must be an integer >= 8"),
     ],
 )
@@ -170,16 +175,33 @@ def test_bad_images_are_refused():
 def test_summary_and_config():
     model = _model(encoder_layers=2)
     config = model.get_config()
-    assert (config["patch_size"], config["encoder_layers"], config["positions"]) == (
-        4,
-        2,
-        "sinusoidal",
-    )
+    assert (
+        config["patch_size"],
+        config["encoder_layers"],
+        config["positions"],
+        config["alibi_2d"],
+    ) == (4, 2, "sinusoidal", True)
     names = [layer.name for layer in model.image_encoder.layers]
-    assert names[1:4] == ["image_resizing", "preprocessing", "patch_embedding"]
+    assert names[1:5] == ["image_resizing", "preprocessing", "patch_embedding", "patch_norm"]
     assert [name for name in names if "encoder_block" in name] == [
         "encoder_block_0",
         "encoder_block_1",
     ]
     assert ViTCaptioner.from_config(config).count_params() == model.count_params()
     assert keras.saving.get_registered_name(ViTCaptioner) == "keras_attention>ViTCaptioner"
+
+
+@pytest.mark.parametrize("alibi_2d", [True, False])
+def test_encoder_blocks_see_the_2d_alibi_bias_of_the_patch_grid(alibi_2d):
+    # The image tokens are the last block's output on the block input with the bias of
+    # AlibiBias2D over the 4 x 6 grid (or none): run the block by hand on its input.
+    model = _model(encoder_layers=1, alibi_2d=alibi_2d)
+    encoder = model.image_encoder
+    block = encoder.get_layer("encoder_block_0")
+    before_blocks = keras.Model(encoder.input, encoder.get_layer("image_token_dropout").output)
+    tokens = before_blocks(IMAGES)  # (3, 24, 16)
+    bias = AlibiBias2D((4, 6)).bias(2) if alibi_2d else None
+    expected = encoder.get_layer("encoder_norm")(block(tokens, attention_bias=bias))
+    np.testing.assert_allclose(np.asarray(encoder(IMAGES)), np.asarray(expected), atol=1e-5)
+    unbiased = encoder.get_layer("encoder_norm")(block(tokens))
+    assert np.allclose(np.asarray(encoder(IMAGES)), np.asarray(unbiased)) != alibi_2d

@@ -59,9 +59,10 @@ def test_given_flags_win_over_the_model_defaults():
     assert (args.num_layers, args.num_heads, args.encoder_layers) == (2, 1, 0)
     assert args.train_steps == 5000 and args.learning_rate == 2e-3
     assert parse(["--attention-penalty", "1"]).attention_penalty == 1.0
-    args = parse(["--model", "vit", "--patch-size", "4"])
-    assert (args.patch_size, args.num_layers, args.num_heads, args.hidden_dim) == (4, 2, 2, 64)
-    assert parse(["--model", "vit"]).patch_size == 8
+    args = parse(["--model", "vit", "--patch-size", "8"])
+    assert (args.patch_size, args.num_layers, args.num_heads, args.hidden_dim) == (8, 2, 2, 64)
+    args = parse(["--model", "vit"])
+    assert (args.patch_size, args.encoder_layers, args.earliest_decay_step) == (4, 1, 4000)
     with pytest.raises(SystemExit):
         parse(["--model", "lstm"])
 
