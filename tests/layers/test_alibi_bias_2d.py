@@ -99,9 +99,7 @@ def test_block_with_the_bias_matches_numpy_block_with_the_formula(norm_first):
     # The bias in the NumPy block is the formula's, not the layer's.
     block = TransformerEncoderBlock(num_heads=2, intermediate_dim=16, norm_first=norm_first)
     x = RNG.normal(size=(2, 6, 8)).astype("float32")
-    y, weights = block(
-        x, attention_bias=AlibiBias2D((2, 3)).bias(2), return_attention_scores=True
-    )
+    y, weights = block(x, attention_bias=AlibiBias2D((2, 3)).bias(2), return_attention_scores=True)
     bias = numpy_alibi_2d((2, 3), [1.0, 0.25])[None]  # (1, H, N, N)
     weights_in_order = [np.asarray(w, "float64") for w in block.get_weights()]
     expected_y, expected_weights = encoder_block(

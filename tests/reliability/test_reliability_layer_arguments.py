@@ -111,6 +111,14 @@ AUDIT = [
     (layers.TokenPooling, {}, {"pooling": ["max", None]}),
     (layers.AlibiBias, {}, {"alibi_bias_max": [0, -1, float("nan"), "8", None]}),
     (
+        layers.AlibiBias2D,
+        {"grid_size": (2, 3)},
+        {
+            "grid_size": [(0, 3), (2,), (2.5, 3), "2x3", None],
+            "slopes": [[], [-1.0], [float("nan")], "1", ["0.5"], 0.5],
+        },
+    ),
+    (
         layers.RelativePositionBias,
         {"num_heads": 2},
         {
