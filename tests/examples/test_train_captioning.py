@@ -96,17 +96,18 @@ def test_vit_captioner_end_to_end_on_its_patch_grid(train_captioning, tmp_path, 
         + ["--output-dir", str(output_dir), "--export", str(export_dir)]
     )
     printed = capsys.readouterr().out
-    # The built-in 48-pixel scenes in the default 8-pixel patches: a 6x6 grid.
-    assert "multiples of the patch size 8: a 6x6 feature grid" in printed
+    # The built-in 48-pixel scenes in the default 4-pixel patches: a 12x12 grid.
+    assert "multiples of the patch size 4: a 12x12 feature grid" in printed
     assert metrics["model"] == "vit" and metrics["image_size"] == [48, 48]
     assert 0.0 <= metrics["bleu"] <= 100.0 and metrics["test_images"] == 4
     assert (output_dir / "attention_0.png").stat().st_size > 0
     assert "test image 0" in (output_dir / "attention_explorer.html").read_text()
     restored = keras.saving.load_model(output_dir / "checkpoints" / "epoch_001.keras")
-    assert type(restored).__name__ == "ViTCaptioner" and restored.grid_size == (6, 6)
+    assert type(restored).__name__ == "ViTCaptioner" and restored.grid_size == (12, 12)
+    assert restored.get_config()["alibi_2d"] is True
     serve = tf.saved_model.load(str(export_dir)).signatures["serving_default"]
     outputs = serve(images=tf.zeros((2, 60, 40, 3)))
-    assert outputs["attention"].shape == (2, metrics["max_length"], 6, 6)
+    assert outputs["attention"].shape == (2, metrics["max_length"], 12, 12)
     assert outputs["caption"].dtype == tf.string
 
 
