@@ -11,10 +11,11 @@ def alibi_2d_slopes(num_heads):
     """The default per-head slopes of `AlibiBias2D`: `1, 1/4, 1/16, ...`, as Python floats.
 
     Head `h` (from 0) gets `4 ** -h`. A score falls by `slope` for each patch
-    of distance: the first head weighs a neighbour `e` times less than the
-    patch itself and sees little beyond two or three patches, like a small
-    convolution; each further head sees twice as far, and the last ones
-    attend over the whole image almost uniformly.
+    of distance: on equal scores the first head weighs a neighbour `e` times
+    less than the patch itself and gives 86% of its attention to the patches
+    less than three away, like a small convolution; each further head
+    reaches four times as far, and the last ones attend over the whole image
+    almost uniformly.
 
     Args:
         num_heads: a positive int.
