@@ -12,8 +12,9 @@ def alibi_2d_slopes(num_heads):
 
     Head `h` (from 0) gets `4 ** -h`. A score falls by `slope` for each patch
     of distance: on equal scores the first head weighs a neighbour `e` times
-    less than the patch itself and gives 86% of its attention to the patches
-    less than three away, like a small convolution; each further head
+    less than the patch itself and, at the centre of a 7x7 grid, gives 86%
+    of its attention to the patches less than three away, like a small
+    convolution; each further head
     reaches four times as far, and the last ones attend over the whole image
     almost uniformly.
 
