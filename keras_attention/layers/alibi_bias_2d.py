@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from keras_attention.layers.position_grid import check_grid_size
 from keras_attention.validation import check_finite_number
 from keras_attention.validation import check_positive_int
 
@@ -32,18 +33,6 @@ def alibi_2d_slopes(num_heads):
     """
     check_positive_int("num_heads", num_heads)
     return [4.0**-head for head in range(num_heads)]
-
-
-def _check_grid_size(grid_size):
-    pair = tuple(grid_size) if isinstance(grid_size, (tuple, list)) else ()
-    if len(pair) != 2 or any(
-        isinstance(side, bool) or not isinstance(side, int) or side <= 0 for side in pair
-    ):
-        raise ValueError(
-            "`grid_size` must be a pair of positive ints (rows, columns) of patches. "
-            f"Received: grid_size={grid_size!r}"
-        )
-    return pair
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
@@ -96,7 +85,7 @@ class AlibiBias2D(keras.layers.Layer):
 
     def __init__(self, grid_size, slopes=None, **kwargs):
         super().__init__(**kwargs)
-        self.grid_size = _check_grid_size(grid_size)
+        self.grid_size = check_grid_size(grid_size)
         if slopes is not None:
             if not isinstance(slopes, (tuple, list)) or not slopes:
                 raise ValueError(
