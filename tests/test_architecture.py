@@ -13,6 +13,8 @@ ALLOWED_IMPORTS = {
     "validation": set(),
     "backend_support": set(),
     "version": set(),
+    # Imports the serializable subpackages by name (importlib), never by an import statement.
+    "registration": set(),
     "ops": {"validation"},
     "layers": {"ops", "validation"},
     "text": {"validation"},
