@@ -33,7 +33,6 @@ Example (in a process that has imported Keras, as any process loading a
 """
 
 import importlib
-import importlib.abc
 import sys
 import threading
 import warnings
@@ -90,11 +89,13 @@ def _keras_is_loaded():
     return module is not None and not getattr(spec, "_initializing", False)
 
 
-class _KerasImportWatcher(importlib.abc.MetaPathFinder):
+class _KerasImportWatcher:
     """Wraps the loading of `WAITED_FOR` and `keras_attention` modules (see the module docstring).
 
     It finds nothing itself: it asks the finders after it for the real
     module spec and wraps that spec's loader, so each module loads as usual.
+    (A finder and a loader are protocols; the `importlib.abc` base classes
+    would cost `import keras_attention` ten times its own import time.)
     """
 
     def __init__(self):
@@ -136,7 +137,7 @@ class _KerasImportWatcher(importlib.abc.MetaPathFinder):
             )
 
 
-class _WatchedLoader(importlib.abc.Loader):
+class _WatchedLoader:
     """A loader that tells the watcher when its module starts and finishes executing."""
 
     def __init__(self, loader, watcher, is_keras):
