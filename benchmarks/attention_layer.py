@@ -49,11 +49,12 @@ def _train_step(layer, inputs, jit_compile, return_attention_scores):
             result = layer(
                 inputs, inputs, training=True, return_attention_scores=return_attention_scores
             )
-            output = result[0] if return_attention_scores else result
+            # float32 loss: under mixed precision (--device gpu) the outputs are bfloat16.
+            output = tf.cast(result[0] if return_attention_scores else result, "float32")
             loss = tf.reduce_mean(tf.square(output))
             if return_attention_scores:
                 # Use the scores so that their graph is kept.
-                loss += 1e-3 * tf.reduce_mean(result[1])
+                loss += 1e-3 * tf.reduce_mean(tf.cast(result[1], "float32"))
         gradients = tape.gradient(loss, [inputs] + layer.trainable_variables)
         return loss + 0.0 * tf.linalg.global_norm(gradients)
 

@@ -65,7 +65,8 @@ def _train_step(block, inputs, padding_mask, jit_compile):
     def step():
         with tf.GradientTape() as tape:
             output = block(inputs, padding_mask=padding_mask, training=True)
-            loss = tf.reduce_mean(tf.square(output))
+            # float32 loss: under mixed precision (--device gpu) the outputs are bfloat16.
+            loss = tf.reduce_mean(tf.square(tf.cast(output, "float32")))
         gradients = tape.gradient(loss, block.trainable_variables)
         optimizer.apply(gradients, block.trainable_variables)
         return loss
