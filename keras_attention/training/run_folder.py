@@ -240,8 +240,10 @@ def run_folder_state(output_dir, arguments, overwrite=False, ignored=()):
         return "new"
     previous = _read_arguments(os.path.join(output_dir, ARGUMENTS_FILE))
     if previous is None:
+        where = os.path.abspath(output_dir)
+        where = repr(output_dir) + ("" if where == output_dir else f" ({where})")
         raise RunFolderError(
-            f"--output-dir {output_dir!r} holds files that are not a run of these scripts "
+            f"--output-dir {where} holds files that are not a run of these scripts "
             f"(no readable {ARGUMENTS_FILE}; the arguments are not recorded): "
             f"{_list_entries(existing)}. --overwrite empties only the folder of an earlier "
             "run; choose another --output-dir (or a new sub-folder of this one)."
