@@ -140,13 +140,10 @@ def main(argv=None):
         objects = ka.data.builtin_test_objects(args.image_size, args.builtin_sizes, args.seed)
         report = ka.metrics.attention_on_objects_report
         metrics.update(report(outputs["words"], outputs["attention"], objects[: len(images)]))
-    run.write_metrics(args.output_dir, metrics)  # before the export: a failing one loses nothing
-    if args.export:
-        export = ka.serving.export_captioner
-        run.export_folder(
-            args.export, lambda to: export(model, to, encoder, max_length, args.beam_width)
-        )
-        print(f"SavedModel written to {args.export}")
+    export = ka.serving.export_captioner
+    run.finish_run(  # metrics, the export, and only then the training backup is removed
+        args, metrics, lambda to: export(model, to, encoder, max_length, args.beam_width)
+    )
     return metrics
 
 

@@ -134,14 +134,11 @@ def main(argv=None):
     metrics.update(max_length=args.max_length, seconds=round(time.time() - start, 1))
     metrics.update(train_seconds=round(train_seconds, 1), dtype_policy=policy)
     metrics.update(replicas=strategy.num_replicas_in_sync)
-    run.write_metrics(args.output_dir, metrics)  # metrics first: a failing export keeps them
-    if args.export:
 
-        def write(folder):
-            export_translator(model, folder, *encoders, **lengths, beam_width=args.beam_width)
+    def write_export(folder):
+        export_translator(model, folder, *encoders, **lengths, beam_width=args.beam_width)
 
-        run.export_folder(args.export, write)
-        print(f"SavedModel written to {args.export}")
+    run.finish_run(args, metrics, write_export)  # metrics, export, then the backup is removed
     return metrics
 
 

@@ -123,12 +123,9 @@ def main(argv=None):
     metrics.update(image_size=list(data.image_shape), patch_size=args.patch_size)
     metrics.update(batch_size=args.batch_size, epochs=args.epochs, augmentation=data.augmentation)
     metrics.update(dtype_policy=policy, replicas=strategy.num_replicas_in_sync)
-    run.write_metrics(args.output_dir, metrics)  # metrics first: a failing export keeps them
-    if args.export:
-        run.export_folder(
-            args.export, lambda folder: export_image_classifier(model, folder, data.class_names)
-        )
-        print(f"SavedModel written to {args.export}")
+    run.finish_run(  # metrics, the export, and only then the training backup is removed
+        args, metrics, lambda to: export_image_classifier(model, to, data.class_names)
+    )
     return metrics
 
 

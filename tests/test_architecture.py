@@ -11,6 +11,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "keras_attention"
 # and nothing outside `models` needs a model's classes to decode, export or draw.
 ALLOWED_IMPORTS = {
     "validation": set(),
+    "durable_files": set(),
     "backend_support": set(),
     "version": set(),
     # Imports the serializable subpackages by name (importlib), never by an import statement.
@@ -20,7 +21,7 @@ ALLOWED_IMPORTS = {
     "text": {"validation"},
     "data": {"ops", "text", "validation"},
     "generation": {"backend_support", "ops", "validation"},
-    "callbacks": {"validation"},
+    "callbacks": {"durable_files", "validation"},
     "losses": {"validation"},
     "metrics": {"losses", "validation"},
     "visualization": {"text", "validation"},
@@ -38,6 +39,7 @@ ALLOWED_IMPORTS = {
     "training": {
         "backend_support",
         "callbacks",
+        "durable_files",
         "data",
         "losses",
         "metrics",

@@ -69,19 +69,24 @@ def add_common_arguments(
     parser.add_argument(
         "--output-dir",
         default=output_dir,
-        help="folder for checkpoints, TensorBoard logs, the backup and figures",
+        help="folder for checkpoints, TensorBoard logs, the backup and figures: new, empty, "
+        "or one of this same run, which is resumed; locked while the run lasts (a second "
+        "run on it stops at once); a folder of other files is refused",
     )
     parser.add_argument(
         "--overwrite",
         action="store_true",
         help="empty an --output-dir that holds a run with other arguments (without it such "
-        "a folder is refused; one holding this same run is resumed)",
+        "a folder is refused; one holding this same run is resumed; a folder that is not a "
+        "run, without run_arguments.json, is refused even so)",
     )
     parser.add_argument(
         "--export",
         metavar="DIR",
-        help="write a TensorFlow SavedModel to DIR (checked for writing before training; "
-        "replaces what DIR held once complete)",
+        help="write a TensorFlow SavedModel to DIR: absent, empty, or an earlier export of "
+        "keras_attention, which it replaces in one step once the new one is complete; not "
+        "--output-dir nor a folder holding it (OUTPUT_DIR/served is fine); checked before "
+        "training",
     )
     parser.add_argument(
         "--strategy",

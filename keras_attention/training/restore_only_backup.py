@@ -22,6 +22,8 @@ class RestoreOnlyBackup(SafeBackupAndRestore):
     False
     """
 
+    writes_backups = False  # not even to clear leftovers: the chief's may be on another machine
+
     def __init__(self, backup_dir):
         super().__init__(backup_dir, delete_at_end=False)
 

@@ -1,5 +1,17 @@
 """A training run's folder: checked before training, resumed or refused when reused.
 
+A run writes only into its `--output-dir` and its `--export` folder, and
+never replaces or deletes what it did not write:
+
+- `prepare_run_folder` claims `--output-dir`: a new or empty folder, or one
+  that holds this same run (its `run_arguments.json`), which is resumed;
+  `--overwrite` empties only a folder of an earlier run;
+- `check_export_path` refuses, before training, an `--export` that is
+  `--output-dir`, holds it, or is one of the run's own entries, and a
+  folder that holds anything but an export this library wrote (marked by
+  `EXPORT_MARKER` inside it);
+- `remove_run_leftovers` clears what killed writes left in a run folder.
+
 Pure Python (no TensorFlow), so a script can check its paths right after
 parsing its arguments, before it spends time importing or training.
 """
@@ -9,7 +21,24 @@ import os
 import shutil
 import tempfile
 
+from keras_attention.durable_files import write_file_atomically
+
 ARGUMENTS_FILE = "run_arguments.json"
+LOCK_FILE = ".run.lock"
+# Written last inside every export: a folder holding it is a whole export of this library.
+EXPORT_MARKER = "keras_attention_export.json"
+# What a run writes in its folder that an export must never replace.
+RUN_FOLDERS = ("backup", "checkpoints", "logs", "vocabulary")
+RUN_FILES = (ARGUMENTS_FILE, LOCK_FILE, "metrics.json", "attention_explorer.html")
+# Hidden names of a run folder's temporary writes (see `remove_run_leftovers`).
+_PROBE_PREFIX = ".write_probe_"
+REMOVED_BACKUP_PREFIX = ".backup.removing_"
+_LEFTOVER_PREFIXES = (
+    _PROBE_PREFIX,
+    REMOVED_BACKUP_PREFIX,
+    *(f".{name}.partial_" for name in (ARGUMENTS_FILE, "metrics.json")),
+)
+_LISTED_ENTRIES = 3  # entries a message shows of a folder that is refused
 
 
 class RunFolderError(ValueError):
@@ -33,7 +62,7 @@ def check_writable(path, name):
     """
     try:
         os.makedirs(path, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=path, prefix=".write_probe_"):
+        with tempfile.NamedTemporaryFile(dir=path, prefix=_PROBE_PREFIX):
             pass
     except OSError as error:
         raise RunFolderError(
@@ -42,17 +71,38 @@ def check_writable(path, name):
         ) from None
 
 
-def check_export_path(path, name="--export"):
+def check_export_path(path, output_dir=None, name="--export"):
     """Checks before training that a SavedModel can later be written to `path`.
 
-    The export itself goes to a sibling folder that replaces `path` when
-    complete (`replace_folder`), so what is checked is the parent folder.
+    `path` may be absent, an empty folder, or an earlier export of this
+    library (which the new one replaces whole); its parent must be
+    writable. Beside a run folder `output_dir`, `path` must not be that
+    folder nor hold it, and inside it must not be one of the run's own
+    entries (`checkpoints`, `backup`, `logs`, `vocabulary`, ...):
+    `OUTPUT_DIR/served` is fine.
+
+    Args:
+        path: the export folder.
+        output_dir: the run's `--output-dir`, or None.
+        name: the argument `path` came from, for the messages.
+
+    Raises:
+        RunFolderError: naming the path and why it cannot be used.
+
+    Example:
+
+    >>> import os, tempfile
+    >>> run = tempfile.mkdtemp()
+    >>> check_export_path(os.path.join(run, "served"), run)
+    >>> check_export_path(os.path.dirname(run), run)
+    Traceback (most recent call last):
+    ...
+    keras_attention.training.run_folder.RunFolderError: `--export` must not hold the --output-dir...
     """
     path = os.path.abspath(path)
-    if os.path.exists(path) and not os.path.isdir(path):
-        raise RunFolderError(
-            f"`{name}` must be a folder path. Received: {name}={path!r}, which is a file"
-        )
+    if output_dir is not None:
+        _check_apart_from_run(path, output_dir, name)
+    check_export_target(path, name)
     try:
         check_writable(os.path.dirname(path), name)
     except RunFolderError as error:
@@ -62,38 +112,70 @@ def check_export_path(path, name="--export"):
         ) from None
 
 
-def replace_folder(path, write):
-    """Calls `write(temporary_path)`, then puts the result at `path` in place of what was there.
+def check_export_target(path, name="--export"):
+    """Raises `RunFolderError` unless `path` is absent, an empty folder or an export of ours.
 
-    Nothing is left from an earlier folder at `path` (no stale files beside
-    the new ones), and a failure in `write` leaves the earlier folder as it was.
+    Called before training and again right before an export replaces
+    `path`, so that files put there in between are not lost either.
 
     Example:
 
     >>> import os, tempfile
-    >>> target = os.path.join(tempfile.mkdtemp(), "served")
-    >>> replace_folder(target, lambda tmp: open(os.path.join(tmp, "a"), "w").close())
-    >>> replace_folder(target, lambda tmp: open(os.path.join(tmp, "b"), "w").close())
-    >>> os.listdir(target)
-    ['b']
+    >>> folder = tempfile.mkdtemp()
+    >>> check_export_target(folder)  # empty: fine
+    >>> open(os.path.join(folder, "thesis.tex"), "w").close()
+    >>> check_export_target(folder)
+    Traceback (most recent call last):
+    ...
+    keras_attention.training.run_folder.RunFolderError: `--export` must be absent...'thesis.tex'...
     """
-    path = os.path.abspath(path)
-    parent, name = os.path.split(path)
-    os.makedirs(parent, exist_ok=True)
-    staging = tempfile.mkdtemp(prefix=f".{name}.partial_", dir=parent)
-    try:
-        write(staging)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    old = None
-    if os.path.exists(path):
-        old = tempfile.mkdtemp(prefix=f".{name}.old_", dir=parent)
-        os.rmdir(old)
-        os.rename(path, old)
-    os.rename(staging, path)
-    if old:
-        shutil.rmtree(old, ignore_errors=True)
+    if not os.path.lexists(path):
+        return
+    if not os.path.isdir(path) or os.path.islink(path):
+        kind = "a link" if os.path.islink(path) else "a file"
+        raise RunFolderError(
+            f"`{name}` must be a folder path. Received: {name}={path!r}, which is {kind}"
+        )
+    entries = sorted(os.listdir(path))
+    if entries and not is_library_export(path):
+        raise RunFolderError(
+            f"`{name}` must be absent, an empty folder or an earlier export of keras_attention "
+            f"(marked by {EXPORT_MARKER}), which it replaces. Received: {name}={path!r}, which "
+            f"holds {_list_entries(entries)}. Choose another {name}, or move these files away."
+        )
+
+
+def is_library_export(path):
+    """Whether `path` is a folder holding a whole export written by this library.
+
+    Example:
+
+    >>> import tempfile
+    >>> is_library_export(tempfile.mkdtemp())
+    False
+    """
+    return os.path.isfile(os.path.join(path, EXPORT_MARKER))
+
+
+def _check_apart_from_run(path, output_dir, name):
+    export = os.path.realpath(path)
+    run = os.path.realpath(output_dir)
+    received = f"Received: {name}={path!r}, --output-dir={output_dir!r}"
+    if os.path.commonpath([export, run]) == export:
+        what = "be" if export == run else "hold"
+        raise RunFolderError(
+            f"`{name}` must not {what} the --output-dir: the export replaces its folder "
+            f"whole, which would delete the run's checkpoints, backup and results. "
+            f"{received}. Export to a folder of its own, e.g. {os.path.join(run, 'served')!r}."
+        )
+    if os.path.commonpath([export, run]) == run:
+        entry = os.path.relpath(export, run).split(os.sep)[0]
+        if entry in RUN_FOLDERS + RUN_FILES:
+            raise RunFolderError(
+                f"`{name}` must not be the run's own {entry!r} nor lie inside it: the run "
+                f"writes there. {received}. Export to another sub-folder, e.g. "
+                f"{os.path.join(run, 'served')!r}."
+            )
 
 
 def prepare_run_folder(output_dir, arguments, overwrite=False, ignored=()):
@@ -102,11 +184,14 @@ def prepare_run_folder(output_dir, arguments, overwrite=False, ignored=()):
     - an absent or empty folder: a new run;
     - a folder whose `run_arguments.json` holds the same arguments: the same
       run, resumed from its backup (returns "resume");
-    - a folder of another run (other arguments, or files without
-      `run_arguments.json`): `RunFolderError` naming the arguments that
-      differ, unless `overwrite`, which empties the folder first.
+    - a folder of another run (other arguments): `RunFolderError` naming the
+      arguments that differ, unless `overwrite`, which empties it first;
+    - a folder with files but no `run_arguments.json` (not a run of these
+      scripts: a home folder, a user's documents): `RunFolderError` naming
+      some of them, with or without `overwrite`.
 
     The arguments are written to `output_dir/run_arguments.json`.
+    `run_folder_state` makes the same decision without writing anything.
 
     Args:
         output_dir: the run's folder.
@@ -130,42 +215,117 @@ def prepare_run_folder(output_dir, arguments, overwrite=False, ignored=()):
     ...
     keras_attention.training.run_folder.RunFolderError: ... epochs=2 there, epochs=3 now...
     """
-    arguments = {key: value for key, value in sorted(arguments.items()) if key not in set(ignored)}
-    arguments = json.loads(json.dumps(arguments, default=str))  # tuples -> lists, as stored
-    check_writable(output_dir, "--output-dir")
-    record = os.path.join(output_dir, ARGUMENTS_FILE)
-    existing = [name for name in os.listdir(output_dir) if not name.startswith(".write_probe_")]
-    state = "new"
-    if existing:
-        previous = _read_arguments(record)
-        if previous == arguments:
-            state = "resume"
-        elif overwrite:
-            for name in existing:
-                _remove(os.path.join(output_dir, name))
-            state = "overwrite"
-        else:
-            raise RunFolderError(
-                f"--output-dir {output_dir!r} holds {_describe(previous, arguments)}. "
-                "Run with the same arguments to resume it, pass --overwrite to replace it, "
-                "or choose another --output-dir."
-            )
-    with open(record, "w") as file:
-        json.dump(arguments, file, indent=2)
+    arguments = _recorded(arguments, ignored)
+    state = run_folder_state(output_dir, arguments, overwrite)
+    if state == "overwrite":
+        for name in _entries(output_dir):
+            _remove(os.path.join(output_dir, name))
+    write_file_atomically(os.path.join(output_dir, ARGUMENTS_FILE), json.dumps(arguments, indent=2))
     return state
+
+
+def run_folder_state(output_dir, arguments, overwrite=False, ignored=()):
+    """What `prepare_run_folder` would do with `output_dir`, deciding without writing.
+
+    Returns:
+        "new", "resume" or "overwrite".
+
+    Raises:
+        RunFolderError: the folder cannot be used (see `prepare_run_folder`).
+    """
+    arguments = _recorded(arguments, ignored)
+    check_writable(output_dir, "--output-dir")
+    existing = _entries(output_dir)
+    if not existing:
+        return "new"
+    previous = _read_arguments(os.path.join(output_dir, ARGUMENTS_FILE))
+    if previous is None:
+        where = os.path.abspath(output_dir)
+        where = repr(output_dir) + ("" if where == output_dir else f" ({where})")
+        raise RunFolderError(
+            f"--output-dir {where} holds files that are not a run of these scripts "
+            f"(no readable {ARGUMENTS_FILE}; the arguments are not recorded): "
+            f"{_list_entries(existing)}. --overwrite empties only the folder of an earlier "
+            "run; choose another --output-dir (or a new sub-folder of this one)."
+        )
+    if previous == arguments:
+        return "resume"
+    if overwrite:
+        return "overwrite"
+    raise RunFolderError(
+        f"--output-dir {output_dir!r} holds {_describe(previous, arguments)}. "
+        "Run with the same arguments to resume it, pass --overwrite to replace it, "
+        "or choose another --output-dir."
+    )
+
+
+def remove_run_leftovers(output_dir):
+    """Removes what killed writes left in a run folder; call it while holding its lock.
+
+    Temporary checkpoint files (`checkpoints/.partial_*`), backups
+    (`backup/.partial_*`), metrics and argument files and a backup being
+    removed. With the folder locked no other run writes there, so every
+    such leftover is of a process that is gone.
+
+    Returns:
+        the paths removed.
+
+    Example:
+
+    >>> import os, tempfile
+    >>> run = tempfile.mkdtemp()
+    >>> os.makedirs(os.path.join(run, "checkpoints"))
+    >>> open(os.path.join(run, "checkpoints", ".partial_77_epoch_002.keras"), "w").close()
+    >>> [os.path.basename(path) for path in remove_run_leftovers(run)]
+    ['.partial_77_epoch_002.keras']
+    """
+    removed = []
+    places = [
+        (output_dir, _LEFTOVER_PREFIXES),
+        (os.path.join(output_dir, "checkpoints"), (".partial_",)),
+        (os.path.join(output_dir, "backup"), (".partial_",)),
+    ]
+    for folder, prefixes in places:
+        if not os.path.isdir(folder):
+            continue
+        for name in sorted(os.listdir(folder)):
+            if name.startswith(prefixes):
+                path = os.path.join(folder, name)
+                _remove(path)
+                removed.append(path)
+    return removed
+
+
+def _recorded(arguments, ignored):
+    arguments = {key: value for key, value in sorted(arguments.items()) if key not in set(ignored)}
+    return json.loads(json.dumps(arguments, default=str))  # tuples -> lists, as stored
+
+
+def _entries(output_dir):
+    """The folder's entries, without the lock file and the write probes."""
+    return sorted(
+        name
+        for name in os.listdir(output_dir)
+        if name != LOCK_FILE and not name.startswith(_PROBE_PREFIX)
+    )
+
+
+def _list_entries(entries):
+    shown = ", ".join(repr(name) for name in entries[:_LISTED_ENTRIES])
+    more = len(entries) - _LISTED_ENTRIES
+    return shown + (f" and {more} more" if more > 0 else "")
 
 
 def _read_arguments(path):
     try:
         with open(path) as file:
-            return json.load(file)
+            arguments = json.load(file)
     except (OSError, ValueError):
         return None
+    return arguments if isinstance(arguments, dict) else None
 
 
 def _describe(previous, arguments):
-    if previous is None:
-        return "files of an earlier run whose arguments are not recorded"
     names = sorted(set(previous) | set(arguments))
     changes = [
         f"{name}={previous.get(name)!r} there, {name}={arguments.get(name)!r} now"

@@ -1,46 +1,64 @@
 """Setting up and finishing a training run the way every training script does.
 
 Precision and distribution from the flags (`configure_precision`,
-`make_strategy`, `jit_compile_for`), the run folder claimed before training
-(`prepare_output`), the callbacks every run trains with
-(`training_callbacks`: per-epoch `.keras` checkpoints, a backup that lets an
-interrupted run resume from its last finished epoch, TensorBoard logs), and
-the results written after it (`write_metrics`, `export_folder`). Keras and
-TensorFlow are imported inside the functions that need them.
+`make_strategy`, `jit_compile_for`), the run folder checked, locked and
+claimed before training (`prepare_output`), the callbacks every run trains
+with (`training_callbacks`: per-epoch `.keras` checkpoints, a backup that lets
+an interrupted run resume from its last finished epoch, TensorBoard logs), and
+the results written after it (`finish_run`: metrics, the export, and only then
+the backup's removal). Keras and TensorFlow are imported inside the functions
+that need them.
 """
 
 import importlib.util
 import json
 import os
+import shutil
 import sys
 import warnings
 
 from keras_attention.backend_support import require_tensorflow_backend
+from keras_attention.durable_files import make_folder
+from keras_attention.durable_files import write_file_atomically
 from keras_attention.training.cluster_config import read_worker_role
 from keras_attention.training.command_line import STRATEGIES
 from keras_attention.training.command_line import expand_path
+from keras_attention.training.export_replacement import recover_export_leftovers
+from keras_attention.training.export_replacement import replace_folder
+from keras_attention.training.run_folder import REMOVED_BACKUP_PREFIX
 from keras_attention.training.run_folder import RunFolderError
 from keras_attention.training.run_folder import check_export_path
 from keras_attention.training.run_folder import prepare_run_folder
-from keras_attention.training.run_folder import replace_folder
+from keras_attention.training.run_folder import remove_run_leftovers
+from keras_attention.training.run_folder import run_folder_state
+from keras_attention.training.run_lock import hold_run_lock
+from keras_attention.training.run_lock import holds_run_lock
+from keras_attention.training.run_lock import release_run_lock
 from keras_attention.training.worker_folders import redirect_outputs
 from keras_attention.training.worker_folders import shared_output_dir
 
 # Arguments that change where results go, not what the run computes.
 _NOT_PART_OF_THE_RUN = ("export", "html", "overwrite", "output_dir", "recipe")
+BACKUP_FOLDER = "backup"
 
 
 def prepare_output(args):
-    """Checks and claims the run's output paths before anything is trained.
+    """Checks, locks and claims the run's output paths before anything is trained.
 
     `--output-dir` (and `--export`) get `~` and environment variables
-    expanded and are checked for writing; a folder that holds this same run
+    expanded and are checked for writing. `--export` must be absent, empty
+    or an earlier export of this library, and must not be `--output-dir`
+    nor hold it (`check_export_path`). A folder that holds this same run
     (same arguments) is resumed from its backup, one that holds another run
-    is refused unless `--overwrite` (see `prepare_run_folder`).
+    is refused unless `--overwrite`, and one that is not a run is refused
+    (`prepare_run_folder`). The folder is then locked for the whole run
+    (`run_lock`): a second run on it stops here, naming the first. Under the
+    lock, what killed writes left is removed (`remove_run_leftovers`,
+    `recover_export_leftovers`), and a line says where training starts.
 
     Under `--strategy multiworker` only the chief (see `read_worker_role`)
-    claims and writes these paths; another worker's `args.output_dir` and
-    `args.export` are moved into a temporary folder deleted at exit
+    claims, locks and writes these paths; another worker's `args.output_dir`
+    and `args.export` are moved into a temporary folder deleted at exit
     (`redirect_outputs`), and it resumes from the chief's backup.
 
     Args:
@@ -50,7 +68,8 @@ def prepare_output(args):
         "new", "resume" or "overwrite"; "worker" for a non-chief worker.
 
     Raises:
-        SystemExit: with the reason, when a path cannot be used.
+        SystemExit: with the reason, when a path cannot be used or another
+            run holds the folder.
         ValueError: `--strategy multiworker` without a usable `TF_CONFIG`.
     """
     require_tensorflow_backend("This example training script")
@@ -65,22 +84,101 @@ def prepare_output(args):
                 f"writing to {args.output_dir}, deleted at exit"
             )
             return "worker"
+    arguments = dict(overwrite=args.overwrite, ignored=_NOT_PART_OF_THE_RUN)
+    locked_here = not holds_run_lock(args.output_dir)
     try:
         if args.export:
-            check_export_path(args.export)
-        state = prepare_run_folder(
-            args.output_dir, vars(args), overwrite=args.overwrite, ignored=_NOT_PART_OF_THE_RUN
-        )
+            check_export_path(args.export, args.output_dir)
+        run_folder_state(args.output_dir, vars(args), **arguments)  # refuse before locking
+        hold_run_lock(args.output_dir)
+        state = prepare_run_folder(args.output_dir, vars(args), **arguments)
     except RunFolderError as error:
+        if locked_here:
+            release_run_lock(args.output_dir)
         raise SystemExit(f"error: {error}") from None
-    if state == "resume":
-        print(f"{args.output_dir} holds this run: resuming from its last backup, if any")
+    _clean_leftovers(args.output_dir, args.export)
+    print(_starting_point(args.output_dir, state))
     return state
 
 
+def _clean_leftovers(output_dir, export):
+    removed = remove_run_leftovers(output_dir)
+    if export:
+        inside = os.path.commonpath([os.path.realpath(export), os.path.realpath(output_dir)])
+        locked = inside == os.path.realpath(output_dir)  # no other run writes there
+        export_removed, restored = recover_export_leftovers(export, any_writer=locked)
+        removed += export_removed
+        if restored:
+            print(f"{restored}: put back the previous export, which a killed export had moved")
+    for path in removed:
+        print(f"removed {path}, left by an interrupted write")
+
+
+def _starting_point(output_dir, state):
+    """The line that says where training starts, as the backup on disk tells."""
+    from keras_attention.callbacks.safe_backup import backup_status
+
+    if state != "resume":
+        return f"{output_dir}: a new run, training starts at epoch 1"
+    epoch, finished = backup_status(os.path.join(output_dir, BACKUP_FOLDER))
+    same = f"{output_dir} holds this run (same arguments)"
+    if epoch is None:
+        return f"{same}, with no training backup: training starts at epoch 1"
+    if finished:
+        return (
+            f"{same}, trained to its end (epoch {epoch}): resuming from that backup, "
+            "no epoch is trained again"
+        )
+    return f"{same}: resuming from its backup after epoch {epoch}, at epoch {epoch + 1}"
+
+
 def export_folder(path, write):
-    """Runs `write(folder)` into a staging folder that then replaces `path` whole."""
+    """Runs `write(folder)` into a staging folder that then replaces `path` whole.
+
+    See `export_replacement.replace_folder`: `path` must be absent, empty or
+    an earlier export of this library, and holds a whole export at every
+    moment.
+    """
     replace_folder(path, write)
+
+
+def finish_run(args, metrics, write_export=None):
+    """Writes the run's last results, then removes its backup and releases its folder.
+
+    In this order: `metrics.json`; the SavedModel with `write_export(folder)`
+    when `args.export` is set; then the training backup is removed and the
+    lock released. Until the last result is written the backup stays, so a
+    run that fails here (a full disk, a kill) resumes, with the same
+    command, from the trained model instead of training again.
+
+    Args:
+        args: the parsed arguments (`output_dir`, `export`).
+        metrics: dict of JSON-serialisable numbers for `metrics.json`.
+        write_export: a function that writes the export into the folder it
+            gets; needed when `args.export` is set.
+    """
+    write_metrics(args.output_dir, metrics)
+    if args.export:
+        if write_export is None:
+            raise ValueError(
+                "`write_export` must write the SavedModel when --export is given. "
+                f"Received: write_export=None, --export={args.export!r}"
+            )
+        export_folder(args.export, write_export)
+        print(f"SavedModel written to {args.export}")
+    if shared_output_dir(args.output_dir) is None:  # the chief's, or a one-process run's
+        remove_backup(args.output_dir)
+    release_run_lock(args.output_dir)
+
+
+def remove_backup(output_dir):
+    """Removes `output_dir/backup`: renamed aside first, so it is never left half deleted."""
+    backup = os.path.join(output_dir, BACKUP_FOLDER)
+    if not os.path.isdir(backup):
+        return
+    aside = make_folder(output_dir, REMOVED_BACKUP_PREFIX)
+    os.rename(backup, os.path.join(aside, BACKUP_FOLDER))
+    shutil.rmtree(aside)
 
 
 def configure_precision(mixed_precision):
@@ -196,10 +294,11 @@ def training_callbacks(output_dir):
       temporary file renamed into place;
     - `SafeBackupAndRestore` keeps the training state (weights, optimizer,
       epoch) in `output_dir/backup`: running the same command again after
-      an interruption resumes from the last finished epoch, and the backup is
-      removed once training ends. Each backup is written whole before the
-      previous one is deleted; one that cannot be read is skipped with a
-      warning;
+      an interruption resumes from the last finished epoch, or after the
+      end of training goes straight to evaluation and export. The backup is
+      kept when training ends and removed by `finish_run` once the run's
+      results are written. Each backup is written whole before the previous
+      one is deleted; one that cannot be read is skipped with a warning;
     - `TensorBoard` writes logs to `output_dir/logs`
       (`tensorboard --logdir output_dir/logs`) when the `tensorboard`
       package is installed (`pip install tensorboard`; TensorFlow no longer
@@ -235,9 +334,9 @@ def training_callbacks(output_dir):
     os.makedirs(os.path.join(output_dir, "checkpoints"), exist_ok=True)
     shared = shared_output_dir(output_dir)
     if shared is None:
-        backup = SafeBackupAndRestore(os.path.join(output_dir, "backup"))
+        backup = SafeBackupAndRestore(os.path.join(output_dir, BACKUP_FOLDER), delete_at_end=False)
     else:
-        backup = RestoreOnlyBackup(os.path.join(shared, "backup"))
+        backup = RestoreOnlyBackup(os.path.join(shared, BACKUP_FOLDER))
     callbacks = [
         AtomicModelCheckpoint(os.path.join(output_dir, "checkpoints", "epoch_{epoch:03d}.keras")),
         backup,
@@ -287,8 +386,7 @@ def write_metrics(output_dir, metrics):
     """
     os.makedirs(output_dir, exist_ok=True)
     path = os.path.join(output_dir, "metrics.json")
-    with open(path, "w") as file:
-        json.dump(metrics, file, indent=2)
+    write_file_atomically(path, json.dumps(metrics, indent=2))  # whole or the previous one
     return path
 
 

@@ -153,3 +153,33 @@ def test_mirrored_rnn_run_resumes_after_an_interruption(train_nmt, tmp_path, mon
     assert len(serve.saved_model.model_variables) == len(restored.variables)
     outputs = serve(["the dog sleeps", "a cat"])  # (B,) in: (B, T, S) attention out
     assert outputs["attention"].shape == (2, 12, 12)
+
+
+def test_run_killed_at_export_resumes_at_the_end_of_training(train_nmt, tmp_path, monkeypatch):
+    output_dir, export_dir = tmp_path / "run", tmp_path / "served"
+    argv = ["--model", "rnn", "--builtin-pairs", "120", "--epochs", "2", *TINY]
+    argv += ["--output-dir", str(output_dir), "--export", str(export_dir), "--no-html"]
+    watchers = watch_training(monkeypatch, train_nmt)
+    first = TrainingWatcher()
+    watchers.append(first)
+    export = train_nmt.export_translator
+
+    def full_disk(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(train_nmt, "export_translator", full_disk)
+    with pytest.raises(OSError, match="No space left"):
+        train_nmt.main(argv)
+    assert first.epochs == [0, 1]
+    assert (output_dir / "metrics.json").exists() and any((output_dir / "backup").iterdir())
+
+    # The same command again: no epoch trained again, straight on to scoring and export.
+    monkeypatch.setattr(train_nmt, "export_translator", export)
+    second = TrainingWatcher()
+    watchers.append(second)
+    train_nmt.main(argv)
+    assert second.epochs == []
+    for restored, trained in zip(second.start_weights, first.last_weights, strict=True):
+        np.testing.assert_array_equal(restored, trained)
+    assert (export_dir / "saved_model.pb").exists()
+    assert not (output_dir / "backup").exists()  # removed once the export is in place

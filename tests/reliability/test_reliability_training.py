@@ -3,6 +3,7 @@
 Each test is named for the case it covers; tiny Dense models keep them fast.
 """
 
+import argparse
 import json
 import os
 import shutil
@@ -11,13 +12,19 @@ import keras
 import numpy as np
 import pytest
 from example_scripts import load_example
+from file_events import flushed_before
+from file_events import needs_proc
+from file_events import record_fsyncs_and_renames
 
 from keras_attention.callbacks.atomic_checkpoint import AtomicModelCheckpoint
 from keras_attention.callbacks.safe_backup import SafeBackupAndRestore
+from keras_attention.training import run_setup
+from keras_attention.training.export_replacement import replace_folder
+from keras_attention.training.run_folder import EXPORT_MARKER
 from keras_attention.training.run_folder import RunFolderError
 from keras_attention.training.run_folder import check_export_path
 from keras_attention.training.run_folder import prepare_run_folder
-from keras_attention.training.run_folder import replace_folder
+from keras_attention.training.run_lock import release_run_lock
 
 X, Y = np.ones((8, 3), "float32"), np.zeros((8, 1), "float32")
 
@@ -111,6 +118,130 @@ def test_checkpoint_that_fails_mid_write_leaves_the_previous_one_whole(tmp_path,
     keras.models.load_model(path)  # still a valid model
 
 
+class _StopAfter(keras.callbacks.Callback):
+    """Ends `fit` normally after an epoch, as early stopping does."""
+
+    def __init__(self, epoch):
+        super().__init__()
+        self.epoch = epoch
+
+    def on_epoch_end(self, epoch, logs=None):
+        if epoch == self.epoch:
+            self.model.stop_training = True
+
+
+class _Interrupt(keras.callbacks.Callback):
+    def on_epoch_end(self, epoch, logs=None):
+        raise KeyboardInterrupt  # Ctrl-C after the first epoch's backup
+
+
+def test_a_finished_fit_started_again_trains_no_epoch_and_keeps_its_weights(tmp_path):
+    first = _model()
+    _fit(first, 3, run_setup.training_callbacks(str(tmp_path)))
+    trained = first.get_weights()
+    assert (tmp_path / "backup").is_dir()  # kept: the run has results still to write
+    second = _model()  # a new process after a failed export: other initial weights
+    history = _fit(second, 3, run_setup.training_callbacks(str(tmp_path)))
+    assert history.history.get("loss", []) == []  # fit went straight to its end
+    for restored, saved in zip(second.get_weights(), trained, strict=True):
+        np.testing.assert_array_equal(restored, saved)
+
+
+def test_a_fit_that_stopped_early_is_not_trained_again_by_the_same_command(tmp_path):
+    folder = str(tmp_path / "backup")
+    history = _fit(_model(), 5, [SafeBackupAndRestore(folder, False), _StopAfter(1)])
+    assert len(history.history["loss"]) == 2
+    assert len(_fit(_model(), 5, [SafeBackupAndRestore(folder, False)]).history) == 0
+    # Asked for another number of epochs, it trains on from the backup.
+    assert len(_fit(_model(), 4, [SafeBackupAndRestore(folder, False)]).history["loss"]) == 2
+
+
+def _run_args(tmp_path):
+    return argparse.Namespace(
+        output_dir=str(tmp_path / "run"),
+        export=str(tmp_path / "served"),
+        overwrite=False,
+        strategy="default",
+        epochs=2,
+    )
+
+
+def test_run_failing_at_export_resumes_at_the_end_of_training_saying_so(tmp_path, capsys):
+    args = _run_args(tmp_path)
+    run_setup.prepare_output(args)
+    assert "a new run, training starts at epoch 1" in capsys.readouterr().out
+    _fit(_model(), 2, run_setup.training_callbacks(args.output_dir))
+
+    def full_disk(folder):
+        open(os.path.join(folder, "saved_model.pb"), "wb").write(b"\x08")
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(OSError, match="No space left"):
+        run_setup.finish_run(args, {"loss": 0.5}, full_disk)
+    assert json.load(open(os.path.join(args.output_dir, "metrics.json"))) == {"loss": 0.5}
+    assert os.listdir(os.path.join(args.output_dir, "backup"))  # kept for the rerun
+    assert sorted(os.listdir(tmp_path)) == ["run"]  # no half export
+
+    run_setup.prepare_output(args)  # the same command again
+    assert "trained to its end (epoch 2): resuming from that backup, no epoch is trained again" in (
+        capsys.readouterr().out
+    )
+    history = _fit(_model(), 2, run_setup.training_callbacks(args.output_dir))
+    assert history.history == {}
+
+    def export(folder):
+        open(os.path.join(folder, "saved_model.pb"), "wb").write(b"\x08")
+
+    run_setup.finish_run(args, {"loss": 0.5}, export)
+    assert not os.path.exists(os.path.join(args.output_dir, "backup"))  # removed at the very end
+    assert sorted(os.listdir(args.export)) == [EXPORT_MARKER, "saved_model.pb"]
+    run_setup.prepare_output(args)  # once more: the run is complete, nothing to resume from
+    assert "with no training backup: training starts at epoch 1" in capsys.readouterr().out
+    release_run_lock(args.output_dir)
+
+
+def test_interrupted_run_says_from_which_epoch_it_resumes(tmp_path, capsys):
+    args = _run_args(tmp_path)
+    run_setup.prepare_output(args)
+    with pytest.raises(KeyboardInterrupt):
+        _fit(_model(), 3, run_setup.training_callbacks(args.output_dir) + [_Interrupt()])
+    run_setup.prepare_output(args)
+    assert "resuming from its backup after epoch 1, at epoch 2" in capsys.readouterr().out
+    history = _fit(_model(), 3, run_setup.training_callbacks(args.output_dir))
+    assert len(history.history["loss"]) == 2
+    release_run_lock(args.output_dir)
+
+
+@needs_proc
+def test_checkpoint_is_flushed_to_disk_before_the_rename_that_publishes_it(tmp_path, monkeypatch):
+    events = record_fsyncs_and_renames(monkeypatch)
+    _fit(_model(), 1, [AtomicModelCheckpoint(str(tmp_path / "epoch_{epoch:03d}.keras"))])
+    partial = next(path for kind, path in events if kind == "rename")
+    assert os.path.basename(partial) == f".partial_{os.getpid()}_epoch_001.keras"
+    before, after = flushed_before(events, partial)
+    assert partial in before and str(tmp_path) in after
+
+
+@needs_proc
+def test_backup_is_flushed_to_disk_before_the_rename_that_publishes_it(tmp_path, monkeypatch):
+    events = record_fsyncs_and_renames(monkeypatch)
+    _fit(_model(), 1, [SafeBackupAndRestore(str(tmp_path), delete_at_end=False)])
+    partial = next(path for kind, path in events if kind == "rename")
+    before, after = flushed_before(events, partial)
+    written = [
+        os.path.join(partial, name) for name in ("state.weights.h5", "training_metadata.json")
+    ]
+    assert set(written + [partial]) <= before
+    assert str(tmp_path) in after  # the backup folder's new entry
+
+
+def test_backup_cleanup_leaves_a_live_writers_temporary_folder(tmp_path):
+    live = tmp_path / f".partial_{os.getpid()}_1a2b3c4d"  # another run's backup in progress
+    live.mkdir()
+    _fit(_model(), 1, [SafeBackupAndRestore(str(tmp_path), delete_at_end=False)])
+    assert live.exists()
+
+
 def test_unwritable_export_path_is_refused_before_training(tmp_path):
     blocker = tmp_path / "a_file"
     blocker.write_text("")
@@ -144,6 +275,8 @@ def test_reused_output_dir_with_other_arguments_is_refused_naming_them(tmp_path)
 
 
 def test_overwrite_empties_an_output_dir_of_another_run(tmp_path):
+    """Another run's folder (its `run_arguments.json` differs) is emptied; see also
+    test_reliability_output_folders.py for a folder that is not a run."""
     prepare_run_folder(str(tmp_path), {"epochs": 2})
     (tmp_path / "rollout_0.png").write_text("old")
     assert prepare_run_folder(str(tmp_path), {"epochs": 3}, overwrite=True) == "overwrite"
@@ -161,9 +294,9 @@ def test_export_replaces_the_old_folder_whole_leaving_no_stale_files(tmp_path):
 
     with pytest.raises(OSError):
         replace_folder(target, failing)
-    assert os.listdir(target) == ["old.pb"]  # a failed export keeps the previous one
+    assert sorted(os.listdir(target)) == [EXPORT_MARKER, "old.pb"]  # a failed export keeps it
     replace_folder(target, lambda folder: open(os.path.join(folder, "new.pb"), "w").close())
-    assert os.listdir(target) == ["new.pb"]
+    assert sorted(os.listdir(target)) == [EXPORT_MARKER, "new.pb"]
     assert os.listdir(tmp_path) == ["served"]
 
 

@@ -15,6 +15,7 @@ import pytest
 import tensorflow as tf
 
 from keras_attention.training import cluster_strategies
+from keras_attention.training import run_lock
 from keras_attention.training import run_setup
 from keras_attention.training import worker_folders
 from keras_attention.training.cluster_config import read_worker_role
@@ -112,7 +113,11 @@ def test_only_the_chief_claims_the_output_folders(tmp_path, monkeypatch):
     assert [(type(c).__name__, c.backup_dir) for c in backups] == [
         ("SafeBackupAndRestore", str(shared / "backup"))
     ]
-    assert sorted(os.listdir(shared)) == ["checkpoints", "run_arguments.json"]
+    assert sorted(os.listdir(shared)) == [".run.lock", "checkpoints", "run_arguments.json"]
+    # The chief holds the shared folder's lock; the other worker took none.
+    assert run_lock.holds_run_lock(chief.output_dir)
+    assert not run_lock.holds_run_lock(other.output_dir)
+    run_lock.release_run_lock(chief.output_dir)
 
 
 def test_tpu_strategy_is_wired_through_the_cluster_resolver(monkeypatch):
@@ -293,7 +298,7 @@ def test_two_workers_train_the_same_weights_and_the_chief_exports(tmp_path):
     metrics = json.loads((output_dir / "metrics.json").read_text())
     assert (metrics["replicas"], metrics["epochs"], metrics["batch_size"]) == (2, 1, 8)
     assert (output_dir / "checkpoints" / "epoch_001.keras").exists()
-    assert not (output_dir / "backup").exists()  # removed once training ends
+    assert not (output_dir / "backup").exists()  # removed once the results are written
     assert not any(name.startswith("worker_") for name in os.listdir(output_dir))
     temporary = [line for line in logs[1].splitlines() if "deleted at exit" in line]
     assert len(temporary) == 1 and "not the chief" in temporary[0]

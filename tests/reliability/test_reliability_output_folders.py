@@ -1,0 +1,325 @@
+"""A run never deletes what it did not write: its folder, its export, its lock and leftovers.
+
+Each test is named for the case it covers; nothing here trains a model.
+"""
+
+import argparse
+import os
+import socket
+import stat
+import subprocess
+import sys
+
+import pytest
+from example_scripts import load_example
+from file_events import flushed_before
+from file_events import needs_proc
+from file_events import record_fsyncs_and_renames
+
+from keras_attention import durable_files
+from keras_attention.training import export_replacement
+from keras_attention.training import run_setup
+from keras_attention.training.export_replacement import recover_export_leftovers
+from keras_attention.training.export_replacement import replace_folder
+from keras_attention.training.run_folder import EXPORT_MARKER
+from keras_attention.training.run_folder import RunFolderError
+from keras_attention.training.run_folder import check_export_path
+from keras_attention.training.run_folder import prepare_run_folder
+from keras_attention.training.run_lock import release_run_lock
+
+THESIS = "\\documentclass{article} six months of work"
+
+
+def _args(output_dir, export=None, overwrite=False):
+    return argparse.Namespace(
+        output_dir=str(output_dir),
+        export=None if export is None else str(export),
+        overwrite=overwrite,
+        strategy="default",
+        epochs=2,
+    )
+
+
+def _prepare(args):
+    """`prepare_output`, then the lock given back as `finish_run` does at the end of a run."""
+    try:
+        return run_setup.prepare_output(args)
+    finally:
+        release_run_lock(args.output_dir)
+
+
+def _user_folder(path):
+    path.mkdir(parents=True)
+    (path / "thesis.tex").write_text(THESIS)
+    return path
+
+
+def _dead_pid():
+    """The id of a process that has ended."""
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    return process.pid
+
+
+def _write_export(path, content="model"):
+    """A folder as `replace_folder` leaves it: the export and its marker."""
+    os.makedirs(path)
+    open(os.path.join(path, "saved_model.pb"), "w").write(content)
+    open(os.path.join(path, EXPORT_MARKER), "w").write("{}")
+
+
+# --export
+
+
+def test_export_into_a_folder_of_user_files_is_refused_before_training_leaving_them(tmp_path):
+    served = _user_folder(tmp_path / "served")
+    with pytest.raises(RunFolderError, match=r"`--export` must be absent.*served.*'thesis.tex'"):
+        check_export_path(str(served))
+    train_nmt = load_example("train_nmt", "_output_folders")
+    argv = ["--output-dir", str(tmp_path / "run"), "--export", str(served)]
+    with pytest.raises(SystemExit, match=r"--export.*served.*thesis\.tex"):
+        train_nmt.main(argv)  # refused in well under a second: nothing loaded or trained
+    assert (served / "thesis.tex").read_text() == THESIS
+    assert os.listdir(served) == ["thesis.tex"]
+
+
+def test_export_over_an_unmarked_saved_model_is_refused(tmp_path):
+    served = tmp_path / "served"
+    served.mkdir()
+    (served / "saved_model.pb").write_text("written by someone else")
+    with pytest.raises(RunFolderError, match=r"marked by keras_attention_export.json"):
+        check_export_path(str(served))
+
+
+@pytest.mark.parametrize("where", ["same", "parent"])
+def test_export_that_is_or_holds_the_output_dir_is_refused_naming_both(tmp_path, where):
+    output_dir = tmp_path / "runs" / "nmt"
+    export = output_dir if where == "same" else tmp_path / "runs"
+    verb = "be" if where == "same" else "hold"
+    message = rf"`--export` must not {verb} the --output-dir.*{export}.*--output-dir="
+    with pytest.raises(SystemExit, match=message):
+        _prepare(_args(output_dir, export))
+    assert not (output_dir / "run_arguments.json").exists()
+
+
+def test_export_inside_the_output_dir_is_accepted_unless_it_is_one_of_the_runs_entries(tmp_path):
+    output_dir = tmp_path / "runs" / "nmt"
+    assert _prepare(_args(output_dir, output_dir / "served")) == "new"  # README's layout
+    for entry in ("checkpoints", "backup", "vocabulary", "logs", "metrics.json"):
+        with pytest.raises(SystemExit, match=rf"must not be the run's own '{entry}'"):
+            _prepare(_args(output_dir, output_dir / entry))
+    with pytest.raises(SystemExit, match=r"must not be the run's own 'checkpoints'"):
+        _prepare(_args(output_dir, output_dir / "checkpoints" / "served"))
+
+
+def test_export_replaces_an_earlier_export_of_this_library_and_nothing_else(tmp_path):
+    target = tmp_path / "served"
+    replace_folder(str(target), lambda folder: open(os.path.join(folder, "v1"), "w").close())
+    replace_folder(str(target), lambda folder: open(os.path.join(folder, "v2"), "w").close())
+    assert sorted(os.listdir(target)) == [EXPORT_MARKER, "v2"]
+    # A folder that becomes a user's between the check and the export is still refused.
+    user = _user_folder(tmp_path / "user")
+    with pytest.raises(RunFolderError, match="thesis.tex"):
+        replace_folder(str(user), lambda folder: open(os.path.join(folder, "v"), "w").close())
+    assert os.listdir(user) == ["thesis.tex"]
+    assert sorted(os.listdir(tmp_path)) == ["served", "user"]  # no staging folder left
+
+
+def test_export_holds_a_whole_export_at_every_moment_of_its_replacement(tmp_path, monkeypatch):
+    target = str(tmp_path / "served")
+    _write_export(target, "old")
+    seen = []
+
+    def check_after(function):
+        def call(*args):
+            result = function(*args)
+            seen.append(open(os.path.join(target, "saved_model.pb")).read())  # fails if missing
+            assert os.path.exists(os.path.join(target, EXPORT_MARKER))
+            return result
+
+        return call
+
+    monkeypatch.setattr(os, "rename", check_after(os.rename))
+    monkeypatch.setattr(
+        export_replacement, "exchange_paths", check_after(durable_files.exchange_paths)
+    )
+
+    def write(folder):
+        open(os.path.join(folder, "saved_model.pb"), "w").write("new")
+
+    replace_folder(target, write)
+    assert seen[-1] == "new" and set(seen) <= {"old", "new"}
+    assert sorted(os.listdir(tmp_path)) == ["served"]
+
+
+def test_exchange_swaps_two_folders_in_one_step(tmp_path):
+    first, second = tmp_path / "a", tmp_path / "b"
+    first.mkdir()
+    second.mkdir()
+    (first / "from_a").touch()
+    if not durable_files.exchange_paths(str(first), str(second)):
+        pytest.skip("this system or file system cannot exchange paths (renameat2)")
+    assert (os.listdir(first), os.listdir(second)) == ([], ["from_a"])
+
+
+def test_export_without_an_atomic_exchange_falls_back_to_two_renames(tmp_path, monkeypatch):
+    monkeypatch.setattr(export_replacement, "exchange_paths", lambda first, second: False)
+    target = str(tmp_path / "served")
+    replace_folder(target, lambda folder: open(os.path.join(folder, "v1"), "w").close())
+    replace_folder(target, lambda folder: open(os.path.join(folder, "v2"), "w").close())
+    assert sorted(os.listdir(target)) == [EXPORT_MARKER, "v2"]
+    assert os.listdir(tmp_path) == ["served"]
+
+
+def test_export_and_backup_folders_get_the_umask_permissions(tmp_path):
+    previous = os.umask(0o022)
+    try:
+        target = tmp_path / "served"
+        replace_folder(str(target), lambda folder: open(os.path.join(folder, "a"), "w").close())
+        folder = durable_files.make_folder(str(tmp_path), ".partial_")
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(os.stat(target).st_mode) == 0o755  # readable by a serving user
+    assert stat.S_IMODE(os.stat(folder).st_mode) == 0o755
+
+
+@needs_proc
+def test_export_is_flushed_to_disk_before_the_rename_that_publishes_it(tmp_path, monkeypatch):
+    events = record_fsyncs_and_renames(monkeypatch)
+    target = str(tmp_path / "served")
+    _write_export(target, "old")
+
+    def write(folder):
+        os.makedirs(os.path.join(folder, "variables"))
+        open(os.path.join(folder, "variables", "variables.data"), "w").write("weights")
+
+    replace_folder(target, write)
+    staging = next(path for kind, path in events if kind != "fsync")
+    before, after = flushed_before(events, staging)
+    expected = {"variables/variables.data", "variables", EXPORT_MARKER, "."}
+    assert {os.path.normpath(os.path.join(staging, name)) for name in expected} <= before
+    assert str(tmp_path) in after  # the parent's new entry
+
+
+# --overwrite
+
+
+@pytest.mark.parametrize("files", [["thesis.tex"], ["metrics.json", "notes.txt"]])
+def test_overwrite_refuses_a_folder_that_is_not_a_run_naming_it(tmp_path, files):
+    for name in files:
+        (tmp_path / name).write_text(THESIS)
+    message = rf"--output-dir '{tmp_path}' holds files that are not a run.*'{files[0]}'"
+    with pytest.raises(RunFolderError, match=message):
+        prepare_run_folder(str(tmp_path), {"epochs": 2}, overwrite=True)
+    assert sorted(os.listdir(tmp_path)) == sorted(files)
+    with pytest.raises(SystemExit, match=message):
+        _prepare(_args(tmp_path, overwrite=True))
+    assert sorted(os.listdir(tmp_path)) == sorted(files)  # not even a lock file added
+
+
+# one run at a time
+
+_HOLD_LOCK = """
+import sys
+from keras_attention.training.run_lock import hold_run_lock
+hold_run_lock(sys.argv[1])
+print("locked", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_a_second_run_on_the_same_output_dir_stops_naming_the_first(tmp_path):
+    output_dir = tmp_path / "run"
+    assert _prepare(_args(output_dir)) == "new"
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    first = subprocess.Popen(
+        [sys.executable, "-c", _HOLD_LOCK, str(output_dir)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=environment,
+    )
+    try:
+        assert first.stdout.readline().strip() == "locked"
+        message = (
+            rf"--output-dir '{output_dir}' is in use by another run: process {first.pid} on "
+            rf"host '{socket.gethostname()}', started .*, command: .* -c .*\.run\.lock"
+        )
+        with pytest.raises(SystemExit, match=message):
+            _prepare(_args(output_dir))
+    finally:
+        first.kill()  # as kill -9: the system releases its lock
+        first.wait()
+    assert _prepare(_args(output_dir)) == "resume"
+
+
+def test_the_lock_is_held_from_prepare_output_to_finish_run(tmp_path):
+    output_dir = tmp_path / "run"
+    args = _args(output_dir)
+    run_setup.prepare_output(args)
+    probe = "import sys; from keras_attention.training.run_lock import hold_run_lock; "
+    probe += "hold_run_lock(sys.argv[1])"
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+
+    def other_process_can_lock():
+        command = [sys.executable, "-c", probe, str(output_dir)]
+        return subprocess.run(command, env=environment, capture_output=True).returncode == 0
+
+    assert not other_process_can_lock()
+    run_setup.finish_run(args, {"bleu": 1.0})
+    assert other_process_can_lock()
+
+
+# leftovers of killed writes
+
+
+def test_leftovers_of_killed_writes_are_removed_at_the_next_start_and_nothing_else(tmp_path):
+    output_dir, export = tmp_path / "run", tmp_path / "served"
+    assert _prepare(_args(output_dir, export)) == "new"
+    dead = _dead_pid()
+    live = subprocess.Popen(
+        [sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE
+    )
+    try:
+        leftovers = [
+            output_dir / "checkpoints" / f".partial_{dead}_epoch_002.keras",
+            output_dir / "backup" / f".partial_{dead}_1a2b3c4d",
+            output_dir / "backup" / ".partial_k2x9q0ab",  # an older version's name
+            output_dir / f".metrics.json.partial_{dead}_1a2b3c4d",
+            tmp_path / f".served.partial_{dead}_1a2b3c4d",
+        ]
+        kept = [
+            tmp_path / f".served.partial_{live.pid}_1a2b3c4d",  # a live export in progress
+            tmp_path / ".served.partial_k2x9q0ab",  # outside the run folder: maybe live
+            tmp_path / "notes.partial_1.txt",
+            output_dir / "checkpoints" / "epoch_001.keras",
+        ]
+        for path in leftovers + kept:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if path.suffix in (".keras", ".txt") or "metrics" in path.name:
+                path.touch()
+            else:
+                path.mkdir()
+        assert _prepare(_args(output_dir, export)) == "resume"
+    finally:
+        live.kill()
+        live.wait()
+    assert [path for path in leftovers if path.exists()] == []
+    assert [path for path in kept if not path.exists()] == []
+
+
+def test_an_export_killed_between_its_two_renames_is_put_back(tmp_path):
+    output_dir, export = tmp_path / "run", tmp_path / "served"
+    aside = tmp_path / f".served.old_{_dead_pid()}_1a2b3c4d"
+    _write_export(str(aside), "the previous export")
+    _write_export(str(tmp_path / f".served.partial_{_dead_pid()}_5e6f7a8b"), "new, unpublished")
+    _prepare(_args(output_dir, export))
+    assert (export / "saved_model.pb").read_text() == "the previous export"
+    assert sorted(os.listdir(tmp_path)) == ["run", "served"]
+
+
+def test_recovery_leaves_a_live_exports_folders_alone(tmp_path):
+    aside = tmp_path / f".served.old_{os.getpid()}_1a2b3c4d"  # this process: alive
+    _write_export(str(aside))
+    assert recover_export_leftovers(str(tmp_path / "served")) == ([], None)
+    assert aside.exists() and not (tmp_path / "served").exists()
