@@ -36,6 +36,9 @@ from keras_attention.serving.translator_export import export_translator  # noqa:
 from keras_attention.text.reversible_tokenizer import ReversibleTokenizer  # noqa: E402
 from keras_attention.text.translation_evaluation import score_translations  # noqa: E402
 from keras_attention.text.translation_evaluation import translate_pairs  # noqa: E402
+from keras_attention.training.run_folder import RunFolderError  # noqa: E402
+from keras_attention.training.run_folder import check_export_path  # noqa: E402
+from keras_attention.training.run_setup import export_folder  # noqa: E402
 from keras_attention.visualization.alignment import plot_alignment  # noqa: E402
 from keras_attention.visualization.figures import save_figure  # noqa: E402
 
@@ -58,6 +61,12 @@ def parse_args(argv=None):
 def main(argv=None):
     args = parse_args(argv)
     require_tensorflow_backend("examples/quickstart.py")
+    # The export replaces only an earlier export: refuse a folder of other files before training.
+    folder = os.path.abspath(os.path.join(args.output_dir, "translator"))
+    try:
+        check_export_path(folder, name="--output-dir's translator folder")
+    except RunFolderError as error:
+        raise SystemExit(f"error: {error}") from None
     keras.utils.set_random_seed(0)
     start = time.time()
 
@@ -102,11 +111,15 @@ def main(argv=None):
     model.fit(train, epochs=args.epochs, verbose=2, shuffle=False)
     print(f"trained in {time.time() - start:.0f} s")
 
-    # 4. Export: strings in, translations and attention weights out.
-    folder = os.path.join(args.output_dir, "translator")
-    export_dir = export_translator(
-        model, folder, *encoders, MAX_LENGTH, MAX_LENGTH, decode_batch_size=BATCH_SIZE
+    # 4. Export: strings in, translations and attention weights out. It is written
+    # beside `folder`, then swapped in whole.
+    export_folder(
+        folder,
+        lambda staging: export_translator(
+            model, staging, *encoders, MAX_LENGTH, MAX_LENGTH, decode_batch_size=BATCH_SIZE
+        ),
     )
+    export_dir = folder
     print("SavedModel:", export_dir)
 
     # 5. Reload it with TensorFlow alone, translate the held-out sentences and

@@ -40,3 +40,19 @@ def test_quickstart_with_a_tiny_corpus(tmp_path, capsys):
     assert all(isinstance(text, str) for text in translations)
     for sentence, translation in zip(quickstart.NEW_SENTENCES, translations):
         assert f"  {sentence} -> {translation}" in printed
+
+
+def test_quickstart_refuses_a_translator_folder_of_other_files_before_training(tmp_path):
+    quickstart = _load_quickstart()
+    folder = tmp_path / "translator"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("mine")
+    try:
+        quickstart.main(["--output-dir", str(tmp_path), "--num-pairs", "200"])
+    except SystemExit as error:
+        message = str(error)
+    else:
+        raise AssertionError("the quickstart exported over a folder of other files")
+    assert "notes.txt" in message and str(folder) in message
+    assert (folder / "notes.txt").read_text() == "mine"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["translator"]
