@@ -42,6 +42,7 @@ from keras_attention.data.image_arguments import image_size_pair
 from keras_attention.data.image_files import report_undecodable_images
 from keras_attention.data.image_files import undecodable_images
 from keras_attention.data.shapes_classification import shape_classification_splits
+from keras_attention.data.tfds_download import load_tfds
 
 SPLIT_NAMES = ("train", "validation", "test")
 TFDS_DATASETS = ("cifar10", "cifar100", "imagenette")
@@ -223,8 +224,6 @@ def _folder(dataset, folder, size, validation_fraction, test_fraction, seed, str
 
 
 def _tfds(dataset, size, validation_fraction, data_dir):
-    import tensorflow_datasets as tfds
-
     name = _DEFAULT_IMAGENETTE if dataset == "imagenette" else dataset
     percent = int(round(validation_fraction * 100))
     if not 1 <= percent <= 99:
@@ -238,7 +237,7 @@ def _tfds(dataset, size, validation_fraction, data_dir):
         f"train[{100 - percent}%:]",
         _OFFICIAL_TEST_SPLIT[name.split("/")[0]],
     ]
-    datasets, info = tfds.load(
+    datasets, info = load_tfds(
         name,
         split=tfds_splits,
         as_supervised=True,

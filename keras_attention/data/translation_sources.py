@@ -28,6 +28,7 @@ import warnings
 
 import tensorflow as tf
 
+from keras_attention.data.tfds_download import load_tfds
 from keras_attention.data.translation_corpus import builtin_translation_splits
 from keras_attention.data.translation_corpus import split_translation_pairs
 
@@ -121,7 +122,7 @@ def _load_tfds(name, splits, data_dir):
         tfds.builder(name, data_dir=data_dir)
     except tfds.core.registered.DatasetNotFoundError as error:
         raise _unknown_dataset_error(name) from error
-    datasets = tfds.load(name, split=list(splits), as_supervised=True, data_dir=data_dir)
+    datasets = load_tfds(name, split=list(splits), as_supervised=True, data_dir=data_dir)
     spec = datasets[0].element_spec
     if not (
         isinstance(spec, tuple)
