@@ -254,6 +254,7 @@ def _folder_path(dataset):
 
 
 def _folder(dataset, size, validation_fraction, test_fraction, seed, strict=False):
+    """A "folder:" source: the layout found, undecodable files dropped, the splits made."""
     folder = _folder_path(dataset)
     try:
         listing = find_image_folder_layout(folder, strict)
@@ -348,6 +349,7 @@ def _hf(dataset, size, validation_fraction, test_fraction, seed, strict):
 
 
 def _tfds(dataset, size, validation_fraction, data_dir):
+    """A tfds source: validation from the end of train, the official test split."""
     name = _DEFAULT_IMAGENETTE if dataset == "imagenette" else dataset
     percent = int(round(validation_fraction * 100))
     if not 1 <= percent <= 99:

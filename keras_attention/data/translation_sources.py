@@ -189,6 +189,23 @@ def _complete_translation_splits(pairs, validation_fraction, test_fraction, seed
     return drawn, rule
 
 
+def _own_splits(dataset, source_lang, target_lang, test_prefix, strict, fractions, seed):
+    """`(pairs by split, layout, rule)` of a `parallel:` or `hf:` set, its gaps filled."""
+    if dataset.startswith(PARALLEL_PREFIX):
+        pairs, layout = _parallel(dataset, source_lang, target_lang, test_prefix, strict)
+    else:
+        if test_prefix:
+            raise ValueError(
+                "`test_prefix` applies to 'parallel:' folders. Received: "
+                f"dataset={dataset!r}, test_prefix={test_prefix!r}"
+            )
+        pairs, layout = hf_translation_pairs(dataset, source_lang, target_lang, strict)
+    pair_splits, rule = _complete_translation_splits(pairs, *fractions, seed)
+    if not pair_splits["train"]:
+        raise ValueError(f"`dataset` has no training pair. Received: dataset={dataset!r}")
+    return pair_splits, layout, rule
+
+
 def _parallel(dataset, source_lang, target_lang, test_prefix, strict):
     """`({split: pairs}, layout)` of a `parallel:DIR` folder."""
     folder = os.path.expanduser(os.path.expandvars(dataset[len(PARALLEL_PREFIX) :]))
@@ -268,7 +285,7 @@ def load_translation_pairs(
             f"dataset={dataset!r}, source_lang={source_lang!r}, target_lang={target_lang!r}, "
             f"test_prefix={test_prefix!r}"
         )
-    rule = ""
+    rule, fractions = "", (validation_fraction, test_fraction)
     if dataset == "builtin":
         layout = "built-in English -> Spanish corpus"
         pair_splits = builtin_translation_splits(
@@ -284,20 +301,9 @@ def load_translation_pairs(
         layout = f"tsv file {path}"
         rule = f"validation and test drawn at random by source sentence (seed {seed})"
     elif own_splits:
-        if dataset.startswith(PARALLEL_PREFIX):
-            pairs, layout = _parallel(dataset, source_lang, target_lang, test_prefix, strict)
-        else:
-            if test_prefix:
-                raise ValueError(
-                    f"`test_prefix` applies to 'parallel:' folders. Received: "
-                    f"dataset={dataset!r}, test_prefix={test_prefix!r}"
-                )
-            pairs, layout = hf_translation_pairs(dataset, source_lang, target_lang, strict)
-        pair_splits, rule = _complete_translation_splits(
-            pairs, validation_fraction, test_fraction, seed
+        pair_splits, layout, rule = _own_splits(
+            dataset, source_lang, target_lang, test_prefix, strict, fractions, seed
         )
-        if not pair_splits["train"]:
-            raise ValueError(f"`dataset` has no training pair. Received: dataset={dataset!r}")
     elif _TFDS_NAME.fullmatch(dataset):
         return _load_tfds(dataset, tuple(tfds_splits), data_dir)
     else:
