@@ -18,8 +18,7 @@ stride), the batch size, the epochs and the learning-rate schedule (warm-up, the
     python examples/train_captioning.py --dataset folder:~/Flickr8k --image-size 224 \\
         --backbone MobileNetV2 --backbone-weights imagenet --freeze-backbone \\
         --vocabulary-size 5000 --max-length 24 --epochs 20 --export runs/captioning/served
-    python examples/train_captioning.py --dataset coco_captions --image-size 224 \\
-        --backbone ResNet50 --backbone-weights imagenet --freeze-backbone --strategy mirrored
+    python examples/train_captioning.py --dataset folder:~/coco --strategy mirrored  # as downloaded
 """
 
 import os
@@ -42,6 +41,7 @@ if __name__ == "__main__":
 import keras
 
 import keras_attention as ka
+from keras_attention.training.captioning_data import load_caption_splits
 
 
 def main(argv=None):
@@ -53,13 +53,7 @@ def main(argv=None):
     start = time.time()
 
     # Data: what the flags leave open is derived from the training set, with its reason.
-    reason = "given"
-    if args.image_size is None:
-        native_size, source = ka.data.native_caption_image_size(args.dataset, args.seed)
-        derived = ka.models.derived_image_size(native_size, args.backbone, source, args.patch_size)
-        args.image_size, reason = derived
-    print(f"image size {args.image_size[0]}x{args.image_size[1]}: {reason}")
-    splits = ka.data.load_caption_dataset(args.dataset, args.image_size, **cli.source_options(args))
+    splits = load_caption_splits(args)  # prints the layout read; fills args.image_size
     train_pairs = splits["train"]
     encoder = ka.data.train_caption_vocabulary(train_pairs, args.vocabulary_size, args.output_dir)
     max_length = ka.data.caption_length(train_pairs, encoder, args.max_length)
@@ -125,6 +119,7 @@ def main(argv=None):
         "unigram_loss": monitor.baseline,
         "not_learning_warnings": monitor.warnings,
         "test_images": len(hypotheses),
+        "split_sizes": splits.sizes,  # images per split
         "max_length": max_length,
         "image_size": list(args.image_size),
         "batch_size": recipe.batch_size,

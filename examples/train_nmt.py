@@ -50,12 +50,12 @@ import keras  # noqa: E402
 from keras_attention.callbacks.learning_monitor import LearningMonitor  # noqa: E402
 from keras_attention.data.dataset_length import dataset_length  # noqa: E402
 from keras_attention.data.known_length import with_known_length  # noqa: E402
-from keras_attention.data.translation_sources import load_translation_pairs  # noqa: E402
 from keras_attention.serving.translator_export import export_translator  # noqa: E402
 from keras_attention.serving.translator_export import make_translation_function  # noqa: E402
 from keras_attention.text.translation_evaluation import score_translations  # noqa: E402
 from keras_attention.text.translation_evaluation import translate_pairs  # noqa: E402
 from keras_attention.training import translation_model_arguments as models  # noqa: E402
+from keras_attention.training.translation_data import load_translation_splits  # noqa: E402
 from keras_attention.training.translation_data import prepare_translation_data  # noqa: E402
 from keras_attention.visualization import translation_figures as figures  # noqa: E402
 
@@ -69,9 +69,7 @@ def main(argv=None):
     start = time.time()
 
     # Data: sentence pairs, a vocabulary per language, the recipe and the batches.
-    splits = load_translation_pairs(
-        args.dataset, num_pairs=args.builtin_pairs, seed=args.seed, strict=args.strict
-    )
+    splits = load_translation_splits(args)  # --dataset, with its own splits where it has them
     data = prepare_translation_data(splits, args)  # fills max_length, batch_size, epochs
     print("\n".join(data.summary_lines()))
     encoders = (data.source_encoder, data.target_encoder)
@@ -133,7 +131,7 @@ def main(argv=None):
     metrics.update(sentences=len(hypotheses), epochs=args.epochs, batch_size=args.batch_size)
     metrics.update(max_length=args.max_length, seconds=round(time.time() - start, 1))
     metrics.update(train_seconds=round(train_seconds, 1), dtype_policy=policy)
-    metrics.update(replicas=strategy.num_replicas_in_sync)
+    metrics.update(replicas=strategy.num_replicas_in_sync, split_sizes=data.split_sizes)
 
     def write_export(folder):
         export_translator(model, folder, *encoders, **lengths, beam_width=args.beam_width)

@@ -123,6 +123,7 @@ def main(argv=None):
     metrics.update(image_size=list(data.image_shape), patch_size=args.patch_size)
     metrics.update(batch_size=args.batch_size, epochs=args.epochs, augmentation=data.augmentation)
     metrics.update(dtype_policy=policy, replicas=strategy.num_replicas_in_sync)
+    metrics.update(split_sizes=data.split_sizes, class_names=data.class_names)
     run.finish_run(  # metrics, the export, and only then the training backup is removed
         args, metrics, lambda to: export_image_classifier(model, to, data.class_names)
     )

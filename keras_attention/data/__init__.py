@@ -1,4 +1,4 @@
-"""tf.data pipelines: tfds loaders, user files and built-in offline datasets.
+"""tf.data pipelines: tfds loaders, data sets as users download them, built-in offline datasets.
 
 Every example runs by default on a dataset generated here in code, with real
 structure for attention to find: a Spanish-like corpus with agreement and word
@@ -15,6 +15,7 @@ from keras_attention.data.caption_sources import load_caption_dataset
 from keras_attention.data.caption_vocabulary import caption_length
 from keras_attention.data.caption_vocabulary import caption_token_ids
 from keras_attention.data.caption_vocabulary import train_caption_vocabulary
+from keras_attention.data.dataset_splits import DatasetSplits
 from keras_attention.data.image_augmentation import augment_batches
 from keras_attention.data.image_classification_sources import ImageClassificationData
 from keras_attention.data.image_classification_sources import load_image_classification_dataset
@@ -24,6 +25,7 @@ from keras_attention.data.shapes_classification import shape_classification_clas
 from keras_attention.data.shapes_classification import shape_classification_splits
 from keras_attention.data.shapes_scenes import generate_shape_scenes
 from keras_attention.data.shapes_scenes import shape_scene_splits
+from keras_attention.data.tfds_download import DatasetDownloadError
 from keras_attention.data.translation_batches import make_translation_batches
 from keras_attention.data.translation_corpus import builtin_translation_pairs
 from keras_attention.data.translation_corpus import builtin_translation_splits

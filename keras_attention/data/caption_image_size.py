@@ -12,7 +12,7 @@ from keras_attention.data.caption_sources import load_caption_dataset
 from keras_attention.data.caption_sources import median_image_size
 
 
-def native_caption_image_size(dataset, seed=0):
+def native_caption_image_size(dataset, seed=0, **source_options):
     """The typical `(height, width)` of a `--dataset`'s training images, and its source.
 
     The built-in scenes are drawn at `BUILTIN_IMAGE_SIZE`; other sources are
@@ -21,6 +21,8 @@ def native_caption_image_size(dataset, seed=0):
     Args:
         dataset: a `load_caption_dataset` source, e.g. "builtin" or "folder:PATH".
         seed: the seed of the source's split.
+        **source_options: the other keyword arguments of
+            `load_caption_dataset` (`strict`, `image_column`, ...).
 
     Returns:
         `((height, width), source)`, `source` the words that name the size in a
@@ -28,5 +30,5 @@ def native_caption_image_size(dataset, seed=0):
     """
     if dataset == "builtin":
         return (BUILTIN_IMAGE_SIZE, BUILTIN_IMAGE_SIZE), "built-in scenes drawn at"
-    native = load_caption_dataset(dataset, None, seed=seed)
+    native = load_caption_dataset(dataset, None, seed=seed, **source_options)
     return median_image_size(native["train"]), "median training image"

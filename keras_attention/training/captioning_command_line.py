@@ -74,16 +74,27 @@ CAPTIONER_DEFAULTS = {
     ),
 }
 DATASET_FORMATS = (
-    "'builtin' (generated scenes, offline); 'folder:PATH', images plus "
-    "PATH/captions.tsv of file<TAB>caption lines, as Flickr8k ships (an image that is "
-    "missing or cannot be decoded, or a malformed line, is skipped with a warning naming "
-    "it, or stops the run with --strict; ~ and $VARIABLES are expanded); or "
-    "'coco_captions[/CONFIG]' from tensorflow-datasets"
+    "'builtin' (generated scenes, offline); 'folder:PATH', a data set as downloaded, its "
+    "layout recognised from its files and printed: PATH/captions.tsv of file<TAB>caption "
+    "lines; COCO, PATH/annotations/captions_{train,val}YEAR.json with PATH/trainYEAR/ and "
+    "PATH/valYEAR/ (train; val dealt alternately into validation and test); Karpathy's "
+    "PATH/dataset_*.json (its train+restval, val and test splits; images in PATH, images/, "
+    "Images/ or at filepath/filename); Flickr8k as shipped, "
+    "PATH/Flickr8k_text/Flickr8k.token.txt with PATH/Flicker8k_Dataset/ (the official "
+    "train, dev and test lists); Kaggle's Flickr8k, PATH/captions.txt (CSV image,caption) "
+    "with PATH/Images/; for a folder holding several, name the file to read, e.g. "
+    "folder:PATH/dataset_coco.json; 'csv:FILE', a CSV file with a header line "
+    "(--image-column, --caption-column; image paths relative to FILE's folder); or "
+    "'coco_captions[/CONFIG]' from tensorflow-datasets (--data-dir). Layouts without "
+    "splits of their own are split at random by image (--seed). An image that is missing "
+    "or cannot be decoded, or a line that is malformed or not UTF-8, is skipped with a "
+    "warning naming it, or stops the run with --strict; image paths leaving the data set's "
+    "folder are refused (--allow-outside-paths); ~ and $VARIABLES are expanded"
 )
 # What to try when training does not learn (`LearningMonitor`'s hints), in terms of the flags.
 HINTS = (
     "Try more epochs (--train-steps), another --learning-rate or --image-size, and "
-    "check that captions.tsv names the right file for each caption."
+    "check that the caption file names the right image for each caption."
 )
 # The smallest image side a backbone takes.
 MIN_IMAGE_SIDE = 8
@@ -217,6 +228,18 @@ def build_captioning_parser(description=None):
         metavar=("TRAIN", "VALIDATION", "TEST"),
         help="scenes per split of the built-in dataset",
     )
+    add(
+        "--image-column",
+        default="image",
+        help="csv: the column of image paths, relative to the CSV file's folder",
+    )
+    add("--caption-column", default="caption", help="csv: the column of captions")
+    add(
+        "--allow-outside-paths",
+        action="store_true",
+        help="read image paths of a caption file that are absolute or leave the data set's "
+        "folder through '..' (refused by default)",
+    )
     add("--eval-images", type=cli.positive_int, help="held-out captions to score (default: all)")
     add("--samples", type=cli.non_negative_int, default=4, help="captions to print and draw")
     add("--seed", type=int, default=0)
@@ -272,7 +295,16 @@ def source_options(args):
 
     >>> from keras_attention.training.captioning_command_line import (
     ...     build_captioning_parser, source_options)
-    >>> source_options(build_captioning_parser().parse_args(["--strict", "--seed", "3"]))
-    {'builtin_sizes': (4000, 500, 500), 'seed': 3, 'strict': True}
+    >>> options = source_options(build_captioning_parser().parse_args(["--strict", "--seed", "3"]))
+    >>> options["seed"], options["strict"], options["image_column"], options["data_dir"]
+    (3, True, 'image', None)
     """
-    return dict(builtin_sizes=args.builtin_sizes, seed=args.seed, strict=args.strict)
+    return dict(
+        builtin_sizes=args.builtin_sizes,
+        seed=args.seed,
+        strict=args.strict,
+        data_dir=args.data_dir,
+        allow_outside_paths=args.allow_outside_paths,
+        image_column=args.image_column,
+        caption_column=args.caption_column,
+    )

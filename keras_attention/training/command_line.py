@@ -25,7 +25,7 @@ def add_common_arguments(
 ):
     """Adds the flags every example script shares to an `argparse` parser.
 
-    Flags: `--dataset`, `--epochs`, `--batch-size`, `--output-dir`,
+    Flags: `--dataset`, `--data-dir`, `--strict`, `--epochs`, `--batch-size`, `--output-dir`,
     `--export DIR` (write a SavedModel there), `--strategy
     {default,mirrored,multiworker,tpu}` and `--mixed-precision`.
 
@@ -55,6 +55,13 @@ def add_common_arguments(
         default=dataset,
         help=f"data source (default: {dataset})"
         + (f": {dataset_formats}" if dataset_formats else ""),
+    )
+    parser.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        help="tensorflow-datasets data directory, where tfds sets are downloaded to and "
+        "prepared (default: tfds' own, ~/tensorflow_datasets); one holding a prepared copy "
+        "trains without a network",
     )
     parser.add_argument(
         "--strict",

@@ -23,11 +23,20 @@ TRANSLATION_MODEL_DEFAULTS = {
 }
 TRANSLATION_DATASET_FORMATS = (
     "'builtin' (an offline English -> Spanish corpus); 'tsv:PATH', a UTF-8 file of "
-    "source<TAB>target lines (a third column, such as Tatoeba's attribution, is ignored; "
-    "malformed lines are skipped with a warning naming them, or stop the run with --strict; "
-    "~ and $VARIABLES are expanded); or a tensorflow-datasets name such as "
-    "'ted_hrlr_translate/pt_to_en'"
+    "source<TAB>target lines (a third column, such as Tatoeba's attribution, is ignored); "
+    "'parallel:DIR' with --source-lang and --target-lang, one sentence a line per language "
+    "as Multi30k and fairseq ship them: DIR/train.SRC and DIR/train.TGT, "
+    "DIR/{valid,val,dev}.*, and one DIR/test*.* set (--test-prefix chooses among several), "
+    ".gz allowed, line counts matching; 'hf:PATH', a Hugging Face datasets save_to_disk "
+    "folder with a 'translation' column of {language: text} dicts (WMT, OPUS; pip install "
+    '"keras-attention[hf]"); or a tensorflow-datasets name such as '
+    "'ted_hrlr_translate/pt_to_en' (--data-dir). parallel: and hf: keep their own splits; "
+    "the others are split at random (--seed). Malformed, blank or non-UTF-8 lines are "
+    "skipped with a warning naming them, or stop the run with --strict; ~ and $VARIABLES "
+    "are expanded"
 )
+# The sources that take --source-lang, --target-lang (and, parallel: only, --test-prefix).
+LANGUAGE_SOURCES = ("parallel:", "hf:")
 
 
 def build_translation_parser(description=None):
@@ -102,6 +111,12 @@ def build_translation_parser(description=None):
         default=20000,
         help="sentence pairs of the built-in corpus",
     )
+    add("--source-lang", help="parallel: and hf: the source language, e.g. 'en'")
+    add("--target-lang", help="parallel: and hf: the target language, e.g. 'de'")
+    add(
+        "--test-prefix",
+        help="parallel: the test set to use where DIR holds several, e.g. 'test_2016_flickr'",
+    )
     add(
         "--eval-sentences", type=cli.positive_int, help="held-out sentences to score (default: all)"
     )
@@ -134,5 +149,11 @@ def parse_translation_arguments(argv=None, parser=None):
         parser.error(
             "--num-key-value-heads must divide --num-heads. "
             f"Received: --num-heads {args.num_heads}, --num-key-value-heads {key_value_heads}"
+        )
+    languages = [args.source_lang, args.target_lang, args.test_prefix]
+    if any(languages) and not args.dataset.startswith(LANGUAGE_SOURCES):
+        parser.error(
+            "--source-lang, --target-lang and --test-prefix apply to parallel: and hf: data "
+            f"sets. Received: --dataset {args.dataset}"
         )
     return cli.with_model_defaults(args, TRANSLATION_MODEL_DEFAULTS)

@@ -1,5 +1,7 @@
-"""A translator's training data: vocabularies, token statistics, the recipe and the batches.
+"""A translator's training data: the pairs, vocabularies, token statistics, recipe and batches.
 
+`load_translation_splits(args)` reads the `--dataset` with its flags (a data
+set that cannot be downloaded ends the run with one line).
 `prepare_translation_data` turns the sentence pairs of a run into what
 training needs, in three steps that can also be called alone:
 
@@ -20,12 +22,47 @@ import numpy as np
 from keras_attention.callbacks.prior_cross_entropy import prior_cross_entropy
 from keras_attention.data.dataset_length import dataset_length
 from keras_attention.data.translation_batches import make_translation_batches
+from keras_attention.data.translation_sources import load_translation_pairs
 from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
+from keras_attention.training.download_errors import download_errors_as_exit
 from keras_attention.training.translation_recipe_arguments import apply_translation_recipe
 from keras_attention.validation import check_positive_int
 
 # Sentences tokenized at once while measuring the training set.
 TOKENIZE_BATCH_SIZE = 1024
+
+
+def load_translation_splits(args):
+    """The sentence pairs of `args.dataset`, read with the flags that concern them.
+
+    Args:
+        args: the parsed flags (`parse_translation_arguments`).
+
+    Returns:
+        the `DatasetSplits` of `load_translation_pairs`.
+
+    Raises:
+        SystemExit: a tensorflow-datasets set cannot be downloaded (one line).
+
+    Example:
+
+    >>> from keras_attention.training.translation_arguments import parse_translation_arguments
+    >>> from keras_attention.training.translation_data import load_translation_splits
+    >>> splits = load_translation_splits(parse_translation_arguments(["--builtin-pairs", "100"]))
+    >>> splits.sizes
+    {'train': 90, 'validation': 5, 'test': 5}
+    """
+    with download_errors_as_exit():
+        return load_translation_pairs(
+            args.dataset,
+            num_pairs=args.builtin_pairs,
+            seed=args.seed,
+            strict=args.strict,
+            data_dir=args.data_dir,
+            source_lang=args.source_lang,
+            target_lang=args.target_lang,
+            test_prefix=args.test_prefix,
+        )
 
 
 def train_translation_vocabularies(train_pairs, vocabulary_size, output_dir):
@@ -115,6 +152,8 @@ class TranslationData:
         recipe: the `TranslationTrainingRecipe`.
         train: shuffled training batches of one shape.
         validation: validation batches, or None without a validation split.
+        split_sizes: dict split name -> number of sentence pairs.
+        layout: what was read and how it was split, one line ("" if unknown).
     """
 
     splits: dict
@@ -126,14 +165,20 @@ class TranslationData:
     recipe: object
     train: object
     validation: object
+    split_sizes: dict
+    layout: str = ""
 
     def summary_lines(self):
-        """The vocabularies' sizes and the recipe's choices, one line each, to print."""
-        return [
-            f"vocabularies: {self.source_encoder.vocabulary_size} source and "
-            f"{self.target_encoder.vocabulary_size} target tokens",
-            f"training on {self.num_train} sentence pairs:",
-        ] + [f"  {line}" for line in self.recipe.summary_lines()]
+        """The data, the vocabularies' sizes and the recipe's choices, one line each, to print."""
+        return (
+            ([f"data: {self.layout}"] if self.layout else [])
+            + [
+                f"vocabularies: {self.source_encoder.vocabulary_size} source and "
+                f"{self.target_encoder.vocabulary_size} target tokens",
+                f"training on {self.num_train} sentence pairs:",
+            ]
+            + [f"  {line}" for line in self.recipe.summary_lines()]
+        )
 
 
 def translation_split_batches(pairs, source_encoder, target_encoder, args, shuffle):
@@ -181,6 +226,8 @@ def prepare_translation_data(splits, args):
     >>> data = prepare_translation_data(load_translation_pairs("builtin", num_pairs=200), args)
     >>> data.held_out, data.num_train, args.batch_size, args.epochs
     ('test', 180, 16, 100)
+    >>> data.split_sizes, data.summary_lines()[0]
+    ({'train': 180, 'validation': 10, 'test': 10}, 'data: built-in English -> Spanish corpus: ...')
     """
     source_encoder, target_encoder = train_translation_vocabularies(
         splits["train"], args.vocabulary_size, args.output_dir
@@ -192,6 +239,9 @@ def prepare_translation_data(splits, args):
     recipe = apply_translation_recipe(args, num_train, longest_source, longest_target)
     has_validation = "validation" in splits and int(splits["validation"].cardinality()) != 0
     encoders = (source_encoder, target_encoder)
+    sizes = getattr(splits, "sizes", None) or {
+        name: dataset_length(split) for name, split in splits.items()
+    }
     return TranslationData(
         splits=splits,
         held_out="test" if "test" in splits else "validation",
@@ -206,4 +256,6 @@ def prepare_translation_data(splits, args):
             if has_validation
             else None
         ),
+        split_sizes=dict(sizes),
+        layout=splits.summary() if hasattr(splits, "summary") else "",
     )

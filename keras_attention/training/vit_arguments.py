@@ -17,10 +17,16 @@ Example:
 from keras_attention.training import command_line as cli
 
 VIT_DATASET_FORMATS = (
-    "'builtin' (generated shapes, offline); 'folder:PATH', one sub-folder of images per class "
-    "(.bmp .gif .jpeg .jpg .png; a file that cannot be decoded is skipped with a warning "
-    "naming it, or stops the run with --strict; ~ and $VARIABLES are expanded); or "
-    "'cifar10', 'cifar100', 'imagenette[/CONFIG]' from tensorflow-datasets"
+    "'builtin' (generated shapes, offline); 'folder:PATH', one sub-folder of images per "
+    "class (split at random, --seed), or split folders PATH/train/, PATH/val/ (or valid/, "
+    "validation/) and optionally PATH/test/ that each hold the same class folders (without "
+    "test/, test is every other image of each class of val/); .bmp .gif .jpeg .jpg .png; a "
+    "file that cannot be decoded (such as a ._x.jpg AppleDouble file) or whose name is not "
+    "UTF-8 is skipped with a warning naming it, or stops the run with --strict; ~ and "
+    "$VARIABLES are expanded; 'hf:PATH', a Hugging Face datasets save_to_disk folder with "
+    "an 'image' (or 'img') column and a ClassLabel 'label' column (pip install "
+    "\"keras-attention[hf]\"); or 'cifar10', 'cifar100', 'imagenette[/CONFIG]' from "
+    "tensorflow-datasets (--data-dir). The classes and the images of each split are printed"
 )
 # A ViT small enough to train on a laptop CPU. Its patch size is derived from
 # the image size unless set (4 at 32 x 32: an 8 x 8 grid); this one is the

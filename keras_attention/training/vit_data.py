@@ -13,6 +13,7 @@ from keras_attention.data.dataset_length import dataset_length
 from keras_attention.data.image_classification_sources import load_image_classification_dataset
 from keras_attention.data.image_classification_sources import native_image_size
 from keras_attention.data.known_length import with_known_length
+from keras_attention.training.download_errors import download_errors_as_exit
 from keras_attention.training.vit_arguments import vit_augmentation
 from keras_attention.training.vit_recipe_arguments import resolve_vit_recipe
 from keras_attention.training.vit_recipe_arguments import vit_model_input_shape
@@ -31,6 +32,9 @@ class ViTData:
         train: shuffled, augmented `(images, one-hot labels)` batches.
         validation: validation batches.
         test: test batches, in order, of known length.
+        split_sizes: dict split name -> number of images.
+        source_lines: what was read: the layout, the classes and the images
+            of each split, one line each.
     """
 
     splits: dict
@@ -41,6 +45,8 @@ class ViTData:
     train: object
     validation: object
     test: object
+    split_sizes: dict
+    source_lines: list
 
     @property
     def num_classes(self):
@@ -48,11 +54,15 @@ class ViTData:
         return len(self.class_names)
 
     def summary_lines(self):
-        """The recipe's choices and the augmentation, one line each, to print."""
-        return self.recipe.summary_lines() + [
-            f"augmentation {self.augmentation}: training batches only, never at evaluation "
-            "or export"
-        ]
+        """The data, the recipe's choices and the augmentation, one line each, to print."""
+        return (
+            self.source_lines
+            + self.recipe.summary_lines()
+            + [
+                f"augmentation {self.augmentation}: training batches only, never at evaluation "
+                "or export"
+            ]
+        )
 
 
 def prepare_vit_data(args):
@@ -76,16 +86,20 @@ def prepare_vit_data(args):
     >>> data = prepare_vit_data(args)
     >>> data.image_shape, data.num_classes, args.batch_size, data.summary_lines()[-1][:15]
     ((32, 32), 12, 16, 'augmentation no')
+    >>> data.split_sizes, data.summary_lines()[0]
+    ({'train': 64, 'validation': 8, 'test': 8}, 'data: built-in shapes')
     """
-    native_size = native_image_size(args.dataset)
+    native_size = native_image_size(args.dataset, strict=args.strict)
     image_shape = vit_model_input_shape(args, native_size)
-    loaded = load_image_classification_dataset(
-        args.dataset,
-        image_shape,
-        seed=args.seed,
-        builtin_sizes=args.builtin_sizes,
-        strict=args.strict,
-    )
+    with download_errors_as_exit():
+        loaded = load_image_classification_dataset(
+            args.dataset,
+            image_shape,
+            seed=args.seed,
+            builtin_sizes=args.builtin_sizes,
+            data_dir=args.data_dir,
+            strict=args.strict,
+        )
     if args.recipe is None:
         resolve_vit_recipe(args, dataset_length(loaded.splits["train"]), native_size)
     augmentation = vit_augmentation(args)
@@ -104,4 +118,6 @@ def prepare_vit_data(args):
         train=batches("train", shuffle_seed=args.seed, augmentation=augmentation),
         validation=batches("validation"),
         test=with_known_length(batches("test")),
+        split_sizes=dict(loaded.split_sizes),
+        source_lines=loaded.summary_lines(),
     )

@@ -57,6 +57,7 @@ def test_train_captioning_end_to_end(train_captioning, tmp_path, capsys):
     metrics = train_captioning.main(arguments)
     printed = capsys.readouterr().out
     assert 0.0 <= metrics["bleu"] <= 100.0 and metrics["test_images"] == 6
+    assert metrics["split_sizes"] == {"train": 16, "validation": 8, "test": 6}
     assert "test BLEU" in printed and "attention on the named object" in printed
     # After one epoch a caption may name no shape; measured objects have a chance level.
     assert 0 <= metrics["objects_measured"] <= 12
@@ -206,6 +207,10 @@ def test_folder_of_wide_strips_derives_its_sizes_and_schedule(train_captioning, 
         ]
     )
     printed = capsys.readouterr().out
+    assert (
+        "data: captions.tsv: train 32 images, validation 4, test 4 (no splits of its own" in printed
+    )
+    assert metrics["split_sizes"] == {"train": 32, "validation": 4, "test": 4}
     assert "image size 16x48: median training image 16x48, aspect ratio kept" in printed
     assert "a 4x12 feature grid" in printed
     assert "batch size 8: the largest power of two" in printed

@@ -91,6 +91,7 @@ def test_tsv_run_warns_about_bad_lines_and_exports(train_nmt, tmp_path):
         )
     assert (metrics["model"], metrics["split"], metrics["replicas"]) == ("transformer", "test", 1)
     assert metrics["sentences"] == 3  # 5% of 60 sources
+    assert metrics["split_sizes"] == {"train": 54, "validation": 3, "test": 3}
     assert 0.0 <= metrics["bleu"] <= 100.0 and 0.0 <= metrics["chrf"] <= 100.0
     assert 0.0 <= metrics["exact_match"] <= 1.0 and metrics["unigram_loss"] > 0
     assert json.loads((output_dir / "metrics.json").read_text()) == metrics
@@ -108,6 +109,25 @@ def test_tsv_run_warns_about_bad_lines_and_exports(train_nmt, tmp_path):
         assets = (export_dir / "assets" / f"{name}_vocabulary.txt").read_text(encoding="utf-8")
         assert assets.splitlines() == encoder.vocabulary
     assert (export_dir / "saved_model.pb").exists()
+
+
+def test_parallel_files_train_and_score_on_their_own_splits(train_nmt, tmp_path, capsys):
+    pairs = builtin_translation_pairs(40, seed=2)
+    layout = {"train": pairs[:30], "valid": pairs[30:34], "test2016": pairs[34:]}
+    for prefix, split in layout.items():
+        for side, lang in ((0, "en"), (1, "es")):
+            text = "".join(pair[side] + "\n" for pair in split)
+            (tmp_path / f"{prefix}.{lang}").write_text(text, encoding="utf-8")
+    output_dir = tmp_path / "run"
+    dataset = ["--dataset", f"parallel:{tmp_path}", "--source-lang", "en", "--target-lang", "es"]
+    metrics = train_nmt.main(
+        [*dataset, "--epochs", "1", "--output-dir", str(output_dir), "--no-html", *TINY]
+    )
+    assert metrics["split_sizes"] == {"train": 30, "validation": 4, "test": 6}
+    assert metrics["split"] == "test" and metrics["sentences"] == 4  # --eval-sentences 4
+    assert json.loads((output_dir / "metrics.json").read_text()) == metrics
+    printed = capsys.readouterr().out
+    assert f"data: parallel files {tmp_path} (train, valid, test2016; en -> es): " in printed
 
 
 def test_mirrored_rnn_run_resumes_after_an_interruption(train_nmt, tmp_path, monkeypatch):

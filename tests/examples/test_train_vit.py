@@ -12,6 +12,7 @@ import pytest
 import tensorflow as tf
 from example_scripts import load_example
 
+from keras_attention.data.shapes_classification import shape_classification_class_names
 from keras_attention.training import run_setup
 from keras_attention.training import vit_model_arguments
 
@@ -52,6 +53,11 @@ def test_train_vit_end_to_end(train_vit, tmp_path, monkeypatch):
         ]
     )
     assert 0.0 <= metrics["test_accuracy"] <= 1.0 and metrics["test_images"] == 16
+    assert metrics["split_sizes"] == {"train": 32, "validation": 16, "test": 16}
+    assert (
+        len(metrics["class_names"]) == 12
+        and metrics["class_names"] == shape_classification_class_names()
+    )
     assert json.loads((output_dir / "metrics.json").read_text()) == metrics
     assert (output_dir / "checkpoints" / "epoch_001.keras").exists()
     assert (output_dir / "confusion_matrix.png").stat().st_size > 0
@@ -121,12 +127,15 @@ def test_train_vit_on_a_non_square_folder_derives_and_prints_its_choices(
     # 12 x 24 images keep their aspect: 8 x 16 pixels, a 2 x 4 patch grid.
     assert metrics["image_size"] == [8, 16] and metrics["patch_size"] == 4
     assert metrics["augmentation"] == "geometric"
-    # 18 images, 3 held out (validation and test): 15 to train, all in one batch.
-    assert metrics["batch_size"] == 15 and metrics["epochs"] == 1
+    # 18 images, 4 held out (10% validation, 10% test): 14 to train, all in one batch.
+    assert metrics["batch_size"] == 14 and metrics["epochs"] == 1
+    assert metrics["split_sizes"] == {"train": 14, "validation": 2, "test": 2}
+    assert metrics["class_names"] == ["diagonal", "horizontal", "vertical"]
     printed = capsys.readouterr().out.splitlines()
     assert "image_size (8, 16): keeps the 12 x 24 images' aspect ratio, longer side 16" in printed
     assert "patch_size 4: set by the user" in printed
-    assert any(line.startswith("batch_size 15: 15 training images") for line in printed)
+    assert any(line.startswith("batch_size 14: 14 training images") for line in printed)
+    assert "  3 classes: diagonal, horizontal, vertical" in printed
     assert "epochs 1: set by the user" in printed
     assert any(line.startswith("warmup_steps 1: ") for line in printed)
     assert any(line.startswith("augmentation geometric: training batches only") for line in printed)
@@ -146,8 +155,11 @@ def test_train_vit_model_swin_end_to_end_on_a_non_square_folder(train_vit, tmp_p
         "swin_transformer_preset",
         lambda preset: dict(tiny, image_size=32, num_classes=10),
     )
-    monkeypatch.setattr(train_vit, "NUM_ROLLOUT_IMAGES", 2)
-    folder = _glyph_folder(tmp_path / "glyphs", 20, 12)  # one test image
+    monkeypatch.setattr(train_vit, "NUM_ROLLOUT_IMAGES", 1)
+    # ImageNet's layout: train/ and val/ of class folders; test is half of val/.
+    folder = tmp_path / "glyphs"
+    _glyph_folder(folder / "train", 20, 12)
+    _glyph_folder(folder / "val", 20, 12, per_class=2)
     output_dir, export_dir = tmp_path / "run", tmp_path / "served"
     metrics = train_vit.main(
         ["--model", "swin", "--dataset", f"folder:{folder}", "--image-size", "20"]
@@ -155,6 +167,8 @@ def test_train_vit_model_swin_end_to_end_on_a_non_square_folder(train_vit, tmp_p
         + ["--export", str(export_dir)]
     )
     assert metrics["model"] == "swin" and metrics["image_size"] == [20, 12]
+    assert metrics["split_sizes"] == {"train": 18, "validation": 3, "test": 3}
+    assert metrics["class_names"] == ["diagonal", "horizontal", "vertical"]
     assert json.loads((output_dir / "metrics.json").read_text()) == metrics
     assert [p.name for p in output_dir.glob("window_attention_*.png")] == ["window_attention_0.png"]
     assert "predicted" in (output_dir / "attention_explorer.html").read_text()

@@ -91,7 +91,31 @@ def test_options_handed_to_the_model_and_the_data():
         "patch_size": None,
     }
     args = parse(["--builtin-sizes", "16", "8", "6", "--seed", "2"])
-    assert source_options(args) == {"builtin_sizes": [16, 8, 6], "seed": 2, "strict": False}
+    assert source_options(args) == {
+        "builtin_sizes": [16, 8, 6],
+        "seed": 2,
+        "strict": False,
+        "data_dir": None,
+        "allow_outside_paths": False,
+        "image_column": "image",
+        "caption_column": "caption",
+    }
+    args = parse(
+        [
+            "--dataset",
+            "csv:list.csv",
+            "--image-column",
+            "path",
+            "--caption-column",
+            "text",
+            "--allow-outside-paths",
+            "--data-dir",
+            "tfds",
+        ]
+    )
+    options = source_options(args)
+    assert (options["image_column"], options["caption_column"]) == ("path", "text")
+    assert options["allow_outside_paths"] and options["data_dir"] == "tfds"
 
 
 def test_parser_imports_no_tensorflow():

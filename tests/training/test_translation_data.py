@@ -56,13 +56,17 @@ def test_prepare_translation_data_fills_the_flags_and_batches(tmp_path):
     # 180 pairs: the smallest batch (16), and 54,000 pairs seen at most 100 epochs.
     assert (args.max_length, args.batch_size, args.epochs) == (12, 16, 100)
     assert (tmp_path / "vocabulary" / "source").exists()
+    assert data.split_sizes == {"train": 180, "validation": 10, "test": 10}
     lines = data.summary_lines()
     assert lines[0] == (
+        "data: built-in English -> Spanish corpus: train 180 sentence pairs, validation 10, test 10"
+    )
+    assert lines[1] == (
         f"vocabularies: {data.source_encoder.vocabulary_size} source and "
         f"{data.target_encoder.vocabulary_size} target tokens"
     )
-    assert lines[1] == "training on 180 sentence pairs:"
-    assert lines[2] == "  max_length 12: set by the user"
+    assert lines[2] == "training on 180 sentence pairs:"
+    assert lines[3] == "  max_length 12: set by the user"
     # Training batches all have one shape (the partial one is dropped); 180 // 16 = 11.
     shapes = [inputs["source"].shape for inputs, _ in data.train]
     assert len(shapes) == 11 and set(shapes) == {(16, 12)}

@@ -85,7 +85,16 @@ def test_prepare_vit_data_batches_the_builtin_images():
     data = prepare_vit_data(args)
     assert data.image_shape == (32, 32) and data.num_classes == len(data.class_names) == 12
     assert data.augmentation == "none" and data.recipe is args.recipe
-    assert data.summary_lines()[:-1] == args.recipe.summary_lines()
+    assert data.split_sizes == {"train": 40, "validation": 8, "test": 6}
+    source_lines = data.summary_lines()[:5]
+    assert source_lines[:2] == [
+        "data: built-in shapes",
+        "  12 classes: " + ", ".join(data.class_names[:10]) + ", ... (2 more)",
+    ]
+    assert source_lines[2].startswith("  train: 40 images (") and source_lines[4].startswith(
+        "  test: 6 images ("
+    )
+    assert data.summary_lines()[5:-1] == args.recipe.summary_lines()
     assert data.summary_lines()[-1] == (
         "augmentation none: training batches only, never at evaluation or export"
     )

@@ -1,0 +1,68 @@
+"""The splits a data source gives, with their sizes and the layout they were read from.
+
+Example:
+
+>>> import tensorflow as tf
+>>> from keras_attention.data.dataset_splits import DatasetSplits
+>>> pairs = tf.data.Dataset.from_tensor_slices((["a", "b"], ["x", "y"]))
+>>> splits = DatasetSplits(
+...     {"train": pairs, "validation": pairs.take(0), "test": pairs.take(0)},
+...     {"train": 2, "validation": 0, "test": 0},
+...     "tsv:pairs.tsv",
+...     unit="sentence pairs",
+... )
+>>> sorted(splits), splits.sizes["train"]
+(['test', 'train', 'validation'], 2)
+>>> splits.summary()
+'tsv:pairs.tsv: train 2 sentence pairs, validation 0, test 0'
+"""
+
+SPLIT_NAMES = ("train", "validation", "test")
+
+
+class DatasetSplits(dict):
+    """`{split name: tf.data.Dataset}`, with the size of each split and where it came from.
+
+    A dict, so code that indexes the splits by name keeps working; the
+    extra attributes are what a run reports (`metrics.json`'s
+    `split_sizes`) and prints (`summary`).
+
+    Args:
+        datasets: dict split name -> `tf.data.Dataset`.
+        sizes: dict split name -> number of images (or sentence pairs).
+        layout: what was read, e.g. "COCO captions (annotations/...)".
+        split_rule: how the splits were made, e.g. "a seeded random split";
+            "" where the source gives them.
+        unit: what `sizes` counts, for `summary`.
+        rebuild: None, or a function of an image size that makes these
+            splits again at that size (see `resized`).
+    """
+
+    def __init__(self, datasets, sizes, layout, split_rule="", unit="images", rebuild=None):
+        super().__init__(datasets)
+        self.sizes = {name: int(size) for name, size in sizes.items()}
+        self.layout = layout
+        self.split_rule = split_rule
+        self.unit = unit
+        self._rebuild = rebuild
+
+    def resized(self, image_size):
+        """The same splits with images at `image_size`, the listing not read again.
+
+        Splits loaded at their own size (`image_size=None`) are measured,
+        then made at the size chosen from them, without listing and
+        checking every file a second time.
+        """
+        if self._rebuild is None:
+            raise ValueError(
+                f"These splits ({self.layout}) cannot be made at another image size. "
+                f"Received: image_size={image_size!r}"
+            )
+        return self._rebuild(image_size)
+
+    def summary(self):
+        """One line: the layout, the size of each split, and how the splits were made."""
+        counts = [f"{name} {self.sizes.get(name, 0)}" for name in SPLIT_NAMES]
+        counts[0] += f" {self.unit}"
+        rule = f" ({self.split_rule})" if self.split_rule else ""
+        return f"{self.layout}: {', '.join(counts)}{rule}"

@@ -1,0 +1,185 @@
+"""Hugging Face `datasets` folders written by `save_to_disk`, read offline (`hf:PATH`).
+
+    PATH/                          (DatasetDict.save_to_disk(PATH))
+      dataset_dict.json
+      train/  validation/  test/   each: data-*.arrow, dataset_info.json, state.json
+
+Read with `datasets.load_from_disk`, which needs no network. The splits
+named "train", "validation" (or "valid", "val", "dev") and "test" are used;
+others are left out and named. A folder written by `Dataset.save_to_disk`
+(one split) is one set to draw the splits from.
+
+- Translation: a `translation` column of `{language: text}` dicts, the
+  schema of the WMT and OPUS sets; `source_lang` and `target_lang` pick the
+  two sides (`hf_translation_pairs`).
+- Image classification: an `image` (or `img`) column of images and a
+  `ClassLabel` column `label` (or `labels`), whose names are the class
+  names (`hf_image_classification_files`, `hf_image_pairs`).
+
+The `datasets` package is an optional dependency:
+`pip install "keras-attention[hf]"`.
+
+Example:
+
+>>> from keras_attention.data.hf_datasets import HF_SPLITS
+>>> HF_SPLITS["validation"]
+('validation', 'valid', 'val', 'dev')
+"""
+
+import os
+
+import tensorflow as tf
+
+from keras_attention.data.classification_splits import ALL
+from keras_attention.data.text_lines import report_lines
+
+HF_PREFIX = "hf:"
+HF_SPLITS = {
+    "train": ("train",),
+    "validation": ("validation", "valid", "val", "dev"),
+    "test": ("test",),
+}
+IMAGE_COLUMNS = ("image", "img")
+LABEL_COLUMNS = ("label", "labels")
+
+
+def _datasets_module(dataset):
+    try:
+        import datasets
+    except ImportError:
+        raise ValueError(
+            "`hf:` data sets need the `datasets` package: pip install "
+            f'"keras-attention[hf]" (or pip install datasets). Received: dataset={dataset!r}'
+        ) from None
+    return datasets
+
+
+def load_hf_splits(dataset):
+    """`({our split name: datasets.Dataset}, layout)` of a `save_to_disk` folder.
+
+    Args:
+        dataset: "hf:PATH" (`~` and `$VARIABLES` expanded).
+
+    Returns:
+        the splits, keyed "train", "validation", "test" (those the folder
+        has), or `ALL` for a folder of one `Dataset`; and one line naming
+        the folder, the splits used and those left out.
+    """
+    datasets = _datasets_module(dataset)
+    path = os.path.expanduser(os.path.expandvars(dataset[len(HF_PREFIX) :]))
+    if not os.path.isdir(path):
+        raise ValueError(
+            f"`dataset` must name a folder written by `save_to_disk` after 'hf:'; {path} is "
+            f"not a folder. Received: dataset={dataset!r}"
+        )
+    try:
+        loaded = datasets.load_from_disk(path)
+    except (FileNotFoundError, ValueError) as error:
+        raise ValueError(
+            f"{path} must be a folder written by `datasets` `save_to_disk` ({error}). "
+            f"Received: dataset={dataset!r}"
+        ) from None
+    if isinstance(loaded, datasets.Dataset):
+        return {ALL: loaded}, f"datasets folder {path} (one split)"
+    splits, used, left = {}, [], []
+    for name in loaded:
+        ours = [split for split, names in HF_SPLITS.items() if name.lower() in names]
+        if ours and ours[0] not in splits:
+            splits[ours[0]] = loaded[name]
+            used.append(name)
+        else:
+            left.append(name)
+    if "train" not in splits:
+        raise ValueError(
+            f"{path} must have a 'train' split; it has {', '.join(loaded) or 'none'}. "
+            f"Received: dataset={dataset!r}"
+        )
+    layout = f"datasets folder {path} (splits {', '.join(used)}"
+    layout += f"; left out: {', '.join(left)})" if left else ")"
+    return splits, layout
+
+
+def hf_translation_pairs(dataset, source_lang, target_lang, strict=False):
+    """`({split: [(source, target)]}, layout)` from a `translation` column.
+
+    A row whose source or target is missing or blank is skipped with a
+    warning naming its split and row numbers (an error with `strict`).
+
+    Args:
+        dataset: "hf:PATH".
+        source_lang, target_lang: keys of the `translation` dicts, e.g.
+            "en" and "de".
+        strict: raise instead of skipping blank rows.
+    """
+    splits, layout = load_hf_splits(dataset)
+    pairs = {}
+    for name, split in splits.items():
+        if "translation" not in split.column_names:
+            raise ValueError(
+                f"`hf:` translation sets need a 'translation' column of {{language: text}} "
+                f"dicts; the {name} split has {split.column_names}. Received: dataset={dataset!r}"
+            )
+        feature = split.features["translation"]
+        languages = list(getattr(feature, "languages", None) or feature)
+        missing = [lang for lang in (source_lang, target_lang) if lang not in languages]
+        if missing or source_lang == target_lang:
+            raise ValueError(
+                "--source-lang and --target-lang must be two of the set's languages "
+                f"({', '.join(languages)}). Received: source_lang={source_lang!r}, "
+                f"target_lang={target_lang!r}"
+            )
+        kept, blank = [], []
+        for row, texts in enumerate(split["translation"], start=1):
+            source = (texts.get(source_lang) or "").strip()
+            target = (texts.get(target_lang) or "").strip()
+            if source and target:
+                kept.append((source, target))
+            else:
+                blank.append(row)
+        report_lines(f"{dataset} ({name} split, rows)", blank, "have a blank side", strict)
+        pairs[name] = kept
+    return pairs, f"{layout}, {source_lang} -> {target_lang}"
+
+
+def hf_image_classification_files(dataset):
+    """`(files, class names, image column, splits, layout)` of an image classification set.
+
+    `files` maps each split to `[((split, row), label)]`, the form
+    `complete_classification_splits` takes; `splits` holds the
+    `datasets.Dataset`s, their image column left encoded (bytes).
+    """
+    datasets = _datasets_module(dataset)
+    splits, layout = load_hf_splits(dataset)
+    first = next(iter(splits.values()))
+    image_column = next((c for c in IMAGE_COLUMNS if c in first.column_names), None)
+    label_column = next((c for c in LABEL_COLUMNS if c in first.column_names), None)
+    label_feature = first.features.get(label_column)
+    if image_column is None or not isinstance(label_feature, datasets.ClassLabel):
+        raise ValueError(
+            "`hf:` image classification sets need an 'image' (or 'img') column and a "
+            f"ClassLabel 'label' column; they have {first.features}. Received: dataset={dataset!r}"
+        )
+    class_names = list(label_feature.names)
+    files, encoded = {}, {}
+    for name, split in splits.items():
+        encoded[name] = split.cast_column(image_column, datasets.Image(decode=False))
+        labels = split[label_column]
+        files[name] = [((name, row), int(label)) for row, label in enumerate(labels)]
+    return files, class_names, image_column, encoded, layout
+
+
+def hf_image_pairs(entries, splits, image_column):
+    """A `tf.data.Dataset` of `(encoded image bytes, label)` for `[((split, row), label)]`."""
+
+    def rows():
+        for (split, row), label in entries:
+            image = splits[split][row][image_column] or {}
+            data = image.get("bytes")
+            if data is None and image.get("path"):
+                with open(image["path"], "rb") as file:
+                    data = file.read()
+            yield data or b"", label
+
+    signature = (tf.TensorSpec((), tf.string), tf.TensorSpec((), tf.int32))
+    pairs = tf.data.Dataset.from_generator(rows, output_signature=signature)
+    return pairs.apply(tf.data.experimental.assert_cardinality(len(entries)))
