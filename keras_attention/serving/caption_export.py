@@ -13,9 +13,8 @@ from keras_attention.backend_support import require_tensorflow_backend
 from keras_attention.generation.captioner_decoders import missing_captioner_members
 from keras_attention.serving.grouped_decoding import decode_in_groups
 from keras_attention.serving.image_classifier_export import warm_up_images
-from keras_attention.serving.image_inputs import image_batch
+from keras_attention.serving.image_inputs import checked_images
 from keras_attention.serving.image_inputs import image_input_spec
-from keras_attention.serving.image_inputs import shaped_like_request
 from keras_attention.serving.saved_model_kinds import CAPTIONER
 from keras_attention.serving.serving_signature import SERVING_SIGNATURE
 from keras_attention.serving.serving_signature import load_serving_signature
@@ -81,16 +80,15 @@ def make_caption_function(model, encoder, max_length, beam_width=1, *, decode_ba
     (bilinear with antialiasing), then decoded by greedy search (`beam_width=1`) or beam
     search in one XLA-compiled program per group of `decode_batch_size`
     images (the last group padded), so one compiled program serves batches
-    of every size. One image `(H, W, 3)` is captioned as one: the outputs
-    lose their batch axis, as a translator answers one string with one
-    string.
+    of every size.
 
     Each request is checked before decoding (outside the XLA-compiled part,
-    where the checks would be dropped): `images` of another rank, with
-    other than 3 channels or a height or width of 0, with a NaN or infinite
-    pixel or with a pixel outside 0..255 (such as 16-bit values, or pixels
-    scaled to -1..1) fails with a `tf.errors.InvalidArgumentError` whose
-    message names `images`, what it expects and what it received.
+    where the checks would be dropped): `images` that are not a batch (one
+    `(H, W, 3)` image included: send it as `images[None]`), with other than
+    3 channels or a height or width of 0, with a NaN or infinite pixel or
+    with a pixel outside 0..255 (such as 16-bit values, or pixels scaled to
+    -1..1) fail with a `tf.errors.InvalidArgumentError` whose message names
+    `images`, what it expects and what it received.
 
     Args:
         model: a `ShowAttendTellCaptioner` or a `TransformerCaptioner` (also
@@ -112,7 +110,7 @@ def make_caption_function(model, encoder, max_length, beam_width=1, *, decode_ba
 
     Returns:
         A `tf.function` with input signature `images`: tf.float32 of unknown
-        shape (a batch or one image).
+        shape, so that it can check the rank itself.
 
     Example:
 
@@ -157,19 +155,15 @@ def make_caption_function(model, encoder, max_length, beam_width=1, *, decode_ba
     token_strings = _token_strings(encoder)
 
     def caption(images):
-        batch, request_shape = image_batch(images, 3)  # (B, H, W, 3)
+        # Checked here, ahead of the XLA-compiled decoding, which would drop the checks.
+        images = checked_images(images, 3)
         # Resized here, outside XLA, which has no antialiased resize.
-        batch = tf.image.resize(batch, image_shape, antialias=True)
+        images = tf.image.resize(images, image_shape, antialias=True)
         tokens, attention = decode_in_groups(
-            model, batch, start_id, end_id, length, grid, group_size, beam_width
+            model, images, start_id, end_id, length, grid, group_size, beam_width
         )  # (B, L), (B, L, h, w)
         pieces = tf.where(tf.equal(tokens, 0), "", tf.gather(token_strings, tokens))  # (B, L)
-        outputs = {
-            "caption": encoder.decode(tokens),
-            "attention": attention,
-            "caption_tokens": pieces,
-        }
-        return shaped_like_request(outputs, request_shape)
+        return {"caption": encoder.decode(tokens), "attention": attention, "caption_tokens": pieces}
 
     return tf.function(caption, input_signature=[image_input_spec()], autograph=False)
 
@@ -180,10 +174,9 @@ def export_captioner(model, path, encoder, max_length, beam_width=1, *, decode_b
     The `serving_default` signature takes `images`, float32 `(B, H, W, 3)`
     with pixel values in 0..255 and any `B`, `H` and `W`, and returns
     `caption` `(B,)` string, `attention` `(B, max_length, h, w)` float32 and
-    `caption_tokens` `(B, max_length)` string (one image `(H, W, 3)` is
-    answered without the batch axis): the graph of `make_caption_function`,
-    whose input checks, resizing, XLA-compiled decoding and detokenization
-    all run inside the SavedModel. It needs only TensorFlow
+    `caption_tokens` `(B, max_length)` string: the graph of
+    `make_caption_function`, whose input checks, resizing, XLA-compiled
+    decoding and detokenization all run inside the SavedModel. It needs only TensorFlow
     to run (`tf.saved_model.load(path).signatures["serving_default"]
     (images=...)`), and `saved_model_cli show --all --dir path` describes it.
 
@@ -244,8 +237,8 @@ def load_captioner(path, warm_up=True):
 
     Returns:
         A callable `caption(images)` taking `(B, H, W, 3)` pixels 0..255
-        (uint8 or float), or one `(H, W, 3)` image, and returning the dict
-        of `caption`, `attention` and `caption_tokens`.
+        (uint8 or float) and returning the dict of `caption`, `attention`
+        and `caption_tokens`.
 
     Raises:
         ValueError: when `path` is not a SavedModel folder, or holds another

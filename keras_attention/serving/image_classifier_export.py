@@ -5,9 +5,8 @@ import numpy as np
 import tensorflow as tf
 
 from keras_attention.backend_support import require_tensorflow_backend
-from keras_attention.serving.image_inputs import image_batch
+from keras_attention.serving.image_inputs import checked_images
 from keras_attention.serving.image_inputs import image_input_spec
-from keras_attention.serving.image_inputs import shaped_like_request
 from keras_attention.serving.saved_model_kinds import IMAGE_CLASSIFIER
 from keras_attention.serving.serving_signature import SERVING_SIGNATURE
 from keras_attention.serving.serving_signature import load_serving_signature
@@ -55,27 +54,26 @@ def _check_class_names(class_names, num_classes):
 def export_image_classifier(model, path, class_names=None):
     """Writes a SavedModel serving raw pixels of any size to class labels.
 
-    The `serving_default` signature takes `images`, float32 pixels with
-    values in 0..255 (NumPy uint8 arrays, as images are stored, are
-    converted by the call): a batch `(B, H, W, C)` of any `H` and `W` (the
-    model resizes them), answered with `probabilities` `(B, num_classes)`
-    float32 (softmax of the model's logits) and `labels` `(B,)` string (the
-    most probable class name), or one image `(H, W, C)`, answered with
-    `probabilities` `(num_classes,)` and one label, as a translator answers
-    one string with one string. The SavedModel needs only TensorFlow to run
+    The `serving_default` signature takes `images`, float32 `(B, H, W, C)`
+    with pixel values in 0..255 and any `H` and `W` (the model resizes them;
+    NumPy uint8 arrays, as images are stored, are converted by the call), and
+    returns `probabilities` `(B, num_classes)` float32 (softmax of the
+    model's logits) and `labels` `(B,)` string (the most probable class
+    name). The SavedModel needs only TensorFlow to run
     (`tf.saved_model.load(path).signatures["serving_default"](images=...)`),
     and `saved_model_cli show --all --dir path` describes it (`images` of
-    unknown rank, since it takes both).
+    unknown rank, so that the signature itself can check it).
 
     The signature checks each request and fails with a
     `tf.errors.InvalidArgumentError` whose message names `images`, what it
-    expects and what it received when `images` is of another rank, has
-    other than `C` channels or a height or width of 0, holds a NaN or
-    infinite pixel ("must hold finite pixel values"), or a pixel outside
-    0..255 ("must hold pixel values in 0..255", with the smallest and
-    largest values received), such as 16-bit values or pixels scaled to
-    -1..1, which would otherwise be classified as if they were 8-bit pixels
-    (pixels scaled to 0..1 cannot be told apart from dark images).
+    expects and what it received when `images` is not a batch (one
+    `(H, W, C)` image included: send it as `images[None]`), has other than
+    `C` channels or a height or width of 0, holds a NaN or infinite pixel
+    ("must hold finite pixel values"), or a pixel outside 0..255 ("must hold
+    pixel values in 0..255", with the smallest and largest values received),
+    such as 16-bit values or pixels scaled to -1..1, which would otherwise be
+    classified as if they were 8-bit pixels (pixels scaled to 0..1 cannot be
+    told apart from dark images).
 
     Args:
         model: a functional `keras.Model` mapping float32 images
@@ -119,18 +117,15 @@ def export_image_classifier(model, path, class_names=None):
     channels = image_shape[-1]
 
     def serve(images):
-        batch, request_shape = image_batch(images, channels)  # (B, H, W, C)
-        logits = model(batch, training=False)
+        logits = model(checked_images(images, channels), training=False)
         probabilities = tf.nn.softmax(tf.cast(logits, tf.float32), axis=-1)  # (B, classes)
         labels = tf.gather(label_table, tf.argmax(probabilities, axis=-1))  # (B,)
-        return shaped_like_request(
-            {"probabilities": probabilities, "labels": labels}, request_shape
-        )
+        return {"probabilities": probabilities, "labels": labels}
 
     archive = keras.export.ExportArchive()
     archive.track(model)
     archive.add_endpoint(name=SERVING_SIGNATURE, fn=serve, input_signature=[image_input_spec()])
-    # A signature of any rank does not say how many channels: the loader reads them here.
+    # A signature of unknown rank does not say how many channels: the loader reads them here.
     archive.add_variable_collection(
         CHANNELS_COLLECTION, [tf.Variable(channels, trainable=False, name=CHANNELS_COLLECTION)]
     )
@@ -153,9 +148,9 @@ def load_image_classifier(path, warm_up=True):
         warm_up: classify one image at load time.
 
     Returns:
-        A callable `serve(images)` taking a batch `(B, H, W, C)` or one
-        image `(H, W, C)` of pixels 0..255 (uint8 or float) and returning
-        the dict with `probabilities` and `labels`.
+        A callable `serve(images)` taking a batch `(B, H, W, C)` of pixels
+        0..255 (uint8 or float) and returning the dict with `probabilities`
+        and `labels`.
 
     Raises:
         ValueError: when `path` is not a SavedModel folder, or holds another

@@ -1,10 +1,17 @@
 """Checks, inside a serving graph, that a request's images can be answered.
 
-An image signature takes `images` of unknown rank: a batch `(B, H, W, C)`,
-or one image `(H, W, C)` answered as one (outputs without their batch axis),
-as a translator answers one string with one string. The rank is checked in
-the graph: a signature declared `(None, None, None, C)` does not check the
-rank of what it is given, and its graph, traced for rank 4, cannot see it.
+An image signature takes `images` of unknown rank and checks in the graph
+that it is a batch `(B, H, W, C)`: a signature declared
+`(None, None, None, C)` does not check the rank of what it is given, and
+its graph, traced for rank 4, cannot see it (`tf.rank` is folded to 4), so
+one image `(H, W, C)` would run into the model and fail deep inside it.
+
+One image is refused, with the fix in the message (`images[None]`), rather
+than answered as one: the signature then describes its outputs with their
+static shapes (`(-1, num_classes)`, `(-1, max_length, h, w)`), which
+`saved_model_cli` and TF Serving's metadata show to clients, and keeps the
+documented `(B, H, W, C)` contract; an image, unlike a string, is not a
+scalar that a batch axis would be awkward to add to.
 
 The checks are `tf.debugging.Assert`s, which XLA compiles away: they must
 run in the plain TensorFlow part of a serving function, before any
@@ -18,7 +25,7 @@ PIXEL_RANGE = (0.0, 255.0)
 
 
 def image_input_spec(dtype=tf.float32):
-    """The `images` input of an image signature: any rank, checked by `image_batch`.
+    """The `images` input of an image signature: any rank, checked by `checked_images`.
 
     Args:
         dtype: the pixel dtype the signature takes.
@@ -34,13 +41,14 @@ def image_input_spec(dtype=tf.float32):
     return tf.TensorSpec(shape=None, dtype=dtype, name="images")
 
 
-def image_batch(images, channels):
-    """`images` as a checked `(B, H, W, channels)` batch, and the shape to answer in.
+def checked_images(images, channels):
+    """`images` checked as a `(B, H, W, channels)` batch of pixels, with that static rank.
 
     Raises (when the graph runs) a `tf.errors.InvalidArgumentError` whose
     message names `images`, what was expected and what was received, for
 
-    - a rank other than 3 (one image) or 4 (a batch);
+    - a rank other than 4 (one image `(H, W, C)` included: the message says
+      to send it as a batch of one);
     - a channel count other than `channels`, or a height or width of 0;
     - a NaN or infinite pixel (a confident label or a garbage caption
       otherwise);
@@ -52,32 +60,32 @@ def image_batch(images, channels):
         channels: the channel count the model takes.
 
     Returns:
-        `(batch, request_shape)`: the `(B, H, W, channels)` images (one image
-        gets a batch axis of 1) and the leading shape of the request, `[B]`
-        or `[]`, for `shaped_like_request`.
+        `images`, of static shape `(None, None, None, channels)`.
 
     Example:
 
     >>> import tensorflow as tf
-    >>> batch, request_shape = image_batch(tf.zeros((5, 7, 3)), 3)
-    >>> tuple(batch.shape), request_shape.numpy().tolist()
-    ((1, 5, 7, 3), [])
-    >>> image_batch(tf.fill((1, 2, 2, 3), 65535.0), 3)  # doctest: +ELLIPSIS
+    >>> checked_images(tf.zeros((2, 5, 7, 3)), 3).shape
+    TensorShape([2, 5, 7, 3])
+    >>> checked_images(tf.zeros((5, 7, 3)), 3)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    tensorflow...InvalidArgumentError: ...one image as a batch of one (images[None])...
+    >>> checked_images(tf.fill((1, 2, 2, 3), 65535.0), 3)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     tensorflow...InvalidArgumentError: ...must hold pixel values in 0..255...
     """
     shape = tf.shape(images)
-    rank = tf.size(shape)
     rank_check = _check(
-        tf.logical_or(tf.equal(rank, 3), tf.equal(rank, 4)),
-        f"`images` must be a batch (batch, height, width, {channels}) or one image "
-        f"(height, width, {channels}). Received: images.shape={{}}",
+        tf.equal(tf.size(shape), 4),
+        f"`images` must be a batch (batch, height, width, {channels}), one image as a batch "
+        "of one (images[None]). Received: images.shape={}",
         [shape],
     )
     with tf.control_dependencies([rank_check]):
         size_check = _check(
-            tf.logical_and(tf.equal(shape[-1], channels), tf.reduce_all(shape[-3:-1] > 0)),
+            tf.logical_and(tf.equal(shape[-1], channels), tf.reduce_all(shape[1:3] > 0)),
             f"`images` must be (batch, height, width, {channels}) with height, width > 0. "
             "Received: images.shape={}",
             [shape],
@@ -86,9 +94,8 @@ def image_batch(images, channels):
     if images.dtype.is_floating:
         checks.append(_pixel_values_check(images, size_check))
     with tf.control_dependencies(checks):
-        # (..., H, W, C) -> (B, H, W, C): one image becomes a batch of one.
-        batch = tf.reshape(images, tf.concat([[-1], shape[-3:]], axis=0))
-    return tf.ensure_shape(batch, (None, None, None, channels)), shape[:-3]
+        images = tf.identity(images)
+    return tf.ensure_shape(images, (None, None, None, channels))
 
 
 def _pixel_values_check(images, after):
@@ -120,29 +127,3 @@ def _pixel_values_check(images, after):
 def _check(condition, message, values):
     """An Assert of `condition` whose message is `message` with `values` in its `{}`s."""
     return tf.debugging.Assert(condition, [tf.strings.format(message, values, summarize=8)])
-
-
-def shaped_like_request(outputs, request_shape):
-    """Each `(B, ...)` output of `outputs` reshaped to `request_shape + (...)`.
-
-    A batch request keeps its batch axis; one image (`request_shape` `[]`)
-    gets outputs without it.
-
-    Args:
-        outputs: a dict of tensors with the batch on axis 0.
-        request_shape: the leading shape `image_batch` returned.
-
-    Returns:
-        the dict of reshaped tensors.
-
-    Example:
-
-    >>> import tensorflow as tf
-    >>> outputs = {"labels": tf.constant(["cat"])}
-    >>> shaped_like_request(outputs, tf.constant([], tf.int32))["labels"].shape
-    TensorShape([])
-    """
-    return {
-        name: tf.reshape(value, tf.concat([request_shape, tf.shape(value)[1:]], axis=0))
-        for name, value in outputs.items()
-    }

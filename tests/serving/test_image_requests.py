@@ -1,8 +1,8 @@
 """What the image SavedModels (classifier, captioner) answer to requests of every shape and range.
 
-A batch `(B, H, W, 3)` is answered with a batch; one image `(H, W, 3)` as one,
-without the batch axis; other ranks, and pixels outside 0..255, are refused
-by the signature itself with a message naming what it expects and what it got.
+A batch `(B, H, W, 3)` of pixels in 0..255 is answered; other ranks (one
+image `(H, W, 3)` included), and pixels outside 0..255, are refused by the
+signature itself with a message naming what it expects and what it got.
 """
 
 import numpy as np
@@ -19,7 +19,10 @@ from keras_attention.serving.image_classifier_export import export_image_classif
 
 VOCABULARY = ["[PAD]", "[UNK]", "[START]", "[END]", "a", "red", "blue", "circle", "square", "x"]
 IMAGES = np.random.default_rng(0).uniform(0, 255, (2, 12, 10, 3)).astype("float32")
-RANK = r"`images` must be a batch \(batch, height, width, 3\) or one image \(height, width, 3\)"
+RANK = (
+    r"`images` must be a batch \(batch, height, width, 3\), one image as a batch of one "
+    r"\(images\[None\]\)"
+)
 RANGE = r"`images` must hold pixel values in 0\.\.255"
 
 
@@ -46,25 +49,32 @@ def _serve(exports, kind):
 
 
 @pytest.mark.parametrize("kind", ["classifier", "captioner"])
-def test_one_image_is_answered_as_one_without_a_batch_axis(exports, kind):
+def test_one_image_is_refused_with_the_fix_and_as_a_batch_of_one_answered_as_in_a_batch(
+    exports, kind
+):
     serve = _serve(exports, kind)
+    with pytest.raises(
+        tf.errors.InvalidArgumentError, match=RANK + r"\. Received: images\.shape=\[12 10 3\]"
+    ):
+        serve(images=tf.constant(IMAGES[1]))
     batch = serve(images=tf.constant(IMAGES))
-    for index in range(2):
-        one = serve(images=tf.constant(IMAGES[index]))
-        assert set(one) == set(batch)
-        for name, value in one.items():
-            assert value.shape == batch[name].shape[1:], name
-            expected = np.asarray(batch[name].numpy()[index])
-            if value.dtype == tf.string:
-                np.testing.assert_array_equal(value.numpy(), expected)
-            else:
-                np.testing.assert_allclose(value.numpy(), expected, atol=1e-5)
+    one = serve(images=tf.constant(IMAGES[1][None]))
+    for name, value in one.items():
+        if value.dtype == tf.string:
+            np.testing.assert_array_equal(value.numpy(), batch[name].numpy()[1:])
+        else:
+            np.testing.assert_allclose(value.numpy(), batch[name].numpy()[1:], atol=1e-5)
 
 
 @pytest.mark.parametrize("kind", ["classifier", "captioner"])
 @pytest.mark.parametrize(
     "shape, received",
-    [((12, 3), r"\[12 3\]"), ((1, 1, 12, 10, 3), r"\[1 1 12 10 3\]"), ((), r"\[\]")],
+    [
+        ((12, 3), r"\[12 3\]"),
+        ((1, 1, 12, 10, 3), r"\[1 1 12 10 3\]"),
+        ((7,), r"\[7\]"),
+        ((), r"\[\]"),
+    ],
 )
 def test_other_ranks_name_the_shapes_expected_and_received(exports, kind, shape, received):
     serve = _serve(exports, kind)
@@ -110,11 +120,11 @@ def test_checks_hold_without_the_package_and_under_xla_auto_clustering(exports, 
     # the checks still run (XLA drops the asserts of the graphs it compiles).
     wide = np.zeros((1, 8, 8, 3), "float32")
     wide[0, 0, 0, 0] = 65535.0
-    not_finite = np.zeros((8, 8, 3), "float32")
-    not_finite[2, 2, 2] = np.nan
+    not_finite = np.zeros((1, 8, 8, 3), "float32")
+    not_finite[0, 2, 2, 2] = np.nan
     requests = {
         "batch": IMAGES,
-        "one": IMAGES[0],
+        "one_image": IMAGES[0],
         "rank_two": IMAGES[0, 0],
         "sixteen_bit": wide,
         "not_finite": not_finite,
@@ -129,10 +139,10 @@ def test_checks_hold_without_the_package_and_under_xla_auto_clustering(exports, 
     for answer in answers.values():
         assert not answer["package_imported"]
         assert "Received: images.shape=[10 3]" in answer["rank_two"]
+        assert "one image as a batch of one (images[None])" in answer["one_image"]
         assert "must hold pixel values in 0..255" in answer["sixteen_bit"]
         assert "values from 0 to 65535 (1 values outside 0..255)" in answer["sixteen_bit"]
         assert "must hold finite pixel values" in answer["not_finite"]
     assert answers["classifier"]["batch"] == {"labels": [2], "probabilities": [2, 3]}
-    assert answers["classifier"]["one"] == {"labels": [], "probabilities": [3]}
     # The captioner's text ops do not compile under auto-clustering, so only its
     # refusals are checked here; test_caption_export.py serves it without.
