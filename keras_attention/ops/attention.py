@@ -190,6 +190,37 @@ def attention_weights(
     return zero_empty_rows(weights, sees_any_key)
 
 
+def keys_the_bias_allows(mask, bias):
+    """`mask` and-ed with the keys whose bias does not rule them out (None: no mask, no bias).
+
+    A -inf bias means "may not attend": such a key is hidden like a masked
+    one, and a query whose every key is masked or biased out is an empty row
+    (output 0, weights 0) instead of the NaN of `softmax([-inf, ...])`. Any
+    bias below `MASKED_LOGIT` counts as -inf: the chunked kernel, whose running
+    maximum starts there, gives such keys no weight either. A NaN bias is
+    not ruled out, so that it reaches the output.
+
+    Args:
+        mask: None or a rank-4 boolean mask.
+        bias: None or a rank-4 float bias.
+
+    Returns:
+        a rank-4 boolean mask broadcastable to both, or `mask` when `bias` is None.
+
+    Example:
+
+    >>> import numpy as np
+    >>> bias = np.array([[[[0.0, -np.inf], [-np.inf, -np.inf]]]], "float32")
+    >>> np.asarray(keys_the_bias_allows(None, bias)).astype(int).tolist()
+    [[[[1, 0], [0, 0]]]]
+    """
+    if bias is None:
+        return mask
+    ruled_out = ops.less(ops.cast(bias, "float32"), MASKED_LOGIT)
+    allowed = ops.logical_not(ruled_out)
+    return allowed if mask is None else ops.logical_and(mask, allowed)
+
+
 def _biased_logits(query, key, scale, bias):
     """q k^T * scale (+ bias) as (B, H, Tq, Tk); float32 when there is a bias."""
     logits = ops.einsum("bqhd,bkhd->bhqk", scale_queries(query, scale), key)  # (B, H, Tq, Tk)
@@ -206,6 +237,7 @@ def _weights_and_nonempty_rows(query, key, mask, is_causal, scale, bias=None):
     """
     scale = _default_scale(query) if scale is None else scale
     logits = _biased_logits(query, key, scale, bias)
+    mask = keys_the_bias_allows(mask, bias)
     if is_causal:
         causal = _causal(ops.shape(query)[1], ops.shape(key)[1])
         mask = causal if mask is None else ops.logical_and(mask, causal)
@@ -267,8 +299,9 @@ def dot_product_attention(
         bias: optional float tensor added to the scaled scores before the
             mask (relative position biases, ALiBi), with the ranks of `mask`:
             (Tq, Tk), (B, Tq, Tk) or (B, H, Tq, Tk), any axis of size 1. A
-            masked position stays masked whatever its bias; gradients flow
-            into the bias. The "chunked" kernel reads it tile by tile, so a
+            masked position stays masked whatever its bias, and a -inf bias
+            hides a key like the mask (see below); gradients flow into the
+            bias. The "chunked" kernel reads it tile by tile, so a
             (1, H, 1, Tk) bias is never broadcast to (B, H, Tq, Tk).
         sliding_window: optional positive int `w`: query p sees only the keys
             k with |p - k| < w, or p - w < k <= p with `is_causal`, positions
@@ -279,7 +312,10 @@ def dot_product_attention(
             others apply it as a mask.
 
     A query whose every key is masked gets output 0 and weights 0 on every
-    implementation and dtype. Keys and values hidden from a query never reach
+    implementation and dtype. A -inf `bias` means "may not attend" (as does
+    any bias below -1e30): such a key gets weight 0, and a query whose every
+    key is masked or biased to -inf is such an empty row too, output 0 and
+    weights 0 with finite gradients, never NaN. Keys and values hidden from a query never reach
     its output, even NaN or inf; a query that may see a non-finite value gets
     NaN. The softmax runs in float32.
 
@@ -543,6 +579,7 @@ def _attend_then_normalize(
     sum scales rows), so it applies to the exponentials.
     """
     logits = ops.cast(_biased_logits(query, key, scale, bias), "float32")
+    mask = keys_the_bias_allows(mask, bias)
     if is_causal:
         causal = _causal(ops.shape(query)[1], ops.shape(key)[1])
         mask = causal if mask is None else ops.logical_and(mask, causal)
@@ -590,6 +627,7 @@ def _choose_implementation(query, key, use_dropout, return_weights):
 
 
 def _fused_attention(query, key, value, mask, is_causal, scale, bias=None):
+    mask = keys_the_bias_allows(mask, bias)
     if bias is not None:
         # PyTorch's kernel takes a bias or a mask, and a bias or causality:
         # fold the mask and causality into the bias.

@@ -65,10 +65,24 @@ def softmax_with_empty_rows(logits, mask=None, axis=-1):
     """
     logits = ops.cast(logits, "float32")
     if mask is None:
-        return ops.softmax(logits, axis=axis), None
+        return _softmax(logits, axis), None
     mask = ops.cast(mask, "bool")
     logits = ops.where(mask, logits, MASKED_LOGIT)
-    return ops.softmax(logits, axis=axis), ops.any(mask, axis=axis, keepdims=True)
+    return _softmax(logits, axis), ops.any(mask, axis=axis, keepdims=True)
+
+
+def _softmax(logits, axis):
+    """`ops.softmax`, without its warning when `axis` has size 1.
+
+    Keras warns that a softmax over one entry is always 1 ("did you mean
+    sigmoid?"); in attention that is what one key (a single-token sequence,
+    a step over one cached position) means, so it is computed here as
+    exp(x - max) / sum with one entry: 1, NaN for a NaN or infinite logit,
+    and a zero gradient, as `ops.softmax` gives.
+    """
+    if logits.shape[axis] == 1:
+        return ops.exp(logits - logits)
+    return ops.softmax(logits, axis=axis)
 
 
 def zero_empty_rows(tensor, nonempty_rows):

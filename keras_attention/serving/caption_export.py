@@ -14,6 +14,8 @@ from keras_attention.generation.captioner_decoders import missing_captioner_memb
 from keras_attention.serving.grouped_decoding import decode_in_groups
 from keras_attention.serving.image_classifier_export import warm_up_images
 from keras_attention.serving.image_inputs import checked_images
+from keras_attention.serving.image_inputs import image_input_spec
+from keras_attention.serving.saved_model_kinds import CAPTIONER
 from keras_attention.serving.serving_signature import SERVING_SIGNATURE
 from keras_attention.serving.serving_signature import load_serving_signature
 from keras_attention.text.subword_encoder import SubwordEncoder
@@ -78,9 +80,15 @@ def make_caption_function(model, encoder, max_length, beam_width=1, *, decode_ba
     (bilinear with antialiasing), then decoded by greedy search (`beam_width=1`) or beam
     search in one XLA-compiled program per group of `decode_batch_size`
     images (the last group padded), so one compiled program serves batches
-    of every size. The input signature takes 3 channels only; an image of
-    height or width 0 fails with a `tf.errors.InvalidArgumentError` naming
-    `images` and its shape.
+    of every size.
+
+    Each request is checked before decoding (outside the XLA-compiled part,
+    where the checks would be dropped): `images` that are not a batch (one
+    `(H, W, 3)` image included: send it as `images[None]`), with other than
+    3 channels or a height or width of 0, with a NaN or infinite pixel or
+    with a pixel outside 0..255 (such as 16-bit values, or pixels scaled to
+    -1..1) fail with a `tf.errors.InvalidArgumentError` whose message names
+    `images`, what it expects and what it received.
 
     Args:
         model: a `ShowAttendTellCaptioner` or a `TransformerCaptioner` (also
@@ -101,8 +109,8 @@ def make_caption_function(model, encoder, max_length, beam_width=1, *, decode_ba
         decode_batch_size: images decoded together by one compiled search.
 
     Returns:
-        A `tf.function` with input signature `images: (None, None, None, 3)
-        tf.float32`.
+        A `tf.function` with input signature `images`: tf.float32 of unknown
+        shape, so that it can check the rank itself.
 
     Example:
 
@@ -147,6 +155,7 @@ def make_caption_function(model, encoder, max_length, beam_width=1, *, decode_ba
     token_strings = _token_strings(encoder)
 
     def caption(images):
+        # Checked here, ahead of the XLA-compiled decoding, which would drop the checks.
         images = checked_images(images, 3)
         # Resized here, outside XLA, which has no antialiased resize.
         images = tf.image.resize(images, image_shape, antialias=True)
@@ -156,11 +165,7 @@ def make_caption_function(model, encoder, max_length, beam_width=1, *, decode_ba
         pieces = tf.where(tf.equal(tokens, 0), "", tf.gather(token_strings, tokens))  # (B, L)
         return {"caption": encoder.decode(tokens), "attention": attention, "caption_tokens": pieces}
 
-    return tf.function(
-        caption,
-        input_signature=[tf.TensorSpec((None, None, None, 3), tf.float32, name="images")],
-        autograph=False,
-    )
+    return tf.function(caption, input_signature=[image_input_spec()], autograph=False)
 
 
 def export_captioner(model, path, encoder, max_length, beam_width=1, *, decode_batch_size=8):
@@ -170,8 +175,8 @@ def export_captioner(model, path, encoder, max_length, beam_width=1, *, decode_b
     with pixel values in 0..255 and any `B`, `H` and `W`, and returns
     `caption` `(B,)` string, `attention` `(B, max_length, h, w)` float32 and
     `caption_tokens` `(B, max_length)` string: the graph of
-    `make_caption_function`, whose resizing, XLA-compiled decoding and
-    detokenization all run inside the SavedModel. It needs only TensorFlow
+    `make_caption_function`, whose input checks, resizing, XLA-compiled
+    decoding and detokenization all run inside the SavedModel. It needs only TensorFlow
     to run (`tf.saved_model.load(path).signatures["serving_default"]
     (images=...)`), and `saved_model_cli show --all --dir path` describes it.
 
@@ -234,8 +239,13 @@ def load_captioner(path, warm_up=True):
         A callable `caption(images)` taking `(B, H, W, 3)` pixels 0..255
         (uint8 or float) and returning the dict of `caption`, `attention`
         and `caption_tokens`.
+
+    Raises:
+        ValueError: when `path` is not a SavedModel folder, or holds another
+            kind of export (an image classifier, a translator); the message
+            names the path, what it holds and the function that loads it.
     """
-    loaded, serve = load_serving_signature(path)
+    loaded, serve = load_serving_signature(path, CAPTIONER)
 
     def call(images):
         return serve(images=tf.cast(tf.convert_to_tensor(images), tf.float32))

@@ -6,8 +6,13 @@ import tensorflow as tf
 
 from keras_attention.backend_support import require_tensorflow_backend
 from keras_attention.serving.image_inputs import checked_images
+from keras_attention.serving.image_inputs import image_input_spec
+from keras_attention.serving.saved_model_kinds import IMAGE_CLASSIFIER
 from keras_attention.serving.serving_signature import SERVING_SIGNATURE
 from keras_attention.serving.serving_signature import load_serving_signature
+
+# The SavedModel's variable collection holding the channel count the model takes.
+CHANNELS_COLLECTION = "image_channels"
 
 
 def _check_classifier(model):
@@ -49,21 +54,26 @@ def _check_class_names(class_names, num_classes):
 def export_image_classifier(model, path, class_names=None):
     """Writes a SavedModel serving raw pixels of any size to class labels.
 
-    The `serving_default` signature takes `images`, float32
-    `(B, H, W, C)` with pixel values in 0..255 and any `H` and `W` (the
-    model resizes them; NumPy uint8 arrays, as images are stored, are
-    converted by the call), and returns `probabilities` `(B, num_classes)`
-    float32 (softmax of the model's logits) and `labels` `(B,)` string (the
-    most probable class name). The SavedModel needs only TensorFlow to run
+    The `serving_default` signature takes `images`, float32 `(B, H, W, C)`
+    with pixel values in 0..255 and any `H` and `W` (the model resizes them;
+    NumPy uint8 arrays, as images are stored, are converted by the call), and
+    returns `probabilities` `(B, num_classes)` float32 (softmax of the
+    model's logits) and `labels` `(B,)` string (the most probable class
+    name). The SavedModel needs only TensorFlow to run
     (`tf.saved_model.load(path).signatures["serving_default"](images=...)`),
-    and `saved_model_cli show --all --dir path` describes it.
+    and `saved_model_cli show --all --dir path` describes it (`images` of
+    unknown rank, so that the signature itself can check it).
 
-    A request whose channel count is not `C` or whose height or width is 0
-    fails with a `tf.errors.InvalidArgumentError` whose message says
-    `images` must be `(batch, height, width, C)` and gives the received
-    shape; one that is not 4D fails in the resize ("input must be
-    4-dimensional"); one with a NaN or infinite pixel fails with a message
-    that says `images` must hold finite pixel values.
+    The signature checks each request and fails with a
+    `tf.errors.InvalidArgumentError` whose message names `images`, what it
+    expects and what it received when `images` is not a batch (one
+    `(H, W, C)` image included: send it as `images[None]`), has other than
+    `C` channels or a height or width of 0, holds a NaN or infinite pixel
+    ("must hold finite pixel values"), or a pixel outside 0..255 ("must hold
+    pixel values in 0..255", with the smallest and largest values received),
+    such as 16-bit values or pixels scaled to -1..1, which would otherwise be
+    classified as if they were 8-bit pixels (pixels scaled to 0..1 cannot be
+    told apart from dark images).
 
     Args:
         model: a functional `keras.Model` mapping float32 images
@@ -107,22 +117,17 @@ def export_image_classifier(model, path, class_names=None):
     channels = image_shape[-1]
 
     def serve(images):
-        images = checked_images(images, channels)
-        logits = model(images, training=False)
+        logits = model(checked_images(images, channels), training=False)
         probabilities = tf.nn.softmax(tf.cast(logits, tf.float32), axis=-1)  # (B, classes)
         labels = tf.gather(label_table, tf.argmax(probabilities, axis=-1))  # (B,)
         return {"probabilities": probabilities, "labels": labels}
 
     archive = keras.export.ExportArchive()
     archive.track(model)
-    archive.add_endpoint(
-        name=SERVING_SIGNATURE,
-        fn=serve,
-        input_signature=[
-            tf.TensorSpec(
-                shape=(None, None, None, image_shape[-1]), dtype=tf.float32, name="images"
-            )
-        ],
+    archive.add_endpoint(name=SERVING_SIGNATURE, fn=serve, input_signature=[image_input_spec()])
+    # A signature of unknown rank does not say how many channels: the loader reads them here.
+    archive.add_variable_collection(
+        CHANNELS_COLLECTION, [tf.Variable(channels, trainable=False, name=CHANNELS_COLLECTION)]
     )
     path = str(path)
     archive.write_out(path, verbose=False)
@@ -143,8 +148,14 @@ def load_image_classifier(path, warm_up=True):
         warm_up: classify one image at load time.
 
     Returns:
-        A callable `serve(images=...)` returning the dict with
-        `probabilities` and `labels`.
+        A callable `serve(images)` taking a batch `(B, H, W, C)` of pixels
+        0..255 (uint8 or float) and returning the dict with `probabilities`
+        and `labels`.
+
+    Raises:
+        ValueError: when `path` is not a SavedModel folder, or holds another
+            kind of export (a captioner, a translator); the message names
+            the path, what it holds and the function that loads it.
 
     Example:
 
@@ -161,27 +172,36 @@ def load_image_classifier(path, warm_up=True):
     >>> labels.tolist()[0] in (b"a", b"b")
     True
     """
-    loaded, serve = load_serving_signature(path)
+    loaded, serve = load_serving_signature(path, IMAGE_CLASSIFIER)
 
     def call(images):
         return serve(images=tf.convert_to_tensor(np.asarray(images), dtype=tf.float32))
 
     if warm_up:
-        warm_up_images(serve)
+        warm_up_images(serve, _served_channels(loaded, serve))
     call.saved_model = loaded  # keeps the variables alive
     return call
 
 
-def warm_up_images(serve, size=32):
-    """Calls an image signature once on a blank `(1, size, size, C)` batch (C from the signature).
+def _served_channels(loaded, serve):
+    """The channel count a loaded image classifier takes."""
+    _, kwargs = serve.structured_input_signature
+    shape = kwargs["images"].shape
+    if shape.rank is not None:  # an export whose signature takes batches only
+        return shape[-1] or 3
+    collection = getattr(loaded, CHANNELS_COLLECTION, None)
+    return 3 if collection is None else int(collection[0].numpy())
+
+
+def warm_up_images(serve, channels=3, size=32):
+    """Calls an image signature once on a blank `(1, size, size, channels)` batch.
 
     Args:
         serve: a concrete function whose one input is `images`.
+        channels: the channel count it takes.
         size: the height and width of the blank image.
 
     Returns:
         the outputs of that call.
     """
-    _, kwargs = serve.structured_input_signature
-    channels = kwargs["images"].shape[-1] or 3
     return serve(images=tf.zeros((1, size, size, channels), tf.float32))

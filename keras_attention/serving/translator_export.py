@@ -17,6 +17,7 @@ import tensorflow as tf
 from keras_attention.backend_support import require_tensorflow_backend
 from keras_attention.generation.decoder_for_model import missing_protocol_methods
 from keras_attention.serving.grouped_decoding import decode_in_groups
+from keras_attention.serving.saved_model_kinds import TRANSLATOR
 from keras_attention.serving.serving_signature import SERVING_SIGNATURE
 from keras_attention.serving.serving_signature import load_serving_signature
 from keras_attention.text.reversible_tokenizer import normalize_whitespace_strings
@@ -377,6 +378,11 @@ def load_translator(path, warm_up=True):
         tensor of strings and returning the dict of `translation`, `attention`,
         `source_tokens` and `translation_tokens`.
 
+    Raises:
+        ValueError: when `path` is not a SavedModel folder, or holds another
+            kind of export (an image classifier, a captioner); the message
+            names the path, what it holds and the function that loads it.
+
     Example:
 
     >>> import os, tempfile
@@ -398,7 +404,7 @@ def load_translator(path, warm_up=True):
     except ImportError:
         pass
 
-    loaded, serve = load_serving_signature(path)
+    loaded, serve = load_serving_signature(path, TRANSLATOR)
 
     def call(text):
         return serve(text=tf.convert_to_tensor(text, dtype=tf.string))

@@ -63,6 +63,29 @@ def assert_bias_matches_reference(layer, reference, query, value, bias, mask):
     np.testing.assert_array_equal(np.asarray(scores)[0, :, 1], 0.0)
 
 
+def assert_rows_the_bias_hides_are_zero(layer, reference, query, value, mask, num_heads):
+    """A -inf bias on every key of a query (or on those the mask leaves) empties its row.
+
+    Its scores are 0 and its heads contribute 0, as for a fully masked query,
+    on the layer's kernel: no NaN, the same answer whatever the kernel.
+    """
+    key_length = value.shape[1]
+    bias = np.zeros((2, num_heads, 4, key_length), "float32")
+    bias[1, :, 2] = -np.inf  # example 1, query 2: every key
+    bias[0, 0, 3] = np.where(mask[0, 3], -np.inf, 0.0)  # example 0, query 3, head 0: the rest
+    bias[1, :, 0, 0] = -np.inf  # one key only: a normal row
+    kwargs = dict(attention_mask=mask, attention_bias=bias)
+    output = np.asarray(layer(query, value, **kwargs))
+    output_with_scores, scores = layer(query, value, return_attention_scores=True, **kwargs)
+    expected, expected_weights = reference(layer, query, value, mask=mask, bias=bias)
+    assert np.all(np.isfinite(output)), "NaN where the bias hides every key"
+    np.testing.assert_allclose(output, expected, atol=1e-5)
+    np.testing.assert_allclose(output_with_scores, expected, atol=1e-5)
+    np.testing.assert_allclose(scores, expected_weights, atol=1e-6)
+    np.testing.assert_array_equal(np.asarray(scores)[1, :, 2], 0.0)
+    np.testing.assert_array_equal(np.asarray(scores)[0, 0, 3], 0.0)
+
+
 def bias_makers(num_heads):
     """{name: make(query_length, key_length, query_offset)} for ALiBi and a causal T5 bias."""
     alibi = AlibiBias()

@@ -16,6 +16,7 @@ from score_bias_cases import assert_bias_matches_reference
 from score_bias_cases import assert_cached_decoding_matches_causal_pass
 from score_bias_cases import assert_learned_bias_gets_its_gradient
 from score_bias_cases import assert_lower_precision_is_close
+from score_bias_cases import assert_rows_the_bias_hides_are_zero
 from score_bias_cases import bias_makers
 from score_bias_cases import masked_inputs
 from score_bias_cases import random_bias
@@ -601,6 +602,13 @@ def test_attention_bias_matches_numpy_reference(num_key_value_heads, kernel, sha
     bias = random_bias(RNG, shape_name, 2, 4, 4, 5)
     layer = _layer(num_key_value_heads=num_key_value_heads, implementation=kernel)
     assert_bias_matches_reference(layer, reference_gqa, query, value, bias, mask)
+
+
+@pytest.mark.parametrize("kernel", ATTENTION_KERNELS)
+def test_attention_bias_of_minus_infinity_on_a_whole_row_gives_zeros(kernel):
+    query, value, mask = masked_inputs(RNG)
+    layer = _layer(implementation=kernel)
+    assert_rows_the_bias_hides_are_zero(layer, reference_gqa, query, value, mask, 4)
 
 
 def test_query_heads_of_one_group_get_their_own_bias():

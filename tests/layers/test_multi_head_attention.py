@@ -18,6 +18,7 @@ from score_bias_cases import assert_bias_matches_reference
 from score_bias_cases import assert_cached_decoding_matches_causal_pass
 from score_bias_cases import assert_learned_bias_gets_its_gradient
 from score_bias_cases import assert_lower_precision_is_close
+from score_bias_cases import assert_rows_the_bias_hides_are_zero
 from score_bias_cases import bias_makers
 from score_bias_cases import masked_inputs
 from score_bias_cases import random_bias
@@ -645,6 +646,13 @@ def test_attention_bias_matches_numpy_reference(kernel, shape_name):
     bias = random_bias(RNG, shape_name, 2, 3, 4, 5)
     layer = MultiHeadAttention(num_heads=3, key_dim=4, implementation=kernel)
     assert_bias_matches_reference(layer, reference_attention, query, value, bias, mask)
+
+
+@pytest.mark.parametrize("kernel", ATTENTION_KERNELS)
+def test_attention_bias_of_minus_infinity_on_a_whole_row_gives_zeros(kernel):
+    query, value, mask = masked_inputs(RNG)
+    layer = MultiHeadAttention(num_heads=3, key_dim=4, implementation=kernel)
+    assert_rows_the_bias_hides_are_zero(layer, reference_attention, query, value, mask, 3)
 
 
 def test_attention_bias_with_attention_axes_equals_the_flattened_sequence():

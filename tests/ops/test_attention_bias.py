@@ -205,3 +205,65 @@ def test_bad_bias_raises(bias, match):
     q, k, v = _qkv()
     with pytest.raises(ValueError, match=match):
         attention.dot_product_attention(q, k, v, bias=bias)
+
+
+def _bias_hiding_whole_rows():
+    """A (2, 3, 5, 7) bias with -inf where keys may not be attended, and the (2, 1, 5, 7) mask.
+
+    Query 1 of example 0: -inf on every key of every head. Query 3 of
+    example 1: the mask hides keys 0..3 and the bias (-inf) the others, on
+    head 2 only. Query 2 of example 1: -inf on two keys, a normal row.
+    """
+    bias = _bias((2, 3, 5, 7))
+    mask = np.ones((2, 1, 5, 7), bool)
+    bias[0, :, 1] = -np.inf
+    mask[1, 0, 3, :4] = False
+    bias[1, 2, 3, 4:] = -np.inf
+    bias[1, :, 2, [0, 5]] = -np.inf
+    return bias, mask
+
+
+@pytest.mark.parametrize("implementation", IMPLEMENTATIONS)
+@pytest.mark.parametrize(
+    "dtype, tolerance", [("float32", 1e-5), ("float16", 2e-2), ("bfloat16", 1e-1)]
+)
+@pytest.mark.parametrize("jit", [False, True])
+def test_rows_the_bias_hides_entirely_give_zeros_on_every_kernel(
+    implementation, dtype, tolerance, jit
+):
+    # A -inf bias means "may not attend": a query whose every key is masked
+    # or has a -inf bias is an empty row, output 0 and weights 0, not NaN.
+    q, k, v = _qkv()
+    bias, mask = _bias_hiding_whole_rows()
+    bias = np.asarray(
+        keras.ops.cast(keras.ops.cast(bias, dtype), "float32")
+    )  # as the kernel reads it
+    expected, expected_weights = reference(q, k, v, mask, bias=bias)
+    assert np.all(expected[0, 1] == 0) and np.all(expected[1, 3, 2] == 0)
+    upstream = rng.normal(size=(2, 5, 3, 6)).astype("float32")
+    tensors = [keras.ops.cast(t, dtype) for t in (q, k, v, bias)]
+    output, gradients = _gradients(
+        *tensors[:3], upstream, tensors[3], implementation, mask, jit=jit
+    )
+    np.testing.assert_allclose(output, expected, atol=tolerance)
+    np.testing.assert_array_equal(output[0, 1], 0.0)
+    np.testing.assert_array_equal(output[1, 3, 2], 0.0)
+    for gradient in gradients:
+        assert np.all(np.isfinite(gradient))
+    d_scores = attention_scores_gradient(q, k, v, upstream, mask, bias=bias)
+    np.testing.assert_allclose(gradients[3], d_scores, atol=tolerance * 10)
+    np.testing.assert_allclose(
+        gradients[2], np.einsum("bhqk,bqhd->bkhd", expected_weights, upstream), atol=tolerance * 10
+    )
+    if implementation != "fused":
+        _, weights = attention.dot_product_attention(
+            *tensors[:3],
+            mask=mask,
+            bias=tensors[3],
+            implementation=implementation,
+            return_weights=True,
+        )
+        weights = np.asarray(keras.ops.cast(weights, "float32"))
+        np.testing.assert_allclose(weights, expected_weights, atol=tolerance)
+        np.testing.assert_array_equal(weights[0, :, 1], 0.0)
+        np.testing.assert_array_equal(weights[1, 2, 3], 0.0)

@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 from numpy_reference import softmax_with_mask
+from softmax_warnings import softmax_of_size_one_warnings
 
 from keras_attention.ops.rotary import apply_rotary
 from keras_attention.ops.softmax import masked_softmax
@@ -61,3 +62,41 @@ def test_rotary_bad_inputs():
         apply_rotary(np.zeros((1, 2, 7), "float32"))
     with pytest.raises(ValueError, match="Received: x.shape=\\(2, 7\\)"):
         apply_rotary(np.zeros((2, 7), "float32"))
+
+
+def test_one_key_gives_weight_one_without_the_size_one_softmax_warning(caplog):
+    import keras
+    import tensorflow as tf
+
+    from keras_attention.ops.attention import dot_product_attention
+
+    # The capture sees keras' warning where it is meant: a softmax over size 1 elsewhere.
+    assert softmax_of_size_one_warnings(lambda: keras.ops.softmax(np.zeros((2, 1))), caplog)
+    q = rng.normal(size=(2, 3, 2, 4)).astype("float32")
+    kv = rng.normal(size=(2, 1, 2, 4)).astype("float32")
+    hidden = np.array([True, False])[:, None, None, None]  # example 1 may not see its key
+
+    def eager():
+        return dot_product_attention(q, kv, kv, mask=hidden, return_weights=True)
+
+    compiled = tf.function(eager, jit_compile=True)
+    for call in (eager, compiled, lambda: masked_softmax(np.ones((4, 1)), np.ones((4, 1), bool))):
+        assert softmax_of_size_one_warnings(call, caplog) == []
+    (output, weights), (compiled_output, _) = eager(), compiled()
+    np.testing.assert_array_equal(np.asarray(weights)[0], 1.0)
+    np.testing.assert_array_equal(np.asarray(weights)[1], 0.0)
+    np.testing.assert_allclose(np.asarray(output)[0], np.broadcast_to(kv[0], (3, 2, 4)))
+    np.testing.assert_array_equal(np.asarray(output)[1], 0.0)
+    np.testing.assert_allclose(np.asarray(compiled_output), np.asarray(output), atol=1e-6)
+
+
+def test_softmax_over_one_entry_is_one_with_zero_gradient_and_nan_for_nan():
+    import tensorflow as tf
+
+    logits = tf.Variable([[2.0], [-3.0]])
+    with tf.GradientTape() as tape:
+        weights = masked_softmax(logits)
+        loss = tf.reduce_sum(weights * 5.0)
+    np.testing.assert_array_equal(np.asarray(weights), 1.0)  # softmax of one logit
+    np.testing.assert_array_equal(np.asarray(tape.gradient(loss, logits)), 0.0)
+    assert np.isnan(np.asarray(masked_softmax(np.array([[np.nan]], "float32")))[0, 0])

@@ -1,6 +1,7 @@
 """Exports used from outside this test process: a Python without the package, saved_model_cli.
 
 served = run_without_the_package(SERVE_IMAGES, saved_model_path, images_npy_path)
+answers = run_without_the_package(SERVE_REQUESTS, saved_model_path, requests_npz_path)
 """
 
 import json
@@ -29,12 +30,40 @@ print(json.dumps(served))
 """
 
 
-def run_without_the_package(script, *arguments):
+# Calls a SavedModel's serving signature on each request of a .npz file and prints, as
+# JSON, {request name: the error message, or the shape of every output}.
+SERVE_REQUESTS = """
+import json, sys
+import numpy as np
+import tensorflow as tf
+serve = tf.saved_model.load(sys.argv[1]).signatures["serving_default"]
+answers = {}
+for name, images in np.load(sys.argv[2]).items():
+    try:
+        outputs = serve(images=tf.constant(images))
+        answers[name] = {key: value.shape.as_list() for key, value in outputs.items()}
+    except tf.errors.InvalidArgumentError as error:
+        answers[name] = error.message
+answers["package_imported"] = sys.modules.get("keras_attention") is not None
+print(json.dumps(answers))
+"""
+
+# TensorFlow's XLA auto-clustering of a graph's ops, as a server may turn it on.
+XLA_AUTO_CLUSTERING = {"TF_XLA_FLAGS": "--tf_xla_auto_jit=2 --tf_xla_cpu_global_jit"}
+
+
+def run_without_the_package(script, *arguments, environment=None):
     """Runs the Python `script` with `arguments` where keras_attention cannot be imported.
 
-    Returns the JSON value of the last line it prints; the process must succeed.
+    `environment` adds variables to the process's. Returns the JSON value of
+    the last line it prints; the process must succeed.
     """
-    environment = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": ""}
+    environment = {
+        **os.environ,
+        "TF_CPP_MIN_LOG_LEVEL": "3",
+        "CUDA_VISIBLE_DEVICES": "",
+        **(environment or {}),
+    }
     completed = subprocess.run(
         [sys.executable, "-c", _BLOCK_THE_PACKAGE + script, *map(str, arguments)],
         capture_output=True,

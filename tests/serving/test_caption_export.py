@@ -88,9 +88,10 @@ def test_bad_requests_and_arguments(tmp_path):
     model = _transformer()
     caption = make_caption_function(model, VOCABULARY, MAX_LENGTH, decode_batch_size=2)
     with pytest.raises(
-        TypeError, match=r"shape=\(1, 8, 8, 1\).* to TensorSpec\(shape=\(None, None, None, 3\)"
+        tf.errors.InvalidArgumentError,
+        match=r"`images` must be \(batch, height, width, 3\) .* images.shape=\[1 8 8 1\]",
     ):
-        caption(tf.zeros((1, 8, 8, 1)))  # the signature takes 3 channels only
+        caption(tf.zeros((1, 8, 8, 1)))  # 3 channels only
     with pytest.raises(
         tf.errors.InvalidArgumentError,
         match=r"`images` must be \(batch, height, width, 3\) with height, width > 0",
