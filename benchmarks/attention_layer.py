@@ -31,7 +31,7 @@ QUICK_CASES = (("plain", False), ("dropout 0.1", True))
 def _layers(width, heads, dropout):
     import keras
 
-    from keras_attention.layers.multi_head_attention import MultiHeadAttention
+    from keras_attention.layers.attention.multi_head_attention import MultiHeadAttention
 
     key_dim = width // heads
     theirs = keras.layers.MultiHeadAttention(heads, key_dim, dropout=dropout, seed=1)

@@ -37,9 +37,9 @@ def _export(folder, quick):
     os.environ.setdefault("KERAS_BACKEND", "tensorflow")
     import keras
 
-    from keras_attention.data.translation_corpus import builtin_translation_pairs
-    from keras_attention.models.transformer_translator import transformer_translator
+    from keras_attention.models.translation.transformer_translator import transformer_translator
     from keras_attention.serving.translator_export import export_translator
+    from keras_attention.tasks.translation.builtin_corpus import builtin_translation_pairs
     from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
 
     keras.utils.set_random_seed(0)

@@ -55,7 +55,7 @@ QUICK = {
 def _model(settings):
     import keras
 
-    from keras_attention.models.transformer_translator import transformer_translator
+    from keras_attention.models.translation.transformer_translator import transformer_translator
 
     keras.utils.set_random_seed(0)
     model = transformer_translator(

@@ -43,7 +43,7 @@ QUICK_CASES = (("padding mask", False), ("dropout 0.1", True))
 def _blocks(settings, dropout):
     import keras_hub
 
-    from keras_attention.layers.transformer_encoder_block import TransformerEncoderBlock
+    from keras_attention.layers.transformer.transformer_encoder_block import TransformerEncoderBlock
 
     theirs = keras_hub.layers.TransformerEncoder(
         intermediate_dim=settings["intermediate_dim"], num_heads=settings["heads"], dropout=dropout

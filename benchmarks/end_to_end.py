@@ -82,10 +82,12 @@ def vit_case(settings, quick):
     import keras
     import keras_hub
 
-    from keras_attention.data.shapes_classification import shape_classification_class_names
-    from keras_attention.training import vit_model_arguments
-    from keras_attention.training.vit_arguments import vit_image_size
-    from keras_attention.training.vit_recipe_arguments import parse_vit_arguments
+    from keras_attention.tasks.image_classification import model_from_flags as vit_model_arguments
+    from keras_attention.tasks.image_classification.builtin_shapes import (
+        shape_classification_class_names,
+    )
+    from keras_attention.tasks.image_classification.flags import vit_image_size
+    from keras_attention.tasks.image_classification.recipe_from_flags import parse_vit_arguments
 
     args = _quick_args(parse_vit_arguments([]), quick)
     small_architecture = vit_model_arguments.SMALL_VIT_ARCHITECTURE
@@ -170,8 +172,8 @@ def translator_case(settings, quick):
     import keras
 
     from keras_attention.losses.masked_cross_entropy import masked_sparse_categorical_crossentropy
-    from keras_attention.training import translation_model_arguments
-    from keras_attention.training.translation_arguments import parse_translation_arguments
+    from keras_attention.tasks.translation import model_from_flags as translation_model_arguments
+    from keras_attention.tasks.translation.flags import parse_translation_arguments
 
     args = _quick_args(parse_translation_arguments([]), quick)
     if args.max_length is None:  # the recipe derives it from the data; the example's cap
@@ -222,7 +224,7 @@ def captioner_case(settings, quick):
     import keras
 
     import keras_attention as ka
-    from keras_attention.training import captioning_command_line as cli
+    from keras_attention.tasks.captioning import flags as cli
 
     parser = cli.build_captioning_parser()
     args = _quick_args(cli.with_captioner_defaults(parser.parse_args([])), quick)
@@ -300,8 +302,8 @@ def vit_gpu_case(gpu_settings):
     """ViT at a paper size under mixed_bfloat16 + XLA: images/s and MFU."""
     import keras
 
-    from keras_attention.models.vision_transformer import vision_transformer
-    from keras_attention.models.vit_presets import vision_transformer_preset
+    from keras_attention.models.vision.vision_transformer import vision_transformer
+    from keras_attention.models.vision.vit_presets import vision_transformer_preset
 
     architecture = vision_transformer_preset(gpu_settings["preset"])
     size, batch, num_classes = gpu_settings["image_size"], gpu_settings["batch"], 1000

@@ -111,7 +111,7 @@ def main(argv=None):
     import numpy as np
     import tensorflow as tf
 
-    from keras_attention.data.image_classification_sources import load_image_classification_dataset
+    from keras_attention.tasks.image_classification.sources import load_image_classification_dataset
 
     keras.utils.set_random_seed(args.seed)
     folder = os.path.expanduser(args.dataset.removeprefix("folder:"))

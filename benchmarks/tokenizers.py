@@ -41,7 +41,7 @@ LABELS = ("reversible", "wordpiece", "sentencepiece")
 def _lines(count, seed):
     from benchmarks.learning_datasets import TEXT_TASKS
     from benchmarks.learning_datasets import make_text_task_tsv
-    from keras_attention.data.translation_corpus import builtin_translation_pairs
+    from keras_attention.tasks.translation.builtin_corpus import builtin_translation_pairs
 
     lines = [text for pair in builtin_translation_pairs(count // 2, seed=seed) for text in pair]
     lines = lines[: count // 2]

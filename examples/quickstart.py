@@ -27,15 +27,15 @@ import keras  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 from keras_attention.backend_support import require_tensorflow_backend  # noqa: E402
-from keras_attention.data.translation_batches import make_translation_batches  # noqa: E402
-from keras_attention.data.translation_sources import load_translation_pairs  # noqa: E402
 from keras_attention.losses.masked_cross_entropy import masked_sparse_categorical_crossentropy  # noqa: E402
 from keras_attention.metrics.masked_accuracy import MaskedSparseCategoricalAccuracy  # noqa: E402
-from keras_attention.models.transformer_translator import transformer_translator  # noqa: E402
+from keras_attention.models.translation.transformer_translator import transformer_translator  # noqa: E402
 from keras_attention.serving.translator_export import export_translator  # noqa: E402
+from keras_attention.tasks.translation.batches import make_translation_batches  # noqa: E402
+from keras_attention.tasks.translation.evaluation import score_translations  # noqa: E402
+from keras_attention.tasks.translation.evaluation import translate_pairs  # noqa: E402
+from keras_attention.tasks.translation.sources import load_translation_pairs  # noqa: E402
 from keras_attention.text.reversible_tokenizer import ReversibleTokenizer  # noqa: E402
-from keras_attention.text.translation_evaluation import score_translations  # noqa: E402
-from keras_attention.text.translation_evaluation import translate_pairs  # noqa: E402
 from keras_attention.training.run_folder import RunFolderError  # noqa: E402
 from keras_attention.training.run_folder import check_export_path  # noqa: E402
 from keras_attention.training.run_setup import export_folder  # noqa: E402

@@ -27,7 +27,7 @@ import time
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-from keras_attention.training import captioning_command_line as cli  # no TensorFlow
+from keras_attention.tasks.captioning import flags as cli  # no TensorFlow
 from keras_attention.training import run_setup as run  # TensorFlow when called
 
 
@@ -41,7 +41,7 @@ if __name__ == "__main__":
 import keras
 
 import keras_attention as ka
-from keras_attention.training.captioning_data import load_caption_splits
+from keras_attention.tasks.captioning.training_data import load_caption_splits
 
 
 def main(argv=None):

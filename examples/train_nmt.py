@@ -30,9 +30,9 @@ import time
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
+from keras_attention.tasks.translation.flags import build_translation_parser  # noqa: E402
+from keras_attention.tasks.translation.flags import parse_translation_arguments  # noqa: E402
 from keras_attention.training import run_setup as run  # noqa: E402  (TensorFlow when called)
-from keras_attention.training.translation_arguments import build_translation_parser  # noqa: E402
-from keras_attention.training.translation_arguments import parse_translation_arguments  # noqa: E402
 
 BATCH_SIZE = 64  # sentences translated at once while scoring
 
@@ -49,15 +49,15 @@ import keras  # noqa: E402
 
 from keras_attention.callbacks.learning_monitor import LearningMonitor  # noqa: E402
 from keras_attention.data.dataset_length import dataset_length  # noqa: E402
-from keras_attention.data.known_length import with_known_length  # noqa: E402
+from keras_attention.data.dataset_length import with_known_length  # noqa: E402
 from keras_attention.serving.translator_export import export_translator  # noqa: E402
 from keras_attention.serving.translator_export import make_translation_function  # noqa: E402
-from keras_attention.text.translation_evaluation import score_translations  # noqa: E402
-from keras_attention.text.translation_evaluation import translate_pairs  # noqa: E402
-from keras_attention.training import translation_model_arguments as models  # noqa: E402
-from keras_attention.training.translation_data import load_translation_splits  # noqa: E402
-from keras_attention.training.translation_data import prepare_translation_data  # noqa: E402
-from keras_attention.visualization import translation_figures as figures  # noqa: E402
+from keras_attention.tasks.translation import figures  # noqa: E402
+from keras_attention.tasks.translation import model_from_flags as models  # noqa: E402
+from keras_attention.tasks.translation.evaluation import score_translations  # noqa: E402
+from keras_attention.tasks.translation.evaluation import translate_pairs  # noqa: E402
+from keras_attention.tasks.translation.training_data import load_translation_splits  # noqa: E402
+from keras_attention.tasks.translation.training_data import prepare_translation_data  # noqa: E402
 
 
 def main(argv=None):

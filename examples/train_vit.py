@@ -38,8 +38,8 @@ import time
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
+from keras_attention.tasks.image_classification.flags import build_vit_parser  # noqa: E402
 from keras_attention.training import run_setup as run  # noqa: E402  (TensorFlow when called)
-from keras_attention.training.vit_arguments import build_vit_parser  # noqa: E402
 
 NUM_ROLLOUT_IMAGES = 4  # test images whose attention is drawn
 
@@ -57,14 +57,14 @@ import numpy as np  # noqa: E402
 
 from keras_attention.callbacks.learning_monitor import LearningMonitor  # noqa: E402
 from keras_attention.data.dataset_length import dataset_length  # noqa: E402
-from keras_attention.data.known_length import with_known_length  # noqa: E402
+from keras_attention.data.dataset_length import with_known_length  # noqa: E402
 from keras_attention.serving.image_classifier_export import export_image_classifier  # noqa: E402
-from keras_attention.training import vit_model_arguments as models  # noqa: E402
-from keras_attention.training import vit_recipe_arguments as recipes  # noqa: E402
-from keras_attention.training.classifier_evaluation import class_prior_loss  # noqa: E402
-from keras_attention.training.classifier_evaluation import evaluate_classifier  # noqa: E402
-from keras_attention.training.vit_data import prepare_vit_data  # noqa: E402
-from keras_attention.visualization import vit_figures as figures  # noqa: E402
+from keras_attention.tasks.image_classification import figures  # noqa: E402
+from keras_attention.tasks.image_classification import model_from_flags as models  # noqa: E402
+from keras_attention.tasks.image_classification import recipe_from_flags as recipes  # noqa: E402
+from keras_attention.tasks.image_classification.evaluation import class_prior_loss  # noqa: E402
+from keras_attention.tasks.image_classification.evaluation import evaluate_classifier  # noqa: E402
+from keras_attention.tasks.image_classification.training_data import prepare_vit_data  # noqa: E402
 
 
 def main(argv=None):

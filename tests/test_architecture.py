@@ -1,11 +1,20 @@
-"""The package's import rules (README, "Architecture"), read from the source with `ast`."""
+"""The package's import rules (README, "Architecture"), read from the source with `ast`.
+
+Imports go one way: ops -> layers -> models -> tasks -> examples, with the
+generic packages (generation, serving, text, data, losses, metrics,
+callbacks, visualization, training) below tasks. Inside `layers` the kinds
+have an order of their own; inside `models` and `tasks` each model family is
+a room of its own that never imports another family.
+"""
 
 import ast
 import pathlib
 
 import pytest
 
-PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "keras_attention"
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "keras_attention"
+FAMILIES = ("translation", "captioning", "vision", "image_classification")
 
 # Which subpackages each one may import. Lower levels never import higher ones,
 # and nothing outside `models` needs a model's classes to decode, export or draw.
@@ -19,35 +28,47 @@ ALLOWED_IMPORTS = {
     "ops": {"validation"},
     "layers": {"ops", "validation"},
     "text": {"validation"},
-    "data": {"ops", "text", "validation"},
+    "data": {"validation"},
     "generation": {"backend_support", "ops", "validation"},
     "callbacks": {"durable_files", "validation"},
     "losses": {"validation"},
     "metrics": {"losses", "validation"},
     "visualization": {"text", "validation"},
     "serving": {"backend_support", "generation", "text", "validation"},
-    "models": {
-        "layers",
-        "ops",
-        "generation",
-        "losses",
-        "text",
-        "serving",
-        "callbacks",
-        "validation",
-    },
-    "training": {
+    "training": {"backend_support", "callbacks", "data", "durable_files", "validation"},
+    "models": {"layers", "ops", "generation", "losses", "text", "serving", "validation"},
+    "tasks": {
         "backend_support",
         "callbacks",
-        "durable_files",
         "data",
+        "durable_files",
+        "generation",
+        "layers",
         "losses",
         "metrics",
         "models",
+        "ops",
+        "serving",
         "text",
+        "training",
         "validation",
+        "visualization",
     },
 }
+
+# Inside `layers`: which kinds each kind may import (positions feed attention,
+# attention feeds the recurrent decoder and the blocks, all of them feed vision).
+LAYER_KINDS = {
+    "position": set(),
+    "attention": {"position"},
+    "recurrent": {"attention", "position"},
+    "transformer": {"attention", "position"},
+    "vision": {"attention", "position", "transformer"},
+}
+
+# What the example scripts may import: the families and the run plumbing,
+# never the lower levels directly (a script is flags, wiring and a report).
+EXAMPLE_IMPORTS = {"tasks", "training", "backend_support"}
 
 
 def _modules():
@@ -55,7 +76,7 @@ def _modules():
         parts = path.relative_to(PACKAGE).with_suffix("").parts
         if parts == ("__init__",):
             continue
-        yield path, parts[0], ast.parse(path.read_text(encoding="utf-8"))
+        yield path, parts, ast.parse(path.read_text(encoding="utf-8"))
 
 
 def _imports(tree):
@@ -67,13 +88,35 @@ def _imports(tree):
                 yield alias.name, []
 
 
+def _targets(module, names):
+    """The package paths an import reaches: `from a.b import c` may import module a.b.c."""
+    parts = module.split(".")[1:]
+    yield parts
+    for name in names:
+        if (PACKAGE.joinpath(*parts, name).with_suffix(".py")).exists() or (
+            PACKAGE.joinpath(*parts, name, "__init__.py")
+        ).exists():
+            yield parts + [name]
+
+
 def test_every_subpackage_has_a_rule():
-    subpackages = {level for _, level, _ in _modules()}
+    subpackages = {parts[0] for _, parts, _ in _modules()}
     assert subpackages == set(ALLOWED_IMPORTS)
 
 
-@pytest.mark.parametrize("path, level, tree", list(_modules()), ids=lambda v: str(v)[-60:])
-def test_imports_go_one_way_and_touch_no_private_names(path, level, tree):
+def test_every_layer_module_sits_in_a_kind():
+    kinds = {parts[1] for _, parts, _ in _modules() if parts[0] == "layers" and len(parts) > 2}
+    loose = [
+        parts
+        for _, parts, _ in _modules()
+        if parts[0] == "layers" and len(parts) == 2 and parts[1] != "__init__"
+    ]
+    assert kinds == set(LAYER_KINDS) and not loose
+
+
+@pytest.mark.parametrize("path, parts, tree", list(_modules()), ids=lambda v: str(v)[-60:])
+def test_imports_go_one_way_and_touch_no_private_names(path, parts, tree):
+    level = parts[0]
     for module, names in _imports(tree):
         if not module.startswith("keras_attention."):
             continue
@@ -85,9 +128,36 @@ def test_imports_go_one_way_and_touch_no_private_names(path, level, tree):
             assert not private, f"{path.name} imports private {private} from {module}"
 
 
+@pytest.mark.parametrize("path, parts, tree", list(_modules()), ids=lambda v: str(v)[-60:])
+def test_families_are_rooms_of_their_own(path, parts, tree):
+    """A family never imports another family; the shared root never imports a family.
+
+    Package `__init__` files, which only re-export their modules' names, are the exception.
+    """
+    if parts[0] not in ("models", "tasks", "layers") or path.name == "__init__.py":
+        return
+    for module, names in _imports(tree):
+        for target in _targets(module, names):
+            if len(target) < 2 or target[0] != parts[0] or target[1] == parts[1]:
+                continue
+            if parts[0] == "layers":
+                assert target[1] in LAYER_KINDS[parts[1]], f"{path} imports {module}"
+            else:
+                assert target[1] not in FAMILIES, f"{path} imports {module}"
+
+
+def test_the_command_line_of_every_family_imports_no_tensorflow():
+    """`flags` modules are what `--help` loads: only the standard library and light modules."""
+    heavy = {"tensorflow", "keras", "numpy", "keras_hub"}
+    for family in ("translation", "captioning", "image_classification"):
+        path = PACKAGE / "tasks" / family / "flags.py"
+        top = {module.split(".")[0] for module, _ in _imports(ast.parse(path.read_text()))}
+        assert not top & heavy, f"{path} imports {top & heavy}"
+
+
 def test_no_module_outside_models_looks_layers_up_by_name():
-    for path, level, tree in _modules():
-        if level == "models":
+    for path, parts, tree in _modules():
+        if parts[0] == "models":
             continue
         calls = [
             node

@@ -16,13 +16,13 @@ from tiny_models import tiny_transformer_translator
 from tiny_models import tiny_vision_transformer
 
 from keras_attention.callbacks.atomic_checkpoint import AtomicModelCheckpoint
-from keras_attention.layers.multi_head_attention import MultiHeadAttention
-from keras_attention.layers.position_embedding import PositionEmbedding
-from keras_attention.layers.transformer_encoder_block import TransformerEncoderBlock
-from keras_attention.models.swin_transformer import SwinTransformer
-from keras_attention.models.vit_captioner import vit_captioner
-from keras_attention.training import translation_model_arguments
-from keras_attention.training.translation_arguments import parse_translation_arguments
+from keras_attention.layers.attention.multi_head_attention import MultiHeadAttention
+from keras_attention.layers.position.position_embedding import PositionEmbedding
+from keras_attention.layers.transformer.transformer_encoder_block import TransformerEncoderBlock
+from keras_attention.models.captioning.vit_captioner import vit_captioner
+from keras_attention.models.vision.swin_transformer import SwinTransformer
+from keras_attention.tasks.translation import model_from_flags as translation_model_arguments
+from keras_attention.tasks.translation.flags import parse_translation_arguments
 
 RNG = np.random.default_rng(0)
 TOKENS = RNG.integers(1, 12, size=(2, 6)).astype("int32")
@@ -154,7 +154,7 @@ def test_keras_files_load_in_a_fresh_process_after_only_importing_the_package(tm
 IMPORT_ORDERS = {
     "the package, then tensorflow (which imports keras)": "import keras_attention; import tensorflow",
     "the package, then keras_hub": "import keras_attention; import keras_hub",
-    "one layer module only": "from keras_attention.layers.alibi_bias import AlibiBias",
+    "one layer module only": "from keras_attention.layers.position.alibi_bias import AlibiBias",
 }
 
 

@@ -6,11 +6,11 @@ The sizes keep a forward pass in the milliseconds; a test that needs other
 sizes passes them as keyword arguments, which win over the defaults.
 """
 
-from keras_attention.models.rnn_attention_translator import rnn_attention_translator
-from keras_attention.models.show_attend_tell_captioner import show_attend_tell_captioner
-from keras_attention.models.transformer_captioner import transformer_captioner
-from keras_attention.models.transformer_translator import transformer_translator
-from keras_attention.models.vision_transformer import vision_transformer
+from keras_attention.models.captioning.show_attend_tell_captioner import show_attend_tell_captioner
+from keras_attention.models.captioning.transformer_captioner import transformer_captioner
+from keras_attention.models.translation.rnn_attention_translator import rnn_attention_translator
+from keras_attention.models.translation.transformer_translator import transformer_translator
+from keras_attention.models.vision.vision_transformer import vision_transformer
 
 # What every tiny captioner shares: 10 token ids, 16-pixel images (a 4x4 grid).
 CAPTIONER_SIZES = dict(vocabulary_size=10, max_caption_length=6, image_size=16, dropout=0.0)

@@ -1,8 +1,9 @@
-"""The number of elements of a `tf.data.Dataset`, counted once where its size is unknown.
+"""The length of a `tf.data.Dataset`, counted once where TensorFlow cannot tell it.
 
-A filtered dataset (skipped files, some tensorflow-datasets sets) does not
-know its length; the training scripts need it for the schedule and the
-training recipe.
+A filtered dataset (skipped files, lines read from a file, some
+tensorflow-datasets sets) does not know its length. The training scripts
+need it for the schedule and the training recipe (`dataset_length`), and
+`fit` needs it to know where an epoch ends (`with_known_length`).
 
 Example:
 
@@ -12,6 +13,8 @@ Example:
 >>> dataset_length(numbers), dataset_length(numbers.filter(lambda x: x % 3 == 0))
 (10, 4)
 """
+
+import tensorflow as tf
 
 
 def dataset_length(dataset):
@@ -23,6 +26,9 @@ def dataset_length(dataset):
     Returns:
         int: its cardinality where known, else the count of one pass over it.
 
+    Raises:
+        ValueError: for an infinite dataset (`.repeat()`), which has no length.
+
     Example:
 
     >>> import tensorflow as tf
@@ -31,6 +37,41 @@ def dataset_length(dataset):
     4
     """
     count = int(dataset.cardinality())
-    if count < 0:  # unknown (-2); an infinite dataset (-1) would never finish either way
-        count = int(dataset.reduce(0, lambda total, _: total + 1))
+    if count == tf.data.INFINITE_CARDINALITY:
+        raise ValueError(
+            "`dataset` must be finite to count its length. Received: a dataset of infinite "
+            "cardinality (remove `.repeat()`)"
+        )
+    if count < 0:  # unknown: count one pass
+        count = int(dataset.reduce(tf.constant(0, tf.int64), lambda total, _: total + 1))
     return count
+
+
+def with_known_length(dataset):
+    """`dataset` with its cardinality known, counting its elements once if TF cannot tell.
+
+    Keras treats a dataset of unknown length (after `filter`, `ignore_errors`,
+    files read line by line) as one that may end anywhere: at the end of the
+    first epoch it warns "Your input ran out of data", although nothing is
+    wrong. Counting once and asserting the count removes that warning, lets
+    the progress bar show the epoch's length, and fails loudly if the data
+    later changes length.
+
+    Args:
+        dataset: a finite `tf.data.Dataset`.
+
+    Returns:
+        the dataset, with `cardinality()` >= 0.
+
+    Example:
+
+    >>> import tensorflow as tf
+    >>> from keras_attention.data.dataset_length import with_known_length
+    >>> evens = tf.data.Dataset.range(10).filter(lambda x: x % 2 == 0)
+    >>> int(evens.cardinality()) < 0, int(with_known_length(evens).cardinality())
+    (True, 5)
+    """
+    if int(dataset.cardinality()) >= 0:
+        return dataset
+    count = dataset_length(dataset)
+    return dataset.apply(tf.data.experimental.assert_cardinality(count))

@@ -2,9 +2,9 @@
 
 from keras_attention.generation.beam_search import beam_search
 from keras_attention.generation.beam_search import length_penalty
-from keras_attention.generation.captioner_decoders import captioner_decoder
-from keras_attention.generation.decoder_adapter import DecoderAdapter
-from keras_attention.generation.decoder_for_model import decoder_for_model
+from keras_attention.generation.decoding_protocol import DecoderAdapter
+from keras_attention.generation.decoding_protocol import captioner_decoder
+from keras_attention.generation.decoding_protocol import decoder_for_model
 from keras_attention.generation.greedy_search import greedy_search
 
 __all__ = [

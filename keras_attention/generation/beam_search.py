@@ -75,7 +75,7 @@ def beam_search(
     Example:
 
     >>> import numpy as np
-    >>> from keras_attention.models.transformer_translator import TransformerTranslator
+    >>> from keras_attention.models.translation.transformer_translator import TransformerTranslator
     >>> model = TransformerTranslator(12, 12, 6, 5, hidden_dim=8, num_layers=1, num_heads=2,
     ...                               intermediate_dim=16)
     >>> tokens, attention, scores = beam_search(

@@ -4,7 +4,7 @@ import numpy as np
 import tensorflow as tf
 from keras import ops
 
-from keras_attention.generation.decoder_adapter import MEMORY_MASK
+from keras_attention.generation.decoding_protocol import MEMORY_MASK
 from keras_attention.ops.masks import PADDING_ID
 
 # Score of an impossible choice: finite, so that sums and ratios stay finite.
@@ -22,7 +22,7 @@ def check_search_arguments(decoder, start_id, end_id, max_length):
             raise ValueError(
                 "`decoder` must implement the decoding protocol with `encode`, `initial_cache` "
                 "and `step` methods (a translator model, or "
-                "`keras_attention.generation.decoder_for_model(model)`). "
+                "`keras_attention.generation.decoding_protocol(model)`). "
                 f"Received: decoder={decoder!r}"
             )
     vocabulary_size = getattr(decoder, "vocabulary_size", None)

@@ -23,7 +23,7 @@ class ConstructorConfig:
 
     Example:
 
-    >>> from keras_attention.models.transformer_captioner import TransformerCaptioner
+    >>> from keras_attention.models.captioning.transformer_captioner import TransformerCaptioner
     >>> model = TransformerCaptioner(
     ...     vocabulary_size=9, max_caption_length=4, image_size=8, hidden_dim=8,
     ...     num_layers=1, num_heads=2, intermediate_dim=8)
@@ -85,7 +85,7 @@ def model_builder(model_class, default_name):
 
     Example:
 
-    >>> from keras_attention.models.transformer_translator import transformer_translator
+    >>> from keras_attention.models.translation.transformer_translator import transformer_translator
     >>> import inspect
     >>> list(inspect.signature(transformer_translator).parameters)[-2:]
     ['num_key_value_heads', 'name']

@@ -6,7 +6,7 @@ initial state; the decoding cache is the cell state, one tensor per entry.
 
 from keras import ops
 
-from keras_attention.generation.decoder_adapter import MEMORY_MASK
+from keras_attention.generation.decoding_protocol import MEMORY_MASK
 
 # Entries of the dict `encode` returns.
 MEMORY = "memory"
@@ -29,8 +29,8 @@ def encoder_state(attention_decoder, memory, memory_mask, cell_states):
 
     >>> import keras
     >>> import numpy as np
-    >>> from keras_attention.layers.additive_attention import AdditiveAttention
-    >>> from keras_attention.layers.attention_decoder import AttentionDecoder
+    >>> from keras_attention.layers.attention.additive_attention import AdditiveAttention
+    >>> from keras_attention.layers.recurrent.attention_decoder import AttentionDecoder
     >>> decoder = AttentionDecoder(keras.layers.GRUCell(4), AdditiveAttention(units=3))
     >>> memory = np.zeros((2, 5, 4), "float32")
     >>> _ = decoder(np.zeros((2, 1, 4), "float32"), memory)

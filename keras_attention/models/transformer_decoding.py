@@ -30,7 +30,8 @@ def empty_self_attention_caches(blocks, hidden_dim, batch_size, max_length):
 
     Example:
 
-    >>> from keras_attention.layers.transformer_decoder_block import TransformerDecoderBlock
+    >>> from keras_attention.layers.transformer.transformer_decoder_block import (
+    ...     TransformerDecoderBlock)
     >>> blocks = [TransformerDecoderBlock(num_heads=2, intermediate_dim=8),
     ...           TransformerDecoderBlock(num_heads=2, intermediate_dim=8, num_key_value_heads=1)]
     >>> {name: tuple(cache.shape)

@@ -10,7 +10,7 @@ import keras
 import tensorflow as tf
 
 from keras_attention.backend_support import require_tensorflow_backend
-from keras_attention.generation.captioner_decoders import missing_captioner_members
+from keras_attention.generation.decoding_protocol import missing_captioner_members
 from keras_attention.serving.grouped_decoding import decode_in_groups
 from keras_attention.serving.image_classifier_export import warm_up_images
 from keras_attention.serving.image_inputs import checked_images
@@ -197,7 +197,7 @@ def export_captioner(model, path, encoder, max_length, beam_width=1, *, decode_b
 
     >>> import os, tempfile
     >>> import tensorflow as tf
-    >>> from keras_attention.models.transformer_captioner import transformer_captioner
+    >>> from keras_attention.models.captioning.transformer_captioner import transformer_captioner
     >>> vocabulary = ["[PAD]", "[UNK]", "[START]", "[END]", "a", "red", "circle"]
     >>> model = transformer_captioner(
     ...     vocabulary_size=7, max_caption_length=5, image_size=16, hidden_dim=16,

@@ -43,7 +43,7 @@ def decode_in_groups(
     Example:
 
     >>> import tensorflow as tf
-    >>> from keras_attention.models.transformer_translator import transformer_translator
+    >>> from keras_attention.models.translation.transformer_translator import transformer_translator
     >>> model = transformer_translator(
     ...     source_vocabulary_size=12, target_vocabulary_size=10, max_source_length=6,
     ...     max_target_length=5, hidden_dim=8, num_layers=1, num_heads=2, intermediate_dim=16)

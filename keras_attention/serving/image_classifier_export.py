@@ -91,7 +91,7 @@ def export_image_classifier(model, path, class_names=None):
     >>> import os, tempfile
     >>> import numpy as np
     >>> import tensorflow as tf
-    >>> from keras_attention.models.vision_transformer import vision_transformer
+    >>> from keras_attention.models.vision.vision_transformer import vision_transformer
     >>> from keras_attention.serving.image_classifier_export import export_image_classifier
     >>> model = vision_transformer(image_size=8, patch_size=4, num_classes=2,
     ...     hidden_dim=8, num_layers=1, num_heads=2, mlp_dim=8)
@@ -161,7 +161,7 @@ def load_image_classifier(path, warm_up=True):
 
     >>> import os, tempfile
     >>> import numpy as np
-    >>> from keras_attention.models.vision_transformer import vision_transformer
+    >>> from keras_attention.models.vision.vision_transformer import vision_transformer
     >>> from keras_attention.serving.image_classifier_export import (
     ...     export_image_classifier, load_image_classifier)
     >>> model = vision_transformer(image_size=8, patch_size=4, num_classes=2,

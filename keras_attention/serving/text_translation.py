@@ -71,7 +71,8 @@ def translate_texts(
 
     Example:
 
-    >>> from keras_attention.models.rnn_attention_translator import RNNAttentionTranslator
+    >>> from keras_attention.models.translation.rnn_attention_translator import (
+    ...     RNNAttentionTranslator)
     >>> from keras_attention.serving.text_translation import translate_texts
     >>> from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
     >>> tokenizer = ReversibleTokenizer.train(["a b a", "b a b"], 300)

@@ -15,7 +15,7 @@ import tempfile
 import tensorflow as tf
 
 from keras_attention.backend_support import require_tensorflow_backend
-from keras_attention.generation.decoder_for_model import missing_protocol_methods
+from keras_attention.generation.decoding_protocol import missing_protocol_methods
 from keras_attention.serving.grouped_decoding import decode_in_groups
 from keras_attention.serving.saved_model_kinds import TRANSLATOR
 from keras_attention.serving.serving_signature import SERVING_SIGNATURE
@@ -303,7 +303,7 @@ def export_translator(
 
     >>> import os, tempfile
     >>> import tensorflow as tf
-    >>> from keras_attention.models.transformer_translator import transformer_translator
+    >>> from keras_attention.models.translation.transformer_translator import transformer_translator
     >>> from keras_attention.serving.translator_export import export_translator
     >>> from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
     >>> encoder = ReversibleTokenizer.train(["a b", "b a"], 300)
@@ -386,7 +386,8 @@ def load_translator(path, warm_up=True):
     Example:
 
     >>> import os, tempfile
-    >>> from keras_attention.models.rnn_attention_translator import rnn_attention_translator
+    >>> from keras_attention.models.translation.rnn_attention_translator import (
+    ...     rnn_attention_translator)
     >>> from keras_attention.serving.translator_export import export_translator, load_translator
     >>> from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
     >>> encoder = ReversibleTokenizer.train(["a b", "b a"], 300)

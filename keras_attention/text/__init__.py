@@ -11,8 +11,6 @@ exports with TensorFlow alone; the models' training scripts use it.
 [b'hola, mundo']
 """
 
-from keras_attention.text.caption_evaluation import caption_scores
-from keras_attention.text.caption_evaluation import caption_with_model
 from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
 from keras_attention.text.reversible_tokenizer import normalize_whitespace
 from keras_attention.text.scores import corpus_bleu

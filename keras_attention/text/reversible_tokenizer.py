@@ -18,11 +18,11 @@ import re
 
 import tensorflow as tf
 
-from keras_attention.text.fixed_length_encoder import FixedLengthEncoder
-from keras_attention.text.fixed_length_encoder import check_vocabulary
-from keras_attention.text.fixed_length_ids import check_ids
-from keras_attention.text.fixed_length_ids import from_end_on
+from keras_attention.text.id_rows import check_ids
+from keras_attention.text.id_rows import from_end_on
 from keras_attention.text.text_batches import text_batches
+from keras_attention.text.tokenizer_base import FixedLengthEncoder
+from keras_attention.text.tokenizer_base import check_vocabulary
 from keras_attention.validation import check_positive_int
 
 VOCABULARY_FILENAME = "vocabulary.json"

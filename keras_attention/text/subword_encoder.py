@@ -10,10 +10,10 @@ as that registers the tokenizer's ops.
 import keras_hub
 import tensorflow as tf
 
-from keras_attention.text.fixed_length_encoder import FixedLengthEncoder
-from keras_attention.text.fixed_length_encoder import check_vocabulary
-from keras_attention.text.fixed_length_ids import check_ids
-from keras_attention.text.fixed_length_ids import from_end_on
+from keras_attention.text.id_rows import check_ids
+from keras_attention.text.id_rows import from_end_on
+from keras_attention.text.tokenizer_base import FixedLengthEncoder
+from keras_attention.text.tokenizer_base import check_vocabulary
 
 VOCABULARY_FILENAME = "vocabulary.txt"
 _SUFFIX_INDICATOR = "##"

@@ -10,7 +10,6 @@ functions write interactive, self-contained HTML pages (NumPy only).
 """
 
 from keras_attention.visualization.alignment import plot_alignment
-from keras_attention.visualization.caption_samples import draw_caption_samples
 from keras_attention.visualization.confusion import confusion_matrix
 from keras_attention.visualization.confusion import plot_confusion_matrix
 from keras_attention.visualization.explorer import whole_word_example
@@ -26,5 +25,5 @@ from keras_attention.visualization.rollout import attention_rollout
 from keras_attention.visualization.rollout import plot_head_maps
 from keras_attention.visualization.rollout import plot_rollout
 from keras_attention.visualization.rollout import rollout_to_image_map
-from keras_attention.visualization.window_attention import window_attention_map
-from keras_attention.visualization.window_attention import window_attention_matrices
+from keras_attention.visualization.window_maps import window_attention_map
+from keras_attention.visualization.window_maps import window_attention_matrices

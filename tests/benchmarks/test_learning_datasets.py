@@ -18,10 +18,10 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from benchmarks import learning_datasets as ld  # noqa: E402
-from keras_attention.data.caption_sources import load_caption_dataset  # noqa: E402
-from keras_attention.data.image_classification_sources import load_image_classification_dataset  # noqa: E402
-from keras_attention.data.translation_sources import load_translation_pairs  # noqa: E402
-from keras_attention.data.translation_sources import read_tsv_pairs  # noqa: E402
+from keras_attention.tasks.captioning.sources import load_caption_dataset  # noqa: E402
+from keras_attention.tasks.image_classification.sources import load_image_classification_dataset  # noqa: E402
+from keras_attention.tasks.translation.sources import load_translation_pairs  # noqa: E402
+from keras_attention.tasks.translation.sources import read_tsv_pairs  # noqa: E402
 
 
 def _caption_lines(directory):

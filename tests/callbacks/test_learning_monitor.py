@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from keras_attention.callbacks.learning_monitor import LearningMonitor
-from keras_attention.callbacks.prior_cross_entropy import prior_cross_entropy
+from keras_attention.losses.prior_cross_entropy import prior_cross_entropy
 
 
 def _run(monitor, losses, key="val_loss"):

@@ -14,11 +14,11 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from keras_attention.data.caption_sources import load_caption_dataset
-from keras_attention.data.image_classification_sources import load_image_classification_dataset
 from keras_attention.data.tfds_download import DatasetDownloadError
 from keras_attention.data.tfds_download import unreachable_reason
-from keras_attention.data.translation_sources import load_translation_pairs
+from keras_attention.tasks.captioning.sources import load_caption_dataset
+from keras_attention.tasks.image_classification.sources import load_image_classification_dataset
+from keras_attention.tasks.translation.sources import load_translation_pairs
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 

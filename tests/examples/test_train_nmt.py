@@ -16,10 +16,10 @@ from training_interruption import Interrupted
 from training_interruption import TrainingWatcher
 from training_interruption import watch_training
 
-from keras_attention.data.translation_corpus import builtin_translation_pairs
-from keras_attention.data.translation_corpus import split_translation_pairs
-from keras_attention.models.rnn_attention_translator import RNNAttentionTranslator
+from keras_attention.models.translation.rnn_attention_translator import RNNAttentionTranslator
 from keras_attention.serving.translator_export import load_translator
+from keras_attention.tasks.translation.builtin_corpus import builtin_translation_pairs
+from keras_attention.tasks.translation.builtin_corpus import split_translation_pairs
 from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
 
 EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"

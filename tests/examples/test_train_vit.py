@@ -12,9 +12,11 @@ import pytest
 import tensorflow as tf
 from example_scripts import load_example
 
-from keras_attention.data.shapes_classification import shape_classification_class_names
+from keras_attention.tasks.image_classification import model_from_flags as vit_model_arguments
+from keras_attention.tasks.image_classification.builtin_shapes import (
+    shape_classification_class_names,
+)
 from keras_attention.training import run_setup
-from keras_attention.training import vit_model_arguments
 
 
 def _load(name):

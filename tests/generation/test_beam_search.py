@@ -14,7 +14,7 @@ from toy_decoders import sequence_log_prob
 
 from keras_attention.generation.beam_search import beam_search
 from keras_attention.generation.beam_search import length_penalty
-from keras_attention.generation.decoder_for_model import decoder_for_model
+from keras_attention.generation.decoding_protocol import decoder_for_model
 from keras_attention.generation.greedy_search import greedy_search
 
 # Two kinds of example (inputs[:, 0] = 1 or 2), the second with a padded source.

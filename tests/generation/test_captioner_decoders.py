@@ -6,11 +6,11 @@ from tiny_models import tiny_show_attend_tell_captioner
 from tiny_models import tiny_transformer_captioner
 
 from keras_attention.generation.beam_search import beam_search
-from keras_attention.generation.captioner_decoders import captioner_decoder
-from keras_attention.generation.decoder_for_model import decoder_for_model
+from keras_attention.generation.decoding_protocol import captioner_decoder
+from keras_attention.generation.decoding_protocol import decoder_for_model
 from keras_attention.generation.greedy_search import greedy_search
-from keras_attention.models.show_attend_tell_captioner import ShowAttendTellCaptioner
-from keras_attention.models.transformer_captioner import TransformerCaptioner
+from keras_attention.models.captioning.show_attend_tell_captioner import ShowAttendTellCaptioner
+from keras_attention.models.captioning.transformer_captioner import TransformerCaptioner
 
 START, END, VOCABULARY, MAX_LENGTH = 2, 3, 9, 6
 IMAGES = np.random.default_rng(0).uniform(0, 255, (3, 16, 16, 3)).astype("float32")

@@ -7,10 +7,10 @@ from tiny_models import tiny_rnn_attention_translator
 from tiny_models import tiny_transformer_translator
 
 from keras_attention.generation.beam_search import beam_search
-from keras_attention.generation.decoder_for_model import decoder_for_model
+from keras_attention.generation.decoding_protocol import decoder_for_model
 from keras_attention.generation.greedy_search import greedy_search
-from keras_attention.models.rnn_attention_translator import RNNAttentionTranslator
-from keras_attention.models.transformer_translator import TransformerTranslator
+from keras_attention.models.translation.rnn_attention_translator import RNNAttentionTranslator
+from keras_attention.models.translation.transformer_translator import TransformerTranslator
 
 START, END = 1, 2
 SOURCES = np.array([[3, 4, 5, 6, 7, 8], [9, 10, 0, 0, 0, 0], [11, 3, 4, 5, 0, 0]])

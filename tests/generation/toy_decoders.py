@@ -13,7 +13,7 @@ import numpy as np
 import tensorflow as tf
 from keras import ops
 
-from keras_attention.generation.decoder_adapter import DecoderAdapter
+from keras_attention.generation.decoding_protocol import DecoderAdapter
 
 PAD, START, END = 0, 1, 2
 

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from keras_attention.layers.alibi_bias import AlibiBias
-from keras_attention.layers.relative_position_bias import RelativePositionBias
+from keras_attention.layers.position.alibi_bias import AlibiBias
+from keras_attention.layers.position.relative_position_bias import RelativePositionBias
 
 ATTENTION_KERNELS = ("xla", "chunked", "fused", "auto")
 

@@ -9,11 +9,11 @@ import pytest
 import tensorflow as tf
 from softmax_warnings import softmax_of_size_one_warnings
 
-from keras_attention.layers.additive_attention import AdditiveAttention
-from keras_attention.layers.dot_product_attention import DotProductAttention
-from keras_attention.layers.group_query_attention import GroupQueryAttention
-from keras_attention.layers.multi_head_attention import MultiHeadAttention
-from keras_attention.layers.self_attention import SelfAttention
+from keras_attention.layers.attention.additive_attention import AdditiveAttention
+from keras_attention.layers.attention.dot_product_attention import DotProductAttention
+from keras_attention.layers.attention.grouped_query_attention import GroupQueryAttention
+from keras_attention.layers.attention.multi_head_attention import MultiHeadAttention
+from keras_attention.layers.attention.self_attention import SelfAttention
 
 RNG = np.random.default_rng(3)
 QUERY = RNG.normal(size=(2, 3, 6)).astype("float32")

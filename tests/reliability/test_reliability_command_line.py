@@ -102,8 +102,8 @@ def test_help_lists_each_dataset_format(scripts, name, formats):
 
 def test_vit_parser_choices_equal_the_package_names():
     from keras_attention.data.image_augmentation import IMAGE_AUGMENTATIONS
-    from keras_attention.models.vit_presets import VIT_PRESETS
-    from keras_attention.training import vit_arguments
+    from keras_attention.models.vision.vit_presets import VIT_PRESETS
+    from keras_attention.tasks.image_classification import flags as vit_arguments
 
     assert vit_arguments.PAPER_PRESET_NAMES == tuple(sorted(VIT_PRESETS))
     assert vit_arguments.AUGMENTATION_NAMES == IMAGE_AUGMENTATIONS
@@ -121,7 +121,7 @@ def test_no_progress_bar_control_codes_when_stdout_is_not_a_terminal(scripts, mo
 
 
 def test_fit_on_datasets_as_the_examples_call_it_warns_nothing():
-    from keras_attention.data.known_length import with_known_length
+    from keras_attention.data.dataset_length import with_known_length
 
     pairs = tf.data.Dataset.from_tensor_slices((np.ones((12, 2), "float32"), np.ones(12)))
     train = pairs.shuffle(12, seed=0).filter(lambda x, y: y > 0).batch(4)  # unknown length

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from keras_attention.data.image_classification_sources import load_image_classification_dataset
-from keras_attention.data.known_length import with_known_length
-from keras_attention.data.translation_sources import load_translation_pairs
-from keras_attention.data.translation_sources import read_tsv_pairs
+from keras_attention.data.dataset_length import with_known_length
+from keras_attention.tasks.image_classification.sources import load_image_classification_dataset
+from keras_attention.tasks.translation.sources import load_translation_pairs
+from keras_attention.tasks.translation.sources import read_tsv_pairs
 
 
 def _class_folder(root):

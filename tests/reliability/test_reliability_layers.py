@@ -8,11 +8,11 @@ import pytest
 import tensorflow as tf
 
 import keras_attention as ka
-from keras_attention.layers.additive_attention import AdditiveAttention
-from keras_attention.layers.dot_product_attention import DotProductAttention
-from keras_attention.layers.multi_head_attention import MultiHeadAttention
-from keras_attention.layers.transformer_decoder_block import TransformerDecoderBlock
-from keras_attention.layers.transformer_encoder_block import TransformerEncoderBlock
+from keras_attention.layers.attention.additive_attention import AdditiveAttention
+from keras_attention.layers.attention.dot_product_attention import DotProductAttention
+from keras_attention.layers.attention.multi_head_attention import MultiHeadAttention
+from keras_attention.layers.transformer.transformer_decoder_block import TransformerDecoderBlock
+from keras_attention.layers.transformer.transformer_encoder_block import TransformerEncoderBlock
 
 KERNELS = ("xla", "chunked", "fused")
 RNG = np.random.default_rng(0)

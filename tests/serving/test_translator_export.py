@@ -14,15 +14,15 @@ from tiny_models import tiny_transformer_captioner
 from tiny_models import tiny_transformer_translator
 from translation_encoders import translation_encoders
 
-from keras_attention.data.translation_batches import make_translation_batches
-from keras_attention.data.translation_corpus import builtin_translation_pairs
 from keras_attention.generation.beam_search import beam_search
-from keras_attention.generation.decoder_for_model import decoder_for_model
+from keras_attention.generation.decoding_protocol import decoder_for_model
 from keras_attention.generation.greedy_search import greedy_search
 from keras_attention.losses.masked_cross_entropy import masked_sparse_categorical_crossentropy
 from keras_attention.serving.translator_export import export_translator
 from keras_attention.serving.translator_export import load_translator
 from keras_attention.serving.translator_export import make_translation_function
+from keras_attention.tasks.translation.batches import make_translation_batches
+from keras_attention.tasks.translation.builtin_corpus import builtin_translation_pairs
 from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
 from keras_attention.text.reversible_tokenizer import normalize_whitespace
 

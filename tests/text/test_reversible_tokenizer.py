@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from keras_attention.data.shapes_scenes import generate_shape_scenes
-from keras_attention.data.translation_corpus import builtin_translation_pairs
+from keras_attention.tasks.captioning.builtin_scenes import generate_shape_scenes
+from keras_attention.tasks.translation.builtin_corpus import builtin_translation_pairs
 from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
 from keras_attention.text.reversible_tokenizer import normalize_whitespace
 from keras_attention.text.reversible_tokenizer import split_pieces

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from keras_attention.data.translation_corpus import builtin_translation_pairs
+from keras_attention.tasks.translation.builtin_corpus import builtin_translation_pairs
 from keras_attention.text.subword_encoder import SubwordEncoder
 from keras_attention.text.wordpiece_vocabulary import train_wordpiece_vocabulary
 

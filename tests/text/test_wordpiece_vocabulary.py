@@ -3,7 +3,7 @@
 import pytest
 import tensorflow as tf
 
-from keras_attention.data.translation_corpus import builtin_translation_pairs
+from keras_attention.tasks.translation.builtin_corpus import builtin_translation_pairs
 from keras_attention.text.wordpiece_vocabulary import train_wordpiece_vocabulary
 
 

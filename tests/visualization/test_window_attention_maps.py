@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from keras_attention.layers.swin_transformer_block import window_token_positions
-from keras_attention.visualization.window_attention import window_attention_map
-from keras_attention.visualization.window_attention import window_attention_matrices
+from keras_attention.layers.vision.swin_transformer_block import window_token_positions
+from keras_attention.visualization.window_maps import window_attention_map
+from keras_attention.visualization.window_maps import window_attention_matrices
 
 RNG = np.random.default_rng(4)
 

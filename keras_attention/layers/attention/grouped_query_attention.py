@@ -1,0 +1,594 @@
+"""Grouped-query attention: groups of query heads share one key/value head."""
+
+import math
+
+import keras
+from keras import ops
+
+from keras_attention.layers.attention.call_arguments import call_arguments
+from keras_attention.layers.attention.head_attention_checks import check_attention_bias
+from keras_attention.layers.attention.head_attention_checks import check_flash_attention
+from keras_attention.layers.attention.head_attention_checks import check_key_value_shapes
+from keras_attention.layers.attention.head_attention_checks import sizes_match
+from keras_attention.layers.attention.head_attention_checks import without_keras_mask
+from keras_attention.layers.attention.projection_settings import projection_settings_config
+from keras_attention.layers.attention.projection_settings import projection_sublayer_kwargs
+from keras_attention.layers.attention.projection_settings import set_projection_settings
+from keras_attention.layers.position.rotary_embedding import check_rotary
+from keras_attention.ops.attention import check_implementation
+from keras_attention.ops.attention import dot_product_attention
+from keras_attention.ops.attention import kernel_for_call
+from keras_attention.ops.masks import boolean_mask
+from keras_attention.ops.masks import causal_mask
+from keras_attention.ops.masks import merge_masks
+from keras_attention.ops.masks import sliding_window_mask
+from keras_attention.ops.rotary import apply_rotary
+from keras_attention.validation import check_bool
+from keras_attention.validation import check_positive_int
+from keras_attention.validation import check_rate
+from keras_attention.validation import check_seed
+
+
+@keras.saving.register_keras_serializable(package="keras_attention")
+class GroupQueryAttention(keras.layers.Layer):
+    """Grouped-query attention (Ainslie et al., 2023).
+
+    Paper: https://arxiv.org/abs/2305.13245
+
+    The query is projected to `num_query_heads` heads, the key and the value
+    to `num_key_value_heads` heads only. Query head `u` attends with key/value
+    head `u // G`, where `G = num_query_heads // num_key_value_heads`: each
+    group of `G` consecutive query heads shares one key/value head. Each head
+    computes `softmax(q k^T / sqrt(head_dim)) v`, and the query heads are
+    concatenated and projected back to the features of the query.
+
+    `num_key_value_heads=1` is multi-query attention (Shazeer, 2019,
+    https://arxiv.org/abs/1911.02150): every query head shares one key/value
+    head. `num_key_value_heads=num_query_heads` is multi-head attention.
+
+    The layer takes the constructor arguments, the call arguments and the
+    weights of `keras.layers.GroupQueryAttention` (sublayers "query", "key",
+    ["gate",] "value", "attention_output", created in that order with the same
+    shapes), so `layer.set_weights(keras_gqa.get_weights())` reproduces the
+    keras layer. On top of that it offers what
+    `keras_attention.layers.MultiHeadAttention` offers:
+
+    - `implementation`: the attention kernel of
+      `keras_attention.ops.dot_product_attention` ("chunked" included).
+    - `rotary_max_wavelength`: rotary position embedding of the projected
+      queries and keys (Su et al., https://arxiv.org/abs/2104.09864).
+    - `cache` / `cache_update_index`: incremental decoding with a key/value
+      cache of fixed size that holds `num_key_value_heads` heads.
+    - `attention_mask` with a head axis, `(B, num_query_heads, T, S)`.
+    - `attention_bias`: a float tensor added to the scaled scores of each
+      query head, for relative position biases such as `AlibiBias` or
+      `RelativePositionBias`.
+
+    The cache is where grouping pays: it holds
+    `B * 2 * max_length * num_key_value_heads * head_dim` numbers instead of
+    the `B * 2 * max_length * num_query_heads * head_dim` of multi-head
+    attention with the same query heads, `num_query_heads /
+    num_key_value_heads` times fewer. With 64 query heads, 8 key/value heads,
+    `head_dim=128`, `max_length=4096`, `B=1` and float16, one layer's cache
+    takes 2 * 4096 * 8 * 128 * 2 bytes = 16 MiB instead of 128 MiB. (Each
+    call repeats the key/value heads `G` times for the attention step; that
+    copy is transient and is not kept in the cache.)
+
+    Differences from keras: a query that may attend to no key gets an attention
+    output of 0 (weights 0) instead of a uniform average over all keys; float
+    attention masks are refused (an additive 0 / -1e9 mask read as `mask != 0`
+    would be inverted); `activity_regularizer` regularizes the layer's output
+    (a base `Layer` argument) rather than each projection; `flash_attention`
+    follows `MultiHeadAttention` (True selects the "fused" kernel, and
+    dropout or attention scores then compute with "xla" instead of raising;
+    `keras.config.enable_flash_attention()` is not read);
+    `value` may have a feature size other than the query's.
+
+    Args:
+        head_dim: size of each attention head (queries, keys and values), a
+            positive int.
+        num_query_heads: number of query heads, a positive int divisible by
+            `num_key_value_heads`.
+        num_key_value_heads: number of key and value heads (groups), a
+            positive int; 1 is multi-query attention.
+        dropout: dropout rate on the attention weights, in [0, 1).
+        use_bias: whether the projections have biases.
+        sliding_window: optional positive int; a query sees only keys less
+            than `sliding_window` positions away (a symmetric band; combine
+            with `use_causal_mask=True` for causal local attention).
+        flash_attention: None or bool. True selects `implementation="fused"`
+            (when `implementation` is "auto"); False forbids "fused".
+        kernel_initializer: initializer of the projection kernels.
+        bias_initializer: initializer of the projection biases.
+        kernel_regularizer: regularizer of the projection kernels.
+        bias_regularizer: regularizer of the projection biases.
+        activity_regularizer: regularizer of the layer's output.
+        kernel_constraint: constraint of the projection kernels.
+        bias_constraint: constraint of the projection biases.
+        use_gate: multiply the attention output by `sigmoid(W_g query)` per
+            query head before the output projection (gated attention).
+        seed: optional int seed of the attention dropout.
+        implementation: "auto", "xla", "chunked" or "fused", see
+            `keras_attention.ops.dot_product_attention`. When attention scores
+            are requested, "fused" computes with "xla"; when dropout is active,
+            "chunked" and "fused" compute with "xla".
+        rotary_max_wavelength: None, or the base wavelength of a rotary
+            position embedding applied to the projected queries and keys
+            (`head_dim` must then be even).
+        **kwargs: base `keras.layers.Layer` arguments (`name`, `dtype`, ...).
+
+    Call arguments:
+        query: `(B, T, dim)`.
+        value: `(B, S, value_dim)`. With a cache and `cache_update_index=None`
+            it is not used.
+        key: optional `(B, S, key_dim)`; defaults to `value`.
+        query_mask, value_mask, key_mask: optional `(B, T)` / `(B, S)` padding
+            masks; filled in from the Keras masks of the inputs. With a cache,
+            `value_mask` and `key_mask` are ignored (use `attention_mask`).
+        attention_mask: optional boolean mask, True = may attend, `(T, S)`,
+            `(B, T, S)` or `(B, num_query_heads, T, S)` (any axis may be 1 to
+            broadcast). With a cache, S is the cache length.
+        return_attention_scores: also return the attention weights.
+        training: whether dropout is active.
+        use_causal_mask: query i sees keys 0..i only (with a cache, query i
+            is at position `cache_update_index + i`).
+        attention_bias: optional float tensor added to the scaled scores
+            `q k^T / sqrt(head_dim)` before masking and softmax, one per
+            query head (query heads of a group share keys, not biases):
+            `(B, num_query_heads, T, S)`, `(B, T, S)` or `(T, S)`, any axis 1
+            to broadcast. A masked key stays masked whatever its bias;
+            gradients reach the bias. Every implementation takes it, and the
+            returned scores include it. With a cache, S is the cache length.
+            Not handed to an overridden `_compute_attention`.
+        cache: optional `(B, 2, max_length, num_key_value_heads, head_dim)`
+            tensor of the projected keys (index 0) and values (index 1).
+        cache_update_index: with a cache, the position of the first query
+            (int or scalar tensor): the projected keys and values of `key` and
+            `value` are written there and positions after the new ones are
+            hidden. None uses the cache as it is (cross-attention; build such a
+            cache with `compute_cache(value, key)`).
+
+    Returns:
+        `output` of shape `(B, T, dim)`; with `return_attention_scores=True`
+        `(output, scores)` with scores `(B, num_query_heads, T, S)`; with a
+        cache `(output, cache)`; with both `(output, scores, cache)`.
+
+    Example:
+
+    >>> import numpy as np
+    >>> from keras_attention.layers.attention.grouped_query_attention import GroupQueryAttention
+    >>> layer = GroupQueryAttention(head_dim=4, num_query_heads=4, num_key_value_heads=2)
+    >>> query = np.random.rand(3, 5, 8).astype("float32")
+    >>> value = np.random.rand(3, 7, 8).astype("float32")
+    >>> output, scores = layer(query, value, return_attention_scores=True)
+    >>> tuple(output.shape), tuple(scores.shape)
+    ((3, 5, 8), (3, 4, 5, 7))
+    >>> tuple(layer.key_dense.kernel.shape)  # 2 key heads serve 4 query heads
+    (8, 2, 4)
+    >>> cache = np.zeros((3, 2, 10, 2, 4), "float32")  # (B, 2, max_length, 2 heads, 4)
+    >>> step, cache = layer(query[:, :1], query[:, :1], cache=cache, cache_update_index=0)
+    >>> tuple(step.shape), tuple(cache.shape)
+    ((3, 1, 8), (3, 2, 10, 2, 4))
+    """
+
+    def __init__(
+        self,
+        head_dim,
+        num_query_heads,
+        num_key_value_heads,
+        dropout=0.0,
+        use_bias=True,
+        sliding_window=None,
+        flash_attention=None,
+        kernel_initializer="glorot_uniform",
+        bias_initializer="zeros",
+        kernel_regularizer=None,
+        bias_regularizer=None,
+        activity_regularizer=None,
+        kernel_constraint=None,
+        bias_constraint=None,
+        use_gate=False,
+        seed=None,
+        implementation="auto",
+        rotary_max_wavelength=None,
+        **kwargs,
+    ):
+        super().__init__(activity_regularizer=activity_regularizer, **kwargs)
+        check_positive_int("head_dim", head_dim)
+        check_positive_int("num_query_heads", num_query_heads)
+        check_positive_int("num_key_value_heads", num_key_value_heads)
+        if num_query_heads % num_key_value_heads:
+            raise ValueError(
+                "`num_query_heads` must be divisible by `num_key_value_heads`: each "
+                "key/value head serves a group of query heads. Received: "
+                f"num_query_heads={num_query_heads}, num_key_value_heads={num_key_value_heads}"
+            )
+        check_rate("dropout", dropout)
+        check_bool("use_bias", use_bias)
+        check_bool("use_gate", use_gate)
+        check_positive_int("sliding_window", sliding_window, allow_none=True)
+        check_implementation(implementation)
+        check_flash_attention(flash_attention, implementation)
+        if rotary_max_wavelength is not None and head_dim % 2:
+            raise ValueError(
+                "Rotary embeddings rotate pairs of features, so `head_dim` must be even. "
+                f"Received: head_dim={head_dim}"
+            )
+        check_rotary(rotary_max_wavelength, head_dim)
+        check_seed(seed)
+        self.head_dim = head_dim
+        self.num_query_heads = num_query_heads
+        self.num_key_value_heads = num_key_value_heads
+        self.num_repeats = num_query_heads // num_key_value_heads
+        self.dropout = dropout
+        self.use_bias = use_bias
+        self.sliding_window = sliding_window
+        self.flash_attention = flash_attention
+        set_projection_settings(
+            self,
+            (kernel_initializer, bias_initializer),
+            (kernel_regularizer, bias_regularizer),
+            (kernel_constraint, bias_constraint),
+        )
+        self.use_gate = use_gate
+        self.seed = seed
+        self.implementation = implementation
+        self.rotary_max_wavelength = rotary_max_wavelength
+        self.supports_masking = True
+        self._scale = 1.0 / math.sqrt(float(head_dim))
+        self._seed_generator = keras.random.SeedGenerator(seed) if dropout > 0 else None
+        # keras' `_compute_attention` reads this flag instead of an argument.
+        self._return_attention_scores = False
+
+    @property
+    def query_dense(self):
+        """The query projection, an `EinsumDense` (dim -> num_query_heads x head_dim)."""
+        return self._query_dense
+
+    @property
+    def key_dense(self):
+        """The key projection, an `EinsumDense` (dim -> num_key_value_heads x head_dim)."""
+        return self._key_dense
+
+    @property
+    def value_dense(self):
+        """The value projection, an `EinsumDense` (dim -> num_key_value_heads x head_dim)."""
+        return self._value_dense
+
+    @property
+    def output_dense(self):
+        """The output projection, an `EinsumDense` (num_query_heads x head_dim -> dim)."""
+        return self._output_dense
+
+    def build(self, query_shape, value_shape, key_shape=None):
+        query_shape, value_shape = tuple(query_shape), tuple(value_shape)
+        key_shape = value_shape if key_shape is None else tuple(key_shape)
+        check_key_value_shapes(key_shape, value_shape)
+        for name, shape in (("query", query_shape), ("value", value_shape), ("key", key_shape)):
+            if len(shape) != 3 or shape[-1] is None:
+                raise ValueError(
+                    f"`{name}` must be a sequence (batch, length, features) with known "
+                    f"features. Received: {name}_shape={shape}"
+                )
+        query_heads = (self.num_query_heads, self.head_dim)
+        shared_heads = (self.num_key_value_heads, self.head_dim)
+        # Einsum letters: b batch, q/k query/key positions, m features,
+        # u query heads, v key/value heads, h head_dim. Created in keras' order.
+        self._query_dense = self._projection("query", "bqm,muh->bquh", query_heads, query_shape)
+        self._key_dense = self._projection("key", "bkm,mvh->bkvh", shared_heads, key_shape)
+        if self.use_gate:
+            self._gate_dense = self._projection(
+                "gate", "bqm,muh->bquh", query_heads, query_shape, activation="sigmoid"
+            )
+        self._value_dense = self._projection("value", "bkm,mvh->bkvh", shared_heads, value_shape)
+        self._output_dense = self._projection(
+            "attention_output",
+            "bquh,uhm->bqm",
+            (query_shape[-1],),
+            (None, None) + query_heads,
+        )
+
+    def _projection(self, name, equation, output_shape, input_shape, activation=None):
+        layer = keras.layers.EinsumDense(
+            equation,
+            output_shape=(None,) + tuple(output_shape),
+            # The bias spans the output axes after the position axis.
+            bias_axes=equation[-len(output_shape) :] if self.use_bias else None,
+            activation=activation,
+            name=name,
+            **projection_sublayer_kwargs(self, constraints=True),
+        )
+        layer.build(input_shape)
+        return layer
+
+    def call(
+        self,
+        query,
+        value,
+        key=None,
+        query_mask=None,
+        value_mask=None,
+        key_mask=None,
+        attention_mask=None,
+        return_attention_scores=False,
+        training=None,
+        use_causal_mask=False,
+        cache=None,
+        cache_update_index=None,
+        attention_bias=None,
+    ):
+        if cache is None and cache_update_index is not None:
+            raise ValueError(
+                "`cache_update_index` needs a `cache`. "
+                f"Received: cache=None, cache_update_index={cache_update_index}"
+            )
+        key = value if key is None else key
+        # Padding masks arrive as `query_mask`/`value_mask`/`key_mask`.
+        query, value, key = (without_keras_mask(x) for x in (query, value, key))
+        self._return_attention_scores = bool(return_attention_scores)
+        gate = self._gate_dense(query) if self.use_gate else None  # (B, T, Nq, H)
+        projected_query = self._query_dense(query)  # (B, T, Nq, H)
+        decoding = cache is not None and cache_update_index is not None
+        offset = cache_update_index if decoding else 0
+        if cache is None:
+            projected_key = self._rotate(self._key_dense(key), 0)  # (B, S, Nkv, H)
+            projected_value = self._value_dense(value)  # (B, S, Nkv, H)
+        else:
+            self._check_cache(cache)
+            cache = ops.cast(cache, projected_query.dtype)
+            if decoding:
+                cache = self._write_to_cache(cache, key, value, offset)
+            projected_key, projected_value = cache[:, 0], cache[:, 1]  # (B, S, Nkv, H)
+        projected_query = self._rotate(projected_query, offset)
+
+        query_length = ops.shape(projected_query)[1]
+        key_length = ops.shape(projected_key)[1]
+        masks = []
+        if attention_mask is not None:
+            mask = boolean_mask(attention_mask, "attention_mask")
+            masks.append(
+                self._to_scores_rank(mask, "attention_mask", projected_query, projected_key)
+            )
+        if query_mask is not None:
+            masks.append(boolean_mask(query_mask, "query_mask")[:, None, :, None])  # (B, 1, T, 1)
+        if cache is None:
+            for name, mask in (("value_mask", value_mask), ("key_mask", key_mask)):
+                if mask is not None:
+                    masks.append(boolean_mask(mask, name)[:, None, None, :])  # (B, 1, 1, S)
+        if decoding:
+            masks.append(self._filled_slots_mask(query_length, key_length, offset, use_causal_mask))
+        if self.sliding_window is not None:
+            window = sliding_window_mask(
+                query_length, key_length, self.sliding_window, offset, causal=False
+            )
+            masks.append(window[None, None])  # (1, 1, T, S)
+        causal = bool(use_causal_mask) and not decoding
+        overridden = type(self)._compute_attention is not GroupQueryAttention._compute_attention
+        extra = {"use_causal_mask": causal}
+        if attention_bias is not None:
+            attention_bias = check_attention_bias(attention_bias, overridden)
+            extra["attention_bias"] = self._to_scores_rank(
+                attention_bias, "attention_bias", projected_query, projected_key
+            )  # (B | 1, Nq | 1, T | 1, S | 1)
+        if overridden:
+            # An override written for keras may not take `use_causal_mask`:
+            # keras hands it the causal mask inside `attention_mask`.
+            extra = {}
+            if causal:
+                masks.append(causal_mask(query_length, key_length)[None, None])  # (1, 1, T, S)
+
+        # Each key/value head serves `num_repeats` consecutive query heads.
+        repeated_key = ops.repeat(projected_key, self.num_repeats, axis=2)  # (B, S, Nq, H)
+        repeated_value = ops.repeat(projected_value, self.num_repeats, axis=2)  # (B, S, Nq, H)
+        heads, scores = self._compute_attention(
+            projected_query,
+            repeated_key,
+            repeated_value,
+            attention_mask=merge_masks(*masks),
+            training=training,
+            **extra,
+        )  # (B, T, Nq, H), (B, Nq, T, S) or None
+        if gate is not None:
+            heads = heads * gate
+        results = [self._output_dense(heads)]  # (B, T, dim)
+        if return_attention_scores:
+            results.append(scores)
+        if cache is not None:
+            results.append(cache)
+        return results[0] if len(results) == 1 else tuple(results)
+
+    def _compute_attention(
+        self,
+        query,
+        key,
+        value,
+        attention_mask=None,
+        training=None,
+        use_causal_mask=False,
+        attention_bias=None,
+    ):
+        """The attention step on projected heads, as keras' method of this name.
+
+        `keras.layers.GroupQueryAttention` documents this method as the one a
+        subclass overrides for a custom attention. `call` hands it the query
+        heads and the key/value heads already repeated to `num_query_heads`,
+        and every mask merged into `attention_mask`; an override that does not
+        take `use_causal_mask` gets the causal mask inside `attention_mask`
+        (and no `attention_bias`: the layer refuses one).
+        Whether to compute the scores is read from
+        `self._return_attention_scores`, as in keras.
+
+        Args:
+            query: `(B, T, num_query_heads, head_dim)`.
+            key: `(B, S, num_query_heads, head_dim)`.
+            value: `(B, S, num_query_heads, head_dim)`.
+            attention_mask: optional bool, True = may attend, broadcastable to
+                the scores: `(T, S)`, `(B, T, S)` or `(B, num_query_heads, T, S)`.
+            training: whether dropout is active.
+            use_causal_mask: also hide the keys after each query.
+            attention_bias: optional float tensor added to the scaled scores,
+                broadcastable to `(B, num_query_heads, T, S)`.
+
+        Returns:
+            `(output, scores)`: output `(B, T, num_query_heads, head_dim)`,
+            scores `(B, num_query_heads, T, S)` or None when not asked for.
+        """
+        return_scores = bool(self._return_attention_scores)
+        use_dropout = self.dropout > 0 and bool(training)
+        implementation = self.implementation
+        if implementation == "auto" and self.flash_attention:
+            implementation = "fused"
+        attention = dot_product_attention(
+            query,
+            key,
+            value,
+            mask=attention_mask,
+            is_causal=bool(use_causal_mask),
+            scale=self._scale,
+            bias=attention_bias,
+            dropout_rate=self.dropout,
+            training=use_dropout,
+            return_weights=return_scores,
+            implementation=kernel_for_call(implementation, return_scores, use_dropout),
+            seed=self._seed_generator,
+        )
+        return attention if return_scores else (attention, None)
+
+    def _rotate(self, heads, start_index):
+        if self.rotary_max_wavelength is None:
+            return heads
+        return apply_rotary(
+            heads, start_index=start_index, max_wavelength=self.rotary_max_wavelength
+        )
+
+    def _to_scores_rank(self, tensor, name, projected_query, projected_key):
+        """A mask or bias `name` as (B | 1, Nq | 1, T | 1, S | 1), checked against the scores."""
+        shape = tuple(tensor.shape)
+        lengths = (projected_query.shape[1], projected_key.shape[1])
+        # (T, S), (B, T, S) or (B, Nq, T, S): the head axis is left out below rank 4.
+        expected = {2: lengths, 3: (None,) + lengths, 4: (None, self.num_query_heads) + lengths}
+        if len(shape) not in expected or not all(
+            size in (None, 1) or wanted in (None, size)
+            for size, wanted in zip(shape, expected[len(shape)])
+        ):
+            raise ValueError(
+                f"`{name}` must broadcast to the attention scores (batch, "
+                f"num_query_heads={self.num_query_heads}, query length, key length): rank 2 "
+                "(T, S), 3 (B, T, S) or 4 (B, num_query_heads, T, S), any axis 1. With a "
+                f"cache, the key length is the cache length. Received: {name}.shape={shape}"
+            )
+        while len(tensor.shape) < 4:
+            tensor = ops.expand_dims(tensor, -3)  # the missing axes come before T
+        return tensor
+
+    def _filled_slots_mask(self, query_length, key_length, offset, use_causal_mask):
+        """(1, 1, T | 1, S): which cache slots hold a key each new query may see."""
+        if use_causal_mask:
+            return causal_mask(query_length, key_length, offset=offset)[None, None]
+        # Without a causal mask every query sees the slots filled so far.
+        filled = ops.cast(offset, "int32") + ops.cast(query_length, "int32")
+        return ops.less(ops.arange(key_length, dtype="int32"), filled)[None, None, None, :]
+
+    def _write_to_cache(self, cache, key, value, index):
+        """Project the new keys and values and write them at `index` of the cache."""
+        new_key = self._rotate(self._key_dense(key), index)  # (B, t, Nkv, H)
+        new_value = self._value_dense(value)  # (B, t, Nkv, H)
+        new_entries = ops.stack([new_key, new_value], axis=1)  # (B, 2, t, Nkv, H)
+        return ops.slice_update(cache, [0, 0, index, 0, 0], new_entries)
+
+    def _check_cache(self, cache):
+        expected = (None, 2, None, self.num_key_value_heads, self.head_dim)
+        shape = tuple(cache.shape)
+        if len(shape) != 5 or not all(sizes_match(a, b) for a, b in zip(shape, expected)):
+            raise ValueError(
+                "`cache` must have shape (batch, 2, max_length, num_key_value_heads, "
+                f"head_dim) = (B, 2, S, {self.num_key_value_heads}, {self.head_dim}). "
+                f"Received: cache.shape={shape}"
+            )
+
+    def compute_cache(self, value, key=None):
+        """Project a whole key/value sequence into a cache, for cross-attention.
+
+        The keys are rotated when `rotary_max_wavelength` is set, exactly as
+        attention would use them, so `layer(query, value, cache=cache)` equals
+        `layer(query, value, key)`.
+
+        Args:
+            value: `(B, S, dim)`.
+            key: optional `(B, S, dim)`; defaults to `value`.
+
+        Returns:
+            `(B, 2, S, num_key_value_heads, head_dim)`: keys, then values.
+
+        Example:
+
+        >>> import numpy as np
+        >>> from keras_attention.layers.attention.grouped_query_attention import GroupQueryAttention
+        >>> layer = GroupQueryAttention(head_dim=4, num_query_heads=4, num_key_value_heads=1)
+        >>> memory = np.random.rand(1, 6, 8).astype("float32")
+        >>> query = np.random.rand(1, 3, 8).astype("float32")
+        >>> full = layer(query, memory)
+        >>> cache = layer.compute_cache(memory)
+        >>> tuple(cache.shape)  # one key/value head: multi-query attention
+        (1, 2, 6, 1, 4)
+        >>> cached, _ = layer(query, memory, cache=cache)
+        >>> bool(np.allclose(full, cached, atol=1e-6))
+        True
+        """
+        if not self.built:
+            raise ValueError(
+                "`compute_cache` needs a built layer: call it or `build` it first. "
+                f"Received: value.shape={tuple(value.shape)} for an unbuilt layer"
+            )
+        key = without_keras_mask(value if key is None else key)
+        projected_key = self._rotate(self._key_dense(key), 0)  # (B, S, Nkv, H)
+        projected_value = self._value_dense(without_keras_mask(value))  # (B, S, Nkv, H)
+        return ops.stack([projected_key, projected_value], axis=1)  # (B, 2, S, Nkv, H)
+
+    def compute_output_shape(self, query_shape, value_shape, key_shape=None):
+        value_shape = tuple(value_shape)
+        key_shape = value_shape if key_shape is None else tuple(key_shape)
+        check_key_value_shapes(key_shape, value_shape)
+        return tuple(query_shape)
+
+    def compute_output_spec(self, *args, **kwargs):
+        arguments = call_arguments(self.call, args, kwargs)
+        query, value, key = arguments["query"], arguments["value"], arguments["key"]
+        cache = arguments["cache"]
+        return_attention_scores = arguments["return_attention_scores"]
+        key_shape = None if key is None else key.shape
+        output_shape = self.compute_output_shape(query.shape, value.shape, key_shape)
+        results = [keras.KerasTensor(output_shape, dtype=self.compute_dtype)]
+        if return_attention_scores:
+            key_length = value.shape[1] if cache is None else cache.shape[2]
+            scores_shape = (query.shape[0], self.num_query_heads, query.shape[1], key_length)
+            results.append(keras.KerasTensor(scores_shape, dtype=self.compute_dtype))
+        if cache is not None:
+            results.append(keras.KerasTensor(cache.shape, dtype=self.compute_dtype))
+        return results[0] if len(results) == 1 else tuple(results)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "head_dim": self.head_dim,
+                "num_query_heads": self.num_query_heads,
+                "num_key_value_heads": self.num_key_value_heads,
+                "dropout": self.dropout,
+                "use_bias": self.use_bias,
+                "sliding_window": self.sliding_window,
+                "flash_attention": self.flash_attention,
+                **projection_settings_config(self, constraints=True),
+                "activity_regularizer": keras.regularizers.serialize(self.activity_regularizer),
+                "use_gate": self.use_gate,
+                "seed": self.seed,
+                "implementation": self.implementation,
+                "rotary_max_wavelength": self.rotary_max_wavelength,
+            }
+        )
+        return config
+
+
+# keras exports the class as `GroupQueryAttention` and defines it as
+# `GroupedQueryAttention`; both names work here too.
+GroupedQueryAttention = GroupQueryAttention

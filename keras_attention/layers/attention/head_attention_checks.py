@@ -1,0 +1,129 @@
+"""Checks and input handling that every multi-head attention layer shares.
+
+`MultiHeadAttention` and `GroupQueryAttention` take the same `flash_attention`
+switch and `attention_bias`, refuse keys and values of different batch or
+length alike, and hand their projections mask-free inputs the same way.
+"""
+
+from keras import ops
+from keras.backend import standardize_dtype
+
+from keras_attention.validation import check_bool
+
+
+def check_flash_attention(flash_attention, implementation):
+    """`flash_attention` is None or a bool that agrees with `implementation`.
+
+    Args:
+        flash_attention: None (follow `implementation`), True (the fused
+            kernel) or False (never the fused kernel).
+        implementation: the layer's kernel choice, as
+            `keras_attention.ops.dot_product_attention` takes it.
+
+    Raises:
+        ValueError: naming the argument, when it is not None or a bool, or
+            when it contradicts `implementation`.
+
+    Example:
+
+    >>> from keras_attention.layers.attention.head_attention_checks import check_flash_attention
+    >>> check_flash_attention(True, "auto")
+    >>> check_flash_attention(True, "chunked")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: `flash_attention=True` needs implementation="auto" or "fused"...
+    """
+    if flash_attention is None:
+        return
+    check_bool("flash_attention", flash_attention)
+    if flash_attention and implementation not in ("auto", "fused"):
+        raise ValueError(
+            '`flash_attention=True` needs implementation="auto" or "fused". '
+            f"Received: implementation={implementation!r}"
+        )
+    if not flash_attention and implementation == "fused":
+        raise ValueError(
+            '`flash_attention=False` contradicts implementation="fused". '
+            f"Received: flash_attention={flash_attention}"
+        )
+
+
+def check_attention_bias(attention_bias, overridden=False):
+    """`attention_bias` as a float tensor, or a ValueError naming it.
+
+    Args:
+        attention_bias: the call argument: a float tensor or array added to
+            the attention scores.
+        overridden: whether the layer's `_compute_attention` is a subclass
+            override, which keeps keras' arguments and so cannot take a bias.
+
+    Returns:
+        the bias as a tensor of its own float dtype.
+
+    Example:
+
+    >>> import numpy as np
+    >>> from keras_attention.layers.attention.head_attention_checks import check_attention_bias
+    >>> tuple(check_attention_bias(np.zeros((1, 2, 3, 3), "float32")).shape)
+    (1, 2, 3, 3)
+    >>> check_attention_bias(np.ones((3, 3), bool))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: `attention_bias` must be a float tensor added to the attention scores...
+    """
+    if not hasattr(attention_bias, "dtype"):
+        attention_bias = ops.convert_to_tensor(attention_bias)
+    dtype = standardize_dtype(attention_bias.dtype)
+    if "float" not in dtype:
+        raise ValueError(
+            "`attention_bias` must be a float tensor added to the attention scores (use "
+            "`attention_mask` for a boolean mask). "
+            f"Received: attention_bias.dtype={dtype}, "
+            f"attention_bias.shape={tuple(attention_bias.shape)}"
+        )
+    if overridden:
+        raise ValueError(
+            "`attention_bias` is not handed to an overridden `_compute_attention`, which "
+            "takes keras' arguments; add the bias inside the override instead. "
+            f"Received: attention_bias.shape={tuple(attention_bias.shape)}"
+        )
+    return ops.convert_to_tensor(attention_bias)
+
+
+def check_key_value_shapes(key_shape, value_shape):
+    """`key` and `value` agree on every axis but the last (their features may differ).
+
+    Example:
+
+    >>> from keras_attention.layers.attention.head_attention_checks import check_key_value_shapes
+    >>> check_key_value_shapes((None, 5, 8), (2, 5, 3))
+    >>> check_key_value_shapes((2, 5, 8), (2, 4, 8))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: All dimensions of `key` and `value` except the last one must be equal...
+    """
+    same_rank = len(key_shape) == len(value_shape)
+    if not same_rank or not all(
+        sizes_match(k, v) for k, v in zip(key_shape[:-1], value_shape[:-1])
+    ):
+        raise ValueError(
+            "All dimensions of `key` and `value` except the last one must be equal. "
+            f"Received: key_shape={tuple(key_shape)}, value_shape={tuple(value_shape)}"
+        )
+
+
+def sizes_match(a, b):
+    """Whether two axis sizes agree; an unknown size (None) agrees with any."""
+    return a is None or b is None or a == b
+
+
+def without_keras_mask(tensor):
+    """`tensor` without the padding mask keras attaches to it.
+
+    The attention layers turn an input's padding mask into an attention mask
+    themselves; their projections do not support masking and would warn, so
+    they get a mask-free alias.
+    """
+    if getattr(tensor, "_keras_mask", None) is None:
+        return tensor
+    return ops.copy(tensor)

@@ -1,0 +1,1 @@
+"""Transformer encoder and decoder blocks, and stochastic depth for their residual branches."""

@@ -1,0 +1,1 @@
+"""Translators: the Transformer and the RNN encoder-decoder with attention, strings in and out."""

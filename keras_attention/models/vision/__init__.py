@@ -1,0 +1,1 @@
+"""Image classifiers: the Vision Transformer and the Swin Transformer, with their presets."""

@@ -1,0 +1,68 @@
+"""Swin Transformer sizes by name: the paper's Swin-T and a tiny one for small images.
+
+"swin_tiny_224" is Swin-T of Liu et al. 2021 (https://arxiv.org/abs/2103.14030,
+section 3.3): C = 96, layers 2-2-6-2, heads 3-6-12-24, window 7, patch 4,
+224 x 224 images, 1000 classes (28.3M parameters, 4.5 GFLOPs).
+"swin_glyphs_32" is small enough to learn 32 x 32 glyphs on a laptop CPU in
+minutes: an 8 x 8 map of patch-4 tokens in 4 x 4 windows, then one 4 x 4
+window after the merge.
+"""
+
+from keras_attention.models.vision.swin_transformer import SwinTransformer
+
+SWIN_PRESETS = {
+    "swin_tiny_224": {
+        "image_size": 224,
+        "num_classes": 1000,
+        "patch_size": 4,
+        "embed_dim": 96,
+        "depths": (2, 2, 6, 2),
+        "num_heads": (3, 6, 12, 24),
+        "window_size": 7,
+    },
+    "swin_glyphs_32": {
+        "image_size": 32,
+        "num_classes": 10,
+        "patch_size": 4,
+        "embed_dim": 64,
+        "depths": (2, 2),
+        "num_heads": (4, 8),
+        "window_size": 4,
+    },
+}
+
+
+def swin_transformer_preset(preset):
+    """The arguments of a named Swin Transformer size, as a new dict.
+
+    Example:
+
+    >>> from keras_attention.models.vision.swin_presets import swin_transformer_preset
+    >>> swin_transformer_preset("swin_tiny_224")["depths"]
+    (2, 2, 6, 2)
+    """
+    if preset not in SWIN_PRESETS:
+        raise ValueError(
+            f"`preset` must be one of {sorted(SWIN_PRESETS)}. Received: preset={preset!r}"
+        )
+    return dict(SWIN_PRESETS[preset])
+
+
+def swin_transformer_from_preset(preset, **kwargs):
+    """Builds a `SwinTransformer` of a named size, freshly initialised.
+
+    Args:
+        preset: a key of `SWIN_PRESETS`.
+        **kwargs: any other `SwinTransformer` argument; `image_size`,
+            `num_classes` or an architecture argument overrides the preset's.
+
+    Example:
+
+    >>> from keras_attention.models.vision.swin_presets import swin_transformer_from_preset
+    >>> model = swin_transformer_from_preset("swin_glyphs_32", num_classes=3)
+    >>> model.output_shape, model.embed_dim
+    ((None, 3), 64)
+    """
+    arguments = swin_transformer_preset(preset)
+    arguments.update(kwargs)
+    return SwinTransformer(name=arguments.pop("name", preset), **arguments)

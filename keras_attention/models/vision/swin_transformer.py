@@ -1,0 +1,303 @@
+"""The Swin Transformer: a hierarchy of feature maps, attention within shifted windows.
+
+Liu et al., "Swin Transformer: Hierarchical Vision Transformer using Shifted
+Windows" (https://arxiv.org/abs/2103.14030).
+"""
+
+import keras
+
+from keras_attention.layers.vision.patch_embedding import PatchEmbedding
+from keras_attention.layers.vision.patch_merging import PatchMerging
+from keras_attention.layers.vision.swin_transformer_block import SwinTransformerBlock
+from keras_attention.models.vision.pixel_classifier_inputs import augmentation_config
+from keras_attention.models.vision.pixel_classifier_inputs import check_pixel_classifier_arguments
+from keras_attention.models.vision.pixel_classifier_inputs import pixel_layers
+from keras_attention.models.vision.vision_transformer import VisionTransformer
+from keras_attention.validation import check_finite_number
+from keras_attention.validation import check_positive_int
+from keras_attention.validation import check_rate
+
+
+def _check_stages(embed_dim, depths, num_heads):
+    for name, values in (("depths", depths), ("num_heads", num_heads)):
+        if isinstance(values, (str, bytes)) or not hasattr(values, "__len__") or not values:
+            raise ValueError(
+                f"`{name}` must be a non-empty list, one value per stage. "
+                f"Received: {name}={values!r}"
+            )
+        for value in values:
+            check_positive_int(name, value)
+    if len(depths) != len(num_heads):
+        raise ValueError(
+            "`depths` and `num_heads` must give one value per stage each. "
+            f"Received: depths={depths!r}, num_heads={num_heads!r}"
+        )
+    for stage, heads in enumerate(num_heads):
+        if (embed_dim * 2**stage) % heads:
+            raise ValueError(
+                f"`num_heads` must divide each stage's channels (embed_dim * 2**stage). "
+                f"Received: num_heads={num_heads!r}, embed_dim={embed_dim} "
+                f"(stage {stage} has {embed_dim * 2**stage} channels)"
+            )
+
+
+@keras.saving.register_keras_serializable(package="keras_attention")
+class SwinTransformer(keras.Model):
+    """A Swin Transformer classifier taking raw pixels of any size.
+
+    The model of Liu et al. 2021 (https://arxiv.org/abs/2103.14030):
+
+        images (B, H, W, C), 0..255
+        -> resize to image_size, rescale to [-1, 1] or [0, 1]
+        -> patches of patch_size x patch_size, linearly projected, LayerNorm:
+           a map (B, H/p, W/p, D)
+        -> stage 1: depths[0] SwinTransformerBlocks, shift 0 and window // 2 in turn
+        -> PatchMerging (B, H/2p, W/2p, 2D) -> stage 2 -> ... (D * 2**stage channels)
+        -> LayerNorm -> mean over the map -> Dense(num_classes) logits
+
+    There is no position embedding: each window attention has a relative
+    position bias. A map smaller than the window is one window (no shift);
+    sides that are not multiples of the window, or odd before a merge, are
+    padded (see `SwinTransformerBlock` and `PatchMerging`).
+
+    It follows the protocol of `VisionTransformer`: `forward` defines the
+    pass once; `classify`, `attention_maps`, `no_decay_variables()` and
+    `class_names` are what training, plots and `export_image_classifier`
+    use, and `window_layouts` says where the tokens of each block's windows
+    lie (`keras_attention.visualization.window_maps.window_attention_map`
+    puts the attention back on the image). Stochastic depth grows linearly from 0 to
+    `stochastic_depth_rate` over all blocks, as in the paper.
+
+    Args:
+        image_size: side of a square, or `(height, width)`; both sides
+            multiples of `patch_size`.
+        patch_size: side of the square patches in pixels (4 in the paper).
+        num_classes: number of output logits.
+        embed_dim: channels D of the first stage; doubled by each merge.
+        depths: blocks per stage, e.g. `(2, 2, 6, 2)`.
+        num_heads: attention heads per stage, e.g. `(3, 6, 12, 24)`.
+        window_size: window side M (7 in the paper).
+        mlp_ratio: MLP hidden width over channels.
+        dropout: dropout after the embedding and in every block.
+        attention_dropout: dropout on the attention weights.
+        stochastic_depth_rate: rate of the last block.
+        channels: number of image channels C.
+        augmentation: optional list of Keras layers applied after resizing,
+            only while training (see `VisionTransformer`).
+        rescaling: `"symmetric"` maps pixels to [-1, 1], `"unit"` to [0, 1].
+        layer_norm_epsilon: epsilon of every LayerNorm.
+        class_names: optional `num_classes` names, saved with the model.
+        name: model name.
+        **kwargs: other `keras.Model` arguments (`dtype`, `trainable`).
+
+    Example:
+
+    >>> import numpy as np
+    >>> from keras_attention.models.vision.swin_transformer import SwinTransformer
+    >>> model = SwinTransformer(image_size=16, patch_size=2, num_classes=3, embed_dim=8,
+    ...     depths=(2, 1), num_heads=(2, 2), window_size=4)
+    >>> images = np.random.uniform(0, 255, (2, 20, 24, 3)).astype("float32")
+    >>> tuple(model(images).shape), model.classify(images).shape
+    ((2, 3), (2,))
+    >>> [tuple(m.shape) for m in model.attention_maps(images)]
+    [(2, 4, 2, 16, 16), (2, 4, 2, 16, 16), (2, 1, 2, 16, 16)]
+    """
+
+    def __init__(
+        self,
+        *,
+        image_size,
+        patch_size,
+        num_classes,
+        embed_dim,
+        depths,
+        num_heads,
+        window_size,
+        mlp_ratio=4.0,
+        dropout=0.0,
+        attention_dropout=0.0,
+        stochastic_depth_rate=0.1,
+        channels=3,
+        augmentation=None,
+        rescaling="symmetric",
+        layer_norm_epsilon=1e-5,
+        class_names=None,
+        name="swin_transformer",
+        **kwargs,
+    ):
+        height, width = check_pixel_classifier_arguments(
+            image_size, patch_size, num_classes, channels, rescaling, class_names
+        )
+        check_positive_int("embed_dim", embed_dim)
+        check_positive_int("window_size", window_size)
+        _check_stages(embed_dim, depths, num_heads)
+        check_finite_number("mlp_ratio", mlp_ratio, positive=True)
+        check_rate("dropout", dropout)
+        check_rate("attention_dropout", attention_dropout)
+        check_rate("stochastic_depth_rate", stochastic_depth_rate)
+        total_blocks = sum(depths)
+
+        # === Layers ===
+        self.resize, self.augmentation, self.rescale = pixel_layers(
+            (height, width), augmentation, rescaling
+        )
+        self.patch_embedding = PatchEmbedding(
+            patch_size, embed_dim, flatten=False, name="patch_embedding"
+        )
+        self.patch_norm = keras.layers.LayerNormalization(
+            epsilon=layer_norm_epsilon, name="patch_norm"
+        )
+        self.embedding_dropout = keras.layers.Dropout(dropout, name="embedding_dropout")
+        self.stages, self.patch_merging = [], []
+        for stage, (depth, heads) in enumerate(zip(depths, num_heads)):
+            if stage:
+                self.patch_merging.append(
+                    PatchMerging(layer_norm_epsilon, name=f"patch_merging_{stage}")
+                )
+            first = sum(depths[:stage])
+            self.stages.append(
+                [
+                    SwinTransformerBlock(
+                        num_heads=heads,
+                        window_size=window_size,
+                        shift_size=0 if index % 2 == 0 else window_size // 2,
+                        mlp_ratio=mlp_ratio,
+                        dropout=dropout,
+                        attention_dropout=attention_dropout,
+                        # Linear in depth over the whole network: 0 for the first block.
+                        stochastic_depth_rate=stochastic_depth_rate
+                        * (first + index)
+                        / max(total_blocks - 1, 1),
+                        layer_norm_epsilon=layer_norm_epsilon,
+                        name=f"stage_{stage}_block_{index}",
+                    )
+                    for index in range(depth)
+                ]
+            )
+        self.encoder_blocks = [block for stage in self.stages for block in stage]
+        self.final_norm = keras.layers.LayerNormalization(
+            epsilon=layer_norm_epsilon, name="final_norm"
+        )
+        self.pooling_layer = keras.layers.GlobalAveragePooling2D(name="pooling")
+        self.head = keras.layers.Dense(
+            num_classes, kernel_initializer="zeros", dtype="float32", name="head"
+        )
+
+        # === Functional model ===
+        images = keras.Input(shape=(None, None, channels), dtype="float32", name="images")
+        super().__init__(images, self.forward(images), name=name, **kwargs)
+
+        # === Config ===
+        self.image_size = (height, width)
+        self.patch_size = patch_size
+        self.num_classes = num_classes
+        self.embed_dim = embed_dim
+        self.depths = tuple(int(d) for d in depths)
+        self.num_heads = tuple(int(h) for h in num_heads)
+        self.window_size = window_size
+        self.mlp_ratio = mlp_ratio
+        self.dropout = dropout
+        self.attention_dropout = attention_dropout
+        self.stochastic_depth_rate = stochastic_depth_rate
+        self.channels = channels
+        self.rescaling = rescaling
+        self.layer_norm_epsilon = layer_norm_epsilon
+        self.class_names = None if class_names is None else [str(n) for n in class_names]
+
+    def forward(self, images, training=None, return_attention_scores=False):
+        """The forward pass, symbolic or eager.
+
+        Args:
+            images: `(B, H, W, C)` float32 pixels in 0..255.
+            training: runs dropout, stochastic depth and augmentation when True.
+            return_attention_scores: also return every block's attention.
+
+        Returns:
+            logits `(B, num_classes)` float32, and with
+            `return_attention_scores=True` a list with one
+            `(B, windows, heads, M^2, M^2)` tensor per block, first block
+            first (see `window_layouts`).
+        """
+        x = self.resize(images)  # (B, h, w, C)
+        if self.augmentation is not None:
+            x = self.augmentation(x, training=training)
+        x = self.patch_embedding(self.rescale(x))  # (B, h/p, w/p, D)
+        x = self.embedding_dropout(self.patch_norm(x), training=training)
+        scores = []
+        for stage, blocks in enumerate(self.stages):
+            if stage:
+                x = self.patch_merging[stage - 1](x)  # (B, h/2, w/2, 2C)
+            for block in blocks:
+                if return_attention_scores:
+                    x, block_scores = block(x, training=training, return_attention_scores=True)
+                    scores.append(block_scores)
+                else:
+                    x = block(x, training=training)
+        logits = self.head(self.pooling_layer(self.final_norm(x)))  # (B, C) -> (B, classes)
+        return (logits, scores) if return_attention_scores else logits
+
+    @property
+    def window_layouts(self):
+        """Where the tokens of every block's windows lie, first block first.
+
+        Returns:
+            a list with one `(map_size, positions)` per block: `map_size` the
+            `(rows, cols)` of the block's feature map (each of its tokens
+            covers `image_size / map_size` pixels), `positions` an int array
+            `(windows, M^2)` of the row-major map index of each window
+            token, -1 for padding, shifted windows already unshifted.
+        """
+        return [(block.map_size, block.window_token_positions()) for block in self.encoder_blocks]
+
+    def attention_maps(self, images, batch_size=32):
+        """Every block's window attention for `images`, as NumPy, without dropout.
+
+        Args:
+            images: `(B, H, W, C)` pixels in 0..255, any H and W.
+            batch_size: images per forward pass.
+
+        Returns:
+            A list with one float32 array `(B, windows, heads, M^2, M^2)` per
+            block, first block first; `window_layouts` says where each
+            window token lies.
+        """
+        _, maps = self._run_in_batches(images, batch_size, return_attention_scores=True)
+        return maps
+
+    # The same batching, labels and probabilities as the Vision Transformer's.
+    classify = VisionTransformer.classify
+    _run_in_batches = VisionTransformer._run_in_batches
+
+    def no_decay_variables(self):
+        """Biases, LayerNorm scales and offsets and the relative position bias tables.
+
+        Pass them to `optimizer.exclude_from_weight_decay(var_list=...)`, as
+        the paper's code leaves them out of weight decay.
+        """
+        names = ("bias", "gamma", "beta", "relative_position_bias")
+        return [v for v in self.trainable_variables if v.path.split("/")[-1] in names]
+
+    def get_config(self):
+        return {
+            "image_size": self.image_size,
+            "patch_size": self.patch_size,
+            "num_classes": self.num_classes,
+            "embed_dim": self.embed_dim,
+            "depths": self.depths,
+            "num_heads": self.num_heads,
+            "window_size": self.window_size,
+            "mlp_ratio": self.mlp_ratio,
+            "dropout": self.dropout,
+            "attention_dropout": self.attention_dropout,
+            "stochastic_depth_rate": self.stochastic_depth_rate,
+            "channels": self.channels,
+            "augmentation": augmentation_config(self.augmentation),
+            "rescaling": self.rescaling,
+            "layer_norm_epsilon": self.layer_norm_epsilon,
+            "class_names": self.class_names,
+            "name": self.name,
+            "trainable": self.trainable,
+        }
+
+    # Deserialises the augmentation layers, then calls the constructor.
+    from_config = classmethod(VisionTransformer.from_config.__func__)

@@ -1,0 +1,458 @@
+"""The Vision Transformer: an image as a sequence of 16x16 patch tokens.
+
+Dosovitskiy et al., "An Image is Worth 16x16 Words: Transformers for Image
+Recognition at Scale" (https://arxiv.org/abs/2010.11929).
+"""
+
+import keras
+import numpy as np
+from keras import ops
+
+from keras_attention.layers.position.position_embedding_2d import PositionEmbedding2D
+from keras_attention.layers.transformer.transformer_encoder_block import TransformerEncoderBlock
+from keras_attention.layers.vision.class_token import ClassToken
+from keras_attention.layers.vision.patch_embedding import PatchEmbedding
+from keras_attention.layers.vision.token_pooling import POOLING_MODES
+from keras_attention.layers.vision.token_pooling import TokenPooling
+from keras_attention.models.vision.pixel_classifier_inputs import augmentation_config
+from keras_attention.models.vision.pixel_classifier_inputs import check_pixel_classifier_arguments
+from keras_attention.models.vision.pixel_classifier_inputs import pixel_layers
+from keras_attention.validation import check_positive_int
+from keras_attention.validation import check_rate
+
+
+@keras.saving.register_keras_serializable(package="keras_attention")
+class VisionTransformer(keras.Model):
+    """A Vision Transformer classifier taking raw pixels of any size.
+
+    The model of Dosovitskiy et al. 2021 (https://arxiv.org/abs/2010.11929):
+
+        images (B, H, W, C), 0..255
+        -> resize to image_size (height, width), rescale to [-1, 1] or [0, 1]
+        -> patches of patch_size x patch_size, each linearly projected: (B, N, D)
+        -> [class] token prepended ("token" pooling): (B, 1 + N, D)
+        -> + learned position embedding, dropout
+        -> num_layers pre-norm encoder blocks (x = x + MSA(LN(x)); x = x + MLP(LN(x)), GELU)
+        -> LayerNorm -> class token or mean of tokens -> Dense(num_classes) logits
+
+    Resizing happens inside the model, so one model serves images of any
+    size; a non-square `image_size` keeps its aspect ratio as a non-square
+    patch grid. Images already at `image_size` skip the resize. For small
+    data sets (Lee et al. 2021, https://arxiv.org/abs/2112.13492;
+    Hassani et al. 2021, https://arxiv.org/abs/2104.05704) use small
+    patches, `augmentation`, `stochastic_depth_rate` and label smoothing in
+    the loss. To move the model to another `image_size`, build a new one and
+    call `copy_vision_transformer_weights`, which interpolates the position
+    embedding (section 3.2 of the paper).
+
+    The forward pass is defined once, in `forward`; the functional graph,
+    `attention_maps`, `classify` and the plots all run it. What plots and
+    serving need is public: `token_layout`, `class_names`,
+    `no_decay_variables()`, and the layers as attributes
+    (`patch_embedding`, `class_token`, `position_embedding`,
+    `encoder_blocks`, `final_norm`, `pooling_layer`, `head`).
+
+    The head's kernel starts at zero, as in the paper; the class token
+    starts at zero and the position embeddings are normal with stddev
+    `hidden_dim ** -0.5`, as in big_vision's ViT. `dropout` also applies to
+    the attention weights.
+
+    Args:
+        image_size: size the model works at: the side of a square, or
+            `(height, width)`; both sides multiples of `patch_size`. The
+            patch grid is `(height // patch_size, width // patch_size)`.
+        patch_size: side of the square patches in pixels.
+        num_classes: number of output logits.
+        hidden_dim: token width D.
+        num_layers: number of encoder blocks.
+        num_heads: attention heads per block; must divide `hidden_dim`.
+        mlp_dim: hidden width of each block's MLP.
+        dropout: dropout rate after the embeddings and in every block.
+        pooling: `"token"` (class token) or `"gap"` (mean of the patch
+            tokens, no class token).
+        stochastic_depth_rate: largest rate of dropping a block's residual
+            branches while training, reached by the last block; the rate
+            grows linearly from 0 with depth (DeiT's schedule).
+        channels: number of image channels C.
+        augmentation: optional list of Keras layers (e.g.
+            `keras.layers.RandomFlip`, `keras.layers.RandomContrast`)
+            applied after resizing, only while training. Keras cannot
+            compile some of them with XLA (`RandomTranslation`,
+            `RandomRotation`, `RandomZoom`, `RandomCrop`): with those,
+            `fit(jit_compile=True)` warns and runs without XLA.
+        rescaling: `"symmetric"` maps pixels to [-1, 1], `"unit"` to [0, 1].
+        layer_norm_epsilon: epsilon of every LayerNorm.
+        implementation: attention kernel, see `ka.ops.dot_product_attention`.
+        class_names: optional `num_classes` names, kept as the model's
+            `class_names` attribute and saved with it (used by `classify`
+            and `export_image_classifier`).
+        name: model name.
+        **kwargs: other `keras.Model` arguments (`dtype`, `trainable`).
+
+    The model maps float32 images `(B, H, W, C)` with pixel values in
+    0..255 (any H and W) to logits `(B, num_classes)`. Calling it on images
+    whose last axis is not C
+    raises a `ValueError`: "expected shape=(None, None, None, C)" for a
+    symbolic `keras.Input`, "expected axis -1 of input shape to have value
+    C" for arrays.
+
+    Example:
+
+    >>> import numpy as np
+    >>> from keras_attention.models.vision.vision_transformer import VisionTransformer
+    >>> model = VisionTransformer(
+    ...     image_size=16, patch_size=4, num_classes=3, hidden_dim=16,
+    ...     num_layers=1, num_heads=2, mlp_dim=32)
+    >>> images = np.random.uniform(0, 255, (2, 20, 24, 3)).astype("float32")
+    >>> tuple(model(images).shape)
+    (2, 3)
+    >>> model.classify(images).shape
+    (2,)
+    """
+
+    def __init__(
+        self,
+        *,
+        image_size,
+        patch_size,
+        num_classes,
+        hidden_dim,
+        num_layers,
+        num_heads,
+        mlp_dim,
+        dropout=0.0,
+        pooling="token",
+        stochastic_depth_rate=0.0,
+        channels=3,
+        augmentation=None,
+        rescaling="symmetric",
+        layer_norm_epsilon=1e-6,
+        implementation="auto",
+        class_names=None,
+        name="vision_transformer",
+        **kwargs,
+    ):
+        height, width = check_pixel_classifier_arguments(
+            image_size, patch_size, num_classes, channels, rescaling, class_names
+        )
+        for argument, value in (
+            ("hidden_dim", hidden_dim),
+            ("num_layers", num_layers),
+            ("num_heads", num_heads),
+            ("mlp_dim", mlp_dim),
+        ):
+            check_positive_int(argument, value)
+        if hidden_dim % num_heads:
+            raise ValueError(
+                "`hidden_dim` must be a multiple of `num_heads`. "
+                f"Received: hidden_dim={hidden_dim}, num_heads={num_heads}"
+            )
+        check_rate("dropout", dropout)
+        check_rate("stochastic_depth_rate", stochastic_depth_rate)
+        if pooling not in POOLING_MODES:
+            raise ValueError(
+                f"`pooling` must be one of {POOLING_MODES}. Received: pooling={pooling!r}"
+            )
+        use_class_token = pooling == "token"
+
+        # === Layers ===
+        self.resize, self.augmentation, self.rescale = pixel_layers(
+            (height, width), augmentation, rescaling
+        )
+        self.patch_embedding = PatchEmbedding(patch_size, hidden_dim, name="patch_embedding")
+        self.class_token = ClassToken(name="class_token") if use_class_token else None
+        self.position_embedding = PositionEmbedding2D(
+            grid_size=(height // patch_size, width // patch_size),
+            merge="add",
+            num_prefix_tokens=int(use_class_token),
+            # big_vision's scale: with the 0.02 of the paper's larger widths, a
+            # narrow model learns where things are only after a long plateau.
+            embeddings_initializer=keras.initializers.RandomNormal(stddev=hidden_dim**-0.5),
+            name="position_embedding",
+        )
+        self.embedding_dropout = keras.layers.Dropout(dropout, name="embedding_dropout")
+        self.encoder_blocks = [
+            TransformerEncoderBlock(
+                num_heads=num_heads,
+                intermediate_dim=mlp_dim,
+                dropout=dropout,
+                activation="gelu",
+                norm_first=True,
+                layer_norm_epsilon=layer_norm_epsilon,
+                # Stochastic depth grows linearly with depth: 0 for the first block.
+                stochastic_depth_rate=stochastic_depth_rate * index / max(num_layers - 1, 1),
+                implementation=implementation,
+                name=f"encoder_block_{index}",
+            )
+            for index in range(num_layers)
+        ]
+        self.final_norm = keras.layers.LayerNormalization(
+            epsilon=layer_norm_epsilon, name="final_norm"
+        )
+        self.pooling_layer = TokenPooling(pooling, name="pooling")
+        self.head = keras.layers.Dense(
+            num_classes, kernel_initializer="zeros", dtype="float32", name="head"
+        )
+
+        # === Functional model ===
+        images = keras.Input(shape=(None, None, channels), dtype="float32", name="images")
+        super().__init__(images, self.forward(images), name=name, **kwargs)
+
+        # === Config ===
+        self.image_size = (height, width)
+        self.patch_size = patch_size
+        self.num_classes = num_classes
+        self.hidden_dim = hidden_dim
+        self.num_layers = num_layers
+        self.num_heads = num_heads
+        self.mlp_dim = mlp_dim
+        self.dropout = dropout
+        self.pooling = pooling
+        self.stochastic_depth_rate = stochastic_depth_rate
+        self.channels = channels
+        self.rescaling = rescaling
+        self.layer_norm_epsilon = layer_norm_epsilon
+        self.implementation = implementation
+        self.class_names = None if class_names is None else [str(n) for n in class_names]
+
+    def forward(self, images, training=None, return_attention_scores=False):
+        """The forward pass, symbolic or eager.
+
+        Args:
+            images: `(B, H, W, C)` float32 pixels in 0..255.
+            training: runs dropout and augmentation when True.
+            return_attention_scores: also return every block's attention.
+
+        Returns:
+            logits `(B, num_classes)` float32, and with
+            `return_attention_scores=True` a list with one
+            `(B, num_heads, T, T)` tensor per block, first block first
+            (`T` = patches, plus one with a class token).
+        """
+        x = self.resize(images)  # (B, h, w, C)
+        if self.augmentation is not None:
+            x = self.augmentation(x, training=training)
+        x = self.rescale(x)
+        x = self.patch_embedding(x)  # (B, N, D)
+        if self.class_token is not None:
+            x = self.class_token(x)  # (B, 1 + N, D)
+        x = self.position_embedding(x)
+        x = self.embedding_dropout(x, training=training)
+        scores = []
+        for block in self.encoder_blocks:
+            if return_attention_scores:
+                x, block_scores = block(x, training=training, return_attention_scores=True)
+                scores.append(block_scores)
+            else:
+                x = block(x, training=training)
+        x = self.final_norm(x)
+        logits = self.head(self.pooling_layer(x))  # (B, D) -> (B, num_classes)
+        return (logits, scores) if return_attention_scores else logits
+
+    @property
+    def token_layout(self):
+        """`((rows, cols), has_class_token)`: how the tokens lie on the image.
+
+        This is what `ka.visualization.rollout_to_image_map` needs to lay the
+        attention to each token out on the image.
+        """
+        return tuple(self.position_embedding.grid_size), self.class_token is not None
+
+    def attention_maps(self, images, batch_size=32):
+        """Every encoder block's attention weights for `images`, as NumPy.
+
+        Runs `forward` with the blocks asked for their weights (a plain call
+        does not keep them, so it may use the memory-efficient kernels), as
+        in inference: no dropout, no augmentation.
+
+        Args:
+            images: `(B, H, W, C)` pixels in 0..255, any H and W.
+            batch_size: images per forward pass.
+
+        Returns:
+            A list with one float32 array `(B, num_heads, T, T)` per block,
+            first block first; rows sum to 1. Feed it to
+            `ka.visualization.attention_rollout`.
+        """
+        _, maps = self._run_in_batches(images, batch_size, return_attention_scores=True)
+        return maps
+
+    def classify(self, images, batch_size=32, return_attention=False):
+        """The predicted label of each image.
+
+        Args:
+            images: `(B, H, W, C)` pixels in 0..255, any H and W.
+            batch_size: images per forward pass.
+            return_attention: also return `attention_maps(images)`.
+
+        Returns:
+            `(B,)` NumPy array of class names (str) when the model has
+            `class_names`, else of class indices (int); with
+            `return_attention=True`, `(labels, probabilities (B, classes),
+            attention maps)`.
+        """
+        logits, maps = self._run_in_batches(images, batch_size, return_attention)
+        indices = np.argmax(logits, axis=-1)
+        labels = indices if self.class_names is None else np.asarray(self.class_names)[indices]
+        if not return_attention:
+            return labels
+        probabilities = np.exp(logits - logits.max(-1, keepdims=True))
+        probabilities /= probabilities.sum(-1, keepdims=True)
+        return labels, probabilities, maps
+
+    def _run_in_batches(self, images, batch_size, return_attention_scores):
+        check_positive_int("batch_size", batch_size)
+        images = np.asarray(images, "float32")
+        if images.ndim != 4 or len(images) == 0:
+            raise ValueError(
+                "`images` must be (batch, height, width, channels) with at least one image. "
+                f"Received: images.shape={images.shape}"
+            )
+        # Plain calls, not `predict`: a few images do not pay for a compilation.
+        logits, maps = [], []
+        for start in range(0, len(images), batch_size):
+            batch = images[start : start + batch_size]
+            if return_attention_scores:
+                batch_logits, batch_maps = self.forward(
+                    batch, training=False, return_attention_scores=True
+                )
+                maps.append([_as_numpy(m) for m in batch_maps])
+            else:
+                batch_logits = self.forward(batch, training=False)
+            logits.append(_as_numpy(batch_logits))
+        if not return_attention_scores:
+            return np.concatenate(logits), None
+        per_block = [np.concatenate([b[i] for b in maps]) for i in range(len(self.encoder_blocks))]
+        return np.concatenate(logits), per_block
+
+    def no_decay_variables(self):
+        """The variables ViT training recipes leave out of weight decay.
+
+        Biases, LayerNorm scales and offsets, the position embeddings and
+        the class token (the `no_weight_decay` set of DeiT and timm):
+        decaying them only pulls positions and normalisation towards zero.
+        Pass them to `optimizer.exclude_from_weight_decay(var_list=...)`
+        before training.
+
+        Returns:
+            list of the model's trainable variables to exclude.
+        """
+        excluded = {id(v) for v in self.position_embedding.trainable_variables}
+        if self.class_token is not None:
+            excluded |= {id(v) for v in self.class_token.trainable_variables}
+        return [
+            variable
+            for variable in self.trainable_variables
+            if id(variable) in excluded or variable.path.split("/")[-1] in ("bias", "gamma", "beta")
+        ]
+
+    def get_config(self):
+        return {
+            "image_size": self.image_size,
+            "patch_size": self.patch_size,
+            "num_classes": self.num_classes,
+            "hidden_dim": self.hidden_dim,
+            "num_layers": self.num_layers,
+            "num_heads": self.num_heads,
+            "mlp_dim": self.mlp_dim,
+            "dropout": self.dropout,
+            "pooling": self.pooling,
+            "stochastic_depth_rate": self.stochastic_depth_rate,
+            "channels": self.channels,
+            "augmentation": augmentation_config(self.augmentation),
+            "rescaling": self.rescaling,
+            "layer_norm_epsilon": self.layer_norm_epsilon,
+            "implementation": self.implementation,
+            "class_names": self.class_names,
+            "name": self.name,
+            "trainable": self.trainable,
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        if config.get("augmentation"):
+            config["augmentation"] = [
+                keras.saving.deserialize_keras_object(layer) for layer in config["augmentation"]
+            ]
+        return cls(**config)
+
+
+def _as_numpy(tensor):
+    return ops.convert_to_numpy(ops.cast(tensor, "float32"))
+
+
+def vision_transformer(**kwargs):
+    """Builds a `VisionTransformer`; the same arguments, all by keyword.
+
+    Example:
+
+    >>> from keras_attention.models.vision.vision_transformer import vision_transformer
+    >>> model = vision_transformer(image_size=16, patch_size=4, num_classes=3,
+    ...     hidden_dim=16, num_layers=1, num_heads=2, mlp_dim=32)
+    >>> type(model).__name__
+    'VisionTransformer'
+    """
+    return VisionTransformer(**kwargs)
+
+
+def check_vision_transformer(model, argument="model"):
+    """Raise a ValueError unless `model` is a `VisionTransformer`."""
+    if not isinstance(model, VisionTransformer):
+        raise ValueError(
+            f"`{argument}` must be a `VisionTransformer` (as `vision_transformer` builds). "
+            f"Received: {argument}={model!r}"
+        )
+
+
+def vision_transformer_token_layout(model):
+    """`model.token_layout`: the patch grid and whether token 0 is a class token.
+
+    Example:
+
+    >>> from keras_attention.models.vision.vision_transformer import (
+    ...     vision_transformer, vision_transformer_token_layout)
+    >>> model = vision_transformer(image_size=16, patch_size=4, num_classes=2,
+    ...     hidden_dim=8, num_layers=1, num_heads=2, mlp_dim=8)
+    >>> vision_transformer_token_layout(model)
+    ((4, 4), True)
+    """
+    check_vision_transformer(model)
+    return model.token_layout
+
+
+def get_attention_scores(model, images, batch_size=32):
+    """`model.attention_maps(images, batch_size)`: every block's attention, as NumPy.
+
+    Example:
+
+    >>> import numpy as np
+    >>> from keras_attention.models.vision.vision_transformer import (
+    ...     vision_transformer, get_attention_scores)
+    >>> model = vision_transformer(image_size=8, patch_size=4, num_classes=2,
+    ...     hidden_dim=8, num_layers=1, num_heads=2, mlp_dim=8, pooling="gap")
+    >>> scores = get_attention_scores(model, np.zeros((3, 8, 8, 3)))
+    >>> len(scores), scores[0].shape
+    (1, (3, 2, 4, 4))
+    """
+    check_vision_transformer(model)
+    return model.attention_maps(images, batch_size)
+
+
+def vision_transformer_no_decay_variables(model):
+    """`model.no_decay_variables()`: what ViT recipes leave out of weight decay.
+
+    Example:
+
+    >>> import keras
+    >>> from keras_attention.models.vision.vision_transformer import (
+    ...     vision_transformer, vision_transformer_no_decay_variables)
+    >>> model = vision_transformer(image_size=8, patch_size=4, num_classes=2,
+    ...     hidden_dim=8, num_layers=1, num_heads=2, mlp_dim=8)
+    >>> optimizer = keras.optimizers.AdamW(weight_decay=0.05)
+    >>> optimizer.exclude_from_weight_decay(var_list=vision_transformer_no_decay_variables(model))
+    >>> sorted(v.path for v in vision_transformer_no_decay_variables(model))[:2]
+    ['class_token/token', 'encoder_block_0/feedforward_intermediate_dense/bias']
+    """
+    check_vision_transformer(model)
+    return model.no_decay_variables()

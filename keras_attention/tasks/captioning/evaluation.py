@@ -1,0 +1,143 @@
+"""Captioning held-out images and scoring the captions against their references.
+
+Sources with several captions per image (Flickr8k, COCO) repeat the image
+once per caption, one after the other; `caption_split` captions each image
+once and gathers its captions as its references. `caption_scores` gives
+corpus BLEU and the share of exact captions (BLEU counts up to 4-grams:
+captions of three words or fewer score 0 even when right).
+
+Example:
+
+>>> from keras_attention.tasks.captioning.evaluation import caption_scores
+>>> bleu, exact = caption_scores(["a red circle"], [["a red circle", "a circle"]])
+>>> exact
+1.0
+"""
+
+import numpy as np
+
+from keras_attention.text.scores import corpus_bleu
+from keras_attention.validation import check_positive_int
+
+# Images captioned at once.
+EVALUATION_BATCH_SIZE = 50
+
+
+def caption_split(caption, pairs, limit=None, batch_size=EVALUATION_BATCH_SIZE):
+    """Captions of the images of `pairs` with their references, one entry per image.
+
+    Args:
+        caption: `caption(images)` returns `(captions, attention, words)`, as
+            `model.caption(..., return_attention=True)` does.
+        pairs: a `tf.data.Dataset` of `(image, caption)`, the captions of
+            one image next to each other.
+        limit: the pairs read at most (None: all).
+        batch_size: images captioned per call of `caption`.
+
+    Returns:
+        `(images, references, hypotheses, outputs)`: lists of the images, of
+        their reference captions (str) and of their generated captions, and
+        dict "attention" (all the attention maps, concatenated) and "words"
+        (the generated words of each caption).
+
+    Example:
+
+    >>> import numpy as np
+    >>> import tensorflow as tf
+    >>> from keras_attention.tasks.captioning.evaluation import caption_split
+    >>> pairs = tf.data.Dataset.from_tensor_slices(
+    ...     (np.zeros((2, 4, 4, 3)), ["a circle", "one circle"]))
+    >>> def caption(images):
+    ...     return ["x"] * len(images), np.ones((len(images), 1, 2, 2)), [["x"]] * len(images)
+    >>> images, references, hypotheses, outputs = caption_split(caption, pairs)
+    >>> references, hypotheses, outputs["attention"].shape
+    ([['a circle', 'one circle']], ['x'], (1, 1, 2, 2))
+    """
+    check_positive_int("limit", limit, allow_none=True)
+    check_positive_int("batch_size", batch_size)
+    if limit is not None:
+        pairs = pairs.take(limit)
+    images, references = [], []
+    for image, text in pairs.as_numpy_iterator():
+        if images and np.array_equal(images[-1], image):
+            references[-1].append(text.decode("utf-8"))
+        else:
+            images.append(image)
+            references.append([text.decode("utf-8")])
+    hypotheses, attention, words = [], [], []
+    for start in range(0, len(images), batch_size):
+        batch = np.stack(images[start : start + batch_size])
+        batch_captions, batch_attention, batch_words = caption(batch)
+        hypotheses += batch_captions
+        attention.append(batch_attention)
+        words += batch_words
+    outputs = {"attention": np.concatenate(attention), "words": words}
+    return images, references, hypotheses, outputs
+
+
+def caption_with_model(
+    model, encoder, pairs, max_length, beam_width=1, limit=None, batch_size=EVALUATION_BATCH_SIZE
+):
+    """`caption_split` with a captioner's `caption` method: greedy or beam search, with maps.
+
+    Args:
+        model: a captioner with `caption(images, encoder, max_length=, beam_width=,
+            return_attention=True, decode_batch_size=)` (`ImageCaptioner`).
+        encoder: the captions' tokenizer.
+        pairs: a `tf.data.Dataset` of `(image, caption)`.
+        max_length: caption tokens generated at most.
+        beam_width: 1 for greedy search, more for beam search.
+        limit: the pairs read at most (None: all).
+        batch_size: images captioned at once.
+
+    Returns:
+        as `caption_split`.
+    """
+
+    def caption(images):
+        return model.caption(
+            images,
+            encoder,
+            max_length=max_length,
+            beam_width=beam_width,
+            return_attention=True,
+            decode_batch_size=batch_size,
+        )
+
+    return caption_split(caption, pairs, limit, batch_size)
+
+
+def bleu_references(references):
+    """The references of each image, the first repeated to give all the same number.
+
+    sacrebleu wants the same number of references for every hypothesis; a
+    repeated reference changes no n-gram count.
+
+    Example:
+
+    >>> from keras_attention.tasks.captioning.evaluation import bleu_references
+    >>> bleu_references([["a red circle", "a circle"], ["a square"]])
+    [['a red circle', 'a circle'], ['a square', 'a square']]
+    """
+    most = max(len(texts) for texts in references)
+    return [texts + texts[:1] * (most - len(texts)) for texts in references]
+
+
+def caption_scores(hypotheses, references):
+    """Corpus BLEU and the share of captions equal to one of their references.
+
+    Args:
+        hypotheses: one generated caption per image.
+        references: a list of reference captions per image.
+
+    Returns:
+        `(bleu, exact)`: BLEU in [0, 100] (sacrebleu), exact in [0, 1].
+    """
+    if len(hypotheses) != len(references) or not hypotheses:
+        raise ValueError(
+            "`hypotheses` and `references` must have one entry per image, at least one. "
+            f"Received: {len(hypotheses)} hypotheses and {len(references)} references"
+        )
+    bleu = corpus_bleu(hypotheses, bleu_references(references))
+    exact = float(np.mean([text in texts for text, texts in zip(hypotheses, references)]))
+    return bleu, exact

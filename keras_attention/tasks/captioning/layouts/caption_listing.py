@@ -1,0 +1,72 @@
+"""What a caption layout lists: images and their captions, by split.
+
+Example:
+
+>>> from keras_attention.tasks.captioning.layouts.caption_listing import CaptionListing
+>>> listing = CaptionListing("captions.tsv", "/data", {"all": {"/data/a.png": ["a cat"]}})
+>>> listing.has_own_splits, listing.num_images
+(False, 1)
+"""
+
+import dataclasses
+
+# The split of a layout that has none of its own.
+ALL = "all"
+
+
+@dataclasses.dataclass
+class CaptionListing:
+    """The images and captions a caption layout lists, by split.
+
+    Args:
+        layout: the layout and the files read, e.g. "COCO captions
+            (annotations/captions_train2014.json, ...)".
+        root: the data set's folder.
+        images: dict split name -> dict image path -> list of captions.
+            The split names are "train", "validation", "test" (a missing
+            one is made later, and said so), or only `ALL` for a layout with
+            no splits of its own.
+        split_rule: how the layout's own files give the splits, e.g.
+            "validation and test: val2014/ dealt alternately by file name".
+    """
+
+    layout: str
+    root: str
+    images: dict
+    split_rule: str = ""
+
+    @property
+    def has_own_splits(self):
+        """Whether the layout says which image is in which split."""
+        return ALL not in self.images
+
+    @property
+    def num_images(self):
+        """Images over all splits."""
+        return sum(len(images) for images in self.images.values())
+
+
+def add_caption(images, path, caption):
+    """Appends `caption` to `images[path]`, starting the list where needed.
+
+    Example:
+
+    >>> from keras_attention.tasks.captioning.layouts.caption_listing import add_caption
+    >>> images = {}
+    >>> add_caption(images, "a.png", "one"); add_caption(images, "a.png", "two")
+    >>> images
+    {'a.png': ['one', 'two']}
+    """
+    images.setdefault(path, []).append(caption)
+
+
+def one_line(text):
+    """`text` with its runs of spaces, tabs and line ends made one space, and stripped.
+
+    Example:
+
+    >>> from keras_attention.tasks.captioning.layouts.caption_listing import one_line
+    >>> one_line("  A man\\n riding a bike.  ")
+    'A man riding a bike.'
+    """
+    return " ".join(str(text).split())

@@ -1,0 +1,275 @@
+"""Training choices for an image captioner, derived from the data set.
+
+The built-in scenes are 48 x 48 pixels and 4,000 captions; a user's folder
+may hold 16 x 48 glyph strips or 500 x 375 photographs, 40 captions or
+400,000. `derived_image_size` turns the median training image into the size
+the model sees (its aspect ratio kept, its sides on the CNN's stride), and
+`captioning_training_recipe` turns the number of training captions into a
+batch size, the most epochs and a learning-rate schedule counted in
+optimizer steps: a linear warm-up, the peak learning rate held while the
+validation loss improves, then a cosine decay to 0 (`DecayOnPlateau`,
+which `CaptioningTrainingRecipe.learning_rate_schedule` builds). Every
+choice comes with the reason it was made, and any value the user set is
+kept.
+
+Example:
+
+>>> from keras_attention.tasks.captioning.recipe import (
+...     captioning_training_recipe, derived_image_size)
+>>> derived_image_size((32, 96), "small_cnn")[0]
+(32, 96)
+>>> lines = captioning_training_recipe(4000, 5000, 2e-3).summary_lines()
+>>> [line.split(":")[0] for line in lines]
+['batch size 64', 'epochs 81', 'learning rate 0.002']
+"""
+
+import dataclasses
+import math
+import numbers
+
+from keras_attention.callbacks.decay_on_plateau import DecayOnPlateau
+from keras_attention.models.captioning.image_backbones import backbone_stride
+from keras_attention.validation import check_finite_number
+from keras_attention.validation import check_positive_int
+
+# Derived batch sizes: the largest power of two up to MAX_BATCH_SIZE that still gives
+# MIN_STEPS_PER_EPOCH steps an epoch, and at least MIN_BATCH_SIZE.
+MAX_BATCH_SIZE = 64
+MIN_BATCH_SIZE = 8
+MIN_STEPS_PER_EPOCH = 30
+# The longer side of a derived image size at most: the attention's cost grows with the
+# cells of the feature grid (96 pixels are 24 cells of the small CNN).
+MAX_DERIVED_SIDE = {"small_cnn": 96}
+MAX_DERIVED_SIDE_APPLICATIONS = 224
+WARMUP_FRACTION = 0.1
+WARMUP_STEPS = 150
+# Steps without a 1% better validation loss that start the final decay (in whole epochs).
+PATIENCE_STEPS = 250
+# No stall starts the decay before this many steps: attention models can sit on a
+# plateau for 1000 steps or more before they learn where to look (a decay started
+# after 650 steps on 80x60 object-relation scenes left Show, Attend and Tell there).
+EARLIEST_DECAY_STEP = 2000
+# Smaller improvements of the validation loss (nats a token) do not hold the peak
+# learning rate: near 0 they are noise, and the captions no longer change.
+MIN_LOSS_IMPROVEMENT = 0.005
+
+
+def derived_image_size(median_size, backbone, source="median training image", patch_size=None):
+    """The image size a model sees: the median image, its aspect ratio kept, on the stride.
+
+    Sides are rounded to multiples of the backbone's stride, or of
+    `patch_size` for a model cutting the image into patches (so every grid
+    cell covers whole pixels) after scaling a large image down until its
+    longer side fits `MAX_DERIVED_SIDE` (`MAX_DERIVED_SIDE_APPLICATIONS`
+    for a `keras.applications` backbone); every side keeps at least two
+    grid cells and 8 pixels.
+
+    Args:
+        median_size: `(height, width)` of the typical training image.
+        backbone: "small_cnn" or a `keras.applications` name (its largest
+            side also applies to patches).
+        source: where `median_size` comes from, for the reason.
+        patch_size: None, or the patch side that replaces the stride.
+
+    Returns:
+        `((height, width), reason)`, `reason` one line saying why.
+
+    Example:
+
+    >>> from keras_attention.tasks.captioning.recipe import derived_image_size
+    >>> size, reason = derived_image_size((375, 500), "small_cnn")
+    >>> size
+    (72, 96)
+    >>> reason.split(", ")[1]
+    'scaled by 0.19 to a longer side of at most 96'
+    """
+    height, width = median_size
+    check_positive_int("median_size[0]", height)
+    check_positive_int("median_size[1]", width)
+    stride = backbone_stride(backbone)
+    check_positive_int("patch_size", patch_size, allow_none=True)
+    cell = "the CNN's stride" if patch_size is None else "the patch size"
+    stride = stride if patch_size is None else patch_size
+    most = MAX_DERIVED_SIDE.get(backbone, MAX_DERIVED_SIDE_APPLICATIONS)
+    scale = min(1.0, most / max(height, width))
+    # At least two cells a side, and the 8 pixels a backbone needs.
+    smallest = max(2 * stride, 8)
+    size = tuple(
+        max(smallest, int(round(side * scale / stride)) * stride) for side in (height, width)
+    )
+    grid = (size[0] // stride, size[1] // stride)
+    reason = f"{source} {height}x{width}"
+    reason += f", scaled by {scale:.2f} to a longer side of at most {most}" if scale < 1 else ""
+    reason += (
+        f", aspect ratio kept, sides multiples of {cell} {stride}: "
+        f"a {grid[0]}x{grid[1]} feature grid"
+    )
+    return size, reason
+
+
+@dataclasses.dataclass
+class CaptioningTrainingRecipe:
+    """The choices `captioning_training_recipe` made, and why.
+
+    Args:
+        batch_size: captions per optimizer step.
+        epochs: passes over the training captions at most (the schedule
+            stops sooner once the validation loss stalls).
+        steps_per_epoch: full batches per epoch.
+        total_steps: `epochs * steps_per_epoch`.
+        warmup_steps: steps of linear warm-up from 0 to `learning_rate`.
+        patience: epochs without improvement that start the decay.
+        earliest_decay_step: no stall starts the decay before this step.
+        learning_rate: the peak learning rate.
+        reasons: dict "batch_size", "epochs", "learning_rate" -> one line
+            saying why.
+
+    Example:
+
+    >>> from keras_attention.tasks.captioning.recipe import (
+    ...     CaptioningTrainingRecipe)
+    >>> recipe = CaptioningTrainingRecipe(8, 10, 1, 10, 1, 250, 10, 1e-3, {})
+    >>> recipe.learning_rate_schedule().learning_rate_at(1)
+    0.001
+    """
+
+    batch_size: int
+    epochs: int
+    steps_per_epoch: int
+    total_steps: int
+    warmup_steps: int
+    patience: int
+    earliest_decay_step: int
+    learning_rate: float
+    reasons: dict
+
+    def summary_lines(self):
+        """One line per choice: `name value: reason`.
+
+        Example:
+
+        >>> from keras_attention.tasks.captioning.recipe import (
+        ...     captioning_training_recipe)
+        >>> recipe = captioning_training_recipe(100, train_steps=10, learning_rate=1e-3)
+        >>> recipe.summary_lines()[2].split(",")[0]
+        'learning rate 0.001: linear warm-up 0 -> 0.001 over 1 steps'
+        """
+        return [
+            f"{name.replace('_', ' ')} {getattr(self, name):g}: {self.reasons[name]}"
+            for name in ("batch_size", "epochs", "learning_rate")
+        ]
+
+    def learning_rate_schedule(self):
+        """The `DecayOnPlateau` callback that sets the learning rate before every step.
+
+        Compile the model with a plain learning rate (any value): the
+        callback overwrites it.
+        """
+        return DecayOnPlateau(
+            peak_learning_rate=self.learning_rate,
+            warmup_steps=self.warmup_steps,
+            patience=self.patience,
+            min_absolute_delta=MIN_LOSS_IMPROVEMENT,
+            earliest_decay_step=self.earliest_decay_step,
+        )
+
+
+def captioning_training_recipe(
+    num_examples,
+    train_steps,
+    learning_rate,
+    batch_size=None,
+    epochs=None,
+    earliest_decay_step=EARLIEST_DECAY_STEP,
+):
+    """Batch size, epochs and learning-rate schedule from the number of training captions.
+
+    What is given is kept; the rest is derived:
+
+    - batch size: the largest power of two up to `MAX_BATCH_SIZE` that still
+      gives `MIN_STEPS_PER_EPOCH` steps an epoch (at least `MIN_BATCH_SIZE`);
+    - epochs: at most enough for about `train_steps` optimizer steps;
+    - schedule: a linear warm-up from 0 over `WARMUP_STEPS` (at most
+      `WARMUP_FRACTION` of the steps) to `learning_rate`, held for at least
+      `earliest_decay_step` steps and while the validation loss improves,
+      then a cosine decay to 0 once it has not improved for about
+      `PATIENCE_STEPS` steps (or when the epochs left are just enough for
+      the decay); training stops when the decay ends.
+
+    Args:
+        num_examples: training `(image, caption)` pairs, a positive int.
+        train_steps: the most optimizer steps when `epochs` is None.
+        learning_rate: the peak learning rate.
+        batch_size: None to derive it.
+        epochs: None to derive them (the most epochs).
+        earliest_decay_step: no stall of the validation loss starts the
+            decay before this many steps (a positive int); models slow to
+            leave their first plateau need more.
+
+    Returns:
+        a `CaptioningTrainingRecipe`.
+
+    Example:
+
+    >>> from keras_attention.tasks.captioning.recipe import (
+    ...     captioning_training_recipe)
+    >>> recipe = captioning_training_recipe(2400, train_steps=3000, learning_rate=2e-3)
+    >>> recipe.batch_size, recipe.steps_per_epoch, recipe.epochs, recipe.warmup_steps
+    (64, 37, 81, 150)
+    >>> recipe.patience  # the whole epochs that cover 250 steps
+    7
+    """
+    count = num_examples
+    if isinstance(count, bool) or not isinstance(count, numbers.Integral) or count < 1:
+        # Also catches a dataset's cardinality of -2 (unknown), which would make 1 step.
+        raise ValueError(
+            "`num_examples` must be a positive int (the training pairs). "
+            f"Received: num_examples={num_examples!r}"
+        )
+    check_positive_int("train_steps", train_steps)
+    check_finite_number("learning_rate", learning_rate, positive=True)
+    for name, value in (("batch_size", batch_size), ("epochs", epochs)):
+        check_positive_int(name, value, allow_none=True)
+    check_positive_int("earliest_decay_step", earliest_decay_step)
+    count = int(count)
+    reasons = {}
+    if batch_size is None:
+        batch_size = MAX_BATCH_SIZE
+        while batch_size > MIN_BATCH_SIZE and count // batch_size < MIN_STEPS_PER_EPOCH:
+            batch_size //= 2
+        reasons["batch_size"] = (
+            f"the largest power of two <= {MAX_BATCH_SIZE} giving {MIN_STEPS_PER_EPOCH} "
+            f"steps an epoch over {count} training captions (at least {MIN_BATCH_SIZE})"
+        )
+    else:
+        reasons["batch_size"] = "given"
+    # Training batches drop the remainder (one compiled step shape): whole batches only.
+    steps_per_epoch = max(1, count // batch_size)
+    if epochs is None:
+        epochs = max(1, int(round(train_steps / steps_per_epoch)))
+        reasons["epochs"] = (
+            f"at most about {train_steps} optimizer steps at {steps_per_epoch} steps an epoch; "
+            "fewer when the validation loss stops improving sooner"
+        )
+    else:
+        reasons["epochs"] = "given (the most; fewer when the validation loss stops improving)"
+    total_steps = epochs * steps_per_epoch
+    warmup_steps = max(1, min(WARMUP_STEPS, int(round(WARMUP_FRACTION * total_steps))))
+    patience = max(2, math.ceil(PATIENCE_STEPS / steps_per_epoch))
+    earliest_decay_step = min(earliest_decay_step, total_steps)
+    reasons["learning_rate"] = (
+        f"linear warm-up 0 -> {learning_rate:g} over {warmup_steps} steps, held for at least "
+        f"{earliest_decay_step} steps and while the validation loss improves by 1% (and "
+        f"{MIN_LOSS_IMPROVEMENT}) within {patience} epochs, then cosine decay to 0 and stop"
+    )
+    return CaptioningTrainingRecipe(
+        batch_size=batch_size,
+        epochs=epochs,
+        steps_per_epoch=steps_per_epoch,
+        total_steps=total_steps,
+        warmup_steps=warmup_steps,
+        patience=patience,
+        earliest_decay_step=earliest_decay_step,
+        learning_rate=learning_rate,
+        reasons=reasons,
+    )

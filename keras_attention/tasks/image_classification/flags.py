@@ -1,0 +1,186 @@
+"""The Vision Transformer (and Swin Transformer) training command line and the choices it makes.
+
+Building the parser imports neither TensorFlow nor Keras, so `--help` and a
+bad flag are answered at once. The patch size, batch size and epochs
+default to None: `vit_training_recipe` derives them from the data.
+
+Example:
+
+>>> from keras_attention.training import vit_arguments
+>>> args = vit_arguments.build_vit_parser().parse_args(["--dataset", "cifar10"])
+>>> args.model, args.preset, vit_arguments.vit_image_size(args)
+('vit', 'small', 32)
+>>> vit_arguments.vit_augmentation(args)
+'geometric'
+"""
+
+from keras_attention.training import command_line as cli
+
+VIT_DATASET_FORMATS = (
+    "'builtin' (generated shapes, offline); 'folder:PATH', one sub-folder of images per "
+    "class (split at random, --seed), or split folders PATH/train/, PATH/val/ (or valid/, "
+    "validation/) and optionally PATH/test/ that each hold the same class folders (without "
+    "test/, test is every other image of each class of val/); .bmp .gif .jpeg .jpg .png; a "
+    "file that cannot be decoded (such as a ._x.jpg AppleDouble file) or whose name is not "
+    "UTF-8 is skipped with a warning naming it, or stops the run with --strict; ~ and "
+    "$VARIABLES are expanded; 'hf:PATH', a Hugging Face datasets save_to_disk folder with "
+    "an 'image' (or 'img') column and a ClassLabel 'label' column (pip install "
+    "\"keras-attention[hf]\"); or 'cifar10', 'cifar100', 'imagenette[/CONFIG]' from "
+    "tensorflow-datasets (--data-dir). The classes and the images of each split are printed"
+)
+# A ViT small enough to train on a laptop CPU. Its patch size is derived from
+# the image size unless set (4 at 32 x 32: an 8 x 8 grid); this one is the
+# fallback for code that builds the model without a recipe.
+SMALL_VIT_PRESET = "small"
+SMALL_VIT_ARCHITECTURE = dict(patch_size=4, hidden_dim=64, num_layers=4, num_heads=4, mlp_dim=128)
+SMALL_VIT_IMAGE_SIZE = 32
+PAPER_VIT_IMAGE_SIZE = 224
+# `sorted(VIT_PRESETS)` and `IMAGE_AUGMENTATIONS`, spelled out so that the
+# parser needs no TensorFlow import (a test keeps them equal).
+PAPER_PRESET_NAMES = (
+    "B/16",
+    "B/32",
+    "B/8",
+    "H/14",
+    "L/16",
+    "L/32",
+    "L/8",
+    "S/16",
+    "S/32",
+    "S/8",
+    "Ti/16",
+    "Ti/32",
+    "Ti/8",
+)
+AUGMENTATION_NAMES = ("none", "geometric", "flip")
+# `--model swin`: "small" is the "swin_glyphs_32" shape (its patch size derived
+# like the ViT's); the paper's sizes are `SWIN_PRESETS` but "swin_glyphs_32".
+MODEL_NAMES = ("vit", "swin")
+SMALL_SWIN_PRESET = "swin_glyphs_32"
+SWIN_PRESET_NAMES = ("swin_tiny_224",)
+
+
+def build_vit_parser(description=None):
+    """The ViT script's `argparse` parser: the common flags and the model's.
+
+    Args:
+        description: text `--help` shows first.
+
+    Returns:
+        an `argparse.ArgumentParser`.
+
+    Example:
+
+    >>> from keras_attention.tasks.image_classification.flags import build_vit_parser
+    >>> args = build_vit_parser().parse_args(["--preset", "S/16", "--pooling", "gap"])
+    >>> args.preset, args.pooling, args.patch_size, args.builtin_sizes
+    ('S/16', 'gap', None, (6144, 512, 1024))
+    """
+    # Epochs and batch size: derived from the number of training images
+    # (see `vit_training_recipe`) when left out.
+    parser = cli.training_parser(
+        description, output_dir="runs/vit", dataset_formats=VIT_DATASET_FORMATS
+    )
+    add = parser.add_argument
+    add(
+        "--model",
+        choices=MODEL_NAMES,
+        default="vit",
+        help="'vit': Vision Transformer; 'swin': Swin Transformer (shifted-window attention "
+        "on a hierarchy of maps)",
+    )
+    add(
+        "--preset",
+        choices=[SMALL_VIT_PRESET] + list(PAPER_PRESET_NAMES) + list(SWIN_PRESET_NAMES),
+        default=SMALL_VIT_PRESET,
+        help=f"model size: {SMALL_VIT_PRESET!r} ({SMALL_VIT_ARCHITECTURE} for the ViT, "
+        f"{SMALL_SWIN_PRESET!r} for Swin) or a paper size (ViT's B/16 ..., Swin's "
+        f"{', '.join(SWIN_PRESET_NAMES)})",
+    )
+    add(
+        "--image-size",
+        type=cli.positive_int,
+        help=f"longer side the model works at (default {SMALL_VIT_IMAGE_SIZE} for 'small', "
+        f"{PAPER_VIT_IMAGE_SIZE} for paper sizes); a folder's images keep their aspect ratio",
+    )
+    add(
+        "--patch-size",
+        type=cli.positive_int,
+        help="patch side (default: about 8 patches a side for 'small', the preset's otherwise)",
+    )
+    add("--pooling", choices=("token", "gap"), default="token", help="ViT only (Swin: 'gap')")
+    add("--learning-rate", type=cli.positive_float, default=2e-3, help="peak learning rate")
+    add("--weight-decay", type=cli.non_negative_float, default=0.05)
+    add("--label-smoothing", type=cli.rate, default=0.1)
+    add("--dropout", type=cli.rate, default=0.0)
+    add("--stochastic-depth", type=cli.rate, default=0.1, help="stochastic depth rate")
+    add(
+        "--augmentation",
+        choices=("auto",) + AUGMENTATION_NAMES,
+        default="auto",
+        help="training batches only: 'geometric' small shifts, rotations and zoom (no flips: "
+        "glyphs and digits change meaning); 'flip' adds left-right flips; 'auto': 'geometric', "
+        "except 'none' on the built-in data, whose labels say where the shape is",
+    )
+    add(
+        "--builtin-sizes",
+        type=cli.non_negative_int,
+        nargs=3,
+        metavar=("TRAIN", "VALIDATION", "TEST"),
+        default=(6144, 512, 1024),
+        help="number of built-in images per split",
+    )
+    add("--seed", type=int, default=0)
+    return parser
+
+
+def check_model_preset(parser, args):
+    """Stops with a usage error when `--preset` names a size of the other `--model`.
+
+    Example:
+
+    >>> from keras_attention.tasks.image_classification.flags import (
+    ...     build_vit_parser), check_model_preset
+    >>> parser = build_vit_parser()
+    >>> check_model_preset(parser, parser.parse_args(["--model", "swin"])) is None
+    True
+    """
+    sizes = SWIN_PRESET_NAMES if args.model == "swin" else PAPER_PRESET_NAMES
+    if args.preset != SMALL_VIT_PRESET and args.preset not in sizes:
+        parser.error(
+            f"--preset {args.preset} is not a --model {args.model} size: use "
+            f"{', '.join((SMALL_VIT_PRESET,) + sizes)}"
+        )
+
+
+def vit_image_size(args):
+    """The `--image-size` flag or the preset's default (the longer side).
+
+    Example:
+
+    >>> from keras_attention.tasks.image_classification.flags import (
+    ...     build_vit_parser, vit_image_size)
+    >>> vit_image_size(build_vit_parser().parse_args(["--preset", "B/16"]))
+    224
+    """
+    if args.image_size:
+        return args.image_size
+    return SMALL_VIT_IMAGE_SIZE if args.preset == SMALL_VIT_PRESET else PAPER_VIT_IMAGE_SIZE
+
+
+def vit_augmentation(args):
+    """The augmentation kind of `--augmentation`.
+
+    'auto' leaves the built-in data alone, since its labels say in which
+    quadrant the shape lies, and is 'geometric' elsewhere.
+
+    Example:
+
+    >>> from keras_attention.tasks.image_classification.flags import (
+    ...     build_vit_parser, vit_augmentation)
+    >>> vit_augmentation(build_vit_parser().parse_args([]))
+    'none'
+    """
+    if args.augmentation != "auto":
+        return args.augmentation
+    return "none" if args.dataset == "builtin" else "geometric"

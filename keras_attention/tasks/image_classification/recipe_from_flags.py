@@ -1,0 +1,117 @@
+"""The Vision Transformer training recipe, chosen for the data and written back into the flags.
+
+What the user leaves out (patch size, batch size, epochs, the model's image
+shape) is derived by `vit_training_recipe` from the training set:
+`resolve_vit_recipe` fills `args` with it. The built-in data set's size is
+known from its flags, so `parse_vit_arguments` resolves its recipe at once.
+
+Example:
+
+>>> from keras_attention.tasks.image_classification.recipe_from_flags import parse_vit_arguments
+>>> args = parse_vit_arguments([])
+>>> args.patch_size, args.batch_size, args.epochs
+(4, 32, 16)
+"""
+
+from keras_attention.models.vision.swin_presets import swin_transformer_preset
+from keras_attention.models.vision.vit_presets import vision_transformer_preset
+from keras_attention.tasks.image_classification.flags import SMALL_VIT_PRESET
+from keras_attention.tasks.image_classification.flags import SWIN_PRESET_NAMES
+from keras_attention.tasks.image_classification.flags import build_vit_parser
+from keras_attention.tasks.image_classification.flags import check_model_preset
+from keras_attention.tasks.image_classification.flags import vit_image_size
+from keras_attention.tasks.image_classification.recipe import vit_input_shape
+from keras_attention.tasks.image_classification.recipe import vit_training_recipe
+
+
+def vit_patch_size_flag(args):
+    """The user's patch size; a paper preset's own when unset; None: derive it.
+
+    Example:
+
+    >>> from keras_attention.tasks.image_classification.flags import build_vit_parser
+    >>> from keras_attention.tasks.image_classification.recipe_from_flags import vit_patch_size_flag
+    >>> parser = build_vit_parser()
+    >>> [vit_patch_size_flag(parser.parse_args(argv))
+    ...  for argv in ([], ["--preset", "B/32"], ["--preset", "B/32", "--patch-size", "8"],
+    ...               ["--model", "swin", "--preset", "swin_tiny_224"])]
+    [None, 32, 8, 4]
+    """
+    if args.patch_size or args.preset == SMALL_VIT_PRESET:
+        return args.patch_size
+    if args.preset in SWIN_PRESET_NAMES:
+        return swin_transformer_preset(args.preset)["patch_size"]
+    return vision_transformer_preset(args.preset)["patch_size"]
+
+
+def vit_model_input_shape(args, native_size):
+    """`(height, width)` of the model for images whose own size is `native_size`.
+
+    Args:
+        args: the parsed flags (`build_vit_parser`).
+        native_size: `(height, width)` of the data set's images, or None (square).
+
+    Example:
+
+    >>> from keras_attention.tasks.image_classification.flags import build_vit_parser
+    >>> from keras_attention.tasks.image_classification.recipe_from_flags import (
+    ...     vit_model_input_shape)
+    >>> vit_model_input_shape(build_vit_parser().parse_args(["--image-size", "16"]), (12, 24))
+    (8, 16)
+    """
+    shape, _, _ = vit_input_shape(vit_image_size(args), native_size, vit_patch_size_flag(args))
+    return shape
+
+
+def resolve_vit_recipe(args, num_train_images, native_size):
+    """Fills `args` with the derived choices; returns the `ViTTrainingRecipe`.
+
+    `args.recipe` holds the recipe; `args.patch_size`, `args.batch_size`
+    and `args.epochs` its numbers.
+
+    Args:
+        args: the parsed flags (`build_vit_parser`).
+        num_train_images: number of training images.
+        native_size: `(height, width)` of the data set's images, or None (square).
+    """
+    recipe = vit_training_recipe(
+        num_train_images=num_train_images,
+        image_size=vit_image_size(args),
+        native_size=native_size,
+        patch_size=vit_patch_size_flag(args),
+        batch_size=args.batch_size,
+        epochs=args.epochs,
+    )
+    args.recipe = recipe
+    args.patch_size = recipe.patch_size
+    args.batch_size = recipe.batch_size
+    args.epochs = recipe.epochs
+    return recipe
+
+
+def parse_vit_arguments(argv=None, parser=None):
+    """Parsed flags; on the built-in data, with the recipe already resolved.
+
+    Other data sets leave `args.recipe` None until `resolve_vit_recipe` is
+    called with the number of training images.
+
+    Args:
+        argv: the arguments (None: `sys.argv[1:]`).
+        parser: the parser to use (None: `build_vit_parser()`).
+
+    Example:
+
+    >>> from keras_attention.tasks.image_classification.recipe_from_flags import parse_vit_arguments
+    >>> args = parse_vit_arguments(["--dataset", "folder:somewhere"])
+    >>> args.patch_size, args.batch_size, args.epochs, args.recipe
+    (None, None, None, None)
+    """
+    parser = parser or build_vit_parser()
+    args = parser.parse_args(argv)
+    check_model_preset(parser, args)
+    args.recipe = None
+    if args.dataset == "builtin":
+        # The built-in set's size is known from the flags: choose now, so that
+        # `args` holds every number.
+        resolve_vit_recipe(args, num_train_images=args.builtin_sizes[0], native_size=None)
+    return args

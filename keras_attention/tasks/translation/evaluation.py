@@ -1,0 +1,87 @@
+"""Scoring a translator on held-out sentence pairs: its translations, BLEU, chrF and exact matches.
+
+`translate_pairs` runs any translation function that maps a batch of
+strings to a dict of outputs (as `make_translation_function` or a reloaded
+SavedModel does) over `(source, reference)` pairs; `score_translations`
+compares what came out with the references.
+
+Example:
+
+>>> import tensorflow as tf
+>>> from keras_attention.tasks.translation.evaluation import translate_pairs
+>>> pairs = tf.data.Dataset.from_tensor_slices((["a b", "c"], ["B A", "C"]))
+>>> shout = lambda text: {"translation": tf.strings.upper(text)}
+>>> sources, references, hypotheses, outputs = translate_pairs(shout, pairs)
+>>> hypotheses, outputs["translation"].shape
+(['A B', 'C'], (2,))
+"""
+
+import numpy as np
+
+from keras_attention.text.scores import corpus_bleu
+from keras_attention.text.scores import corpus_chrf
+from keras_attention.validation import check_positive_int
+
+
+def _texts(strings):
+    return [text.decode("utf-8") for text in strings]
+
+
+def translate_pairs(translate, pairs, limit=None, batch_size=64):
+    """Translations of `pairs` (at most `limit`), with their sources and references.
+
+    Args:
+        translate: a function from a `(B,)` string tensor to a dict of
+            outputs with a leading batch axis, one of them "translation".
+        pairs: a `tf.data.Dataset` of `(source, reference)` strings.
+        limit: the most pairs to translate, or None for all.
+        batch_size: sentences given to `translate` at once.
+
+    Returns:
+        `(sources, references, hypotheses, outputs)`: three lists of str and
+        the dict of every output of `translate`, concatenated over batches as
+        NumPy arrays.
+
+    Example:
+
+    >>> import tensorflow as tf
+    >>> from keras_attention.tasks.translation.evaluation import translate_pairs
+    >>> pairs = tf.data.Dataset.from_tensor_slices((["x", "y", "z"], ["1", "2", "3"]))
+    >>> translate_pairs(lambda text: {"translation": text}, pairs, limit=2, batch_size=1)[:3]
+    (['x', 'y'], ['1', '2'], ['x', 'y'])
+    """
+    check_positive_int("limit", limit, allow_none=True)
+    check_positive_int("batch_size", batch_size)
+    if limit is not None:
+        pairs = pairs.take(limit)
+    sources, references, outputs = [], [], []
+    for source, reference in pairs.batch(batch_size):
+        sources += _texts(source.numpy())
+        references += _texts(reference.numpy())
+        outputs.append({name: value.numpy() for name, value in translate(source).items()})
+    if not outputs:
+        raise ValueError("`pairs` must hold at least one sentence pair. Received: an empty dataset")
+    outputs = {name: np.concatenate([batch[name] for batch in outputs]) for name in outputs[0]}
+    return sources, references, _texts(outputs["translation"]), outputs
+
+
+def score_translations(hypotheses, references):
+    """Corpus BLEU and chrF (0 to 100) and the fraction of exactly right translations.
+
+    Args:
+        hypotheses: list of str, the translations.
+        references: list of str, one reference each.
+
+    Returns:
+        dict with "bleu", "chrf" and "exact_match" (0 to 1), floats.
+
+    Example:
+
+    >>> from keras_attention.tasks.translation.evaluation import score_translations
+    >>> scores = score_translations(["the cat sat", "a dog"], ["the cat sat", "the dog"])
+    >>> scores["exact_match"], round(scores["bleu"], 1) < 100.0
+    (0.5, True)
+    """
+    bleu, chrf = corpus_bleu(hypotheses, references), corpus_chrf(hypotheses, references)
+    exact = float(np.mean([h == r for h, r in zip(hypotheses, references)]))
+    return {"bleu": bleu, "chrf": chrf, "exact_match": exact}

@@ -1,0 +1,161 @@
+"""Training choices for a translator, derived from the data set.
+
+The built-in corpus has 18,000 training pairs; a user's file may have 2,000
+or 2 million, with sentences of 5 tokens or 80. A fixed number of epochs
+and a fixed sequence length fit one of them: `translation_training_recipe`
+derives the sequence length from the longest training sentence, the batch
+size and epochs from the number of pairs (aiming at a number of sentence
+pairs seen over the run), and the warm-up from the number of steps; every
+choice comes with the reason it was made, and any value the user set is
+kept.
+
+Example:
+
+>>> from keras_attention.tasks.translation.recipe import (
+...     translation_training_recipe)
+>>> recipe = translation_training_recipe(2000, longest_source=14, longest_target=11)
+>>> recipe.max_length, recipe.batch_size, recipe.epochs, recipe.warmup_steps
+(16, 32, 27, 167)
+"""
+
+import dataclasses
+import math
+
+from keras_attention.validation import check_positive_int
+
+# Sentence pairs seen over a run: enough for the built-in corpus and for small
+# formatting tasks alike (the built-in corpus: 3 epochs of 18,000 pairs).
+TARGET_PAIRS_SEEN = 54_000
+MIN_EPOCHS = 3
+MAX_EPOCHS = 100
+# Steps per epoch the batch size aims for, at least.
+MIN_STEPS_PER_EPOCH = 50
+MIN_BATCH_SIZE = 16
+MAX_BATCH_SIZE = 64
+WARMUP_FRACTION = 0.1
+# Lengths are rounded up to a multiple of this (room for a little longer input).
+LENGTH_MULTIPLE = 8
+MAX_DERIVED_LENGTH = 256
+
+
+@dataclasses.dataclass
+class TranslationTrainingRecipe:
+    """The choices `translation_training_recipe` made, and why.
+
+    Args:
+        max_length: tokens per source and per target sequence, the start or
+            end token included.
+        batch_size: sentence pairs per optimizer step.
+        epochs: passes over the training pairs.
+        steps_per_epoch: full batches per epoch.
+        total_steps: `epochs * steps_per_epoch`, the schedule's length.
+        warmup_steps: steps of linear warm-up before the cosine decay.
+        reasons: dict name -> one line saying why (or "set by the user").
+    """
+
+    max_length: int
+    batch_size: int
+    epochs: int
+    steps_per_epoch: int
+    total_steps: int
+    warmup_steps: int
+    reasons: dict
+
+    def summary_lines(self):
+        """One line per choice: `name value: reason`.
+
+        Example:
+
+        >>> from keras_attention.tasks.translation.recipe import (
+        ...     translation_training_recipe)
+        >>> translation_training_recipe(18000, 20, 22).summary_lines()[0]
+        'max_length 24: the longest training sentence has 22 tokens, plus the start/end token'
+        """
+        return [
+            f"{name} {getattr(self, name)}: {self.reasons[name]}"
+            for name in ("max_length", "batch_size", "epochs", "warmup_steps")
+        ]
+
+
+def translation_training_recipe(
+    num_train_pairs,
+    longest_source,
+    longest_target,
+    *,
+    max_length=None,
+    batch_size=None,
+    epochs=None,
+):
+    """Sequence length, batch size, epochs and warm-up for a translation data set.
+
+    Args:
+        num_train_pairs: number of training sentence pairs.
+        longest_source: tokens of the longest training source sentence.
+        longest_target: tokens of the longest training target sentence.
+        max_length: the user's sequence length, or None to derive it.
+        batch_size: the user's batch size, or None to derive it.
+        epochs: the user's number of epochs, or None to derive it.
+
+    Returns:
+        a `TranslationTrainingRecipe`.
+
+    Example:
+
+    >>> from keras_attention.tasks.translation.recipe import (
+    ...     translation_training_recipe)
+    >>> recipe = translation_training_recipe(18000, 20, 22)
+    >>> recipe.max_length, recipe.batch_size, recipe.epochs
+    (24, 64, 3)
+    >>> translation_training_recipe(18000, 20, 22, epochs=5).reasons["epochs"]
+    'set by the user'
+    """
+    check_positive_int("num_train_pairs", num_train_pairs)
+    check_positive_int("longest_source", longest_source)
+    check_positive_int("longest_target", longest_target)
+    for name, value in (("max_length", max_length), ("batch_size", batch_size), ("epochs", epochs)):
+        check_positive_int(name, value, allow_none=True)
+    reasons = {}
+    if max_length is None:
+        longest = max(longest_source, longest_target)
+        max_length = min(
+            MAX_DERIVED_LENGTH, LENGTH_MULTIPLE * math.ceil((longest + 1) / LENGTH_MULTIPLE)
+        )
+        reasons["max_length"] = (
+            f"the longest training sentence has {longest} tokens, plus the start/end token"
+            + (f" (cut to {MAX_DERIVED_LENGTH})" if longest + 1 > MAX_DERIVED_LENGTH else "")
+        )
+    else:
+        reasons["max_length"] = "set by the user"
+    if batch_size is None:
+        batch_size = max(
+            MIN_BATCH_SIZE, min(MAX_BATCH_SIZE, num_train_pairs // MIN_STEPS_PER_EPOCH)
+        )
+        batch_size = 2 ** int(math.log2(batch_size))  # a power of two
+        reasons["batch_size"] = (
+            f"{num_train_pairs} training pairs: at least {MIN_STEPS_PER_EPOCH} steps per epoch, "
+            f"between {MIN_BATCH_SIZE} and {MAX_BATCH_SIZE} pairs per step"
+        )
+    else:
+        reasons["batch_size"] = "set by the user"
+    steps_per_epoch = max(1, num_train_pairs // batch_size)
+    if epochs is None:
+        wanted = math.ceil(TARGET_PAIRS_SEEN / num_train_pairs)
+        epochs = max(MIN_EPOCHS, min(MAX_EPOCHS, wanted))
+        reasons["epochs"] = (
+            f"about {TARGET_PAIRS_SEEN} sentence pairs seen over the run "
+            f"({MIN_EPOCHS} to {MAX_EPOCHS} epochs)"
+        )
+    else:
+        reasons["epochs"] = "set by the user"
+    total_steps = epochs * steps_per_epoch
+    warmup_steps = max(1, int(WARMUP_FRACTION * total_steps))
+    reasons["warmup_steps"] = f"a tenth of the {total_steps} steps, then cosine decay to 0"
+    return TranslationTrainingRecipe(
+        max_length=int(max_length),
+        batch_size=int(batch_size),
+        epochs=int(epochs),
+        steps_per_epoch=int(steps_per_epoch),
+        total_steps=int(total_steps),
+        warmup_steps=int(warmup_steps),
+        reasons=reasons,
+    )

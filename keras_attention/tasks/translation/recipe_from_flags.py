@@ -1,0 +1,44 @@
+"""The translation training recipe, chosen for the data and written back into the parsed flags.
+
+After `apply_translation_recipe`, `args.max_length`, `args.batch_size` and
+`args.epochs` hold numbers: the user's where given, derived from the
+training set otherwise (see `translation_training_recipe`).
+
+Example:
+
+>>> from keras_attention.tasks.translation.flags import parse_translation_arguments
+>>> from keras_attention.tasks.translation.recipe_from_flags import apply_translation_recipe
+>>> args = parse_translation_arguments(["--epochs", "5"])
+>>> recipe = apply_translation_recipe(args, 2000, longest_source=14, longest_target=11)
+>>> args.max_length, args.batch_size, args.epochs, recipe.reasons["epochs"]
+(16, 32, 5, 'set by the user')
+"""
+
+from keras_attention.tasks.translation.recipe import translation_training_recipe
+
+
+def apply_translation_recipe(args, num_train_pairs, longest_source, longest_target):
+    """Fills `args.max_length`, `args.batch_size` and `args.epochs`; returns the recipe.
+
+    Args:
+        args: the parsed flags (`parse_translation_arguments`).
+        num_train_pairs: number of training sentence pairs.
+        longest_source, longest_target: the longest training sentences in tokens.
+
+    Returns:
+        the `TranslationTrainingRecipe` (its `summary_lines()` say why).
+    """
+    recipe = translation_training_recipe(
+        num_train_pairs,
+        longest_source,
+        longest_target,
+        max_length=args.max_length,
+        batch_size=args.batch_size,
+        epochs=args.epochs,
+    )
+    args.max_length, args.batch_size, args.epochs = (
+        recipe.max_length,
+        recipe.batch_size,
+        recipe.epochs,
+    )
+    return recipe

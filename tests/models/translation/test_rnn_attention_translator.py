@@ -1,0 +1,77 @@
+import keras
+import numpy as np
+import pytest
+from model_checks import assert_first_cached_step_matches_the_full_pass
+from model_checks import assert_fits_one_step_under_mirrored_strategy
+from model_checks import assert_keras_file_round_trip
+from model_checks import assert_mixed_precision_forward_is_finite
+from model_checks import assert_registered_with_its_constructor_arguments
+from model_checks import fit_with_xla
+from toy_translation_tasks import START
+from toy_translation_tasks import toy_translation_task
+
+from keras_attention.models.translation.rnn_attention_translator import RNNAttentionTranslator
+from keras_attention.models.translation.rnn_attention_translator import rnn_attention_translator
+
+SIZES = dict(source_vocabulary_size=12, target_vocabulary_size=12, embedding_dim=8, units=16)
+VARIANTS = {
+    "gru_bahdanau_additive": dict(cell="gru", attention="additive"),
+    "lstm_bahdanau_scaled_dot": dict(cell="lstm", attention="scaled_dot"),
+    "gru_luong_dot": dict(cell="gru", attention="dot", attention_style="luong"),
+    "lstm_luong_general_input_feeding": dict(
+        cell="lstm", attention="general", attention_style="luong", input_feeding=True
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_forward_shapes_and_padding(name):
+    model = rnn_attention_translator(**SIZES, **VARIANTS[name], dropout=0.0)
+    target = np.array([[START, 4, 5], [START, 6, 0]])
+    short = np.array([[7, 8, 9, 0], [10, 0, 0, 0]])
+    long = np.concatenate([short, np.zeros((2, 3), "int32")], axis=1)  # more padding
+    logits = np.asarray(model({"source": short, "target": target}))
+    assert logits.shape == (2, 3, 12) and logits.dtype == np.float32
+    # Padding is skipped by both encoder directions and hidden from the attention.
+    np.testing.assert_allclose(
+        np.asarray(model({"source": long, "target": target})), logits, atol=1e-5
+    )
+    alone = np.asarray(model({"source": short[1:, :1], "target": target[1:]}))
+    np.testing.assert_allclose(alone[0], logits[1], atol=1e-5)
+    changed = np.asarray(model({"source": short + [[0, 0, 1, 0], [0, 0, 0, 0]], "target": target}))
+    assert not np.allclose(changed[0], logits[0], atol=1e-4)
+
+
+def test_mixed_bfloat16_gives_float32_logits():
+    keras.config.set_dtype_policy("mixed_bfloat16")
+    model = rnn_attention_translator(**SIZES, **VARIANTS["lstm_luong_general_input_feeding"])
+    assert_mixed_precision_forward_is_finite(model, toy_translation_task(2, reverse=True)[0])
+
+
+def test_fit_with_xla_lowers_the_masked_loss_on_a_reverse_task():
+    inputs, labels = toy_translation_task(64, reverse=True)
+    model = rnn_attention_translator(**SIZES, **VARIANTS["gru_bahdanau_additive"], dropout=0.0)
+    history = fit_with_xla(model, inputs, labels, 1e-2, epochs=8, batch_size=16)
+    assert history["loss"][-1] < 0.75 * history["loss"][0]
+    assert history["masked_accuracy"][-1] > history["masked_accuracy"][0]
+
+
+def test_keras_file_round_trip(tmp_path):
+    model = rnn_attention_translator(**SIZES, **VARIANTS["lstm_luong_general_input_feeding"])
+    inputs, _ = toy_translation_task(4, reverse=True)
+    reloaded = assert_keras_file_round_trip(model, inputs, tmp_path, RNNAttentionTranslator)
+    assert_first_cached_step_matches_the_full_pass(reloaded, inputs)
+
+
+def test_fits_one_step_under_mirrored_strategy():
+    inputs, labels = toy_translation_task(8, reverse=True)
+    assert_fits_one_step_under_mirrored_strategy(
+        lambda: rnn_attention_translator(**SIZES, **VARIANTS["gru_bahdanau_additive"]),
+        inputs,
+        labels,
+    )
+
+
+def test_a_registered_class_whose_config_holds_the_constructor_arguments():
+    model = rnn_attention_translator(**SIZES)
+    assert_registered_with_its_constructor_arguments(RNNAttentionTranslator, model, SIZES)

@@ -1,0 +1,174 @@
+"""The Swin Transformer classifier: Swin-T's size, the model protocol, saving and export."""
+
+import json
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import keras_attention as ka
+from keras_attention.models.vision.swin_presets import SWIN_PRESETS
+from keras_attention.models.vision.swin_presets import swin_transformer_from_preset
+from keras_attention.models.vision.swin_presets import swin_transformer_preset
+from keras_attention.models.vision.swin_transformer import SwinTransformer
+from keras_attention.serving.image_classifier_export import export_image_classifier
+
+RNG = np.random.default_rng(2)
+SMALL = dict(
+    image_size=(40, 24),
+    patch_size=4,
+    num_classes=3,
+    embed_dim=8,
+    depths=(2, 2),
+    num_heads=(2, 4),
+    window_size=4,
+    class_names=["a", "b", "c"],
+)
+
+
+def swin_parameters(embed_dim, depths, num_heads, window, patch, channels, classes):
+    """Parameters of Swin from the paper's architecture (section 3), layer by layer."""
+    total = patch * patch * channels * embed_dim + embed_dim  # patch projection
+    total += 2 * embed_dim  # its LayerNorm
+    dim = embed_dim
+    for stage, (depth, heads) in enumerate(zip(depths, num_heads)):
+        if stage:
+            total += 2 * 4 * dim + 4 * dim * 2 * dim  # merge: LayerNorm(4C), linear 4C -> 2C
+            dim *= 2
+        block = 2 * dim  # LayerNorm
+        block += 3 * dim * dim + 3 * dim  # q, k, v
+        block += (2 * window - 1) ** 2 * heads  # relative position bias table
+        block += dim * dim + dim  # output projection
+        block += 2 * dim  # LayerNorm
+        block += dim * 4 * dim + 4 * dim + 4 * dim * dim + dim  # MLP
+        total += depth * block
+    return total + 2 * dim + dim * classes + classes  # final LayerNorm, head
+
+
+def swin_multiply_adds(image, embed_dim, depths, window, patch, channels, classes):
+    """Multiply-adds of one image: projections, window attention, MLPs, merges, head."""
+    side = image // patch
+    total = side * side * patch * patch * channels * embed_dim
+    dim = embed_dim
+    for stage, depth in enumerate(depths):
+        if stage:
+            side //= 2
+            total += side * side * 4 * dim * 2 * dim
+            dim *= 2
+        tokens, size = side * side, min(window, side)
+        # qkv 3C^2, projection C^2, MLP 8C^2 per token; QK^T and AV: M^2 C each per token.
+        total += depth * (tokens * 12 * dim * dim + 2 * tokens * size * size * dim)
+    return total + dim * classes
+
+
+def test_swin_tiny_224_has_the_papers_shape_and_size():
+    model = swin_transformer_from_preset("swin_tiny_224")
+    expected = swin_parameters(96, (2, 2, 6, 2), (3, 6, 12, 24), 7, 4, 3, 1000)
+    assert model.count_params() == expected
+    assert abs(expected - 28.3e6) < 0.05e6  # "28M" in Table 1; 28,288,354 in the paper's code
+    assert model.output_shape == (None, 1000)
+    assert [block.map_size for block in model.encoder_blocks][::2] == [
+        (56, 56),
+        (28, 28),
+        (14, 14),
+        (14, 14),
+        (14, 14),
+        (7, 7),
+    ]
+
+
+def test_swin_tiny_224_costs_about_4_5_gflops():
+    # The paper counts a multiply-add as one FLOP: Swin-T is 4.5G.
+    flops = swin_multiply_adds(224, 96, (2, 2, 6, 2), 7, 4, 3, 1000)
+    assert abs(flops - 4.5e9) / 4.5e9 < 0.1, flops
+
+
+def test_presets():
+    assert sorted(SWIN_PRESETS) == ["swin_glyphs_32", "swin_tiny_224"]
+    swin_transformer_preset("swin_glyphs_32")["depths"] = (9,)  # a copy
+    assert SWIN_PRESETS["swin_glyphs_32"]["depths"] == (2, 2)
+    with pytest.raises(ValueError, match="preset"):
+        swin_transformer_preset("swin_huge")
+    assert ka.models.SwinTransformer is SwinTransformer
+
+
+def _randomized(model):
+    for variable in model.weights:
+        variable.assign(RNG.normal(size=variable.shape).astype("float32") * 0.1)
+    return model
+
+
+def test_classifies_images_of_any_size_and_draws_attention_through_its_methods():
+    model = _randomized(SwinTransformer(**SMALL))
+    images = RNG.uniform(0, 255, (3, 50, 30, 3)).astype("float32")
+    labels, probabilities, maps = model.classify(images, batch_size=2, return_attention=True)
+    assert set(labels) <= {"a", "b", "c"} and probabilities.shape == (3, 3)
+    np.testing.assert_allclose(probabilities.sum(-1), 1.0, rtol=1e-5)
+    logits = np.asarray(model(images))
+    np.testing.assert_array_equal(labels, np.array(["a", "b", "c"])[logits.argmax(-1)])
+    # Map 10 x 6 in 4 x 4 windows (padded to 12 x 8), then 5 x 3 in one 3-wide window.
+    assert [m.shape for m in maps] == [(3, 6, 2, 16, 16)] * 2 + [(3, 2, 4, 9, 9)] * 2
+    layouts = model.window_layouts
+    assert [size for size, _ in layouts] == [(10, 6)] * 2 + [(5, 3)] * 2
+    for block_maps, (size, positions) in zip(maps, layouts):
+        real = positions >= 0  # (windows, M^2)
+        assert sorted(positions[real]) == list(range(size[0] * size[1]))
+        for window, window_real in enumerate(real):
+            weights = block_maps[:, window]  # (B, heads, M^2, M^2)
+            # Real queries' weights sum to 1 and never fall on padding.
+            np.testing.assert_allclose(weights[:, :, window_real].sum(-1), 1.0, rtol=1e-5)
+            assert np.all(weights[:, :, :, ~window_real] == 0)
+        assert (~real).any()  # both stages pad
+
+
+def test_no_decay_variables_are_biases_norms_and_bias_tables():
+    model = SwinTransformer(**SMALL)
+    names = {v.path.split("/")[-1] for v in model.no_decay_variables()}
+    assert names == {"bias", "gamma", "beta", "relative_position_bias"}
+    tables = [v for v in model.no_decay_variables() if v.path.endswith("relative_position_bias")]
+    assert len(tables) == 4
+    assert not any(v.path.endswith("kernel") for v in model.no_decay_variables())
+
+
+def test_keras_file_round_trip(tmp_path):
+    model = _randomized(SwinTransformer(**SMALL, augmentation=[keras.layers.RandomFlip()]))
+    images = RNG.uniform(0, 255, (2, 40, 24, 3)).astype("float32")
+    path = tmp_path / "swin.keras"
+    model.save(path)
+    restored = keras.saving.load_model(path)
+    assert isinstance(restored, SwinTransformer) and restored.class_names == ["a", "b", "c"]
+    np.testing.assert_allclose(np.asarray(restored(images)), np.asarray(model(images)), atol=1e-5)
+    # Equal as JSON writes them (tuples and lists alike).
+    assert json.dumps(restored.get_config()) == json.dumps(model.get_config())
+
+
+def test_export_serves_probabilities_and_labels(tmp_path):
+    model = _randomized(SwinTransformer(**SMALL))
+    path = export_image_classifier(model, tmp_path / "served")
+    serve = tf.saved_model.load(path).signatures["serving_default"]
+    images = RNG.uniform(0, 255, (2, 33, 17, 3)).astype("float32")
+    result = serve(images=tf.constant(images))
+    assert sorted(result) == ["labels", "probabilities"]
+    expected = keras.ops.softmax(model(images)).numpy()
+    np.testing.assert_allclose(result["probabilities"].numpy(), expected, rtol=1e-4, atol=1e-5)
+    assert [label.decode() for label in result["labels"].numpy()] == list(model.classify(images))
+
+
+@pytest.mark.parametrize(
+    "change,argument",
+    [
+        ({"depths": (2, 2, 2)}, "depths"),
+        ({"num_heads": (3, 4)}, "num_heads"),
+        ({"depths": ()}, "depths"),
+        ({"image_size": 30}, "image_size"),
+        ({"window_size": 0}, "window_size"),
+        ({"mlp_ratio": -1}, "mlp_ratio"),
+        ({"stochastic_depth_rate": 1.0}, "stochastic_depth_rate"),
+        ({"rescaling": "none"}, "rescaling"),
+        ({"class_names": ["a"]}, "class_names"),
+    ],
+)
+def test_bad_arguments_name_themselves(change, argument):
+    with pytest.raises(ValueError, match=argument):
+        SwinTransformer(**{**SMALL, **change})

@@ -1,0 +1,198 @@
+"""load_image_classification_dataset on folders as downloaded: split folders, odd files, hf:.
+
+Each image is a flat 6x6 PNG whose red level is its class and whose green
+level is its number, so every (image, label) pair can be checked.
+"""
+
+import os
+import warnings
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from keras_attention.tasks.image_classification.sources import load_image_classification_dataset
+from keras_attention.tasks.image_classification.sources import native_image_size
+
+CLASSES = ("cat", "dog", "owl")
+
+
+def png(label, number, shape=(6, 6)):
+    pixels = np.zeros(shape + (3,), np.uint8)
+    pixels[..., 0], pixels[..., 1] = 40 * label, number
+    return tf.io.encode_png(pixels).numpy()
+
+
+def write_split(folder, per_class, start=0, classes=CLASSES):
+    for label, name in enumerate(classes):
+        (folder / name).mkdir(parents=True)
+        for number in range(start, start + per_class):
+            (folder / name / f"{number}.png").write_bytes(png(label, number))
+
+
+def contents(data):
+    """split -> sorted [(class name, number)], checking each label against its image."""
+    result = {}
+    for split, dataset in data.splits.items():
+        rows = []
+        for image, label in dataset.as_numpy_iterator():
+            assert int(round(float(image[..., 0].mean()))) == 40 * label
+            rows.append((data.class_names[label], int(round(float(image[..., 1].mean())))))
+        result[split] = sorted(rows)
+    return result
+
+
+def load(path, **kwargs):
+    return load_image_classification_dataset(f"folder:{path}", 6, **kwargs)
+
+
+def test_train_and_val_folders_are_splits_not_two_classes(tmp_path):
+    write_split(tmp_path / "train", 4)
+    write_split(tmp_path / "val", 4, start=10)
+    data = load(tmp_path, seed=3)
+    assert data.class_names == list(CLASSES)
+    found = contents(data)
+    assert found["train"] == [(name, n) for name in CLASSES for n in range(4)]
+    # No test/: every other image of each class of val/ is the test split, whatever the seed.
+    assert found["validation"] == [(name, n) for name in CLASSES for n in (10, 12)]
+    assert found["test"] == [(name, n) for name in CLASSES for n in (11, 13)]
+    assert data.split_sizes == {"train": 12, "validation": 6, "test": 6}
+    lines = data.summary_lines()
+    assert lines[0] == (
+        "data: split folders train/, val/ (no test split: test is every other image of each "
+        "class of val/)"
+    )
+    assert lines[1:] == [
+        "  3 classes: cat, dog, owl",
+        "  train: 12 images (cat 4, dog 4, owl 4)",
+        "  validation: 6 images (cat 2, dog 2, owl 2)",
+        "  test: 6 images (cat 2, dog 2, owl 2)",
+    ]
+    assert contents(load(tmp_path, seed=4))["test"] == found["test"]
+
+
+def test_train_validation_and_test_folders_are_kept_as_they_are(tmp_path):
+    write_split(tmp_path / "train", 3)
+    write_split(tmp_path / "Validation", 2, start=10)
+    write_split(tmp_path / "test", 1, start=20)
+    found = contents(load(tmp_path))
+    assert found["validation"] == [(name, n) for name in CLASSES for n in (10, 11)]
+    assert found["test"] == [(name, 20) for name in CLASSES]
+    assert len(found["train"]) == 9
+
+
+def test_train_and_test_folders_draw_validation_from_train(tmp_path):
+    write_split(tmp_path / "train", 10)
+    write_split(tmp_path / "test", 2, start=20)
+    data = load(tmp_path, validation_fraction=0.2)
+    found = contents(data)
+    assert len(found["train"]) == 24 and len(found["validation"]) == 6
+    assert sorted(found["train"] + found["validation"]) == [
+        (c, n) for c in CLASSES for n in range(10)
+    ]
+    assert found["test"] == [(c, n) for c in CLASSES for n in (20, 21)]
+    assert "validation is 20% of train/ drawn at random (seed 0)" in data.summary_lines()[0]
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (
+            lambda root: (write_split(root / "train", 1), write_split(root / "zebra", 1)),
+            r"mixes split folders \(train\) with other folders \(zebra\)",
+        ),
+        (
+            lambda root: (
+                write_split(root / "train", 1),
+                write_split(root / "val", 1, classes=("cat", "dog", "fox")),
+            ),
+            r"same class folders: train/ lacks fox; val/ lacks owl",
+        ),
+        (
+            lambda root: (
+                write_split(root / "train", 1),
+                write_split(root / "val", 1),
+                write_split(root / "validation", 1),
+            ),
+            r"2 validation folders \(val, validation\)",
+        ),
+        (
+            lambda root: (write_split(root / "val", 1), write_split(root / "test", 1)),
+            r"split folders \(val, test\) but no train/ folder",
+        ),
+        (
+            lambda root: (
+                write_split(root / "train", 1),
+                (root / "val").mkdir(),
+                (root / "val" / "1.png").write_bytes(png(0, 1)),
+            ),
+            r"val must hold one folder per class; it has none, and 1 image file\(s\) directly in it",
+        ),
+    ],
+    ids=["mixed", "classes differ", "two validation folders", "no train", "flat val"],
+)
+def test_split_folders_that_cannot_be_read_as_splits_are_refused_by_name(tmp_path, make, message):
+    make(tmp_path)
+    with pytest.raises(ValueError, match=message):
+        load(tmp_path)
+
+
+def test_appledouble_and_corrupt_files_are_skipped_naming_them_in_the_size_scan_too(tmp_path):
+    write_split(tmp_path, 2)
+    appledouble = tmp_path / "cat" / "._0.png"
+    appledouble.write_bytes(b"\x00\x05\x16\x07" + b"\x00" * 60)  # a resource fork, no image
+    dataset = f"folder:{tmp_path}"
+    with pytest.warns(UserWarning, match=rf"cannot be decoded: {appledouble}"):
+        assert native_image_size(dataset) == (6, 6)
+    with pytest.raises(ValueError, match=rf"cannot be decoded: {appledouble}"):
+        native_image_size(dataset, strict=True)
+    with pytest.warns(UserWarning, match=rf"cannot be decoded: {appledouble}"):
+        data = load(tmp_path, validation_fraction=0.0, test_fraction=0.0)
+    assert len(contents(data)["train"]) == 6
+
+
+def test_file_and_folder_names_that_are_not_utf8_are_skipped_naming_their_bytes(tmp_path):
+    write_split(tmp_path, 2)
+    folder = os.fsencode(tmp_path / "dog")
+    with open(folder + b"/caf\xe9.png", "wb") as file:
+        file.write(png(1, 9))
+    os.mkdir(os.fsencode(tmp_path) + b"/\xffbad")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        data = load(tmp_path, validation_fraction=0.0, test_fraction=0.0)
+    messages = " ".join(str(w.message) for w in caught)
+    assert repr(folder + b"/caf\xe9.png") in messages and "not UTF-8" in messages
+    assert repr(os.fsencode(tmp_path) + b"/\xffbad") in messages
+    assert data.class_names == list(CLASSES) and len(contents(data)["train"]) == 6
+    with pytest.raises(ValueError, match="are not UTF-8"):
+        load(tmp_path, strict=True)
+
+
+def test_hf_folder_of_images_with_class_labels(tmp_path):
+    datasets = pytest.importorskip("datasets", reason="hf: needs the optional `datasets` package")
+    features = datasets.Features(
+        {"img": datasets.Image(), "label": datasets.ClassLabel(names=["ant", "bee"])}
+    )
+
+    def split(numbers, broken=()):
+        images = [
+            {"bytes": b"broken" if n in broken else png(n % 2, n), "path": None} for n in numbers
+        ]
+        return datasets.Dataset.from_dict(
+            {"img": images, "label": [n % 2 for n in numbers]}, features=features
+        )
+
+    datasets.DatasetDict(
+        {"train": split(range(10), broken=(3,)), "test": split(range(20, 24))}
+    ).save_to_disk(tmp_path / "hf")
+    with pytest.warns(UserWarning, match=r"cannot be decoded: train row 4"):
+        data = load_image_classification_dataset(
+            f"hf:{tmp_path / 'hf'}", 6, validation_fraction=0.25
+        )
+    assert data.class_names == ["ant", "bee"]
+    found = contents(data)
+    assert found["test"] == [("ant", 20), ("ant", 22), ("bee", 21), ("bee", 23)]
+    train_and_validation = sorted(found["train"] + found["validation"])
+    assert train_and_validation == sorted((["ant", "bee"][n % 2], n) for n in range(10) if n != 3)
+    assert data.split_sizes == {"train": 7, "validation": 2, "test": 4}
+    assert "no validation split" in data.summary_lines()[0]

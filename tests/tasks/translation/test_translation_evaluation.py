@@ -1,0 +1,52 @@
+"""Translating held-out pairs batch by batch, and scoring them."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from keras_attention.tasks.translation.evaluation import score_translations
+from keras_attention.tasks.translation.evaluation import translate_pairs
+from keras_attention.text.scores import corpus_bleu
+from keras_attention.text.scores import corpus_chrf
+
+SOURCES = ["uno", "dos", "tres", "cuatro", "cinco"]
+REFERENCES = ["one", "two", "three", "four", "five"]
+
+
+def _reverse(text):
+    """A stand-in translator: reversed text, and one (B, 2) output per sentence."""
+    lengths = tf.strings.length(text)
+    return {
+        "translation": tf.strings.reduce_join(tf.strings.unicode_split(text, "UTF-8")[:, ::-1], 1),
+        "lengths": tf.stack([lengths, 2 * lengths], axis=1),
+    }
+
+
+def test_translate_pairs_keeps_the_order_over_batches():
+    pairs = tf.data.Dataset.from_tensor_slices((SOURCES, REFERENCES))
+    sources, references, hypotheses, outputs = translate_pairs(_reverse, pairs, batch_size=2)
+    assert sources == SOURCES and references == REFERENCES
+    assert hypotheses == [text[::-1] for text in SOURCES]
+    expected = np.array([[len(text), 2 * len(text)] for text in SOURCES])
+    np.testing.assert_array_equal(outputs["lengths"], expected)
+    assert outputs["translation"].shape == (5,)
+
+
+def test_translate_pairs_stops_at_the_limit_and_reads_utf8():
+    pairs = tf.data.Dataset.from_tensor_slices((["año", "über", "x"], ["year", "over", "y"]))
+    sources, _, hypotheses, _ = translate_pairs(_reverse, pairs, limit=2, batch_size=64)
+    assert sources == ["año", "über"] and hypotheses == ["oña", "rebü"]
+    with pytest.raises(ValueError, match="limit"):
+        translate_pairs(_reverse, pairs, limit=0)
+    with pytest.raises(ValueError, match="at least one sentence pair"):
+        translate_pairs(_reverse, pairs.take(0))
+
+
+def test_scores_are_sacrebleus_and_the_exact_fraction():
+    hypotheses = ["the cat sat on the mat", "a dog barks", "hello there"]
+    references = ["the cat sat on the mat", "the dog barks", "hello there"]
+    scores = score_translations(hypotheses, references)
+    assert list(scores) == ["bleu", "chrf", "exact_match"]
+    assert scores["bleu"] == corpus_bleu(hypotheses, references)
+    assert scores["chrf"] == corpus_chrf(hypotheses, references)
+    assert scores["exact_match"] == pytest.approx(2 / 3)

@@ -1,0 +1,134 @@
+"""The translation command line, the recipe written back into it, and the model it describes."""
+
+import numpy as np
+import pytest
+from optimizer_steps import learning_rates_at
+
+from keras_attention.models.translation.rnn_attention_translator import RNNAttentionTranslator
+from keras_attention.models.translation.transformer_translator import TransformerTranslator
+from keras_attention.tasks.learning_rate_schedule import warmup_cosine_decay
+from keras_attention.tasks.translation import model_from_flags as models
+from keras_attention.tasks.translation.flags import TRANSLATION_MODEL_DEFAULTS
+from keras_attention.tasks.translation.flags import build_translation_parser
+from keras_attention.tasks.translation.flags import parse_translation_arguments
+from keras_attention.tasks.translation.recipe_from_flags import apply_translation_recipe
+
+
+def test_flags_and_model_defaults():
+    args = parse_translation_arguments([])
+    assert (args.model, args.dataset, args.output_dir, args.export) == (
+        "transformer",
+        "builtin",
+        "runs/nmt",
+        None,
+    )
+    transformer_defaults = TRANSLATION_MODEL_DEFAULTS["transformer"]
+    assert (args.epochs, args.batch_size, args.max_length) == (None, None, None)  # from the data
+    assert (args.hidden_dim, args.learning_rate) == (
+        transformer_defaults["hidden_dim"],
+        transformer_defaults["learning_rate"],
+    )
+    args = parse_translation_arguments(["--model", "rnn", "--epochs", "7", "--cell", "lstm"])
+    assert (args.epochs, args.hidden_dim) == (7, TRANSLATION_MODEL_DEFAULTS["rnn"]["hidden_dim"])
+    assert args.learning_rate == TRANSLATION_MODEL_DEFAULTS["rnn"]["learning_rate"] == 3e-3
+    model = models.translator_from_arguments(
+        args, source_vocabulary_size=30, target_vocabulary_size=40
+    )
+    assert model.output_shape == (None, None, 40)
+    assert isinstance(model, RNNAttentionTranslator)
+    for bad in (["--model", "cnn"], ["--strategy", "gpu"], ["--epochs", "0"]):
+        with pytest.raises(SystemExit):
+            parse_translation_arguments(bad)
+
+
+def test_a_flag_the_user_sets_wins_over_the_model_default():
+    args = parse_translation_arguments(["--hidden-dim", "24", "--learning-rate", "0.01"])
+    assert (args.hidden_dim, args.learning_rate) == (24, 0.01)
+
+
+def test_the_parser_keeps_the_description_and_lists_every_flag():
+    parser = build_translation_parser(description="Train a translator.")
+    text = parser.format_help()
+    assert "Train a translator." in text
+    flags = (
+        "--vocabulary-size --max-length --hidden-dim --num-layers --num-heads --num-key-value-heads "
+        "--cell --attention "
+        "--attention-style --dropout --learning-rate --beam-width --builtin-pairs "
+        "--eval-sentences --samples --plots --seed --strategy --export --html"
+    )
+    for flag in flags.split():
+        assert flag in text
+    args = parser.parse_args([])
+    assert (args.vocabulary_size, args.num_layers, args.num_heads, args.cell) == (1000, 2, 4, "gru")
+    assert (args.attention, args.attention_style, args.dropout, args.beam_width) == (
+        "additive",
+        "bahdanau",
+        0.1,
+        1,
+    )
+    assert (args.builtin_pairs, args.eval_sentences, args.samples, args.plots, args.seed) == (
+        20000,
+        None,
+        5,
+        3,
+        0,
+    )
+
+
+def test_the_recipe_fills_what_the_user_left_out():
+    args = parse_translation_arguments(["--batch-size", "8"])
+    recipe = apply_translation_recipe(args, 18000, longest_source=20, longest_target=22)
+    # 22 tokens and the end token, rounded up to a multiple of 8; 54,000 pairs seen.
+    assert (args.max_length, args.batch_size, args.epochs) == (24, 8, 3)
+    assert (recipe.max_length, recipe.batch_size, recipe.epochs) == (24, 8, 3)
+    assert recipe.reasons["batch_size"] == "set by the user"
+    assert recipe.steps_per_epoch == 18000 // 8
+
+
+def test_the_transformer_is_sized_by_the_flags():
+    args = parse_translation_arguments(
+        ["--hidden-dim", "16", "--num-layers", "1", "--num-heads", "2", "--max-length", "10"]
+    )
+    model = models.translator_from_arguments(args, 30, 40)
+    assert isinstance(model, TransformerTranslator)
+    assert model.output_shape == (None, None, 40)
+    config = model.get_config()
+    assert (config["max_source_length"], config["max_target_length"]) == (10, 10)
+    assert (config["hidden_dim"], config["intermediate_dim"]) == (16, 32)  # twice the width
+    assert (config["num_layers"], config["num_heads"], config["dropout"]) == (1, 2, 0.1)
+    assert config["num_key_value_heads"] is None
+
+
+def test_grouped_query_attention_is_one_flag_and_must_divide_the_heads(capsys):
+    flags = "--hidden-dim 16 --num-layers 1 --num-heads 4 --num-key-value-heads 2 --max-length 10"
+    args = parse_translation_arguments(flags.split())
+    model = models.translator_from_arguments(args, 30, 40)
+    assert model.get_config()["num_key_value_heads"] == 2
+    with pytest.raises(SystemExit):
+        parse_translation_arguments(["--num-heads", "4", "--num-key-value-heads", "3"])
+    error = capsys.readouterr().err
+    assert "--num-key-value-heads must divide --num-heads" in error
+    assert "Received: --num-heads 4, --num-key-value-heads 3" in error
+
+
+def test_an_unknown_model_is_named():
+    args = parse_translation_arguments(["--hidden-dim", "16", "--max-length", "10"])
+    args.model = "cnn"
+    with pytest.raises(ValueError, match="`args.model` must be 'transformer' or 'rnn'.*'cnn'"):
+        models.translator_from_arguments(args, 30, 40)
+
+
+def test_compile_translator_warms_up_then_decays_to_zero():
+    args = parse_translation_arguments(
+        ["--model", "rnn", "--hidden-dim", "8", "--epochs", "4", "--learning-rate", "0.01"]
+    )
+    model = models.translator_from_arguments(args, 20, 20)
+    models.compile_translator(model, args, steps_per_epoch=25, jit_compile=False)
+    # 4 x 25 steps, a tenth of them warm-up (the schedule is checked against its closed
+    # form in test_learning_rate_schedule.py).
+    expected = warmup_cosine_decay(0.01, total_steps=100, warmup_steps=10)
+    steps = (0, 5, 10, 55, 100)
+    np.testing.assert_allclose(learning_rates_at(model, steps), [expected(s) for s in steps])
+    assert float(expected(10)) == pytest.approx(0.01) and float(expected(100)) == 0.0
+    with pytest.raises(ValueError, match="steps_per_epoch"):
+        models.compile_translator(model, args, steps_per_epoch=0)
