@@ -26,21 +26,9 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import keras  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
+import keras_attention as ka  # noqa: E402
 from keras_attention.backend_support import require_tensorflow_backend  # noqa: E402
-from keras_attention.losses.masked_cross_entropy import masked_sparse_categorical_crossentropy  # noqa: E402
-from keras_attention.metrics.masked_accuracy import MaskedSparseCategoricalAccuracy  # noqa: E402
-from keras_attention.models.translation.transformer_translator import transformer_translator  # noqa: E402
-from keras_attention.serving.translator_export import export_translator  # noqa: E402
-from keras_attention.tasks.translation.batches import make_translation_batches  # noqa: E402
-from keras_attention.tasks.translation.evaluation import score_translations  # noqa: E402
-from keras_attention.tasks.translation.evaluation import translate_pairs  # noqa: E402
-from keras_attention.tasks.translation.sources import load_translation_pairs  # noqa: E402
-from keras_attention.text.reversible_tokenizer import ReversibleTokenizer  # noqa: E402
-from keras_attention.training.run_folder import RunFolderError  # noqa: E402
-from keras_attention.training.run_folder import check_export_path  # noqa: E402
-from keras_attention.training.run_setup import export_folder  # noqa: E402
-from keras_attention.visualization.alignment import plot_alignment  # noqa: E402
-from keras_attention.visualization.figures import save_figure  # noqa: E402
+from keras_attention.tasks import translation  # noqa: E402  (the built-in corpus, batches, scores)
 
 MAX_LENGTH = 20  # tokens per sentence; the corpus has at most 16 words
 VOCABULARY_SIZE = 1000  # 260 byte and special tokens, then characters and words
@@ -64,30 +52,30 @@ def main(argv=None):
     # The export replaces only an earlier export: refuse a folder of other files before training.
     folder = os.path.abspath(os.path.join(args.output_dir, "translator"))
     try:
-        check_export_path(folder, name="--output-dir's translator folder")
-    except RunFolderError as error:
+        ka.training.check_export_path(folder, name="--output-dir's translator folder")
+    except ka.training.RunFolderError as error:
         raise SystemExit(f"error: {error}") from None
     keras.utils.set_random_seed(0)
     start = time.time()
 
     # 1. Pairs of (English, Spanish) strings, and a vocabulary per language.
-    splits = load_translation_pairs("builtin", num_pairs=args.num_pairs)
-    source_encoder = ReversibleTokenizer.train(
+    splits = translation.load_translation_pairs("builtin", num_pairs=args.num_pairs)
+    source_encoder = ka.text.ReversibleTokenizer.train(
         splits["train"].map(lambda en, es: en), VOCABULARY_SIZE
     )
-    target_encoder = ReversibleTokenizer.train(
+    target_encoder = ka.text.ReversibleTokenizer.train(
         splits["train"].map(lambda en, es: es), VOCABULARY_SIZE
     )
     encoders = (source_encoder, target_encoder)
 
     # 2. ({"source", "target"}, labels) batches: the decoder reads the target
     # shifted right ([START] ...) and learns to predict the next token.
-    train = make_translation_batches(
+    train = translation.make_translation_batches(
         splits["train"], *encoders, BATCH_SIZE, MAX_LENGTH, MAX_LENGTH, drop_remainder=True
     )
 
     # 3. The Transformer of "Attention Is All You Need", small enough for a CPU.
-    model = transformer_translator(
+    model = ka.models.transformer_translator(
         source_vocabulary_size=source_encoder.vocabulary_size,
         target_vocabulary_size=target_encoder.vocabulary_size,
         max_source_length=MAX_LENGTH,
@@ -103,8 +91,8 @@ def main(argv=None):
     )
     model.compile(
         optimizer=keras.optimizers.Adam(learning_rate),
-        loss=masked_sparse_categorical_crossentropy,  # padding does not count
-        metrics=[MaskedSparseCategoricalAccuracy()],
+        loss=ka.losses.masked_sparse_categorical_crossentropy,  # padding does not count
+        metrics=[ka.metrics.MaskedSparseCategoricalAccuracy()],
         jit_compile=True,
     )
     # The batches shuffle themselves; fit's default shuffle=True would only add a warning.
@@ -113,22 +101,20 @@ def main(argv=None):
 
     # 4. Export: strings in, translations and attention weights out. It is written
     # beside `folder`, then swapped in whole.
-    export_folder(
+    ka.training.replace_folder(
         folder,
-        lambda staging: export_translator(
+        lambda staging: ka.serving.export_translator(
             model, staging, *encoders, MAX_LENGTH, MAX_LENGTH, decode_batch_size=BATCH_SIZE
         ),
     )
-    export_dir = folder
-    print("SavedModel:", export_dir)
+    print("SavedModel:", folder)
 
-    # 5. Reload it with TensorFlow alone, translate the held-out sentences and
-    # score them.
-    translate = tf.saved_model.load(export_dir).signatures["serving_default"]
-    sources, references, hypotheses, outputs = translate_pairs(
+    # 5. Reload it with TensorFlow alone, translate the held-out sentences, score them.
+    translate = tf.saved_model.load(folder).signatures["serving_default"]
+    sources, references, hypotheses, outputs = translation.translate_pairs(
         lambda text: translate(text=text), splits["test"], batch_size=BATCH_SIZE
     )
-    scores = score_translations(hypotheses, references)
+    scores = translation.score_translations(hypotheses, references)
     print(
         f"held-out BLEU {scores['bleu']:.1f}, chrF {scores['chrf']:.1f} on {len(hypotheses)} "
         f"sentences, {100 * scores['exact_match']:.1f}% exactly right"
@@ -137,21 +123,23 @@ def main(argv=None):
         print(f"  {source}\n    -> {hypothesis}\n    (reference: {reference})")
     served = translate(text=tf.constant(NEW_SENTENCES))
     new_translations = [text.decode() for text in served["translation"].numpy()]
-    for sentence, translation in zip(NEW_SENTENCES, new_translations):
-        print(f"  {sentence} -> {translation}")
+    for sentence, translated in zip(NEW_SENTENCES, new_translations):
+        print(f"  {sentence} -> {translated}")
 
     # 6. Where the decoder looked: attention (target pieces x source pieces).
     source_pieces = [t.decode() for t in outputs["source_tokens"][0] if t]
     target_pieces = [t.decode() for t in outputs["translation_tokens"][0] if t]
     weights = outputs["attention"][0, : len(target_pieces), : len(source_pieces)]  # (T, S)
-    figure = plot_alignment(weights, source_pieces, target_pieces, title=sources[0])
-    plot_path = save_figure(figure, os.path.join(args.output_dir, "alignment.png"))
+    figure = ka.visualization.plot_alignment(
+        weights, source_pieces, target_pieces, title=sources[0]
+    )
+    plot_path = ka.visualization.save_figure(figure, os.path.join(args.output_dir, "alignment.png"))
     print("alignment plot:", plot_path)
     print(f"done in {time.time() - start:.0f} s")
     return {
         **scores,
         "alignment_plot": str(plot_path),
-        "export_dir": export_dir,
+        "export_dir": folder,
         "new_translations": new_translations,
     }
 

@@ -22,13 +22,11 @@ stride), the batch size, the epochs and the learning-rate schedule (warm-up, the
 """
 
 import os
-import time
 
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 from keras_attention.tasks.captioning import flags as cli  # no TensorFlow
-from keras_attention.training import run_setup as run  # TensorFlow when called
 
 
 def build_parser():
@@ -40,106 +38,68 @@ if __name__ == "__main__":
 
 import keras
 
-import keras_attention as ka
-from keras_attention.tasks.captioning.training_data import load_caption_splits
+from keras_attention.tasks.captioning import attention_on_objects_report as objects_report
+from keras_attention.tasks.captioning import builtin_objects
+from keras_attention.tasks.captioning import evaluation
+from keras_attention.tasks.captioning import figures
+from keras_attention.tasks.captioning import model_from_flags as models
+from keras_attention.tasks.captioning import training_data
+from keras_attention.tasks.training_run import TrainingRun
 
 
 def main(argv=None):
     args = cli.with_captioner_defaults(build_parser().parse_args(argv))
-    run.prepare_output(args)  # before any training: refuse unusable paths now
-    keras.utils.set_random_seed(args.seed)
-    policy = run.configure_precision(args.mixed_precision)
-    strategy = run.make_strategy(args.strategy)
-    start = time.time()
+    run = TrainingRun(args)  # the run's folder claimed, precision and strategy set
 
     # Data: what the flags leave open is derived from the training set, with its reason.
-    splits = load_caption_splits(args)  # prints the layout read; fills args.image_size
-    train_pairs = splits["train"]
-    encoder = ka.data.train_caption_vocabulary(train_pairs, args.vocabulary_size, args.output_dir)
-    max_length = ka.data.caption_length(train_pairs, encoder, args.max_length)
-    print(f"vocabulary: {encoder.vocabulary_size} tokens; captions of up to {max_length} tokens")
-    num_examples = ka.data.count_examples(train_pairs)
-    recipe = ka.models.captioning_training_recipe(
-        num_examples,
-        args.train_steps,
-        args.learning_rate,
-        args.batch_size,
-        args.epochs,
-        args.earliest_decay_step,
-    )
-    print("\n".join(recipe.summary_lines()))
-    cache = args.dataset == "builtin" or ka.data.fits_in_memory(num_examples, args.image_size)
-    train, validation = ka.data.training_and_validation_batches(
-        splits, encoder, recipe.batch_size, max_length, args.seed, cache
-    )
+    splits = training_data.load_caption_splits(args)  # prints the layout; fills args.image_size
+    data = training_data.prepare_caption_data(splits, args)  # vocabulary, recipe, batches
+    encoder, max_length, recipe = data.encoder, data.max_length, data.recipe
 
     # Model: trained with teacher forcing; the recipe's schedule sets the learning rate.
-    with strategy.scope():
-        model = ka.models.build_captioner(
-            args.model, encoder.vocabulary_size, max_length, **cli.captioner_options(args)
-        )
-        model.compile(
-            optimizer=keras.optimizers.Adam(0.0),
-            loss=ka.losses.masked_sparse_categorical_crossentropy,
-            metrics=[ka.metrics.MaskedSparseCategoricalAccuracy()],
-        )
+    with run.strategy.scope():
+        model = models.captioner_from_arguments(args, encoder.vocabulary_size, max_length)
     model.summary()
-    unigram = ka.callbacks.prior_cross_entropy(ka.data.caption_token_ids(train_pairs, encoder))
-    monitor = ka.callbacks.LearningMonitor(unigram, patience=min(3, recipe.epochs), hints=cli.HINTS)
-    callbacks = [recipe.learning_rate_schedule(), *run.training_callbacks(args.output_dir), monitor]
-    fit_start = time.time()
-    model.fit(
-        ka.data.with_known_length(train),  # known lengths: no "ran out of data" warning
-        validation_data=ka.data.with_known_length(validation),
-        epochs=recipe.epochs,
-        shuffle=False,  # the datasets shuffle themselves; True only adds a warning
-        callbacks=callbacks,
-        verbose=run.progress_verbosity(),
-    )
-    train_seconds = time.time() - fit_start
+    schedule = recipe.learning_rate_schedule()  # it stops the run once the loss stalls
+    batches = (data.train, data.validation)
+    run.fit(model, *batches, recipe.epochs, data.unigram_loss, cli.HINTS, callbacks=[schedule])
     steps_trained = int(keras.ops.convert_to_numpy(model.optimizer.iterations))
 
     # Evaluate: caption the test images with the graph the SavedModel holds, and score them.
-    images, references, hypotheses, outputs = ka.text.caption_with_model(
+    images, references, hypotheses, outputs = evaluation.caption_with_model(
         model, encoder, splits["test"], max_length, args.beam_width, args.eval_images
     )
-    bleu, exact = ka.text.caption_scores(hypotheses, references)
+    bleu, exact = evaluation.caption_scores(hypotheses, references)
     print(
         f"test BLEU {bleu:.2f}, exact captions {exact:.1%} on {len(hypotheses)} images "
-        f"after {train_seconds:.0f} s of training"
+        f"after {run.train_seconds:.0f} s of training"
     )
-    ka.visualization.draw_caption_samples(
+    figures.draw_caption_samples(
         args.output_dir, images, references, hypotheses, outputs, args.samples, args.html
     )
-    metrics = {
-        "model": args.model,
-        "dataset": args.dataset,
-        "bleu": bleu,
-        "exact_captions": exact,
-        "unigram_loss": monitor.baseline,
-        "not_learning_warnings": monitor.warnings,
-        "test_images": len(hypotheses),
-        "split_sizes": splits.sizes,  # images per split
-        "max_length": max_length,
-        "image_size": list(args.image_size),
-        "batch_size": recipe.batch_size,
-        "max_epochs": recipe.epochs,
-        "train_steps": steps_trained,  # what the run took: it stops once the loss stalls
-        "epochs": steps_trained // recipe.steps_per_epoch,
-        "seconds": round(time.time() - start, 1),
-        "train_seconds": round(train_seconds, 1),
-        "dtype_policy": policy,
-        "replicas": strategy.num_replicas_in_sync,
-    }
-    if args.dataset == "builtin":  # how much attention falls on the object a shape word names
-        objects = ka.data.builtin_test_objects(args.image_size, args.builtin_sizes, args.seed)
-        report = ka.metrics.attention_on_objects_report
-        metrics.update(report(outputs["words"], outputs["attention"], objects[: len(images)]))
-    export = ka.serving.export_captioner
-    run.finish_run(  # metrics, the export, and only then the training backup is removed
-        args, metrics, lambda to: export(model, to, encoder, max_length, args.beam_width)
+    metrics = run.metrics(
+        model=args.model,
+        dataset=args.dataset,
+        bleu=bleu,
+        exact_captions=exact,
+        unigram_loss=data.unigram_loss,
+        test_images=len(hypotheses),
+        split_sizes=splits.sizes,  # images per split
+        max_length=max_length,
+        image_size=list(args.image_size),
+        batch_size=recipe.batch_size,
+        max_epochs=recipe.epochs,
+        train_steps=steps_trained,  # what the run took: it stops once the loss stalls
+        epochs=steps_trained // recipe.steps_per_epoch,
     )
-    return metrics
+    if args.dataset == "builtin":  # how much attention falls on the object a shape word names
+        objects = builtin_objects.builtin_test_objects(
+            args.image_size, args.builtin_sizes, args.seed
+        )
+        report = objects_report.attention_on_objects_report
+        metrics.update(report(outputs["words"], outputs["attention"], objects[: len(images)]))
+    # metrics, the export, and only then the training backup is removed
+    return run.finish(metrics, models.captioner_export_writer(model, encoder, max_length, args))
 
 
 if __name__ == "__main__":

@@ -33,83 +33,64 @@ for natural images).
 """
 
 import os
-import time
 
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-from keras_attention.tasks.image_classification.flags import build_vit_parser  # noqa: E402
-from keras_attention.training import run_setup as run  # noqa: E402  (TensorFlow when called)
+from keras_attention.tasks.image_classification import flags  # noqa: E402  (no TensorFlow)
 
 NUM_ROLLOUT_IMAGES = 4  # test images whose attention is drawn
+HINTS = (
+    "Try more epochs, another --learning-rate or a smaller --patch-size, and check that each "
+    "class folder holds that class's images."
+)
 
 
 def build_parser():
     """The command line; building it imports no TensorFlow, so `--help` is instant."""
-    return build_vit_parser(description=__doc__.split("\n")[0])
+    return flags.build_vit_parser(description=__doc__.split("\n")[0])
 
 
 if __name__ == "__main__":
     build_parser().parse_args()  # answer --help and bad flags before TensorFlow loads
 
-import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
-from keras_attention.callbacks.learning_monitor import LearningMonitor  # noqa: E402
-from keras_attention.data.dataset_length import dataset_length  # noqa: E402
-from keras_attention.data.dataset_length import with_known_length  # noqa: E402
-from keras_attention.serving.image_classifier_export import export_image_classifier  # noqa: E402
+from keras_attention.tasks.image_classification import evaluation  # noqa: E402
 from keras_attention.tasks.image_classification import figures  # noqa: E402
 from keras_attention.tasks.image_classification import model_from_flags as models  # noqa: E402
 from keras_attention.tasks.image_classification import recipe_from_flags as recipes  # noqa: E402
-from keras_attention.tasks.image_classification.evaluation import class_prior_loss  # noqa: E402
-from keras_attention.tasks.image_classification.evaluation import evaluate_classifier  # noqa: E402
-from keras_attention.tasks.image_classification.training_data import prepare_vit_data  # noqa: E402
+from keras_attention.tasks.image_classification import training_data  # noqa: E402
+from keras_attention.tasks.training_run import TrainingRun  # noqa: E402
 
 
 def main(argv=None):
     args = recipes.parse_vit_arguments(argv, build_parser())
-    run.prepare_output(args)  # before any training: refuse unusable paths now
-    keras.utils.set_random_seed(args.seed)
-    policy = run.configure_precision(args.mixed_precision)
-    strategy = run.make_strategy(args.strategy)
-    start = time.time()
+    run = TrainingRun(args)  # the run's folder claimed, precision and strategy set
 
     # Data: images at the model's shape, the recipe fitted to them, and the batches.
-    data = prepare_vit_data(args)  # fills patch_size, batch_size and epochs where left out
+    data = training_data.prepare_vit_data(args)  # fills patch_size, batch_size, epochs if unset
     print("\n".join(data.summary_lines()))
 
     # Model: built and compiled under the distribution strategy.
-    with strategy.scope():
+    with run.strategy.scope():
         model = models.image_classifier_from_arguments(
             args, data.num_classes, data.class_names, data.image_shape
         )
-        steps, jit_compile = dataset_length(data.train), run.jit_compile_for(strategy)
-        models.compile_vision_transformer(model, args, steps, jit_compile)
+        steps = run.steps_per_epoch(data.train)
+        models.compile_vision_transformer(model, args, steps, run.jit_compile)
     model.summary()
-    monitor = LearningMonitor(
-        class_prior_loss(data.splits["train"]),
-        patience=min(5, args.epochs),
-        hints="Try more epochs, another --learning-rate or a smaller --patch-size, and check "
-        "that each class folder holds that class's images.",
-    )
-    fit_start = time.time()
-    model.fit(
-        with_known_length(data.train),  # known lengths: no "ran out of data" warning
-        validation_data=with_known_length(data.validation),
-        epochs=args.epochs,
-        shuffle=False,  # the datasets shuffle themselves; True only adds a warning
-        callbacks=run.training_callbacks(args.output_dir) + [monitor],
-        verbose=run.progress_verbosity(),
-    )
-    fit_seconds = time.time() - fit_start
+    baseline = evaluation.class_prior_loss(data.splits["train"])
+    run.fit(model, data.train, data.validation, args.epochs, baseline, HINTS, patience=5)
 
     # Evaluation, then drawings: confusion matrix, attention rollouts, one HTML page.
-    labels, predictions, images = evaluate_classifier(model, data.test, NUM_ROLLOUT_IMAGES)
+    labels, predictions, images = evaluation.evaluate_classifier(
+        model, data.test, NUM_ROLLOUT_IMAGES
+    )
     accuracy = float(np.mean(labels == predictions))
     print(
-        f"test accuracy {accuracy:.4f} on {len(labels)} images; "
-        f"{time.time() - start:.0f} s since loading the data, {fit_seconds:.0f} s in fit"
+        f"test accuracy {accuracy:.4f} on {len(labels)} images after "
+        f"{run.train_seconds:.0f} s of training"
     )
     figures.draw_vit_figures(model, args.output_dir, labels, predictions, images, data.class_names)
     if args.html:
@@ -117,17 +98,13 @@ def main(argv=None):
         figures.write_vit_attention_explorer(model, page, images, labels, data.class_names)
         print(f"attention explorer written to {page}")
 
-    metrics = dict(model=args.model, test_accuracy=accuracy, test_images=int(len(labels)))
-    metrics.update(class_prior_loss=monitor.baseline, not_learning_warnings=monitor.warnings)
-    metrics.update(seconds=round(time.time() - start, 1), fit_seconds=round(fit_seconds, 1))
-    metrics.update(image_size=list(data.image_shape), patch_size=args.patch_size)
-    metrics.update(batch_size=args.batch_size, epochs=args.epochs, augmentation=data.augmentation)
-    metrics.update(dtype_policy=policy, replicas=strategy.num_replicas_in_sync)
-    metrics.update(split_sizes=data.split_sizes, class_names=data.class_names)
-    run.finish_run(  # metrics, the export, and only then the training backup is removed
-        args, metrics, lambda to: export_image_classifier(model, to, data.class_names)
-    )
-    return metrics
+    metrics = run.metrics(model=args.model, test_accuracy=accuracy, test_images=int(len(labels)))
+    metrics.update(class_prior_loss=baseline, image_size=list(data.image_shape))
+    metrics.update(patch_size=args.patch_size, batch_size=args.batch_size, epochs=args.epochs)
+    metrics.update(augmentation=data.augmentation, split_sizes=data.split_sizes)
+    metrics.update(class_names=data.class_names)
+    # metrics, the export, and only then the training backup is removed
+    return run.finish(metrics, models.classifier_export_writer(model, data.class_names))
 
 
 if __name__ == "__main__":

@@ -146,6 +146,26 @@ def test_families_are_rooms_of_their_own(path, parts, tree):
                 assert target[1] not in FAMILIES, f"{path} imports {module}"
 
 
+def test_examples_use_only_the_families_and_the_run_plumbing():
+    """A training script is flags, wiring and a report; the quickstart tours the public `ka.*`."""
+    for path in sorted((ROOT / "examples").glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        for module, _ in _imports(ast.parse(text)):
+            if module.startswith("keras_attention."):
+                assert module.split(".")[1] in EXAMPLE_IMPORTS, f"{path.name} imports {module}"
+        if path.stem.startswith("train_"):
+            assert "import keras_attention as" not in text, f"{path.name} reaches past tasks"
+
+
+def test_examples_are_short():
+    long_ones = {
+        path.name: length
+        for path in (ROOT / "examples").glob("*.py")
+        if (length := len(path.read_text(encoding="utf-8").splitlines())) >= 150
+    }
+    assert not long_ones, f"examples of 150 lines or more: {long_ones}"
+
+
 def test_the_command_line_of_every_family_imports_no_tensorflow():
     """`flags` modules are what `--help` loads: only the standard library and light modules."""
     heavy = {"tensorflow", "keras", "numpy", "keras_hub"}

@@ -27,7 +27,7 @@ def _harness_specs():
     specs = []
     # Layer test modules import their NumPy references from their own folder.
     sys.path.insert(0, str(TESTS / "layers"))
-    for path in sorted((TESTS / "layers").glob("test_*.py")):
+    for path in sorted((TESTS / "layers").rglob("test_*.py")):
         spec = importlib.util.spec_from_file_location(f"_harness_scan_{path.stem}", path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)

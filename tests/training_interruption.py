@@ -30,11 +30,16 @@ class TrainingWatcher(keras.callbacks.Callback):
             raise Interrupted
 
 
-def watch_training(monkeypatch, module):
-    """Adds `watchers[-1]` to the callbacks of the example's next run; returns `watchers`."""
-    # The examples call `run.training_callbacks` (keras_attention.training.run_setup).
-    original, watchers = module.run.training_callbacks, []
+def watch_training(monkeypatch):
+    """Adds `watchers[-1]` to the callbacks of the next example run; returns `watchers`.
+
+    Every example fits through `tasks.training_run.TrainingRun`, which takes its
+    callbacks from `training.run_setup.training_callbacks`.
+    """
+    from keras_attention.training import run_setup
+
+    original, watchers = run_setup.training_callbacks, []
     monkeypatch.setattr(
-        module.run, "training_callbacks", lambda folder: original(folder) + watchers[-1:]
+        run_setup, "training_callbacks", lambda folder: original(folder) + watchers[-1:]
     )
     return watchers

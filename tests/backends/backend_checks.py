@@ -100,7 +100,7 @@ def assert_close(got, expected, atol=1e-5, what="output"):
 
 def layer_specs():
     specs = []
-    for path in sorted((TESTS / "layers").glob("test_*.py")):
+    for path in sorted((TESTS / "layers").rglob("test_*.py")):  # one folder per layer kind
         specs.extend(runpy.run_path(str(path)).get("SPECS", []))
     return specs
 

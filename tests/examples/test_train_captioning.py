@@ -135,7 +135,7 @@ def test_mirrored_run_resumes_after_an_interruption(train_captioning, tmp_path, 
         str(output_dir),
     ]
     # The first run stops after its first epoch, as if the machine went down.
-    watchers = watch_training(monkeypatch, train_captioning)
+    watchers = watch_training(monkeypatch)
     first = TrainingWatcher(interrupt_after_epoch=0)
     watchers.append(first)
     with pytest.raises(Interrupted):

@@ -147,7 +147,7 @@ def test_mirrored_rnn_run_resumes_after_an_interruption(train_nmt, tmp_path, mon
     ]
 
     # The first run stops after its first epoch, as if the machine went down.
-    watchers = watch_training(monkeypatch, train_nmt)
+    watchers = watch_training(monkeypatch)
     first = TrainingWatcher(interrupt_after_epoch=0)
     watchers.append(first)
     with pytest.raises(Interrupted):
@@ -179,22 +179,25 @@ def test_run_killed_at_export_resumes_at_the_end_of_training(train_nmt, tmp_path
     output_dir, export_dir = tmp_path / "run", tmp_path / "served"
     argv = ["--model", "rnn", "--builtin-pairs", "120", "--epochs", "2", *TINY]
     argv += ["--output-dir", str(output_dir), "--export", str(export_dir), "--no-html"]
-    watchers = watch_training(monkeypatch, train_nmt)
+    watchers = watch_training(monkeypatch)
     first = TrainingWatcher()
     watchers.append(first)
-    export = train_nmt.export_translator
+    # The script exports through the translation task's export writer.
+    from keras_attention.tasks.translation import model_from_flags
+
+    export = model_from_flags.export_translator
 
     def full_disk(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(train_nmt, "export_translator", full_disk)
+    monkeypatch.setattr(model_from_flags, "export_translator", full_disk)
     with pytest.raises(OSError, match="No space left"):
         train_nmt.main(argv)
     assert first.epochs == [0, 1]
     assert (output_dir / "metrics.json").exists() and any((output_dir / "backup").iterdir())
 
     # The same command again: no epoch trained again, straight on to scoring and export.
-    monkeypatch.setattr(train_nmt, "export_translator", export)
+    monkeypatch.setattr(model_from_flags, "export_translator", export)
     second = TrainingWatcher()
     watchers.append(second)
     train_nmt.main(argv)

@@ -20,6 +20,8 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
+from keras_attention.training import run_setup  # noqa: E402
+
 EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
 
 
@@ -54,8 +56,8 @@ def main(record_path, script, argv):
         return distributed
 
     tf.distribute.MultiWorkerMirroredStrategy.experimental_distribute_dataset = recording_distribute
-    callbacks = module.run.training_callbacks
-    module.run.training_callbacks = lambda folder: callbacks(folder) + [_RecordWeights(record)]
+    callbacks = run_setup.training_callbacks  # what every example's TrainingRun.fit calls
+    run_setup.training_callbacks = lambda folder: callbacks(folder) + [_RecordWeights(record)]
     module.main(argv)
     np.savez(record_path, **record)
 

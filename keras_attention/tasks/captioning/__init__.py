@@ -10,7 +10,7 @@ the object a word names) and its report, `figures`.
 
 >>> from keras_attention.tasks import captioning
 >>> sorted(captioning.CaptioningTrainingRecipe.__dataclass_fields__)[:2]
-['batch_size', 'caption_length']
+['batch_size', 'earliest_decay_step']
 """
 
 from keras_attention.tasks import lazy_exports

@@ -24,7 +24,7 @@ def attention_on_objects_report(captions_words, attentions, scenes_objects, stre
 
     Args:
         captions_words, attentions, scenes_objects: as
-            `keras_attention.metrics.attention_on_objects_summary` takes them.
+            `attention_on_objects.attention_on_objects_summary` takes them.
         stream: where the line is printed (default None: standard output;
             `False`: print nothing).
 

@@ -28,7 +28,7 @@ def builtin_test_objects(image_size, builtin_sizes, seed):
 
     Returns:
         a list per test scene of object dicts ("shape", "mask", ...), as
-        `keras_attention.metrics.attention_on_objects_summary` takes them.
+        `attention_on_objects.attention_on_objects_summary` takes them.
     """
     height, width = image_size
     side = height if height == width and height >= 32 else 64

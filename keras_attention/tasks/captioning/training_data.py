@@ -1,9 +1,12 @@
-"""A captioner's data from its flags: the splits, at the image size the model sees.
+"""A captioner's data from its flags: the splits, the vocabulary, the recipe and the batches.
 
 `load_caption_splits(args)` reads `--dataset` once, prints which layout it
 recognised and how its splits were made, derives `--image-size` from the
 training images where it was left out (the median image, its aspect ratio
 kept, on the model's stride) and prints it with its reason.
+`prepare_caption_data(splits, args)` then learns the vocabulary of the
+training captions, derives the caption length and the training recipe, and
+makes the teacher-forcing batches.
 
 Example:
 
@@ -19,11 +22,21 @@ image size 48x48: built-in scenes drawn at 48x48, ...: a 12x12 feature grid
 {'train': 4, 'validation': 2, 'test': 2}
 """
 
+import dataclasses
+
+from keras_attention.losses.prior_cross_entropy import prior_cross_entropy
+from keras_attention.tasks.captioning.batches import count_examples
+from keras_attention.tasks.captioning.batches import fits_in_memory
+from keras_attention.tasks.captioning.batches import training_and_validation_batches
 from keras_attention.tasks.captioning.flags import source_options
+from keras_attention.tasks.captioning.recipe import captioning_training_recipe
 from keras_attention.tasks.captioning.recipe import derived_image_size
 from keras_attention.tasks.captioning.sources import BUILTIN_IMAGE_SIZE
 from keras_attention.tasks.captioning.sources import load_caption_dataset
 from keras_attention.tasks.captioning.sources import median_image_size
+from keras_attention.tasks.captioning.vocabulary import caption_length
+from keras_attention.tasks.captioning.vocabulary import caption_token_ids
+from keras_attention.tasks.captioning.vocabulary import train_caption_vocabulary
 from keras_attention.training.download_errors import download_errors_as_exit
 
 
@@ -62,3 +75,61 @@ def load_caption_splits(args):
             splits = splits.resized(args.image_size)
     print(f"image size {args.image_size[0]}x{args.image_size[1]}: {reason}")
     return splits
+
+
+@dataclasses.dataclass
+class CaptionData:
+    """What `prepare_caption_data` made of a captioner's splits.
+
+    Args:
+        splits: the `DatasetSplits` of `(image, caption)` pairs.
+        encoder: the `ReversibleTokenizer` of the training captions.
+        max_length: tokens per caption, the start and end tokens included.
+        recipe: the `CaptioningTrainingRecipe` (batch size, epochs, schedule).
+        unigram_loss: the loss of predicting the caption words' frequencies,
+            which a captioner that looks at the images goes below.
+        train, validation: the teacher-forcing batches.
+    """
+
+    splits: object
+    encoder: object
+    max_length: int
+    recipe: object
+    unigram_loss: float
+    train: object
+    validation: object
+
+
+def prepare_caption_data(splits, args):
+    """The vocabulary, caption length, recipe and batches of a captioner's splits.
+
+    Prints the vocabulary and the recipe's choices with their reasons. The
+    vocabulary is saved under `args.output_dir`.
+
+    Args:
+        splits: what `load_caption_splits(args)` returned.
+        args: the parsed flags.
+
+    Returns:
+        a `CaptionData`.
+    """
+    train_pairs = splits["train"]
+    encoder = train_caption_vocabulary(train_pairs, args.vocabulary_size, args.output_dir)
+    max_length = caption_length(train_pairs, encoder, args.max_length)
+    print(f"vocabulary: {encoder.vocabulary_size} tokens; captions of up to {max_length} tokens")
+    num_examples = count_examples(train_pairs)
+    recipe = captioning_training_recipe(
+        num_examples,
+        args.train_steps,
+        args.learning_rate,
+        args.batch_size,
+        args.epochs,
+        args.earliest_decay_step,
+    )
+    print("\n".join(recipe.summary_lines()))
+    cache = args.dataset == "builtin" or fits_in_memory(num_examples, args.image_size)
+    train, validation = training_and_validation_batches(
+        splits, encoder, recipe.batch_size, max_length, args.seed, cache
+    )
+    unigram_loss = prior_cross_entropy(caption_token_ids(train_pairs, encoder))
+    return CaptionData(splits, encoder, max_length, recipe, unigram_loss, train, validation)

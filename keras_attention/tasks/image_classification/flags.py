@@ -6,11 +6,11 @@ default to None: `vit_training_recipe` derives them from the data.
 
 Example:
 
->>> from keras_attention.training import vit_arguments
->>> args = vit_arguments.build_vit_parser().parse_args(["--dataset", "cifar10"])
->>> args.model, args.preset, vit_arguments.vit_image_size(args)
+>>> from keras_attention.tasks.image_classification import flags
+>>> args = flags.build_vit_parser().parse_args(["--dataset", "cifar10"])
+>>> args.model, args.preset, flags.vit_image_size(args)
 ('vit', 'small', 32)
->>> vit_arguments.vit_augmentation(args)
+>>> flags.vit_augmentation(args)
 'geometric'
 """
 
@@ -140,7 +140,7 @@ def check_model_preset(parser, args):
     Example:
 
     >>> from keras_attention.tasks.image_classification.flags import (
-    ...     build_vit_parser), check_model_preset
+    ...     build_vit_parser, check_model_preset)
     >>> parser = build_vit_parser()
     >>> check_model_preset(parser, parser.parse_args(["--model", "swin"])) is None
     True

@@ -1,4 +1,4 @@
-"""The Vision Transformer (or Swin Transformer) the flags describe, built and compiled for training.
+"""The ViT (or Swin Transformer) the flags describe, built and compiled for training; its export.
 
 `image_classifier_from_arguments` builds the `--model`:
 `vision_transformer_from_arguments` the 'small' ViT or a paper preset with
@@ -25,6 +25,7 @@ from keras_attention.models.vision.swin_presets import swin_transformer_preset
 from keras_attention.models.vision.swin_transformer import SwinTransformer
 from keras_attention.models.vision.vision_transformer import vision_transformer
 from keras_attention.models.vision.vit_presets import vision_transformer_preset
+from keras_attention.serving.image_classifier_export import export_image_classifier
 from keras_attention.tasks.image_classification.flags import SMALL_SWIN_PRESET
 from keras_attention.tasks.image_classification.flags import SMALL_VIT_ARCHITECTURE
 from keras_attention.tasks.image_classification.flags import SMALL_VIT_PRESET
@@ -148,3 +149,15 @@ def compile_vision_transformer(model, args, steps_per_epoch, jit_compile=True):
         metrics=["accuracy"],
         jit_compile=jit_compile,
     )
+
+
+def classifier_export_writer(model, class_names):
+    """A function that writes the classifier's SavedModel into the folder it is given.
+
+    Pixels in (any size, resized inside), probabilities and class names out.
+    """
+
+    def write(folder):
+        export_image_classifier(model, folder, class_names)
+
+    return write

@@ -3,7 +3,8 @@
 `translate_pairs` runs any translation function that maps a batch of
 strings to a dict of outputs (as `make_translation_function` or a reloaded
 SavedModel does) over `(source, reference)` pairs; `score_translations`
-compares what came out with the references.
+compares what came out with the references; `translate_held_out` does both
+for a trained model, with the graph its SavedModel export holds.
 
 Example:
 
@@ -18,6 +19,7 @@ Example:
 
 import numpy as np
 
+from keras_attention.serving.translator_export import make_translation_function
 from keras_attention.text.scores import corpus_bleu
 from keras_attention.text.scores import corpus_chrf
 from keras_attention.validation import check_positive_int
@@ -85,3 +87,36 @@ def score_translations(hypotheses, references):
     bleu, chrf = corpus_bleu(hypotheses, references), corpus_chrf(hypotheses, references)
     exact = float(np.mean([h == r for h, r in zip(hypotheses, references)]))
     return {"bleu": bleu, "chrf": chrf, "exact_match": exact}
+
+
+def translate_held_out(model, encoders, pairs, args, batch_size=64):
+    """Translates held-out pairs as the exported SavedModel would, and scores them.
+
+    The translation function is the graph `export_translator` writes (the
+    tokenizers, the XLA-compiled greedy or beam search of `args.beam_width`
+    and the detokenizer), so the scores are those of the served model.
+
+    Args:
+        model: a trained translator.
+        encoders: `(source_encoder, target_encoder)`.
+        pairs: `tf.data.Dataset` of `(source, reference)` strings.
+        args: the parsed flags: `max_length`, `beam_width`, `eval_sentences`.
+        batch_size: sentences translated at once.
+
+    Returns:
+        `(sources, references, hypotheses, outputs, scores)`: the first three
+        lists of strings, `outputs` as `translate_pairs` returns them,
+        `scores` as `score_translations` does.
+    """
+    translate = make_translation_function(
+        model,
+        *encoders,
+        max_source_length=args.max_length,
+        max_target_length=args.max_length,
+        beam_width=args.beam_width,
+        decode_batch_size=batch_size,
+    )
+    sources, references, hypotheses, outputs = translate_pairs(
+        translate, pairs, args.eval_sentences, batch_size
+    )
+    return sources, references, hypotheses, outputs, score_translations(hypotheses, references)

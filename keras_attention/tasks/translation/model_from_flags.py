@@ -1,4 +1,4 @@
-"""The translator the flags describe, built and compiled for training.
+"""The translator the flags describe, built and compiled for training, and its export.
 
 `translator_from_arguments` builds a `transformer_translator` or an
 `rnn_attention_translator` from the parsed flags; `compile_translator`
@@ -21,6 +21,7 @@ from keras_attention.losses.masked_cross_entropy import masked_sparse_categorica
 from keras_attention.metrics.masked_accuracy import MaskedSparseCategoricalAccuracy
 from keras_attention.models.translation.rnn_attention_translator import rnn_attention_translator
 from keras_attention.models.translation.transformer_translator import transformer_translator
+from keras_attention.serving.translator_export import export_translator
 from keras_attention.tasks.learning_rate_schedule import warmup_cosine_decay
 from keras_attention.validation import check_positive_int
 
@@ -82,7 +83,7 @@ def compile_translator(model, args, steps_per_epoch, jit_compile=True):
     Example:
 
     >>> from keras_attention.tasks.translation.flags import parse_translation_arguments
-    >>> from keras_attention.training import translation_model_arguments as arguments
+    >>> from keras_attention.tasks.translation import model_from_flags as arguments
     >>> args = parse_translation_arguments(["--hidden-dim", "8", "--max-length", "6",
     ...                                     "--num-layers", "1", "--epochs", "2"])
     >>> model = arguments.translator_from_arguments(args, 30, 40)
@@ -103,3 +104,22 @@ def compile_translator(model, args, steps_per_epoch, jit_compile=True):
         metrics=[MaskedSparseCategoricalAccuracy()],
         jit_compile=jit_compile,
     )
+
+
+def translator_export_writer(model, encoders, args):
+    """A function that writes the translator's SavedModel into the folder it is given.
+
+    Strings in, translations out, with the beam width and lengths of the flags.
+    """
+
+    def write(folder):
+        export_translator(
+            model,
+            folder,
+            *encoders,
+            max_source_length=args.max_length,
+            max_target_length=args.max_length,
+            beam_width=args.beam_width,
+        )
+
+    return write
