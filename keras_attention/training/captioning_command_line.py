@@ -71,6 +71,7 @@ CAPTIONER_DEFAULTS = {
         num_heads=2,
         encoder_layers=1,
         patch_size=4,
+        patch_stem="convolutional",
     ),
 }
 DATASET_FORMATS = (
@@ -193,6 +194,13 @@ def build_captioning_parser(description=None):
         f"is a multiple of it (default: {_model_defaults('patch_size')})",
     )
     add(
+        "--patch-stem",
+        choices=("linear", "convolutional"),
+        help="how the vit model turns a patch into a token: one linear projection, as ViT "
+        "does, or strided convolutions that also see the pixels around it "
+        f"(default: {_model_defaults('patch_stem')})",
+    )
+    add(
         "--attention-penalty",
         type=cli.non_negative_float,
         help="lambda of Show, Attend and Tell's doubly stochastic attention penalty "
@@ -262,6 +270,7 @@ def captioner_options(args):
         num_heads=args.num_heads,
         encoder_layers=args.encoder_layers,
         patch_size=args.patch_size,
+        patch_stem=args.patch_stem,
     )
 
 
