@@ -17,8 +17,8 @@ What the model is tested on are the images as they are, so the augmented
 ones keep their look:
 
 - one resampling per image, by the nearest pixel: every output pixel is a
-  pixel of the image, so sharp edges stay sharp and the set of pixel values
-  does not change (three bilinear resamplings in a row, as chained Keras
+  pixel of the image (or its background colour, below), so sharp edges stay
+  sharp and no new pixel values appear (three bilinear resamplings in a row, as chained Keras
   `RandomTranslation`, `RandomRotation` and `RandomZoom` make, blur
   upscaled pixel art into grey ramps the plain images never have);
 - what the shift or rotation uncovers is filled with the image's own

@@ -36,7 +36,11 @@ from keras_attention.training import command_line as cli
 #   penalised by patch distance (2D ALiBi, `alibi_2d`): it does the CNN's work of telling
 #   the shapes apart. On 80x60 object-relation scenes, 8-pixel patches with two blocks
 #   were still at a validation loss of 0.65 after 1800 steps, 4-pixel patches at 0.47
-#   after 2850, and with 2D ALiBi they passed 0.28 after 1250 steps.
+#   after 2850, and with 2D ALiBi they passed 0.28 after 1250 steps. Each patch becomes
+#   a token through a convolutional stem (`patch_stem`, Xiao et al. 2021) rather than
+#   one linear projection: a token then sees the strokes around its patch, as a CNN
+#   cell does; on strips of three 8x8 pixel-art digits in 20 epochs the linear
+#   projection reached 0.690 exact captions, the stem 1.000.
 # - `train_steps`: the most optimizer steps when `--epochs` is not given. Training
 #   holds the peak learning rate while the validation loss improves and decays once
 #   it stalls (`DecayOnPlateau`): attention models sit on a plateau for a number of
