@@ -9,11 +9,13 @@ Usage:
 
 For every model (captioning: Show, Attend and Tell and Transformer; ViT;
 translation: Transformer and RNN) and each of its data sets (made by
-`benchmarks.learning_datasets`: training data with seed 0, held-out data
-with seed 1), the run writes the data under `--output-dir`, trains with the
-example script as a user would (`--dataset folder:DIR` or `tsv:PATH`,
-`--output-dir`, `--export`, and `--image-size` for the ViT; no other
-hyperparameter: the scripts derive their own), takes the process CPU time of
+`benchmarks.learning_datasets` and `benchmarks.learning_digit_folders`:
+training data with seed 0, held-out data with seed 1), the run writes the
+data under `--output-dir`, trains with the example script as a user would
+(`--dataset folder:DIR` or `tsv:PATH`, `--output-dir`, `--export`, and
+`--image-size` for the ViT; no other hyperparameter: the scripts derive
+their own; data sets with `user_epochs` run a second time with the
+`--epochs` a user passes, as case ".../epochs_N"), takes the process CPU time of
 the run, loads the exported SavedModel with `tf.saved_model.load` and scores
 it on the held-out items (`benchmarks.learning_scores`). Data sets are
 marked "tune" (look at these while changing the models) or "report" (only
@@ -47,6 +49,7 @@ import time
 import numpy as np
 
 from benchmarks import learning_datasets as datasets
+from benchmarks import learning_digit_folders as digit_folders
 
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS_PATH = os.path.join(REPOSITORY, "benchmarks", "results", "learning.json")
@@ -61,9 +64,12 @@ LOG_TAIL_LINES = 25
 class DataSet:
     """One data set of the benchmark: how to make it and what it is for.
 
-    `maker` names a function of `benchmarks.learning_datasets`; `train` and
-    `held_out` are its keyword arguments for the two seeds (full and quick
-    sizes apart); `role` is "tune" or "report".
+    `maker` names a function of `benchmarks.learning_datasets` or
+    `benchmarks.learning_digit_folders`; `params` are its keyword arguments,
+    `train` and `held_out` its sizes for the two seeds (and `quick_*` in a
+    quick run); `role` is "tune" or "report". `user_epochs` (None or an int)
+    adds, for every model of the family, a second case that passes
+    `--epochs` as a user does instead of letting the script choose.
     """
 
     name: str
@@ -76,6 +82,7 @@ class DataSet:
     quick_train: int
     quick_held_out: int
     peer: bool = False
+    user_epochs: int = None
 
 
 # The size argument of each maker: images, images per class, or pairs.
@@ -97,6 +104,7 @@ DATA_SETS = (
         300,
         48,
         8,
+        user_epochs=20,
     ),
     DataSet(
         "object_relations",
@@ -185,6 +193,75 @@ DATA_SETS = (
     ),
 )
 
+# Digit folders as users bring them: pixel-art digits (8 x 8 bitmaps of 16 grey levels
+# enlarged 4 times, as scikit-learn's digits written to PNGs) and 1-bit digits drawn on a
+# 16 x 16 grid enlarged twice; for the captioners, strips of three of them. The ViTs and
+# captioners also run with the epochs a user passes.
+_COUNT_ARGUMENT.update(
+    make_pixel_digit_folder="num_per_class", make_pixel_digit_strip_folder="num_images"
+)
+_ONE_BIT_DIGITS = dict(grid=16, scale=2, levels=1, dark_ink=True)
+DIGIT_FOLDER_SETS = (
+    DataSet(
+        "pixel_digits",
+        "vit",
+        "tune",
+        "make_pixel_digit_folder",
+        dict(grid=8, scale=4),
+        135,
+        50,
+        6,
+        2,
+        user_epochs=40,
+    ),
+    DataSet(
+        "bitmap_digits",
+        "vit",
+        "report",
+        "make_pixel_digit_folder",
+        _ONE_BIT_DIGITS,
+        135,
+        50,
+        6,
+        2,
+        user_epochs=40,
+    ),
+    DataSet(
+        "pixel_digit_strips",
+        "captioning",
+        "tune",
+        "make_pixel_digit_strip_folder",
+        dict(digits_per_image=3, grid=8, scale=4),
+        3000,
+        300,
+        48,
+        8,
+        user_epochs=20,
+    ),
+    DataSet(
+        "bitmap_digit_strips",
+        "captioning",
+        "report",
+        "make_pixel_digit_strip_folder",
+        dict(digits_per_image=3, **_ONE_BIT_DIGITS),
+        3000,
+        300,
+        48,
+        8,
+        user_epochs=20,
+    ),
+)
+DATA_SETS += DIGIT_FOLDER_SETS
+
+
+def _maker(name):
+    """The data set maker called `name`, from the module that defines it."""
+    for module in (datasets, digit_folders):
+        if hasattr(module, name):
+            return getattr(module, name)
+    raise ValueError(f"`maker` must name a data set maker. Received: maker={name!r}")
+
+
 MODELS = {
     "captioning": ("show_attend_tell", "transformer", "vit"),
     "vit": ("ours", "swin"),
@@ -205,10 +282,12 @@ class Case:
     family: str
     model: str
     data: DataSet
+    epochs: int = None  # `--epochs` as a user passes it; None: the script chooses
 
     @property
     def name(self):
-        return f"{self.family}/{self.model}/{self.data.name}"
+        name = f"{self.family}/{self.model}/{self.data.name}"
+        return name + (f"/epochs_{self.epochs}" if self.epochs else "")
 
 
 def all_cases():
@@ -222,6 +301,8 @@ def all_cases():
                 cases.append(Case(family, model, data))
                 if data.peer and model == "ours":
                     cases.append(Case(family, PEER_MODEL, data))
+                if data.user_epochs:
+                    cases.append(Case(family, model, data, data.user_epochs))
     return cases
 
 
@@ -289,7 +370,7 @@ def make_data(data, root, quick):
                 os.remove(target)
         elif os.path.isdir(target):
             shutil.rmtree(target)
-        info = getattr(datasets, data.maker)(target, **kwargs)
+        info = _maker(data.maker)(target, **kwargs)
         with open(stamp, "w") as handle:
             json.dump({"kwargs": kwargs, "info": info}, handle)
         made[split] = json.loads(json.dumps(info))
@@ -391,6 +472,8 @@ def command_for(case, made, run_dir, quick, ours_metrics=None):
     command += ["--output-dir", run_dir, "--export", export]
     if quick and case.model != PEER_MODEL:
         command += ["--epochs", "1"]
+    elif case.epochs:
+        command += ["--epochs", str(case.epochs)]
     return command
 
 
@@ -481,6 +564,7 @@ def run_case(case, output_dir, quick, timeout, ours_metrics=None, previous=None)
         "model": case.model,
         "dataset": case.data.name,
         "role": case.data.role,
+        "user_epochs": case.epochs,
         "train_examples": _examples(made, False),
         "held_out_examples": _examples(made, True),
         "command": " ".join(command),
@@ -535,7 +619,7 @@ def summary_cell(record):
 _MODEL_LABELS = {
     ("captioning", "show_attend_tell"): "captioner show_attend_tell",
     ("captioning", "transformer"): "captioner transformer",
-    ("captioning", "vit"): "captioner vit (patches, no CNN)",
+    ("captioning", "vit"): "captioner vit (ViT patch tokens, conv stem)",
     ("vit", "ours"): "ViT (train_vit.py)",
     ("vit", PEER_MODEL): "keras-hub ViTBackbone, 4 layers",
     ("vit", "swin"): "Swin (train_vit.py --model swin)",
@@ -543,6 +627,13 @@ _MODEL_LABELS = {
     ("nmt", "rnn"): "translator rnn",
 }
 _UNITS = {"captioning": "images", "vit": "images", "nmt": "pairs"}
+
+
+def _model_label(record):
+    """The model column: the model, and the `--epochs` a user passed where one was."""
+    label = _MODEL_LABELS.get((record["family"], record["model"]), record["model"])
+    epochs = record.get("user_epochs")
+    return label + (f", --epochs {epochs}" if epochs else "")
 
 
 def markdown_table(payload):
@@ -564,7 +655,7 @@ def markdown_table(payload):
             "| "
             + " | ".join(
                 [
-                    _MODEL_LABELS.get((record["family"], record["model"]), record["model"]),
+                    _model_label(record),
                     record["dataset"],
                     record["role"],
                     f"{record['train_examples']} {unit}",

@@ -27,9 +27,9 @@ keep their aspect ratio), the batch size, the epochs and the warm-up steps
 (https://arxiv.org/abs/2112.13492) and Hassani et al. 2021
 (https://arxiv.org/abs/2104.05704): small patches, label smoothing,
 stochastic depth, AdamW and augmentation of the training batches
-(`--augmentation geometric`: small shifts, rotations and zoom, never flips,
-which would turn a "2" into something else; `flip` adds left-right flips
-for natural images).
+(`--augmentation geometric`: small shifts, rotations and zoom of each image,
+by the nearest pixel, never flips, which would turn a "2" into something
+else; `flip` adds left-right flips for natural images).
 """
 
 import os

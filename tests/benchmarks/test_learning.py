@@ -70,10 +70,23 @@ def test_only_matches_whole_parts_of_case_names():
         f"captioning/transformer/{d}"
         for d in (
             "glyph_digits",
+            "glyph_digits/epochs_20",
             "object_relations",
             "glyph_colour_varlen",
             "object_relations_tall",
+            "pixel_digit_strips",
+            "pixel_digit_strips/epochs_20",
+            "bitmap_digit_strips",
+            "bitmap_digit_strips/epochs_20",
         )
+    ]
+    # A data set's name picks its default and its user-epochs case.
+    names = [c.name for c in learning.select_cases(["pixel_digits"], quick=False)]
+    assert names == [
+        "vit/ours/pixel_digits",
+        "vit/ours/pixel_digits/epochs_40",
+        "vit/swin/pixel_digits",
+        "vit/swin/pixel_digits/epochs_40",
     ]
     with pytest.raises(ValueError, match="captioning/trans"):
         learning.select_cases(["captioning/trans"], quick=False)
@@ -92,11 +105,14 @@ def test_commands_pass_only_what_a_user_would(tmp_path, quick):
             assert command[command.index("--epochs") + 1] == "7"  # our ViT's epochs
             continue
         assert command[1] == learning.SCRIPTS[case.family]
-        expected = USER_FLAGS | ({"--epochs"} if quick else set())
+        expected = USER_FLAGS | ({"--epochs"} if quick or case.epochs else set())
         assert flags <= expected, case.name
         assert command[command.index("--export") + 1].startswith(str(tmp_path))
         if case.family == "vit":
             assert command[command.index("--image-size") + 1] == "40"
+        if "--epochs" in command:
+            epochs = command[command.index("--epochs") + 1]
+            assert epochs == ("1" if quick else str(case.epochs)), case.name
 
 
 # scoring rules
@@ -250,6 +266,10 @@ def test_markdown_table_has_one_row_per_record_with_scores_or_failures():
     )
     assert "failed (exit 1" in rows[2] and "ValueError: bad / thing" in rows[2]
     assert rows[2].count("|") == rows[0].count("|")
+    # A run with the epochs a user passed says so in the model column.
+    user_run = dict(_RECORDS[0], case="vit/ours/glyph_digits/epochs_40", user_epochs=40)
+    table = learning.markdown_table(_payload([user_run]))
+    assert "| ViT (train_vit.py), --epochs 40 | glyph_digits | tune |" in table
 
 
 def test_update_readme_adds_then_replaces_its_section_only(tmp_path):

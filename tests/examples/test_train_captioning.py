@@ -106,6 +106,7 @@ def test_vit_captioner_end_to_end_on_its_patch_grid(train_captioning, tmp_path, 
     restored = keras.saving.load_model(output_dir / "checkpoints" / "epoch_001.keras")
     assert type(restored).__name__ == "ViTCaptioner" and restored.grid_size == (12, 12)
     assert restored.get_config()["alibi_2d"] is True
+    assert restored.get_config()["patch_stem"] == "convolutional"  # the script's default
     serve = tf.saved_model.load(str(export_dir)).signatures["serving_default"]
     outputs = serve(images=tf.zeros((2, 60, 40, 3)))
     assert outputs["attention"].shape == (2, metrics["max_length"], 12, 12)

@@ -40,6 +40,7 @@ def build_captioner(
     num_heads=None,
     encoder_layers=None,
     patch_size=None,
+    patch_stem=None,
 ):
     """A captioner named `model`, its sizes derived from `hidden_dim`.
 
@@ -51,8 +52,9 @@ def build_captioner(
       and `encoder_layers` blocks over the image cells (None: 0).
     - "vit": the same sizes over `patch_size` patches instead of CNN cells
       (None: derived from `image_size`), with `num_layers` (None: 2),
-      `num_heads` (None: 2) and `encoder_layers` (None: 2); the backbone
-      options are ignored.
+      `num_heads` (None: 2) and `encoder_layers` (None: 2), each patch made a
+      token by `patch_stem` (None: "linear"); the backbone options are
+      ignored.
 
     Args:
         model: "show_attend_tell", "transformer" or "vit".
@@ -69,6 +71,7 @@ def build_captioner(
         num_heads: Transformer attention heads.
         encoder_layers: Transformer blocks over the image cells.
         patch_size: the ViT captioner's patch side.
+        patch_stem: the ViT captioner's "linear" or "convolutional" patch stem.
 
     Returns:
         a `ShowAttendTellCaptioner`, `TransformerCaptioner` or `ViTCaptioner`.
@@ -111,5 +114,10 @@ def build_captioner(
         dropout=dropout,
     )
     if model == "vit":
-        return vit_captioner(image_size=image_size, patch_size=patch_size, **transformer_options)
+        return vit_captioner(
+            image_size=image_size,
+            patch_size=patch_size,
+            patch_stem=patch_stem or "linear",
+            **transformer_options,
+        )
     return transformer_captioner(**transformer_options, **backbone_options)

@@ -36,7 +36,11 @@ from keras_attention.training import command_line as cli
 #   penalised by patch distance (2D ALiBi, `alibi_2d`): it does the CNN's work of telling
 #   the shapes apart. On 80x60 object-relation scenes, 8-pixel patches with two blocks
 #   were still at a validation loss of 0.65 after 1800 steps, 4-pixel patches at 0.47
-#   after 2850, and with 2D ALiBi they passed 0.28 after 1250 steps.
+#   after 2850, and with 2D ALiBi they passed 0.28 after 1250 steps. Each patch becomes
+#   a token through a convolutional stem (`patch_stem`, Xiao et al. 2021) rather than
+#   one linear projection: a token then sees the strokes around its patch, as a CNN
+#   cell does; on strips of three 8x8 pixel-art digits in 20 epochs the linear
+#   projection reached 0.690 exact captions, the stem 1.000.
 # - `train_steps`: the most optimizer steps when `--epochs` is not given. Training
 #   holds the peak learning rate while the validation loss improves and decays once
 #   it stalls (`DecayOnPlateau`): attention models sit on a plateau for a number of
@@ -71,6 +75,7 @@ CAPTIONER_DEFAULTS = {
         num_heads=2,
         encoder_layers=1,
         patch_size=4,
+        patch_stem="convolutional",
     ),
 }
 DATASET_FORMATS = (
@@ -204,6 +209,13 @@ def build_captioning_parser(description=None):
         f"is a multiple of it (default: {_model_defaults('patch_size')})",
     )
     add(
+        "--patch-stem",
+        choices=("linear", "convolutional"),
+        help="how the vit model turns a patch into a token: one linear projection, as ViT "
+        "does, or strided convolutions that also see the pixels around it "
+        f"(default: {_model_defaults('patch_stem')})",
+    )
+    add(
         "--attention-penalty",
         type=cli.non_negative_float,
         help="lambda of Show, Attend and Tell's doubly stochastic attention penalty "
@@ -285,6 +297,7 @@ def captioner_options(args):
         num_heads=args.num_heads,
         encoder_layers=args.encoder_layers,
         patch_size=args.patch_size,
+        patch_stem=args.patch_stem,
     )
 
 

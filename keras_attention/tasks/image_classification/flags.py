@@ -118,9 +118,11 @@ def build_vit_parser(description=None):
         "--augmentation",
         choices=("auto",) + AUGMENTATION_NAMES,
         default="auto",
-        help="training batches only: 'geometric' small shifts, rotations and zoom (no flips: "
-        "glyphs and digits change meaning); 'flip' adds left-right flips; 'auto': 'geometric', "
-        "except 'none' on the built-in data, whose labels say where the shape is",
+        help="training batches only: 'geometric' small shifts, rotations and zoom of each "
+        "image, by the nearest pixel, the uncovered border filled with the image's background, "
+        "a quarter of the images left as they are (no flips: glyphs and digits change "
+        "meaning); 'flip' adds left-right flips; 'auto': 'geometric', except 'none' on the "
+        "built-in data, whose labels say where the shape is",
     )
     add(
         "--builtin-sizes",

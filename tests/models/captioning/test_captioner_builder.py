@@ -42,6 +42,11 @@ def test_vit_defaults_sizes_and_patches():
     assert (config["hidden_dim"], config["intermediate_dim"], config["patch_size"]) == (16, 32, 4)
     assert (config["num_layers"], config["num_heads"], config["encoder_layers"]) == (2, 2, 2)
     assert model.grid_size == (4, 8)  # 4-pixel patches, no CNN (the backbone is ignored)
+    assert config["patch_stem"] == "linear"
+    model = build_captioner(
+        "vit", 40, 6, image_size=(16, 32), hidden_dim=16, patch_stem="convolutional"
+    )
+    assert model.get_config()["patch_stem"] == "convolutional" and model.grid_size == (4, 8)
     model = build_captioner(
         "vit", 40, 6, image_size=(16, 32), hidden_dim=8, patch_size=8, encoder_layers=0
     )

@@ -63,8 +63,37 @@ def test_patch_tokens_are_the_normalised_projected_patches_plus_sinusoids():
     np.testing.assert_allclose(tokens, expected, atol=1e-4)
 
 
+def test_convolutional_stem_token_sees_its_patch_and_three_pixels_around():
+    # Two 4x4 stride-2 convolutions with "same" padding (one pixel before, one after):
+    # a first-layer output r reads pixels 2r - 1 .. 2r + 2, a second-layer output i reads
+    # first-layer outputs 2i - 1 .. 2i + 2, so pixels 4i - 3 .. 4i + 6: its 4-pixel patch
+    # 4i .. 4i + 3 and 3 pixels on each side.
+    model = _model(patch_stem="convolutional", encoder_layers=0)
+    stem = model.image_encoder.get_layer("patch_embedding")
+    assert [layer.name for layer in stem.layers if "conv" in layer.name] == [
+        "stem_conv_0",
+        "stem_conv_1",
+    ]
+    images = RNG.uniform(0, 255, (1, 16, 24, 3)).astype("float32")
+    base = np.asarray(stem(images / 255.0))  # (1, 4, 6, 16)
+    assert base.shape == (1, 4, 6, 16)
+    reached = np.zeros((16, 4), bool)  # pixel row -> token rows it changes
+    for row in range(16):
+        changed = images.copy()
+        changed[0, row, 9] += 60.0
+        delta = np.abs(np.asarray(stem(changed / 255.0)) - base).max(axis=(0, 2, 3))  # (4,)
+        reached[row] = delta > 1e-6
+    expected = np.array([[4 * i - 3 <= row <= 4 * i + 6 for i in range(4)] for row in range(16)])
+    np.testing.assert_array_equal(reached, expected)
+
+
 @pytest.mark.parametrize(
-    "options", [dict(positions="sinusoidal"), dict(positions="learned", num_key_value_heads=1)]
+    "options",
+    [
+        dict(positions="sinusoidal"),
+        dict(positions="learned", num_key_value_heads=1),
+        dict(patch_stem="convolutional"),
+    ],
 )
 def test_cached_greedy_search_equals_full_passes_over_the_patch_grid(options):
     model = _model(**options)
@@ -91,8 +120,9 @@ def test_cached_greedy_search_equals_full_passes_over_the_patch_grid(options):
     )
 
 
-def test_keras_file_round_trip_gives_the_same_captions(tmp_path):
-    model = _model(positions="learned", dropout=0.2)
+@pytest.mark.parametrize("patch_stem", ["linear", "convolutional"])
+def test_keras_file_round_trip_gives_the_same_captions(tmp_path, patch_stem):
+    model = _model(positions="learned", dropout=0.2, patch_stem=patch_stem)
     inputs = {"image": IMAGES, "caption": PREFIX}
     restored = assert_keras_file_round_trip(model, inputs, tmp_path, ViTCaptioner)
     assert (restored.patch_size, restored.grid_size, restored.image_shape) == (4, (4, 6), (16, 24))
@@ -106,18 +136,23 @@ def test_keras_file_round_trip_gives_the_same_captions(tmp_path):
     np.testing.assert_allclose(restored_attention, attention, atol=1e-5)
 
 
-def test_trains_with_xla():
-    model = vit_captioner(**{**SIZES, "image_size": 8, "patch_size": 4, "hidden_dim": 8})
+@pytest.mark.parametrize("patch_stem", ["linear", "convolutional"])
+def test_trains_with_xla(patch_stem):
+    sizes = {**SIZES, "image_size": 8, "patch_size": 4, "hidden_dim": 8}
+    model = vit_captioner(**sizes, patch_stem=patch_stem)
     images = RNG.uniform(0, 255, (8, 8, 8, 3)).astype("float32")
     captions = np.tile([[2, 4, 5, 6, 3]], (8, 1))
     x = {"image": images, "caption": captions[:, :-1]}
-    losses = fit_with_xla(model, x, captions[:, 1:], 0.02, epochs=6, batch_size=8)["loss"]
+    losses = fit_with_xla(model, x, captions[:, 1:], 0.02, epochs=12, batch_size=8)["loss"]
     assert np.all(np.isfinite(losses)) and losses[-1] < 0.5 * losses[0]
 
 
-@pytest.mark.parametrize("image_size, grid", [((32, 96), (8, 24)), ((80, 60), (20, 15))])
-def test_non_square_images_keep_their_grid_into_the_export(tmp_path, image_size, grid):
-    model = _model(image_size=image_size, encoder_layers=1, num_layers=1)
+@pytest.mark.parametrize(
+    "image_size, grid, patch_stem",
+    [((32, 96), (8, 24), "linear"), ((80, 60), (20, 15), "convolutional")],
+)
+def test_non_square_images_keep_their_grid_into_the_export(tmp_path, image_size, grid, patch_stem):
+    model = _model(image_size=image_size, encoder_layers=1, num_layers=1, patch_stem=patch_stem)
     assert (model.image_shape, model.grid_size) == (image_size, grid)
     images = RNG.uniform(0, 255, (2, 50, 40, 3)).astype("float32")  # resized inside
     path = export_captioner(model, tmp_path / "served", VOCABULARY, 5, decode_batch_size=2)
@@ -160,6 +195,16 @@ def test_default_patch_size_keeps_the_grid_affordable():
         (dict(encoder_layers=0.5), r"`encoder_layers` must be an integer >= 0"),
         (dict(alibi_2d="yes"), r"`alibi_2d` must be True or False. Received: alibi_2d='yes'"),
         (dict(image_size=4), r"`image_size` must be an integer >= 8"),
+        (
+            dict(patch_stem="resnet"),
+            r"`patch_stem` must be one of \('linear', 'convolutional'\). "
+            r"Received: patch_stem='resnet'",
+        ),
+        (
+            dict(patch_stem="convolutional", image_size=(12, 24), patch_size=6),
+            r"`patch_size` must be a power of 2 .* convolutional patch stem. "
+            r"Received: patch_size=6",
+        ),
     ],
 )
 def test_bad_arguments_name_themselves(overrides, message):
@@ -180,7 +225,8 @@ def test_summary_and_config():
         config["encoder_layers"],
         config["positions"],
         config["alibi_2d"],
-    ) == (4, 2, "sinusoidal", True)
+        config["patch_stem"],
+    ) == (4, 2, "sinusoidal", True, "linear")
     names = [layer.name for layer in model.image_encoder.layers]
     assert names[1:5] == ["image_resizing", "preprocessing", "patch_embedding", "patch_norm"]
     assert [name for name in names if "encoder_block" in name] == [

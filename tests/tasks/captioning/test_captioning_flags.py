@@ -63,6 +63,10 @@ def test_given_flags_win_over_the_model_defaults():
     assert (args.patch_size, args.num_layers, args.num_heads, args.hidden_dim) == (8, 2, 2, 64)
     args = parse(["--model", "vit"])
     assert (args.patch_size, args.encoder_layers, args.earliest_decay_step) == (4, 1, 4000)
+    assert args.patch_stem == "convolutional"
+    assert parse(["--model", "vit", "--patch-stem", "linear"]).patch_stem == "linear"
+    with pytest.raises(SystemExit):
+        parse(["--model", "vit", "--patch-stem", "resnet"])
     with pytest.raises(SystemExit):
         parse(["--model", "lstm"])
 
@@ -89,6 +93,7 @@ def test_options_handed_to_the_model_and_the_data():
         "num_heads": None,
         "encoder_layers": None,
         "patch_size": None,
+        "patch_stem": None,
     }
     args = parse(["--builtin-sizes", "16", "8", "6", "--seed", "2"])
     assert source_options(args) == {
