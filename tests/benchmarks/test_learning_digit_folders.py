@@ -18,8 +18,8 @@ if str(ROOT) not in sys.path:
 
 from benchmarks import learning_datasets as ld  # noqa: E402
 from benchmarks import learning_digit_folders as digits  # noqa: E402
-from keras_attention.data.caption_sources import load_caption_dataset  # noqa: E402
-from keras_attention.data.image_classification_sources import load_image_classification_dataset  # noqa: E402
+from keras_attention.tasks.captioning.sources import load_caption_dataset  # noqa: E402
+from keras_attention.tasks.image_classification.sources import load_image_classification_dataset  # noqa: E402
 
 
 def _same_folder(first, second):

@@ -95,7 +95,7 @@ def convolutional_patch_stem(patch_size, hidden_dim, name="patch_embedding"):
     Example:
 
     >>> import numpy as np
-    >>> from keras_attention.models.vit_captioner import convolutional_patch_stem
+    >>> from keras_attention.models.captioning.vit_captioner import convolutional_patch_stem
     >>> tuple(convolutional_patch_stem(4, 16)(np.zeros((1, 8, 12, 3))).shape)
     (1, 2, 3, 16)
     """
