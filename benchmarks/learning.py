@@ -32,7 +32,7 @@ its command and the end of its log, and the others go on.
 Example (the cases, without running them):
 
 >>> from benchmarks.learning import select_cases
->>> [case.name for case in select_cases(["nmt/rnn"], quick=False)]
+>>> [case.name for case in select_cases(["nmt/rnn"], quick=False)][:4]
 ['nmt/rnn/dates', 'nmt/rnn/titlecase', 'nmt/rnn/numbers', 'nmt/rnn/transliterate']
 """
 
@@ -91,6 +91,7 @@ _COUNT_ARGUMENT = {
     "make_object_scene_caption_folder": "num_images",
     "make_glyph_classification_folder": "num_per_class",
     "make_text_task_tsv": "num_pairs",
+    "make_compound_tsv": "num_pairs",
 }
 
 DATA_SETS = (
@@ -187,6 +188,30 @@ DATA_SETS = (
         "make_text_task_tsv",
         dict(task="transliterate"),
         5000,
+        500,
+        160,
+        16,
+    ),
+    # Long compounds: one target word of 20-60 characters, spelled in as many
+    # pieces, its parts in the reverse order of the source's.
+    DataSet(
+        "compounds_german",
+        "nmt",
+        "tune",
+        "make_compound_tsv",
+        dict(language="german", parts=(3, 6)),
+        20000,
+        500,
+        160,
+        16,
+    ),
+    DataSet(
+        "compounds_dutch",
+        "nmt",
+        "report",
+        "make_compound_tsv",
+        dict(language="dutch", parts=(2, 7), separators=(" ", "-")),
+        20000,
         500,
         160,
         16,
@@ -364,7 +389,7 @@ def make_data(data, root, quick):
             if previous["kwargs"] == json.loads(json.dumps(kwargs)):
                 made[split] = previous["info"]
                 continue
-        if data.maker == "make_text_task_tsv":
+        if data.maker.endswith("_tsv"):
             target += ".tsv"
             if os.path.exists(target):
                 os.remove(target)

@@ -14,6 +14,9 @@ written to disk in the formats users give the example scripts:
 - `make_text_task_tsv`: `source<TAB>target` lines for formatting tasks where
   every character of the target matters (dates, numbers in words, title
   case, transliteration, detokenization); `tsv:PATH`.
+- `make_compound_tsv`: English noun phrases, head first, -> one long
+  German or Dutch compound word, its parts in the reverse order
+  ("field of flower of sun" -> "Sonnenblumenfeld"); `tsv:PATH`.
 
 Captioning folders also hold `boxes.json`: file name -> list of
 `[row0, col0, row1, col1]` boxes, one per object word of the caption in
@@ -40,6 +43,7 @@ import os
 import numpy as np
 from PIL import Image
 
+from benchmarks.compound_parts import COMPOUND_LANGUAGES
 from keras_attention.data.image_arguments import int_pair
 
 CAPTIONS_FILE = "captions.tsv"
@@ -1024,3 +1028,139 @@ def make_text_task_tsv(path, task, num_pairs, seed=0):
         for source, target in pairs:
             handle.write(f"{source}\t{target}\n")
     return {"path": path, "task": task, "num_pairs": num_pairs}
+
+
+# ---------------------------------------------------------------------------
+# Long compounds
+
+
+def compound_pair(english_parts, language):
+    """The source phrase parts and the compound word of `english_parts`, head first.
+
+    The compound writes the parts in the reverse order, each but the last in
+    its modifier form (with its linking element), the head last.
+
+    Args:
+        english_parts: English nouns of `COMPOUND_LANGUAGES[language]`, the
+            head first ("field", "flower", "sun": a field of sunflowers).
+        language: a key of `COMPOUND_LANGUAGES`.
+
+    Returns:
+        the compound, one word.
+
+    Example:
+
+    >>> from benchmarks.learning_datasets import compound_pair
+    >>> compound_pair(["field", "flower", "sun"], "german")
+    'Sonnenblumenfeld'
+    >>> compound_pair(["guide", "museum", "student"], "dutch")
+    'studentenmuseumgids'
+    """
+    table = COMPOUND_LANGUAGES[language]
+    head, *modifiers = english_parts
+    word = "".join(table["parts"][part][1] for part in reversed(modifiers))
+    word += table["parts"][head][0]
+    return word[0].upper() + word[1:] if table["capitalize"] else word
+
+
+def _check_range(value, name, minimum):
+    if (
+        not isinstance(value, (tuple, list))
+        or len(value) != 2
+        or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+        or not minimum <= value[0] <= value[1]
+    ):
+        raise ValueError(
+            f"`{name}` must be a (low, high) pair of ints with {minimum} <= low <= high. "
+            f"Received: {name}={value!r}"
+        )
+    return tuple(value)
+
+
+def make_compound_tsv(
+    path,
+    num_pairs,
+    language="german",
+    parts=(3, 5),
+    separators=(" of ",),
+    target_length=(20, 60),
+    seed=0,
+):
+    """Writes `source<TAB>target` lines: English phrases -> one long compound word.
+
+    The source names 2 or more distinct nouns head first, joined by one of
+    `separators` ("field of flower of sun", "field-flower-sun"); the target
+    is the compound the language writes for it, one word with the parts in
+    the reverse order and linking elements between them
+    ("Sonnenblumenfeld"; see `compound_pair`). Only compounds whose length
+    in characters lies in `target_length` are kept, so every target is a
+    long word the tokenizer spells in many pieces. Sources within a file are
+    distinct.
+
+    Args:
+        path: file to write (its folder is created if missing).
+        num_pairs: number of lines.
+        language: a key of `COMPOUND_LANGUAGES` ("german", "dutch").
+        parts: (fewest, most) nouns per compound.
+        separators: strings that join the English nouns; one is drawn per line.
+        target_length: (shortest, longest) compound in characters.
+        seed: seed of the pairs.
+
+    Returns:
+        dict with "path", "language" and "num_pairs".
+
+    Example:
+
+    >>> import os, tempfile
+    >>> from benchmarks.learning_datasets import make_compound_tsv
+    >>> with tempfile.TemporaryDirectory() as directory:
+    ...     info = make_compound_tsv(os.path.join(directory, "c.tsv"), 3, seed=0)
+    ...     lines = open(info["path"], encoding="utf-8").read().splitlines()
+    >>> [20 <= len(line.split("\\t")[1]) <= 60 for line in lines]
+    [True, True, True]
+    """
+    if language not in COMPOUND_LANGUAGES:
+        raise ValueError(
+            f"`language` must be one of {tuple(COMPOUND_LANGUAGES)}. "
+            f"Received: language={language!r}"
+        )
+    num_pairs = _check_count(num_pairs, "num_pairs")
+    fewest, most = _check_range(parts, "parts", 2)
+    shortest, longest = _check_range(target_length, "target_length", 1)
+    if (
+        not isinstance(separators, (tuple, list))
+        or not separators
+        or not all(isinstance(s, str) and s for s in separators)
+    ):
+        raise ValueError(
+            "`separators` must be a non-empty sequence of non-empty strings. "
+            f"Received: separators={separators!r}"
+        )
+    english = sorted(COMPOUND_LANGUAGES[language]["parts"])
+    if most > len(english):
+        raise ValueError(
+            f"`parts` must allow at most the {len(english)} nouns of {language!r}. "
+            f"Received: parts={parts!r}"
+        )
+    rng = np.random.default_rng(seed)
+    pairs, seen, attempts = [], set(), 0
+    while len(pairs) < num_pairs:
+        attempts += 1
+        if attempts > 50 * num_pairs + 1000:
+            raise ValueError(
+                "`num_pairs` is more than the distinct compounds of these lengths. "
+                f"Received: num_pairs={num_pairs!r}, parts={parts!r}, "
+                f"target_length={target_length!r}"
+            )
+        count = int(rng.integers(fewest, most + 1))
+        chosen = [english[i] for i in rng.choice(len(english), size=count, replace=False)]
+        separator = separators[int(rng.integers(len(separators)))]
+        source, target = separator.join(chosen), compound_pair(chosen, language)
+        if source not in seen and shortest <= len(target) <= longest:
+            seen.add(source)
+            pairs.append((source, target))
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as handle:
+        for source, target in pairs:
+            handle.write(f"{source}\t{target}\n")
+    return {"path": path, "language": language, "num_pairs": num_pairs}

@@ -115,6 +115,25 @@ def test_commands_pass_only_what_a_user_would(tmp_path, quick):
             assert epochs == ("1" if quick else str(case.epochs)), case.name
 
 
+def test_long_compound_sets_are_tsv_files_tuned_on_one_language_and_reported_on_another(
+    tmp_path,
+):
+    sets = {data.name: data for data in learning.DATA_SETS if data.maker == "make_compound_tsv"}
+    assert {name: data.role for name, data in sets.items()} == {
+        "compounds_german": "tune",
+        "compounds_dutch": "report",
+    }
+    assert sets["compounds_german"].params["language"] != sets["compounds_dutch"].params["language"]
+    made = learning.make_data(sets["compounds_dutch"], str(tmp_path), quick=True)
+    for split, seed_pairs in (("train", 160), ("held_out", 16)):
+        lines = pathlib.Path(made[split]["path"]).read_text(encoding="utf-8").splitlines()
+        assert made[split]["path"].endswith(".tsv") and len(lines) == seed_pairs
+        assert all(20 <= len(line.split("\t")[1]) <= 60 for line in lines)
+    case = learning.Case("nmt", "rnn", sets["compounds_dutch"])
+    command = learning.command_for(case, made, str(tmp_path / "run"), quick=False)
+    assert command[command.index("--dataset") + 1] == f"tsv:{made['train']['path']}"
+
+
 # scoring rules
 
 

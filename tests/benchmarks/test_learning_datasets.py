@@ -404,6 +404,88 @@ def test_text_tasks_reject_bad_arguments(tmp_path, kwargs, message):
         ld.make_text_task_tsv(**arguments)
 
 
+# long compounds
+
+
+def _english_parts(source, table):
+    """The nouns of a compound source, in order (a noun may itself hold a space)."""
+    names = sorted(table, key=len, reverse=True)
+    parts, rest = [], source
+    while rest:
+        name = next(n for n in names if rest == n or re.match(re.escape(n) + r"( of |[ -])", rest))
+        parts.append(name)
+        rest = rest[len(name) :]
+        rest = re.sub(r"^( of |[ -])", "", rest)
+    return parts
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(language="german", parts=(3, 6)),
+        dict(language="dutch", parts=(2, 7), separators=(" ", "-"), target_length=(25, 60)),
+    ],
+)
+def test_compounds_are_the_parts_reversed_in_one_long_word(tmp_path, kwargs):
+    path = tmp_path / "compounds.tsv"
+    info = ld.make_compound_tsv(str(path), 300, seed=0, **kwargs)
+    assert info == {"path": str(path), "language": kwargs["language"], "num_pairs": 300}
+    pairs = read_tsv_pairs(str(path))
+    assert len(pairs) == 300 and len({s for s, _ in pairs}) == 300
+    table = ld.COMPOUND_LANGUAGES[kwargs["language"]]["parts"]
+    low, high = kwargs.get("target_length", (20, 60))
+    counts = set()
+    for source, target in pairs:
+        assert low <= len(target) <= high and " " not in target and "-" not in target
+        head, *modifiers = _english_parts(source, table)
+        counts.add(1 + len(modifiers))
+        # The head is written last, the other parts before it in the reverse order.
+        expected = "".join(table[m][1] for m in reversed(modifiers)) + table[head][0]
+        assert target.lower() == expected
+        assert target[0].isupper() == (kwargs["language"] == "german")
+    assert counts <= set(range(kwargs["parts"][0], kwargs["parts"][1] + 1)) and len(counts) >= 3
+    separators = {sep for sep in (" of ", "-") if any(sep in s for s, _ in pairs)}
+    assert separators == ({" of "} if kwargs["language"] == "german" else {"-"})
+
+
+def test_compound_examples_as_the_languages_write_them():
+    assert ld.compound_pair(["field", "flower", "sun"], "german") == "Sonnenblumenfeld"
+    assert ld.compound_pair(["company", "insurance", "life"], "german") == (
+        "Lebensversicherungsgesellschaft"
+    )
+    assert ld.compound_pair(["house", "school"], "german") == "Schulhaus"
+    assert ld.compound_pair(["story", "grandmother"], "dutch") == "grootmoedersverhaal"
+
+
+def test_compounds_load_as_tsv_and_depend_on_the_seed(tmp_path):
+    first, again, other = (tmp_path / f"{name}.tsv" for name in ("first", "again", "other"))
+    for path, seed in ((first, 0), (again, 0), (other, 1)):
+        ld.make_compound_tsv(str(path), 40, seed=seed)
+    assert first.read_bytes() == again.read_bytes() != other.read_bytes()
+    splits = load_translation_pairs(f"tsv:{first}", seed=0)
+    assert sum(int(split.cardinality()) for split in splits.values()) == 40
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(language="klingon"), "language='klingon'"),
+        (dict(num_pairs=0), "num_pairs=0"),
+        (dict(parts=(1, 3)), "parts=(1, 3)"),
+        (dict(parts=(4, 3)), "parts=(4, 3)"),
+        (dict(parts=(3, 500)), "parts=(3, 500)"),
+        (dict(separators=()), "separators=()"),
+        (dict(separators=("",)), "separators=('',)"),
+        (dict(target_length=(0, 10)), "target_length=(0, 10)"),
+        (dict(target_length=(200, 300)), "target_length=(200, 300)"),
+    ],
+)
+def test_compounds_reject_bad_arguments(tmp_path, kwargs, message):
+    arguments = dict(path=str(tmp_path / "c.tsv"), num_pairs=3) | kwargs
+    with pytest.raises(ValueError, match=re.escape(message)):
+        ld.make_compound_tsv(**arguments)
+
+
 def test_docstring_examples_run():
     results = doctest.testmod(ld, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert results.attempted > 0 and results.failed == 0
