@@ -5,21 +5,16 @@ import math
 import keras
 from keras import ops
 
-from keras_attention.layers.attention.attention_results import attention_output_spec
-from keras_attention.layers.attention.call_arguments import call_arguments
 from keras_attention.layers.attention.head_attention_checks import check_attention_bias
 from keras_attention.layers.attention.head_attention_checks import check_flash_attention
 from keras_attention.layers.attention.head_attention_checks import check_key_value_shapes
 from keras_attention.layers.attention.head_attention_checks import sizes_match
-from keras_attention.layers.attention.head_attention_steps import CallMasks
 from keras_attention.layers.attention.head_attention_steps import HeadAttentionSteps
-from keras_attention.layers.attention.head_attention_steps import cache_state
 from keras_attention.layers.attention.projection_settings import projection_settings_config
 from keras_attention.layers.attention.projection_settings import projection_sublayer_kwargs
 from keras_attention.layers.attention.projection_settings import set_projection_settings
 from keras_attention.layers.position.rotary_embedding import check_rotary
 from keras_attention.ops.attention import check_implementation
-from keras_attention.ops.attention import dot_product_attention
 from keras_attention.ops.masks import boolean_mask
 from keras_attention.ops.masks import merge_masks
 from keras_attention.validation import check_bool
@@ -192,6 +187,7 @@ class GroupQueryAttention(HeadAttentionSteps, keras.layers.Layer):
         rotary_max_wavelength=None,
         **kwargs,
     ):
+        """Check the arguments (keras' checks and messages) and keep them."""
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
         check_positive_int("head_dim", head_dim)
         check_positive_int("num_query_heads", num_query_heads)
@@ -239,26 +235,6 @@ class GroupQueryAttention(HeadAttentionSteps, keras.layers.Layer):
         # keras' `_compute_attention` reads this flag instead of an argument.
         self._return_attention_scores = False
 
-    @property
-    def query_dense(self):
-        """The query projection, an `EinsumDense` (dim -> num_query_heads x head_dim)."""
-        return self._query_dense
-
-    @property
-    def key_dense(self):
-        """The key projection, an `EinsumDense` (dim -> num_key_value_heads x head_dim)."""
-        return self._key_dense
-
-    @property
-    def value_dense(self):
-        """The value projection, an `EinsumDense` (dim -> num_key_value_heads x head_dim)."""
-        return self._value_dense
-
-    @property
-    def output_dense(self):
-        """The output projection, an `EinsumDense` (num_query_heads x head_dim -> dim)."""
-        return self._output_dense
-
     def build(self, query_shape, value_shape, key_shape=None):
         query_shape, value_shape = tuple(query_shape), tuple(value_shape)
         key_shape = value_shape if key_shape is None else tuple(key_shape)
@@ -300,47 +276,28 @@ class GroupQueryAttention(HeadAttentionSteps, keras.layers.Layer):
         layer.build(input_shape)
         return layer
 
-    def call(
-        self,
-        query,
-        value,
-        key=None,
-        query_mask=None,
-        value_mask=None,
-        key_mask=None,
-        attention_mask=None,
-        return_attention_scores=False,
-        training=None,
-        use_causal_mask=False,
-        cache=None,
-        cache_update_index=None,
-        attention_bias=None,
-    ):
-        """Project, mask and attend; the arguments are those of the class docstring."""
-        query, value, key = self._call_inputs(query, value, key, cache, cache_update_index)
-        self._return_attention_scores = bool(return_attention_scores)
+    def _call_heads(self, query, value, key, masks, state, cache, bias, training, return_scores):
+        """Project, repeat the key/value heads per group, mask and attend."""
+        self._return_attention_scores = bool(return_scores)
         overridden = type(self)._compute_attention is not GroupQueryAttention._compute_attention
         gate = self._gate_dense(query) if self.use_gate else None  # (B, T, Nq, H)
         projected_query = self._query_dense(query)  # (B, T, Nq, H)
-        state = cache_state(cache, cache_update_index)
         cache, projected_key, projected_value = self._keys_and_values(
-            query, key, value, cache, cache_update_index, projected_query.dtype
+            query, key, value, cache, state, projected_query.dtype
         )  # (B, S, Nkv, H) each
         if cache is None:
             projected_key = self._rotate(projected_key, 0)
         projected_query = self._rotate(projected_query, state.offset)
         heads = (projected_query, projected_key, projected_query, projected_key)
-        call_masks = CallMasks(attention_mask, query_mask, value_mask, key_mask, use_causal_mask)
-        masks = self._call_masks(call_masks, (query, value), heads, state, overridden)
+        all_masks = self._call_masks(masks, (query, value), heads, state, overridden)
         # An override written for keras may not take `use_causal_mask`:
         # keras hands it the causal mask inside `attention_mask`.
-        extra = (
-            {} if overridden else {"use_causal_mask": bool(use_causal_mask) and not state.decoding}
-        )
-        if attention_bias is not None:
-            attention_bias = check_attention_bias(attention_bias, overridden)
+        causal = masks.use_causal_mask and not state.decoding
+        extra = {} if overridden else {"use_causal_mask": causal}
+        if bias is not None:
+            bias = check_attention_bias(bias, overridden)
             extra["attention_bias"] = self._to_scores_layout(
-                attention_bias, "attention_bias", projected_query, projected_key
+                bias, "attention_bias", projected_query, projected_key
             )  # (B | 1, Nq | 1, T | 1, S | 1)
         # Each key/value head serves `num_repeats` consecutive query heads.
         repeated_key = ops.repeat(projected_key, self.num_repeats, axis=2)  # (B, S, Nq, H)
@@ -349,11 +306,11 @@ class GroupQueryAttention(HeadAttentionSteps, keras.layers.Layer):
             projected_query,
             repeated_key,
             repeated_value,
-            attention_mask=merge_masks(*masks),
+            attention_mask=merge_masks(*all_masks),
             training=training,
             **extra,
         )  # (B, T, Nq, H), (B, Nq, T, S) or None
-        return self._finish(heads_output, gate, scores, cache, return_attention_scores)
+        return self._finish(heads_output, gate, scores, cache, return_scores)
 
     def _compute_attention(
         self,
@@ -392,22 +349,17 @@ class GroupQueryAttention(HeadAttentionSteps, keras.layers.Layer):
             scores `(B, num_query_heads, T, S)` or None when not asked for.
         """
         return_scores = bool(self._return_attention_scores)
-        use_dropout = self.dropout > 0 and bool(training)
-        attention = dot_product_attention(
+        return self._attend(
             query,
             key,
             value,
-            mask=attention_mask,
-            is_causal=bool(use_causal_mask),
-            scale=self._scale,
-            bias=attention_bias,
-            dropout_rate=self.dropout,
-            training=use_dropout,
-            return_weights=return_scores,
-            implementation=self._implementation_for(return_scores, use_dropout),
-            seed=self._seed_generator,
-        )
-        return attention if return_scores else (attention, None)
+            attention_mask,
+            use_causal_mask,
+            self._scale,
+            attention_bias,
+            training,
+            return_scores,
+        )  # (B, T, Nq, H), (B, Nq, T, S) or None
 
     def _to_scores_layout(self, tensor, name, projected_query, projected_key):
         """A mask or bias `name` as (B | 1, Nq | 1, T | 1, S | 1), checked against the scores."""
@@ -481,18 +433,10 @@ class GroupQueryAttention(HeadAttentionSteps, keras.layers.Layer):
         check_key_value_shapes(key_shape, value_shape)
         return tuple(query_shape)
 
-    def compute_output_spec(self, *args, **kwargs):
-        arguments = call_arguments(self.call, args, kwargs)
-        query, value, key = arguments["query"], arguments["value"], arguments["key"]
-        cache = arguments["cache"]
-        key_shape = None if key is None else key.shape
-        output_shape = self.compute_output_shape(query.shape, value.shape, key_shape)
-        scores_shape = None
-        if arguments["return_attention_scores"]:
-            key_length = value.shape[1] if cache is None else cache.shape[2]
-            scores_shape = (query.shape[0], self.num_query_heads, query.shape[1], key_length)
-        cache_shape = None if cache is None else cache.shape
-        return attention_output_spec(self.compute_dtype, output_shape, scores_shape, cache_shape)
+    def _scores_shape(self, query_shape, value_shape, cache=None):
+        """(B, num_query_heads, T, S), S the cache length with a cache."""
+        key_length = value_shape[1] if cache is None else cache.shape[2]
+        return (query_shape[0], self.num_query_heads, query_shape[1], key_length)
 
     def get_config(self):
         config = super().get_config()

@@ -11,8 +11,11 @@ from typing import NamedTuple
 
 from keras import ops
 
+from keras_attention.layers.attention.attention_results import attention_output_spec
 from keras_attention.layers.attention.attention_results import attention_results
+from keras_attention.layers.attention.call_arguments import call_arguments
 from keras_attention.layers.attention.head_attention_checks import without_keras_mask
+from keras_attention.ops.attention import dot_product_attention
 from keras_attention.ops.attention import kernel_for_call
 from keras_attention.ops.masks import boolean_mask
 from keras_attention.ops.masks import causal_mask
@@ -49,16 +52,55 @@ class HeadAttentionSteps:
 
     A mixin for `keras.layers.Layer` subclasses that set `implementation`,
     `flash_attention`, `sliding_window`, `rotary_max_wavelength` and build
-    `_key_dense`, `_value_dense`, `_output_dense`; they define
-    `_check_cache(cache, query)`, `_to_scores_layout(tensor, name,
+    `_query_dense`, `_key_dense`, `_value_dense`, `_output_dense`; they
+    define `_check_cache(cache, query)`, `_scores_shape(query_shape,
+    value_shape, cache)`, `_to_scores_layout(tensor, name,
     projected_query, projected_key)` and `_padding_mask_layout(mask, name,
     reference)`.
     """
 
-    def _call_inputs(self, query, value, key, cache, cache_update_index):
-        """Check the cache arguments; `(query, value, key)` without Keras masks.
+    # The projections, under the names keras' attention layers use.
+    @property
+    def query_dense(self):
+        """The query projection, an `EinsumDense` (features -> query heads x head size)."""
+        return self._query_dense
 
-        Padding masks arrive as `query_mask` / `value_mask` / `key_mask`.
+    @property
+    def key_dense(self):
+        """The key projection, an `EinsumDense` (features -> key heads x head size)."""
+        return self._key_dense
+
+    @property
+    def value_dense(self):
+        """The value projection, an `EinsumDense` (features -> value heads x head size)."""
+        return self._value_dense
+
+    @property
+    def output_dense(self):
+        """The output projection, an `EinsumDense` (query heads x head size -> features)."""
+        return self._output_dense
+
+    def call(
+        self,
+        query,
+        value,
+        key=None,
+        query_mask=None,
+        value_mask=None,
+        key_mask=None,
+        attention_mask=None,
+        return_attention_scores=False,
+        training=None,
+        use_causal_mask=False,
+        cache=None,
+        cache_update_index=None,
+        attention_bias=None,
+    ):
+        """Attend from `query` to `key` / `value`; the arguments are in the class docstring.
+
+        Checks the cache arguments, drops the Keras masks of the inputs (the
+        padding masks arrive as `query_mask` / `value_mask` / `key_mask`),
+        and hands the rest to the layer's `_call_heads`.
         """
         if cache is None and cache_update_index is not None:
             raise ValueError(
@@ -66,9 +108,36 @@ class HeadAttentionSteps:
                 f"Received: cache=None, cache_update_index={cache_update_index}"
             )
         key = value if key is None else key
-        return tuple(without_keras_mask(x) for x in (query, value, key))
+        query, value, key = (without_keras_mask(x) for x in (query, value, key))
+        masks = CallMasks(attention_mask, query_mask, value_mask, key_mask, bool(use_causal_mask))
+        state = cache_state(cache, cache_update_index)
+        return self._call_heads(
+            query,
+            value,
+            key,
+            masks,
+            state,
+            cache,
+            attention_bias,
+            training,
+            return_attention_scores,
+        )
 
-    def _keys_and_values(self, query, key, value, cache, cache_update_index, dtype):
+    def _call_heads(self, query, value, key, masks, state, cache, bias, training, return_scores):
+        """Project, mask and attend: `call` once its arguments are checked.
+
+        Args:
+            query, value, key: the inputs, without Keras masks.
+            masks: the call's `CallMasks`.
+            state: the call's `CacheState`.
+            cache: the `cache` argument.
+            bias: the `attention_bias` argument.
+            training: whether dropout is active.
+            return_scores: whether to return the attention scores.
+        """
+        raise NotImplementedError("A layer with HeadAttentionSteps defines `_call_heads`.")
+
+    def _keys_and_values(self, query, key, value, cache, state, dtype):
         """`(cache, keys, values)`: the projected heads, or those of the (updated) cache.
 
         Without a cache the keys are returned unrotated, in the layout of
@@ -79,8 +148,8 @@ class HeadAttentionSteps:
             return None, self._key_dense(key), self._value_dense(value)
         self._check_cache(cache, query)
         cache = ops.cast(cache, dtype)
-        if cache_update_index is not None:
-            cache = self._write_to_cache(cache, key, value, cache_update_index)
+        if state.decoding:
+            cache = self._write_to_cache(cache, key, value, state.offset)
         return cache, cache[:, 0], cache[:, 1]  # (B, S, N, D) each
 
     def _write_to_cache(self, cache, key, value, index):
@@ -160,12 +229,47 @@ class HeadAttentionSteps:
             implementation = "fused"
         return kernel_for_call(implementation, return_scores, use_dropout)
 
+    def _attend(self, query, key, value, mask, causal, scale, bias, training, return_scores):
+        """`dot_product_attention` with the layer's dropout, seed and kernel.
+
+        Returns `(output, scores)`, scores None when not asked for.
+        """
+        use_dropout = self.dropout > 0 and bool(training)
+        attention = dot_product_attention(
+            query,
+            key,
+            value,
+            mask=mask,
+            is_causal=bool(causal),
+            scale=scale,
+            bias=bias,
+            dropout_rate=self.dropout,
+            training=use_dropout,
+            return_weights=bool(return_scores),
+            implementation=self._implementation_for(return_scores, use_dropout),
+            seed=self._seed_generator,
+        )
+        return attention if return_scores else (attention, None)
+
     def _finish(self, heads_output, gate, scores, cache, return_attention_scores):
         """Gate, output projection, and the results in the documented order."""
         if gate is not None:
             heads_output = heads_output * gate
         output = self._output_dense(heads_output)  # (B, *Q, E)
         return attention_results(output, scores, cache, return_attention_scores)
+
+    def compute_output_spec(self, *args, **kwargs):
+        """The output (and scores, cache) specs of `call(*args, **kwargs)`."""
+        arguments = call_arguments(self.call, args, kwargs)
+        query, value, key = arguments["query"], arguments["value"], arguments["key"]
+        cache = arguments["cache"]
+        key_shape = None if key is None else key.shape
+        output_shape = self.compute_output_shape(query.shape, value.shape, key_shape)
+        scores_shape = None
+        if arguments["return_attention_scores"]:
+            scores_shape = self._scores_shape(query.shape, value.shape, cache)
+        cache_shape = None if cache is None else cache.shape
+        return attention_output_spec(self.compute_dtype, output_shape, scores_shape, cache_shape)
 
     def _check_built_for_cache(self, value):
         """`compute_cache` projects with the built projections: refuse an unbuilt layer."""

@@ -7,21 +7,16 @@ import string
 import keras
 from keras import ops
 
-from keras_attention.layers.attention.attention_results import attention_output_spec
-from keras_attention.layers.attention.call_arguments import call_arguments
 from keras_attention.layers.attention.head_attention_checks import check_attention_bias
 from keras_attention.layers.attention.head_attention_checks import check_flash_attention
 from keras_attention.layers.attention.head_attention_checks import check_key_value_shapes
 from keras_attention.layers.attention.head_attention_checks import sizes_match
-from keras_attention.layers.attention.head_attention_steps import CallMasks
 from keras_attention.layers.attention.head_attention_steps import HeadAttentionSteps
-from keras_attention.layers.attention.head_attention_steps import cache_state
 from keras_attention.layers.attention.projection_settings import projection_settings_config
 from keras_attention.layers.attention.projection_settings import projection_sublayer_kwargs
 from keras_attention.layers.attention.projection_settings import set_projection_settings
 from keras_attention.layers.position.rotary_embedding import check_rotary
 from keras_attention.ops.attention import check_implementation
-from keras_attention.ops.attention import dot_product_attention
 from keras_attention.ops.masks import boolean_mask
 from keras_attention.ops.masks import merge_masks
 from keras_attention.validation import check_bool
@@ -183,6 +178,7 @@ class MultiHeadAttention(HeadAttentionSteps, keras.layers.Layer):
         rotary_max_wavelength=None,
         **kwargs,
     ):
+        """Check the arguments (keras' checks and messages) and keep them."""
         super().__init__(**kwargs)
         _check_head_size("num_heads", num_heads)
         _check_head_size("key_dim", key_dim)
@@ -222,25 +218,6 @@ class MultiHeadAttention(HeadAttentionSteps, keras.layers.Layer):
         self._seed_generator = keras.random.SeedGenerator(seed) if dropout > 0 else None
 
     # The projections, under the names keras.layers.MultiHeadAttention uses.
-    @property
-    def query_dense(self):
-        """The query projection, an `EinsumDense` (dim -> num_heads x key_dim)."""
-        return self._query_dense
-
-    @property
-    def key_dense(self):
-        """The key projection, an `EinsumDense` (dim -> num_heads x key_dim)."""
-        return self._key_dense
-
-    @property
-    def value_dense(self):
-        """The value projection, an `EinsumDense` (dim -> num_heads x value_dim)."""
-        return self._value_dense
-
-    @property
-    def output_dense(self):
-        """The output projection, an `EinsumDense` (num_heads x value_dim -> E)."""
-        return self._output_dense
 
     # The private attributes of keras.layers.MultiHeadAttention that its
     # subclasses read (in `_compute_attention` overrides, say), read-only.
@@ -285,6 +262,11 @@ class MultiHeadAttention(HeadAttentionSteps, keras.layers.Layer):
         return self._scale
 
     def build(self, query_shape, value_shape, key_shape=None):
+        """Check the input shapes, resolve the attention axes, make the projections.
+
+        The projections are created in keras' order and with keras' shapes, so
+        `set_weights` takes the weights of `keras.layers.MultiHeadAttention`.
+        """
         query_shape = tuple(query_shape)
         value_shape = tuple(value_shape)
         key_shape = value_shape if key_shape is None else tuple(key_shape)
@@ -372,37 +354,20 @@ class MultiHeadAttention(HeadAttentionSteps, keras.layers.Layer):
         free = tuple(axis for axis in range(1, rank - 1) if axis not in resolved)
         return free, tuple(resolved)
 
-    def call(
-        self,
-        query,
-        value,
-        key=None,
-        query_mask=None,
-        value_mask=None,
-        key_mask=None,
-        attention_mask=None,
-        return_attention_scores=False,
-        training=None,
-        use_causal_mask=False,
-        cache=None,
-        cache_update_index=None,
-        attention_bias=None,
-    ):
-        """Project, mask and attend; the arguments are those of the class docstring."""
-        query, value, key = self._call_inputs(query, value, key, cache, cache_update_index)
+    def _call_heads(self, query, value, key, masks, state, cache, bias, training, return_scores):
+        """Project, fold the attention axes, mask and attend (see `HeadAttentionSteps`)."""
         # A subclass that overrides `_compute_attention` (keras' documented
         # extension point) gets the attention step with keras' arguments.
         overridden = type(self)._compute_attention is not MultiHeadAttention._compute_attention
-        if attention_bias is not None:
-            attention_bias = check_attention_bias(attention_bias, overridden)
+        if bias is not None:
+            bias = check_attention_bias(bias, overridden)
         gate = self._gate_dense(query) if self.use_gate else None  # (B, *Q, N, Dv)
         if overridden:
             projected_query, scale = self._query_dense(query), None  # (B, *Q, N, Dk)
         else:
             projected_query, scale = self._project_query(query)  # (B, *Q, N, Dk)
-        state = cache_state(cache, cache_update_index)
         cache, projected_key, projected_value = self._keys_and_values(
-            query, key, value, cache, cache_update_index, projected_query.dtype
+            query, key, value, cache, state, projected_query.dtype
         )  # (B, *S, N, Dk), (B, *S, N, Dv)
         folded_key = self._fold(projected_key)  # (B', Tk, N, Dk)
         if cache is None:
@@ -410,43 +375,37 @@ class MultiHeadAttention(HeadAttentionSteps, keras.layers.Layer):
         folded_value = self._fold(projected_value)  # (B', Tk, N, Dv)
         folded_query = self._rotate(self._fold(projected_query), state.offset)  # (B', Tq, N, Dk)
         heads = (projected_query, projected_key, folded_query, folded_key)
-        call_masks = CallMasks(attention_mask, query_mask, value_mask, key_mask, use_causal_mask)
-        masks = self._call_masks(call_masks, (query, value), heads, state, overridden)
+        all_masks = self._call_masks(masks, (query, value), heads, state, overridden)
         if overridden:
             heads_output, scores = self._compute_attention(
                 self._heads_for_override(folded_query, projected_query),
                 self._heads_for_override(folded_key, projected_key),
                 projected_value,
-                self._unfold_mask(merge_masks(*masks), projected_query, projected_key),
+                self._unfold_mask(merge_masks(*all_masks), projected_query, projected_key),
                 training,
-                return_attention_scores,
+                return_scores,
             )  # (B, *Q, N, Dv), (B, *F, N, *Aq, *Ak)
-            return self._finish(heads_output, gate, scores, cache, return_attention_scores)
-        bias = None
-        if attention_bias is not None:
+            return self._finish(heads_output, gate, scores, cache, return_scores)
+        if bias is not None:
             bias = self._to_scores_layout(
-                attention_bias, "attention_bias", projected_query, projected_key
+                bias, "attention_bias", projected_query, projected_key
             )  # (B' | 1, N | 1, Tq | 1, Tk | 1)
-        use_dropout = self.dropout > 0 and bool(training)
-        attention = dot_product_attention(
+        causal = masks.use_causal_mask and not state.decoding
+        folded_output, scores = self._attend(
             folded_query,
             folded_key,
             folded_value,
-            mask=merge_masks(*masks),
-            is_causal=bool(use_causal_mask) and not state.decoding,
-            scale=scale,
-            bias=bias,
-            dropout_rate=self.dropout,
-            training=use_dropout,
-            return_weights=return_attention_scores,
-            implementation=self._implementation_for(return_attention_scores, use_dropout),
-            seed=self._seed_generator,
-        )
-        folded_output, scores = attention if return_attention_scores else (attention, None)
+            merge_masks(*all_masks),
+            causal,
+            scale,
+            bias,
+            training,
+            return_scores,
+        )  # (B', Tq, N, Dv), (B', N, Tq, Tk) or None
         heads_output = self._unfold(folded_output, projected_query)  # (B, *Q, N, Dv)
-        if return_attention_scores:
+        if return_scores:
             scores = self._unfold_scores(scores, projected_query, projected_key)
-        return self._finish(heads_output, gate, scores, cache, return_attention_scores)
+        return self._finish(heads_output, gate, scores, cache, return_scores)
 
     def _compute_attention(
         self,
@@ -503,21 +462,17 @@ class MultiHeadAttention(HeadAttentionSteps, keras.layers.Layer):
         if attention_mask is not None:
             mask = boolean_mask(attention_mask, "attention_mask")
             mask = self._to_scores_layout(mask, "attention_mask", query, key)  # (B', h, Tq, Tk)
-        use_dropout = self.dropout > 0 and bool(training)
-        attention = dot_product_attention(
+        folded_output, scores = self._attend(
             folded_query,
             folded_key,
             folded_value,
-            mask=mask,
-            is_causal=bool(use_causal_mask),
-            scale=self._scale,
-            dropout_rate=self.dropout,
-            training=use_dropout,
-            return_weights=bool(return_attention_scores),
-            implementation=self._implementation_for(return_attention_scores, use_dropout),
-            seed=self._seed_generator,
-        )
-        folded_output, scores = attention if return_attention_scores else (attention, None)
+            mask,
+            use_causal_mask,
+            self._scale,
+            None,
+            training,
+            return_attention_scores,
+        )  # (B', Tq, N, Dv), (B', N, Tq, Tk) or None
         output = self._unfold(folded_output, query)  # (B, *Q, N, Dv)
         if return_attention_scores:
             scores = self._unfold_scores(scores, query, key)  # (B, *F, N, *Aq, *Ak)
@@ -725,18 +680,6 @@ class MultiHeadAttention(HeadAttentionSteps, keras.layers.Layer):
         if self._output_shape:
             return query_shape[:-1] + tuple(self._output_shape)
         return query_shape
-
-    def compute_output_spec(self, *args, **kwargs):
-        arguments = call_arguments(self.call, args, kwargs)
-        query, value, key = arguments["query"], arguments["value"], arguments["key"]
-        cache = arguments["cache"]
-        key_shape = None if key is None else key.shape
-        output_shape = self.compute_output_shape(query.shape, value.shape, key_shape)
-        scores_shape = None
-        if arguments["return_attention_scores"]:
-            scores_shape = self._scores_shape(query.shape, value.shape, cache)
-        cache_shape = None if cache is None else cache.shape
-        return attention_output_spec(self.compute_dtype, output_shape, scores_shape, cache_shape)
 
     def _scores_shape(self, query_shape, value_shape, cache=None):
         """(B, *free, num_heads, *query attention sizes, *key attention sizes)."""
