@@ -82,6 +82,7 @@ class AdditiveAttention(BaseAttention):
         self.bias_initializer = keras.initializers.get(bias_initializer)
 
     def build(self, query_shape, value_shape, key_shape=None):
+        """Build the base layer, then the additive scoring weights for the key shape."""
         super().build(query_shape, value_shape, key_shape)
         key_shape = value_shape if key_shape is None else key_shape
         for name, shape in (("query", query_shape), ("key", key_shape)):

@@ -232,6 +232,7 @@ class BaseAttention(keras.layers.Layer):
         mask=None,
         use_causal_mask=False,
     ):
+        """Score, mask, normalize and weight the values; see the class docstring."""
         query, value, key, query_mask, value_mask = self._unpack_call(
             query, value, key, query_mask, value_mask, mask
         )

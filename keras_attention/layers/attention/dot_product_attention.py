@@ -137,6 +137,7 @@ class DotProductAttention(BaseAttention):
         self.concat_score_weight = None
 
     def build(self, query_shape=None, value_shape=None, key_shape=None, **kwargs):
+        """Check the shapes and create the optional scale weight."""
         query_shape, value_shape, key_shape = self._unpack_shapes(
             query_shape, value_shape, key_shape, kwargs
         )

@@ -5,24 +5,18 @@ import math
 import keras
 from keras import ops
 
-from keras_attention.layers.attention.call_arguments import call_arguments
 from keras_attention.layers.attention.head_attention_checks import check_attention_bias
 from keras_attention.layers.attention.head_attention_checks import check_flash_attention
 from keras_attention.layers.attention.head_attention_checks import check_key_value_shapes
 from keras_attention.layers.attention.head_attention_checks import sizes_match
-from keras_attention.layers.attention.head_attention_checks import without_keras_mask
+from keras_attention.layers.attention.head_attention_steps import HeadAttentionSteps
 from keras_attention.layers.attention.projection_settings import projection_settings_config
 from keras_attention.layers.attention.projection_settings import projection_sublayer_kwargs
 from keras_attention.layers.attention.projection_settings import set_projection_settings
 from keras_attention.layers.position.rotary_embedding import check_rotary
 from keras_attention.ops.attention import check_implementation
-from keras_attention.ops.attention import dot_product_attention
-from keras_attention.ops.attention import kernel_for_call
 from keras_attention.ops.masks import boolean_mask
-from keras_attention.ops.masks import causal_mask
 from keras_attention.ops.masks import merge_masks
-from keras_attention.ops.masks import sliding_window_mask
-from keras_attention.ops.rotary import apply_rotary
 from keras_attention.validation import check_bool
 from keras_attention.validation import check_positive_int
 from keras_attention.validation import check_rate
@@ -30,7 +24,7 @@ from keras_attention.validation import check_seed
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
-class GroupQueryAttention(keras.layers.Layer):
+class GroupQueryAttention(HeadAttentionSteps, keras.layers.Layer):
     """Grouped-query attention (Ainslie et al., 2023).
 
     Paper: https://arxiv.org/abs/2305.13245
@@ -193,6 +187,7 @@ class GroupQueryAttention(keras.layers.Layer):
         rotary_max_wavelength=None,
         **kwargs,
     ):
+        """Check the arguments (keras' checks and messages) and keep them."""
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
         check_positive_int("head_dim", head_dim)
         check_positive_int("num_query_heads", num_query_heads)
@@ -240,26 +235,6 @@ class GroupQueryAttention(keras.layers.Layer):
         # keras' `_compute_attention` reads this flag instead of an argument.
         self._return_attention_scores = False
 
-    @property
-    def query_dense(self):
-        """The query projection, an `EinsumDense` (dim -> num_query_heads x head_dim)."""
-        return self._query_dense
-
-    @property
-    def key_dense(self):
-        """The key projection, an `EinsumDense` (dim -> num_key_value_heads x head_dim)."""
-        return self._key_dense
-
-    @property
-    def value_dense(self):
-        """The value projection, an `EinsumDense` (dim -> num_key_value_heads x head_dim)."""
-        return self._value_dense
-
-    @property
-    def output_dense(self):
-        """The output projection, an `EinsumDense` (num_query_heads x head_dim -> dim)."""
-        return self._output_dense
-
     def build(self, query_shape, value_shape, key_shape=None):
         query_shape, value_shape = tuple(query_shape), tuple(value_shape)
         key_shape = value_shape if key_shape is None else tuple(key_shape)
@@ -301,101 +276,41 @@ class GroupQueryAttention(keras.layers.Layer):
         layer.build(input_shape)
         return layer
 
-    def call(
-        self,
-        query,
-        value,
-        key=None,
-        query_mask=None,
-        value_mask=None,
-        key_mask=None,
-        attention_mask=None,
-        return_attention_scores=False,
-        training=None,
-        use_causal_mask=False,
-        cache=None,
-        cache_update_index=None,
-        attention_bias=None,
-    ):
-        if cache is None and cache_update_index is not None:
-            raise ValueError(
-                "`cache_update_index` needs a `cache`. "
-                f"Received: cache=None, cache_update_index={cache_update_index}"
-            )
-        key = value if key is None else key
-        # Padding masks arrive as `query_mask`/`value_mask`/`key_mask`.
-        query, value, key = (without_keras_mask(x) for x in (query, value, key))
-        self._return_attention_scores = bool(return_attention_scores)
+    def _call_heads(self, query, value, key, masks, state, cache, bias, training, return_scores):
+        """Project, repeat the key/value heads per group, mask and attend."""
+        self._return_attention_scores = bool(return_scores)
+        overridden = type(self)._compute_attention is not GroupQueryAttention._compute_attention
         gate = self._gate_dense(query) if self.use_gate else None  # (B, T, Nq, H)
         projected_query = self._query_dense(query)  # (B, T, Nq, H)
-        decoding = cache is not None and cache_update_index is not None
-        offset = cache_update_index if decoding else 0
+        cache, projected_key, projected_value = self._keys_and_values(
+            query, key, value, cache, state, projected_query.dtype
+        )  # (B, S, Nkv, H) each
         if cache is None:
-            projected_key = self._rotate(self._key_dense(key), 0)  # (B, S, Nkv, H)
-            projected_value = self._value_dense(value)  # (B, S, Nkv, H)
-        else:
-            self._check_cache(cache)
-            cache = ops.cast(cache, projected_query.dtype)
-            if decoding:
-                cache = self._write_to_cache(cache, key, value, offset)
-            projected_key, projected_value = cache[:, 0], cache[:, 1]  # (B, S, Nkv, H)
-        projected_query = self._rotate(projected_query, offset)
-
-        query_length = ops.shape(projected_query)[1]
-        key_length = ops.shape(projected_key)[1]
-        masks = []
-        if attention_mask is not None:
-            mask = boolean_mask(attention_mask, "attention_mask")
-            masks.append(
-                self._to_scores_rank(mask, "attention_mask", projected_query, projected_key)
-            )
-        if query_mask is not None:
-            masks.append(boolean_mask(query_mask, "query_mask")[:, None, :, None])  # (B, 1, T, 1)
-        if cache is None:
-            for name, mask in (("value_mask", value_mask), ("key_mask", key_mask)):
-                if mask is not None:
-                    masks.append(boolean_mask(mask, name)[:, None, None, :])  # (B, 1, 1, S)
-        if decoding:
-            masks.append(self._filled_slots_mask(query_length, key_length, offset, use_causal_mask))
-        if self.sliding_window is not None:
-            window = sliding_window_mask(
-                query_length, key_length, self.sliding_window, offset, causal=False
-            )
-            masks.append(window[None, None])  # (1, 1, T, S)
-        causal = bool(use_causal_mask) and not decoding
-        overridden = type(self)._compute_attention is not GroupQueryAttention._compute_attention
-        extra = {"use_causal_mask": causal}
-        if attention_bias is not None:
-            attention_bias = check_attention_bias(attention_bias, overridden)
-            extra["attention_bias"] = self._to_scores_rank(
-                attention_bias, "attention_bias", projected_query, projected_key
+            projected_key = self._rotate(projected_key, 0)
+        projected_query = self._rotate(projected_query, state.offset)
+        heads = (projected_query, projected_key, projected_query, projected_key)
+        all_masks = self._call_masks(masks, (query, value), heads, state, overridden)
+        # An override written for keras may not take `use_causal_mask`:
+        # keras hands it the causal mask inside `attention_mask`.
+        causal = masks.use_causal_mask and not state.decoding
+        extra = {} if overridden else {"use_causal_mask": causal}
+        if bias is not None:
+            bias = check_attention_bias(bias, overridden)
+            extra["attention_bias"] = self._to_scores_layout(
+                bias, "attention_bias", projected_query, projected_key
             )  # (B | 1, Nq | 1, T | 1, S | 1)
-        if overridden:
-            # An override written for keras may not take `use_causal_mask`:
-            # keras hands it the causal mask inside `attention_mask`.
-            extra = {}
-            if causal:
-                masks.append(causal_mask(query_length, key_length)[None, None])  # (1, 1, T, S)
-
         # Each key/value head serves `num_repeats` consecutive query heads.
         repeated_key = ops.repeat(projected_key, self.num_repeats, axis=2)  # (B, S, Nq, H)
         repeated_value = ops.repeat(projected_value, self.num_repeats, axis=2)  # (B, S, Nq, H)
-        heads, scores = self._compute_attention(
+        heads_output, scores = self._compute_attention(
             projected_query,
             repeated_key,
             repeated_value,
-            attention_mask=merge_masks(*masks),
+            attention_mask=merge_masks(*all_masks),
             training=training,
             **extra,
         )  # (B, T, Nq, H), (B, Nq, T, S) or None
-        if gate is not None:
-            heads = heads * gate
-        results = [self._output_dense(heads)]  # (B, T, dim)
-        if return_attention_scores:
-            results.append(scores)
-        if cache is not None:
-            results.append(cache)
-        return results[0] if len(results) == 1 else tuple(results)
+        return self._finish(heads_output, gate, scores, cache, return_scores)
 
     def _compute_attention(
         self,
@@ -434,34 +349,19 @@ class GroupQueryAttention(keras.layers.Layer):
             scores `(B, num_query_heads, T, S)` or None when not asked for.
         """
         return_scores = bool(self._return_attention_scores)
-        use_dropout = self.dropout > 0 and bool(training)
-        implementation = self.implementation
-        if implementation == "auto" and self.flash_attention:
-            implementation = "fused"
-        attention = dot_product_attention(
+        return self._attend(
             query,
             key,
             value,
-            mask=attention_mask,
-            is_causal=bool(use_causal_mask),
-            scale=self._scale,
-            bias=attention_bias,
-            dropout_rate=self.dropout,
-            training=use_dropout,
-            return_weights=return_scores,
-            implementation=kernel_for_call(implementation, return_scores, use_dropout),
-            seed=self._seed_generator,
-        )
-        return attention if return_scores else (attention, None)
+            attention_mask,
+            use_causal_mask,
+            self._scale,
+            attention_bias,
+            training,
+            return_scores,
+        )  # (B, T, Nq, H), (B, Nq, T, S) or None
 
-    def _rotate(self, heads, start_index):
-        if self.rotary_max_wavelength is None:
-            return heads
-        return apply_rotary(
-            heads, start_index=start_index, max_wavelength=self.rotary_max_wavelength
-        )
-
-    def _to_scores_rank(self, tensor, name, projected_query, projected_key):
+    def _to_scores_layout(self, tensor, name, projected_query, projected_key):
         """A mask or bias `name` as (B | 1, Nq | 1, T | 1, S | 1), checked against the scores."""
         shape = tuple(tensor.shape)
         lengths = (projected_query.shape[1], projected_key.shape[1])
@@ -481,22 +381,11 @@ class GroupQueryAttention(keras.layers.Layer):
             tensor = ops.expand_dims(tensor, -3)  # the missing axes come before T
         return tensor
 
-    def _filled_slots_mask(self, query_length, key_length, offset, use_causal_mask):
-        """(1, 1, T | 1, S): which cache slots hold a key each new query may see."""
-        if use_causal_mask:
-            return causal_mask(query_length, key_length, offset=offset)[None, None]
-        # Without a causal mask every query sees the slots filled so far.
-        filled = ops.cast(offset, "int32") + ops.cast(query_length, "int32")
-        return ops.less(ops.arange(key_length, dtype="int32"), filled)[None, None, None, :]
+    def _padding_mask_layout(self, mask, name, reference):
+        """A (B, T) padding mask as a boolean mask; `reference` is the input it describes."""
+        return boolean_mask(mask, name)
 
-    def _write_to_cache(self, cache, key, value, index):
-        """Project the new keys and values and write them at `index` of the cache."""
-        new_key = self._rotate(self._key_dense(key), index)  # (B, t, Nkv, H)
-        new_value = self._value_dense(value)  # (B, t, Nkv, H)
-        new_entries = ops.stack([new_key, new_value], axis=1)  # (B, 2, t, Nkv, H)
-        return ops.slice_update(cache, [0, 0, index, 0, 0], new_entries)
-
-    def _check_cache(self, cache):
+    def _check_cache(self, cache, query=None):
         expected = (None, 2, None, self.num_key_value_heads, self.head_dim)
         shape = tuple(cache.shape)
         if len(shape) != 5 or not all(sizes_match(a, b) for a, b in zip(shape, expected)):
@@ -535,15 +424,8 @@ class GroupQueryAttention(keras.layers.Layer):
         >>> bool(np.allclose(full, cached, atol=1e-6))
         True
         """
-        if not self.built:
-            raise ValueError(
-                "`compute_cache` needs a built layer: call it or `build` it first. "
-                f"Received: value.shape={tuple(value.shape)} for an unbuilt layer"
-            )
-        key = without_keras_mask(value if key is None else key)
-        projected_key = self._rotate(self._key_dense(key), 0)  # (B, S, Nkv, H)
-        projected_value = self._value_dense(without_keras_mask(value))  # (B, S, Nkv, H)
-        return ops.stack([projected_key, projected_value], axis=1)  # (B, 2, S, Nkv, H)
+        self._check_built_for_cache(value)
+        return self._project_cache(value, value if key is None else key)  # (B, 2, S, Nkv, H)
 
     def compute_output_shape(self, query_shape, value_shape, key_shape=None):
         value_shape = tuple(value_shape)
@@ -551,21 +433,10 @@ class GroupQueryAttention(keras.layers.Layer):
         check_key_value_shapes(key_shape, value_shape)
         return tuple(query_shape)
 
-    def compute_output_spec(self, *args, **kwargs):
-        arguments = call_arguments(self.call, args, kwargs)
-        query, value, key = arguments["query"], arguments["value"], arguments["key"]
-        cache = arguments["cache"]
-        return_attention_scores = arguments["return_attention_scores"]
-        key_shape = None if key is None else key.shape
-        output_shape = self.compute_output_shape(query.shape, value.shape, key_shape)
-        results = [keras.KerasTensor(output_shape, dtype=self.compute_dtype)]
-        if return_attention_scores:
-            key_length = value.shape[1] if cache is None else cache.shape[2]
-            scores_shape = (query.shape[0], self.num_query_heads, query.shape[1], key_length)
-            results.append(keras.KerasTensor(scores_shape, dtype=self.compute_dtype))
-        if cache is not None:
-            results.append(keras.KerasTensor(cache.shape, dtype=self.compute_dtype))
-        return results[0] if len(results) == 1 else tuple(results)
+    def _scores_shape(self, query_shape, value_shape, cache=None):
+        """(B, num_query_heads, T, S), S the cache length with a cache."""
+        key_length = value_shape[1] if cache is None else cache.shape[2]
+        return (query_shape[0], self.num_query_heads, query_shape[1], key_length)
 
     def get_config(self):
         config = super().get_config()

@@ -11,19 +11,14 @@ from keras_attention.layers.attention.head_attention_checks import check_attenti
 from keras_attention.layers.attention.head_attention_checks import check_flash_attention
 from keras_attention.layers.attention.head_attention_checks import check_key_value_shapes
 from keras_attention.layers.attention.head_attention_checks import sizes_match
-from keras_attention.layers.attention.head_attention_checks import without_keras_mask
+from keras_attention.layers.attention.head_attention_steps import HeadAttentionSteps
 from keras_attention.layers.attention.projection_settings import projection_settings_config
 from keras_attention.layers.attention.projection_settings import projection_sublayer_kwargs
 from keras_attention.layers.attention.projection_settings import set_projection_settings
 from keras_attention.layers.position.rotary_embedding import check_rotary
 from keras_attention.ops.attention import check_implementation
-from keras_attention.ops.attention import dot_product_attention
-from keras_attention.ops.attention import kernel_for_call
 from keras_attention.ops.masks import boolean_mask
-from keras_attention.ops.masks import causal_mask
 from keras_attention.ops.masks import merge_masks
-from keras_attention.ops.masks import sliding_window_mask
-from keras_attention.ops.rotary import apply_rotary
 from keras_attention.validation import check_bool
 from keras_attention.validation import check_positive_int
 from keras_attention.validation import check_rate
@@ -31,7 +26,7 @@ from keras_attention.validation import check_seed
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
-class MultiHeadAttention(keras.layers.Layer):
+class MultiHeadAttention(HeadAttentionSteps, keras.layers.Layer):
     """Multi-head scaled dot-product attention (Vaswani et al., 2017).
 
     Paper: https://arxiv.org/abs/1706.03762
@@ -183,6 +178,7 @@ class MultiHeadAttention(keras.layers.Layer):
         rotary_max_wavelength=None,
         **kwargs,
     ):
+        """Check the arguments (keras' checks and messages) and keep them."""
         super().__init__(**kwargs)
         _check_head_size("num_heads", num_heads)
         _check_head_size("key_dim", key_dim)
@@ -222,25 +218,6 @@ class MultiHeadAttention(keras.layers.Layer):
         self._seed_generator = keras.random.SeedGenerator(seed) if dropout > 0 else None
 
     # The projections, under the names keras.layers.MultiHeadAttention uses.
-    @property
-    def query_dense(self):
-        """The query projection, an `EinsumDense` (dim -> num_heads x key_dim)."""
-        return self._query_dense
-
-    @property
-    def key_dense(self):
-        """The key projection, an `EinsumDense` (dim -> num_heads x key_dim)."""
-        return self._key_dense
-
-    @property
-    def value_dense(self):
-        """The value projection, an `EinsumDense` (dim -> num_heads x value_dim)."""
-        return self._value_dense
-
-    @property
-    def output_dense(self):
-        """The output projection, an `EinsumDense` (num_heads x value_dim -> E)."""
-        return self._output_dense
 
     # The private attributes of keras.layers.MultiHeadAttention that its
     # subclasses read (in `_compute_attention` overrides, say), read-only.
@@ -285,6 +262,11 @@ class MultiHeadAttention(keras.layers.Layer):
         return self._scale
 
     def build(self, query_shape, value_shape, key_shape=None):
+        """Check the input shapes, resolve the attention axes, make the projections.
+
+        The projections are created in keras' order and with keras' shapes, so
+        `set_weights` takes the weights of `keras.layers.MultiHeadAttention`.
+        """
         query_shape = tuple(query_shape)
         value_shape = tuple(value_shape)
         key_shape = value_shape if key_shape is None else tuple(key_shape)
@@ -372,147 +354,58 @@ class MultiHeadAttention(keras.layers.Layer):
         free = tuple(axis for axis in range(1, rank - 1) if axis not in resolved)
         return free, tuple(resolved)
 
-    def call(
-        self,
-        query,
-        value,
-        key=None,
-        query_mask=None,
-        value_mask=None,
-        key_mask=None,
-        attention_mask=None,
-        return_attention_scores=False,
-        training=None,
-        use_causal_mask=False,
-        cache=None,
-        cache_update_index=None,
-        attention_bias=None,
-    ):
-        if cache is None and cache_update_index is not None:
-            raise ValueError(
-                "`cache_update_index` needs a `cache`. "
-                f"Received: cache=None, cache_update_index={cache_update_index}"
-            )
-        if key is None:
-            key = value
-        query = without_keras_mask(query)
-        value = without_keras_mask(value)
-        key = without_keras_mask(key)
-
+    def _call_heads(self, query, value, key, masks, state, cache, bias, training, return_scores):
+        """Project, fold the attention axes, mask and attend (see `HeadAttentionSteps`)."""
         # A subclass that overrides `_compute_attention` (keras' documented
         # extension point) gets the attention step with keras' arguments.
         overridden = type(self)._compute_attention is not MultiHeadAttention._compute_attention
-        if attention_bias is not None:
-            attention_bias = check_attention_bias(attention_bias, overridden)
+        if bias is not None:
+            bias = check_attention_bias(bias, overridden)
         gate = self._gate_dense(query) if self.use_gate else None  # (B, *Q, N, Dv)
         if overridden:
             projected_query, scale = self._query_dense(query), None  # (B, *Q, N, Dk)
         else:
             projected_query, scale = self._project_query(query)  # (B, *Q, N, Dk)
-        position_offset = 0
-        if cache is not None:
-            self._check_cache(cache, query)
-            cache = ops.cast(cache, projected_query.dtype)
-            projected_key = cache[:, 0]  # (B, S, N, Dk)
-            projected_value = cache[:, 1]  # (B, S, N, Dv)
-            if cache_update_index is not None:
-                position_offset = cache_update_index
-                new_key = self._rotate(self._key_dense(key), position_offset)  # (B, t, N, Dk)
-                new_value = self._value_dense(value)  # (B, t, N, Dv)
-                start = [0, cache_update_index, 0, 0]
-                projected_key = ops.slice_update(projected_key, start, new_key)
-                projected_value = ops.slice_update(projected_value, start, new_value)
-                cache = ops.stack([projected_key, projected_value], axis=1)  # (B, 2, S, N, Dk)
-            folded_key, folded_value = projected_key, projected_value
-        else:
-            projected_key = self._key_dense(key)  # (B, *S, N, Dk)
-            projected_value = self._value_dense(value)  # (B, *S, N, Dv)
-            folded_key = self._rotate(self._fold(projected_key), 0)  # (B', Tk, N, Dk)
-            folded_value = self._fold(projected_value)  # (B', Tk, N, Dv)
-        folded_query = self._rotate(self._fold(projected_query), position_offset)  # (B', Tq, N, Dk)
-
-        query_length = ops.shape(folded_query)[1]
-        key_length = ops.shape(folded_key)[1]
-        masks = []
-        if attention_mask is not None:
-            mask = boolean_mask(attention_mask, "attention_mask")
-            masks.append(
-                self._fold_to_scores(mask, "attention_mask", projected_query, projected_key)
-            )
-        if query_mask is not None:
-            folded = self._fold_position_mask(query_mask, "query_mask", query)  # (B', Tq)
-            masks.append(folded[:, None, :, None])  # (B', 1, Tq, 1)
+        cache, projected_key, projected_value = self._keys_and_values(
+            query, key, value, cache, state, projected_query.dtype
+        )  # (B, *S, N, Dk), (B, *S, N, Dv)
+        folded_key = self._fold(projected_key)  # (B', Tk, N, Dk)
         if cache is None:
-            for name, mask in (("value_mask", value_mask), ("key_mask", key_mask)):
-                if mask is not None:
-                    folded = self._fold_position_mask(mask, name, value)  # (B', Tk)
-                    masks.append(folded[:, None, None, :])  # (B', 1, 1, Tk)
-        decoding = cache is not None and cache_update_index is not None
-        if decoding:
-            if use_causal_mask:
-                mask = causal_mask(query_length, key_length, offset=position_offset)
-            else:
-                # Cache slots after the newest token hold no key yet.
-                filled = ops.cast(position_offset, "int32") + ops.cast(query_length, "int32")
-                mask = ops.less(ops.arange(key_length, dtype="int32"), filled)[None, :]
-            masks.append(mask[None, None])  # (1, 1, Tq | 1, Tk)
-        if self.sliding_window is not None:
-            window = sliding_window_mask(
-                query_length, key_length, self.sliding_window, position_offset, causal=False
-            )
-            masks.append(window[None, None])  # (1, 1, Tq, Tk)
+            folded_key = self._rotate(folded_key, 0)
+        folded_value = self._fold(projected_value)  # (B', Tk, N, Dv)
+        folded_query = self._rotate(self._fold(projected_query), state.offset)  # (B', Tq, N, Dk)
+        heads = (projected_query, projected_key, folded_query, folded_key)
+        all_masks = self._call_masks(masks, (query, value), heads, state, overridden)
         if overridden:
-            if use_causal_mask and not decoding:
-                # keras hands an override the causal mask inside `attention_mask`.
-                masks.append(causal_mask(query_length, key_length)[None, None])  # (1, 1, Tq, Tk)
             heads_output, scores = self._compute_attention(
                 self._heads_for_override(folded_query, projected_query),
                 self._heads_for_override(folded_key, projected_key),
                 projected_value,
-                self._unfold_mask(merge_masks(*masks), projected_query, projected_key),
+                self._unfold_mask(merge_masks(*all_masks), projected_query, projected_key),
                 training,
-                return_attention_scores,
+                return_scores,
             )  # (B, *Q, N, Dv), (B, *F, N, *Aq, *Ak)
-            return self._finish(heads_output, gate, scores, cache, return_attention_scores)
-        mask = merge_masks(*masks)
-        bias = None
-        if attention_bias is not None:
-            bias = self._fold_to_scores(
-                attention_bias, "attention_bias", projected_query, projected_key
+            return self._finish(heads_output, gate, scores, cache, return_scores)
+        if bias is not None:
+            bias = self._to_scores_layout(
+                bias, "attention_bias", projected_query, projected_key
             )  # (B' | 1, N | 1, Tq | 1, Tk | 1)
-
-        use_dropout = self.dropout > 0 and bool(training)
-        attention = dot_product_attention(
+        causal = masks.use_causal_mask and not state.decoding
+        folded_output, scores = self._attend(
             folded_query,
             folded_key,
             folded_value,
-            mask=mask,
-            is_causal=bool(use_causal_mask) and not decoding,
-            scale=scale,
-            bias=bias,
-            dropout_rate=self.dropout,
-            training=use_dropout,
-            return_weights=return_attention_scores,
-            implementation=self._implementation_for(return_attention_scores, use_dropout),
-            seed=self._seed_generator,
-        )
-        folded_output, scores = attention if return_attention_scores else (attention, None)
+            merge_masks(*all_masks),
+            causal,
+            scale,
+            bias,
+            training,
+            return_scores,
+        )  # (B', Tq, N, Dv), (B', N, Tq, Tk) or None
         heads_output = self._unfold(folded_output, projected_query)  # (B, *Q, N, Dv)
-        if return_attention_scores:
+        if return_scores:
             scores = self._unfold_scores(scores, projected_query, projected_key)
-        return self._finish(heads_output, gate, scores, cache, return_attention_scores)
-
-    def _finish(self, heads_output, gate, scores, cache, return_attention_scores):
-        """Gate, output projection, and the results in the documented order."""
-        if gate is not None:
-            heads_output = heads_output * gate
-        output = self._output_dense(heads_output)  # (B, *Q, E)
-        results = [output]
-        if return_attention_scores:
-            results.append(scores)
-        if cache is not None:
-            results.append(cache)
-        return results[0] if len(results) == 1 else tuple(results)
+        return self._finish(heads_output, gate, scores, cache, return_scores)
 
     def _compute_attention(
         self,
@@ -568,22 +461,18 @@ class MultiHeadAttention(keras.layers.Layer):
         mask = None
         if attention_mask is not None:
             mask = boolean_mask(attention_mask, "attention_mask")
-            mask = self._fold_to_scores(mask, "attention_mask", query, key)  # (B', h, Tq, Tk)
-        use_dropout = self.dropout > 0 and bool(training)
-        attention = dot_product_attention(
+            mask = self._to_scores_layout(mask, "attention_mask", query, key)  # (B', h, Tq, Tk)
+        folded_output, scores = self._attend(
             folded_query,
             folded_key,
             folded_value,
-            mask=mask,
-            is_causal=bool(use_causal_mask),
-            scale=self._scale,
-            dropout_rate=self.dropout,
-            training=use_dropout,
-            return_weights=bool(return_attention_scores),
-            implementation=self._implementation_for(return_attention_scores, use_dropout),
-            seed=self._seed_generator,
-        )
-        folded_output, scores = attention if return_attention_scores else (attention, None)
+            mask,
+            use_causal_mask,
+            self._scale,
+            None,
+            training,
+            return_attention_scores,
+        )  # (B', Tq, N, Dv), (B', N, Tq, Tk) or None
         output = self._unfold(folded_output, query)  # (B, *Q, N, Dv)
         if return_attention_scores:
             scores = self._unfold_scores(scores, query, key)  # (B, *F, N, *Aq, *Ak)
@@ -649,12 +538,7 @@ class MultiHeadAttention(keras.layers.Layer):
         >>> bool(np.allclose(full, cached, atol=1e-6))
         True
         """
-        key = value if key is None else key
-        if not self.built:
-            raise ValueError(
-                "`compute_cache` needs a built layer: call it or `build` it first. "
-                f"Received: value.shape={tuple(value.shape)} for an unbuilt layer"
-            )
+        self._check_built_for_cache(value)
         if not self._is_sequence:
             raise ValueError(
                 "`compute_cache` needs rank-3 inputs (batch, length, features). "
@@ -665,9 +549,7 @@ class MultiHeadAttention(keras.layers.Layer):
                 "A cache stacks keys and values, so it needs value_dim == key_dim. "
                 f"Received: key_dim={self.key_dim}, value_dim={self.value_dim}"
             )
-        projected_key = self._rotate(self._key_dense(without_keras_mask(key)), 0)  # (B, S, N, Dk)
-        projected_value = self._value_dense(without_keras_mask(value))  # (B, S, N, Dv)
-        return ops.stack([projected_key, projected_value], axis=1)  # (B, 2, S, N, Dk)
+        return self._project_cache(value, value if key is None else key)  # (B, 2, S, N, Dk)
 
     def _project_query(self, query):
         """(W_q x + b) / sqrt(key_dim), and the scale still to apply in the kernel (1 or not).
@@ -688,19 +570,6 @@ class MultiHeadAttention(keras.layers.Layer):
         if dense.bias is not None:
             projected = projected + ops.cast(dense.bias, dtype) * ops.cast(self._scale, dtype)
         return projected, 1.0
-
-    def _implementation_for(self, return_scores, use_dropout):
-        implementation = self.implementation
-        if implementation == "auto" and self.flash_attention:
-            implementation = "fused"
-        return kernel_for_call(implementation, return_scores, use_dropout)
-
-    def _rotate(self, folded, start_index):
-        if self.rotary_max_wavelength is None:
-            return folded
-        return apply_rotary(
-            folded, start_index=start_index, max_wavelength=self.rotary_max_wavelength
-        )
 
     def _check_cache(self, cache, query):
         if not self._is_sequence:
@@ -759,7 +628,7 @@ class MultiHeadAttention(keras.layers.Layer):
         )
         return ops.reshape(scores, target)  # (B, *F, N, *Aq, *Ak)
 
-    def _fold_position_mask(self, mask, name, reference):
+    def _padding_mask_layout(self, mask, name, reference):
         """A (B, *positions) padding mask -> (B', T) in the folded order."""
         mask = boolean_mask(mask, name)
         if len(mask.shape) != len(reference.shape) - 1:
@@ -772,7 +641,7 @@ class MultiHeadAttention(keras.layers.Layer):
             return mask
         return _fold_positions(mask, self._free_axes, self._resolved_axes, trailing=0)
 
-    def _fold_to_scores(self, tensor, name, projected_query, projected_key):
+    def _to_scores_layout(self, tensor, name, projected_query, projected_key):
         """Check a mask or bias `name` against the scores and bring it to (B', h, Tq, Tk)."""
         free_axes, attention_axes = self._free_axes, self._resolved_axes
         query_static, key_static = tuple(projected_query.shape), tuple(projected_key.shape)
@@ -811,32 +680,6 @@ class MultiHeadAttention(keras.layers.Layer):
         if self._output_shape:
             return query_shape[:-1] + tuple(self._output_shape)
         return query_shape
-
-    def compute_output_spec(
-        self,
-        query,
-        value,
-        key=None,
-        query_mask=None,
-        value_mask=None,
-        key_mask=None,
-        attention_mask=None,
-        return_attention_scores=False,
-        training=None,
-        use_causal_mask=False,
-        cache=None,
-        cache_update_index=None,
-        attention_bias=None,
-    ):
-        key_shape = None if key is None else key.shape
-        output_shape = self.compute_output_shape(query.shape, value.shape, key_shape)
-        results = [keras.KerasTensor(output_shape, dtype=self.compute_dtype)]
-        if return_attention_scores:
-            scores_shape = self._scores_shape(query.shape, value.shape, cache)
-            results.append(keras.KerasTensor(scores_shape, dtype=self.compute_dtype))
-        if cache is not None:
-            results.append(keras.KerasTensor(cache.shape, dtype=self.compute_dtype))
-        return results[0] if len(results) == 1 else tuple(results)
 
     def _scores_shape(self, query_shape, value_shape, cache=None):
         """(B, *free, num_heads, *query attention sizes, *key attention sizes)."""

@@ -2,6 +2,7 @@
 
 import keras
 
+from keras_attention.layers.attention.attention_results import attention_output_spec
 from keras_attention.layers.attention.multi_head_attention import MultiHeadAttention
 from keras_attention.layers.attention.projection_settings import projection_settings
 from keras_attention.layers.attention.projection_settings import projection_settings_config
@@ -88,6 +89,7 @@ class SelfAttention(keras.layers.Layer):
         seed=None,
         **kwargs,
     ):
+        """Check and keep the arguments; the attention is made in `build`."""
         super().__init__(**kwargs)
         check_positive_int("num_heads", num_heads)
         check_positive_int("key_dim", key_dim)
@@ -153,12 +155,9 @@ class SelfAttention(keras.layers.Layer):
         return tuple(input_shape)
 
     def compute_output_spec(self, inputs, mask=None, return_attention_scores=False, training=None):
-        output = keras.KerasTensor(inputs.shape, dtype=self.compute_dtype)
-        if not return_attention_scores:
-            return output
         batch, length = inputs.shape[0], inputs.shape[1]
-        scores_shape = (batch, self.num_heads, length, length)
-        return output, keras.KerasTensor(scores_shape, dtype=self.compute_dtype)
+        scores_shape = (batch, self.num_heads, length, length) if return_attention_scores else None
+        return attention_output_spec(self.compute_dtype, inputs.shape, scores_shape)
 
     def get_config(self):
         config = super().get_config()

@@ -120,6 +120,7 @@ class RelativePositionBias(keras.layers.Layer):
         embeddings_initializer="random_normal",
         **kwargs,
     ):
+        """Check the arguments and keep them; the bias table is made in `build`."""
         super().__init__(**kwargs)
         check_positive_int("num_heads", num_heads)
         check_positive_int("num_buckets", num_buckets)

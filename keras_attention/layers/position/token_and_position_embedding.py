@@ -86,6 +86,7 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
         max_wavelength=10000,
         **kwargs,
     ):
+        """Check the arguments and keep them; the embeddings are made in `build`."""
         super().__init__(**kwargs)
         check_positive_int("vocabulary_size", vocabulary_size)
         check_positive_int("sequence_length", sequence_length)

@@ -118,6 +118,7 @@ class AttentionDecoder(keras.layers.Layer):
         attention_output_dim=None,
         **kwargs,
     ):
+        """Check the arguments and keep them; the sublayers are made in `build`."""
         super().__init__(**kwargs)
         cell = _deserialize_if_config(cell)
         if not isinstance(cell, _CELL_TYPES):
@@ -188,6 +189,7 @@ class AttentionDecoder(keras.layers.Layer):
     # ------------------------------------------------------------------ build
 
     def build(self, inputs_shape, memory_shape, memory_mask_shape=None):
+        """Build the recurrent cell, the attention and the output projection."""
         _check_shapes(inputs_shape, memory_shape, memory_mask_shape)
         inputs_dim, memory_dim = inputs_shape[-1], memory_shape[-1]
         check_known_last_axes(inputs=inputs_shape, memory=memory_shape)
@@ -375,6 +377,7 @@ class AttentionDecoder(keras.layers.Layer):
         return_state=False,
         training=None,
     ):
+        """Decode `inputs` step by step, attending to `memory`; see the class docstring."""
         mask_shape = None if memory_mask is None else memory_mask.shape
         self._check_call_shapes(inputs.shape, memory.shape, mask_shape)
         inputs = ops.cast(inputs, self.compute_dtype)

@@ -41,6 +41,7 @@ class TransformerBlock(keras.layers.Layer):
         num_key_value_heads=None,
         **kwargs,
     ):
+        """Check the arguments the encoder and decoder blocks share, and keep them."""
         check_positive_int("num_heads", num_heads)
         check_key_value_heads(num_heads, num_key_value_heads)
         check_positive_int("intermediate_dim", intermediate_dim)

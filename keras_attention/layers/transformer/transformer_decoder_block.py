@@ -120,6 +120,7 @@ class TransformerDecoderBlock(common.TransformerBlock):
         encoder_sequence_shape=None,
     ):
         # keras names the shapes after the call arguments used, ours or keras-hub's.
+        """Build self-attention, cross-attention (when given a context), norms, MLP, dropouts."""
         inputs_shape = common.pick_alias(
             "inputs_shape", inputs_shape, "decoder_sequence_shape", decoder_sequence_shape
         )
@@ -212,59 +213,81 @@ class TransformerDecoderBlock(common.TransformerBlock):
         encoder_padding_mask=None,
         encoder_attention_mask=None,
     ):
-        pick = common.pick_alias
-        inputs = pick("inputs", inputs, "decoder_sequence", decoder_sequence)
-        context = pick("context", context, "encoder_sequence", encoder_sequence)
-        padding_mask = pick(
-            "padding_mask", padding_mask, "decoder_padding_mask", decoder_padding_mask
+        """Self-attention, cross-attention (with a context), then the MLP sub-block.
+
+        The arguments are in the class docstring; keras-hub's names
+        (`decoder_sequence`, ...) alias `inputs`, `context` and their masks.
+        """
+        names = (
+            ("inputs", inputs, "decoder_sequence", decoder_sequence),
+            ("context", context, "encoder_sequence", encoder_sequence),
+            ("padding_mask", padding_mask, "decoder_padding_mask", decoder_padding_mask),
+            ("attention_mask", attention_mask, "decoder_attention_mask", decoder_attention_mask),
+            (
+                "context_padding_mask",
+                context_padding_mask,
+                "encoder_padding_mask",
+                encoder_padding_mask,
+            ),
+            (
+                "context_attention_mask",
+                context_attention_mask,
+                "encoder_attention_mask",
+                encoder_attention_mask,
+            ),
         )
-        attention_mask = pick(
-            "attention_mask", attention_mask, "decoder_attention_mask", decoder_attention_mask
+        inputs, context, padding_mask, attention_mask, context_padding_mask, context_mask = (
+            common.pick_alias(*entry) for entry in names
         )
-        context_padding_mask = pick(
-            "context_padding_mask",
-            context_padding_mask,
-            "encoder_padding_mask",
-            encoder_padding_mask,
-        )
-        context_attention_mask = pick(
-            "context_attention_mask",
-            context_attention_mask,
-            "encoder_attention_mask",
-            encoder_attention_mask,
-        )
-        if inputs is None:
-            raise ValueError(
-                "The block needs a decoder sequence, `inputs` (or keras-hub's "
-                f"`decoder_sequence`). Received: inputs={inputs}"
-            )
-        self._check_call(context, self_attention_cache, self_attention_cache_update_index)
-        if cross_attention_cache_update_index is not None and cross_attention_cache is None:
-            raise ValueError(
-                "`cross_attention_cache_update_index` needs a `cross_attention_cache`. "
-                "Received: cross_attention_cache=None, "
-                f"cross_attention_cache_update_index={cross_attention_cache_update_index!r}"
-            )
+        self_cache = (self_attention_cache, self_attention_cache_update_index)
+        cross_cache = (cross_attention_cache, cross_attention_cache_update_index)
+        self._check_call(inputs, context, self_cache, cross_cache)
         if padding_mask is None and self_attention_cache is None:
             # With a cache the keys are the cache positions, which the keras
             # mask of the new tokens does not describe.
             padding_mask = common.keras_mask_of(inputs)
         self_mask = common.self_attention_mask(padding_mask, attention_mask)
-        scores = []
-
-        attention_kwargs = {}
+        x, self_scores, self_attention_cache = self._self_attention_step(
+            inputs, self_mask, use_causal_mask, self_cache, training
+        )
+        scores = [self_scores]
+        if self.has_cross_attention:
+            if self_attention_cache is not None and cross_attention_cache is None:
+                cross_cache = (self.compute_cross_attention_cache(context), None)
+            cross_mask = self._cross_attention_mask(context, context_padding_mask, context_mask)
+            x, cross_scores, cross_attention_cache = self._cross_attention_step(
+                x, context, cross_mask, cross_cache, training
+            )
+            scores.append(cross_scores)
+        x, _ = self.residual_sub_block(
+            x, self._feedforward_layer_norm, self.feedforward, self._feedforward_dropout, training
+        )
+        outputs = [x]
+        if return_attention_scores:
+            outputs.extend(scores)
         if self_attention_cache is not None:
-            attention_kwargs = {
-                "cache": self_attention_cache,
-                "cache_update_index": self_attention_cache_update_index,
-            }
+            outputs.append(self_attention_cache)
+            if self.has_cross_attention:
+                outputs.append(cross_attention_cache)
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def _self_attention_step(self, inputs, mask, use_causal_mask, cache, training):
+        """The self-attention sub-block: `(x, scores, updated cache or None)`.
+
+        `cache` is `(self_attention_cache, its update index)`, both None
+        without a cache.
+        """
+        cache, cache_update_index = cache
+        attention_kwargs = {}
+        if cache is not None:
+            attention_kwargs = {"cache": cache, "cache_update_index": cache_update_index}
 
         def self_attend(x):
             # (output, (weights[, updated cache]))
             attended = self._self_attention_layer(
                 x,
                 x,
-                attention_mask=self_mask,
+                attention_mask=mask,
                 use_causal_mask=use_causal_mask,
                 return_attention_scores=True,
                 training=training,
@@ -279,71 +302,71 @@ class TransformerDecoderBlock(common.TransformerBlock):
             self._self_attention_dropout,
             training,
         )
-        scores.append(extra[0])
-        if self_attention_cache is not None:
-            self_attention_cache = extra[1]
+        return x, extra[0], (extra[1] if cache is not None else None)
 
-        if self.has_cross_attention:
-            if self_attention_cache is not None and cross_attention_cache is None:
-                cross_attention_cache = self.compute_cross_attention_cache(context)
-            if cross_attention_cache_update_index is not None:
-                # keras-hub fills the cross-attention cache on the first step:
-                # write the projected context at that index, then read it as is.
-                cross_attention_cache = ops.slice_update(
-                    cross_attention_cache,
-                    [0, 0, cross_attention_cache_update_index, 0, 0],
-                    ops.cast(
-                        self.compute_cross_attention_cache(context), cross_attention_cache.dtype
-                    ),
-                )  # (B, 2, S, key_value_heads, key_dim)
-            if context_padding_mask is None:
-                context_padding_mask = common.keras_mask_of(context)
-            cross_mask = None
-            if context_padding_mask is not None:
-                cross_mask = common.padding_to_key_mask(
-                    context_padding_mask, "context_padding_mask"
-                )  # (B, 1, 1, S)
-            if context_attention_mask is not None:
-                cross_mask = common.merge_masks(
-                    cross_mask,
-                    common.attention_mask_4d(context_attention_mask, "context_attention_mask"),
-                )  # (B | 1, 1, T | 1, S)
-            cross_kwargs = {} if cross_attention_cache is None else {"cache": cross_attention_cache}
+    def _cross_attention_mask(self, context, context_padding_mask, context_attention_mask):
+        """(B | 1, 1, T | 1, S): the context's padding and attention masks merged, or None."""
+        if context_padding_mask is None:
+            context_padding_mask = common.keras_mask_of(context)
+        cross_mask = None
+        if context_padding_mask is not None:
+            cross_mask = common.padding_to_key_mask(
+                context_padding_mask, "context_padding_mask"
+            )  # (B, 1, 1, S)
+        if context_attention_mask is not None:
+            cross_mask = common.merge_masks(
+                cross_mask,
+                common.attention_mask_4d(context_attention_mask, "context_attention_mask"),
+            )  # (B | 1, 1, T | 1, S)
+        return cross_mask
 
-            def cross_attend(x):
-                attended = self._cross_attention_layer(
-                    x,
-                    context,
-                    attention_mask=cross_mask,
-                    return_attention_scores=True,
-                    training=training,
-                    **cross_kwargs,
-                )
-                return attended[0], attended[1]
+    def _cross_attention_step(self, x, context, mask, cache, training):
+        """The cross-attention sub-block: `(x, scores, cache or None)`.
 
-            x, cross_scores = self.residual_sub_block(
+        `cache` is `(cross_attention_cache, its update index)`; with an
+        index, the projected context is written there first (keras-hub fills
+        the cross-attention cache on the first step), then read as is.
+        """
+        cache, cache_update_index = cache
+        if cache_update_index is not None:
+            cache = ops.slice_update(
+                cache,
+                [0, 0, cache_update_index, 0, 0],
+                ops.cast(self.compute_cross_attention_cache(context), cache.dtype),
+            )  # (B, 2, S, key_value_heads, key_dim)
+        cross_kwargs = {} if cache is None else {"cache": cache}
+
+        def cross_attend(x):
+            attended = self._cross_attention_layer(
                 x,
-                self._cross_attention_layer_norm,
-                cross_attend,
-                self._cross_attention_dropout,
-                training,
+                context,
+                attention_mask=mask,
+                return_attention_scores=True,
+                training=training,
+                **cross_kwargs,
             )
-            scores.append(cross_scores)
+            return attended[0], attended[1]
 
-        x, _ = self.residual_sub_block(
-            x, self._feedforward_layer_norm, self.feedforward, self._feedforward_dropout, training
+        x, cross_scores = self.residual_sub_block(
+            x,
+            self._cross_attention_layer_norm,
+            cross_attend,
+            self._cross_attention_dropout,
+            training,
         )
+        return x, cross_scores, cache
 
-        outputs = [x]
-        if return_attention_scores:
-            outputs.extend(scores)
-        if self_attention_cache is not None:
-            outputs.append(self_attention_cache)
-            if self.has_cross_attention:
-                outputs.append(cross_attention_cache)
-        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+    def _check_call(self, inputs, context, self_cache, cross_cache):
+        """Refuse a call whose sequences or caches do not fit this block.
 
-    def _check_call(self, context, self_attention_cache, cache_update_index):
+        `self_cache` and `cross_cache` are `(cache, cache update index)`.
+        """
+        self_attention_cache, cache_update_index = self_cache
+        if inputs is None:
+            raise ValueError(
+                "The block needs a decoder sequence, `inputs` (or keras-hub's "
+                f"`decoder_sequence`). Received: inputs={inputs}"
+            )
         if context is not None and not self.has_cross_attention:
             raise ValueError(
                 "This block was built without cross-attention (its first call had no "
@@ -367,6 +390,12 @@ class TransformerDecoderBlock(common.TransformerBlock):
                 f"together. Received: self_attention_cache is "
                 f"{'None' if self_attention_cache is None else 'set'}, "
                 f"self_attention_cache_update_index={cache_update_index!r}"
+            )
+        if cross_cache[1] is not None and cross_cache[0] is None:
+            raise ValueError(
+                "`cross_attention_cache_update_index` needs a `cross_attention_cache`. "
+                "Received: cross_attention_cache=None, "
+                f"cross_attention_cache_update_index={cross_cache[1]!r}"
             )
 
     def compute_mask(self, inputs, mask=None, **kwargs):
@@ -396,6 +425,7 @@ class TransformerDecoderBlock(common.TransformerBlock):
         encoder_sequence=None,
         **kwargs,
     ):
+        """The specs of the output, the scores and the caches, in the order `call` returns them."""
         inputs = inputs if inputs is not None else decoder_sequence
         context = context if context is not None else encoder_sequence
 

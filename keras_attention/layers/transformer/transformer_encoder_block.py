@@ -104,6 +104,7 @@ class TransformerEncoderBlock(common.TransformerBlock):
         num_key_value_heads=None,
         **kwargs,
     ):
+        """Check and keep the arguments; the sublayers are made in `build`."""
         super().__init__(
             num_heads=num_heads,
             intermediate_dim=intermediate_dim,
@@ -148,6 +149,7 @@ class TransformerEncoderBlock(common.TransformerBlock):
         training=None,
         attention_bias=None,
     ):
+        """Self-attention then feed-forward sub-block; see the class docstring."""
         if padding_mask is None:
             padding_mask = common.keras_mask_of(inputs)
         self_attention_mask = common.self_attention_mask(padding_mask, attention_mask)

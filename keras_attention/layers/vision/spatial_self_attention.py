@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from keras_attention.layers.attention.attention_results import attention_output_spec
 from keras_attention.layers.attention.projection_settings import projection_settings_config
 from keras_attention.layers.attention.projection_settings import projection_sublayer_kwargs
 from keras_attention.layers.attention.projection_settings import set_projection_settings
@@ -93,6 +94,7 @@ class SpatialSelfAttention(keras.layers.Layer):
         seed=None,
         **kwargs,
     ):
+        """Check the arguments and keep them; the projections are made in `build`."""
         super().__init__(**kwargs)
         check_positive_int("key_dim", key_dim, allow_none=True)
         check_positive_int("num_heads", num_heads)
@@ -187,13 +189,12 @@ class SpatialSelfAttention(keras.layers.Layer):
         return tuple(input_shape)
 
     def compute_output_spec(self, inputs, return_attention_scores=False, training=None):
-        output = keras.KerasTensor(inputs.shape, dtype=self.compute_dtype)
-        if not return_attention_scores:
-            return output
         batch, height, width = inputs.shape[:3]
         positions = None if height is None or width is None else height * width
         scores_shape = (batch, self.num_heads, positions, positions)
-        return output, keras.KerasTensor(scores_shape, dtype=self.compute_dtype)
+        if not return_attention_scores:
+            scores_shape = None
+        return attention_output_spec(self.compute_dtype, inputs.shape, scores_shape)
 
     def get_config(self):
         config = super().get_config()

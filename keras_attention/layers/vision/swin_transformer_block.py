@@ -187,6 +187,7 @@ class SwinTransformerBlock(keras.layers.Layer):
         seed=None,
         **kwargs,
     ):
+        """Check the arguments and keep them; the sublayers are made in `build`."""
         super().__init__(**kwargs)
         check_positive_int("num_heads", num_heads)
         check_positive_int("window_size", window_size)
@@ -215,6 +216,7 @@ class SwinTransformerBlock(keras.layers.Layer):
         self.seed = seed
 
     def build(self, input_shape):
+        """Check the feature-map shape and build the window attention and MLP."""
         input_shape = tuple(input_shape)
         if len(input_shape) != 4 or None in tuple(input_shape[1:]):
             raise ValueError(

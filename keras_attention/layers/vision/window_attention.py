@@ -180,6 +180,7 @@ class WindowAttention(keras.layers.Layer):
         )
 
     def call(self, inputs, attention_mask=None, return_attention_scores=False, training=None):
+        """Attend within each window, with the relative position bias; see the class docstring."""
         size = self.window_size
         tokens = size * size
         shape = ops.shape(inputs)

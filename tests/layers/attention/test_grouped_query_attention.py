@@ -5,6 +5,7 @@ import numpy as np
 import numpy_transformer
 import pytest
 import tensorflow as tf
+from head_attention_shapes import assert_symbolic_shapes_of_output_scores_and_cache
 from layer_harness import HARNESS_CHECKS
 from layer_harness import LayerSpec
 from layer_harness import run_check
@@ -332,17 +333,7 @@ def test_every_kernel_matches_the_reference(kernel, num_key_value_heads):
 
 def test_symbolic_shapes_of_output_scores_and_cache():
     layer = _layer(num_query_heads=6, num_key_value_heads=2)
-    query, value = keras.Input((4, 6)), keras.Input((9, 5))
-    output, scores = layer(query, value, return_attention_scores=True)
-    assert tuple(output.shape) == (None, 4, 6)
-    assert tuple(scores.shape) == (None, 6, 4, 9)
-    assert layer.compute_output_shape((2, 4, 6), (2, 9, 5)) == (2, 4, 6)
-    cache = keras.Input((2, 12, 2, 4))
-    output, scores, new_cache = layer(
-        query, value, cache=cache, cache_update_index=0, return_attention_scores=True
-    )
-    assert tuple(scores.shape) == (None, 6, 4, 12)
-    assert tuple(new_cache.shape) == (None, 2, 12, 2, 4)
+    assert_symbolic_shapes_of_output_scores_and_cache(layer, heads=6, cache_heads=2, features=6)
 
 
 def test_dropout_is_active_only_in_training():

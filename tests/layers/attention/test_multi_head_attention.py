@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 from bad_head_arguments import BAD_HEAD_ARGUMENTS
+from head_attention_shapes import assert_symbolic_shapes_of_output_scores_and_cache
 from layer_harness import LayerSpec
 from layer_harness import harness_test
 from numpy_reference import softmax_with_mask
@@ -282,17 +283,7 @@ def test_implementations_agree_and_all_return_scores(implementation):
 
 def test_symbolic_shapes_of_output_scores_and_cache():
     layer = MultiHeadAttention(num_heads=3, key_dim=4, output_shape=7)
-    query, value = keras.Input((4, 6)), keras.Input((9, 5))
-    output, scores = layer(query, value, return_attention_scores=True)
-    assert tuple(output.shape) == (None, 4, 7)
-    assert tuple(scores.shape) == (None, 3, 4, 9)  # S from the keys, not T
-    assert layer.compute_output_shape((2, 4, 6), (2, 9, 5)) == (2, 4, 7)
-    cache = keras.Input((2, 12, 3, 4))
-    output, scores, new_cache = layer(
-        query, value, cache=cache, cache_update_index=0, return_attention_scores=True
-    )
-    assert tuple(scores.shape) == (None, 3, 4, 12)
-    assert tuple(new_cache.shape) == (None, 2, 12, 3, 4)
+    assert_symbolic_shapes_of_output_scores_and_cache(layer, heads=3, cache_heads=3, features=7)
 
 
 def test_dropout_is_active_only_in_training():

@@ -1,0 +1,286 @@
+"""The steps of a call that `MultiHeadAttention` and `GroupQueryAttention` share.
+
+Both layers project queries, keys and values into heads, keep a key/value
+cache of fixed size, collect every mask of a call into one boolean mask, and
+hand back `output[, scores][, cache]`. `HeadAttentionSteps` holds those steps
+once; each layer supplies how a mask reaches the layout of its scores
+(`_to_scores_layout`) and of its positions (`_padding_mask_layout`).
+"""
+
+from typing import NamedTuple
+
+from keras import ops
+
+from keras_attention.layers.attention.attention_results import attention_output_spec
+from keras_attention.layers.attention.attention_results import attention_results
+from keras_attention.layers.attention.call_arguments import call_arguments
+from keras_attention.layers.attention.head_attention_checks import without_keras_mask
+from keras_attention.ops.attention import dot_product_attention
+from keras_attention.ops.attention import kernel_for_call
+from keras_attention.ops.masks import boolean_mask
+from keras_attention.ops.masks import causal_mask
+from keras_attention.ops.masks import sliding_window_mask
+from keras_attention.ops.rotary import apply_rotary
+
+
+class CacheState(NamedTuple):
+    """How a call uses its cache: `offset` of the first query, `decoding`, `in_use`."""
+
+    offset: object
+    decoding: bool
+    in_use: bool
+
+
+class CallMasks(NamedTuple):
+    """The mask arguments of a call, as the caller gave them (None where not given)."""
+
+    attention_mask: object
+    query_mask: object
+    value_mask: object
+    key_mask: object
+    use_causal_mask: bool
+
+
+def cache_state(cache, cache_update_index):
+    """The `CacheState` of a call; decoding writes the new keys at `cache_update_index`."""
+    decoding = cache is not None and cache_update_index is not None
+    return CacheState(cache_update_index if decoding else 0, decoding, cache is not None)
+
+
+class HeadAttentionSteps:
+    """Cache, mask and result steps of a layer with `_key_dense` / `_value_dense` heads.
+
+    A mixin for `keras.layers.Layer` subclasses that set `implementation`,
+    `flash_attention`, `sliding_window`, `rotary_max_wavelength` and build
+    `_query_dense`, `_key_dense`, `_value_dense`, `_output_dense`; they
+    define `_check_cache(cache, query)`, `_scores_shape(query_shape,
+    value_shape, cache)`, `_to_scores_layout(tensor, name,
+    projected_query, projected_key)` and `_padding_mask_layout(mask, name,
+    reference)`.
+    """
+
+    # The projections, under the names keras' attention layers use.
+    @property
+    def query_dense(self):
+        """The query projection, an `EinsumDense` (features -> query heads x head size)."""
+        return self._query_dense
+
+    @property
+    def key_dense(self):
+        """The key projection, an `EinsumDense` (features -> key heads x head size)."""
+        return self._key_dense
+
+    @property
+    def value_dense(self):
+        """The value projection, an `EinsumDense` (features -> value heads x head size)."""
+        return self._value_dense
+
+    @property
+    def output_dense(self):
+        """The output projection, an `EinsumDense` (query heads x head size -> features)."""
+        return self._output_dense
+
+    def call(
+        self,
+        query,
+        value,
+        key=None,
+        query_mask=None,
+        value_mask=None,
+        key_mask=None,
+        attention_mask=None,
+        return_attention_scores=False,
+        training=None,
+        use_causal_mask=False,
+        cache=None,
+        cache_update_index=None,
+        attention_bias=None,
+    ):
+        """Attend from `query` to `key` / `value`; the arguments are in the class docstring.
+
+        Checks the cache arguments, drops the Keras masks of the inputs (the
+        padding masks arrive as `query_mask` / `value_mask` / `key_mask`),
+        and hands the rest to the layer's `_call_heads`.
+        """
+        if cache is None and cache_update_index is not None:
+            raise ValueError(
+                "`cache_update_index` needs a `cache`. "
+                f"Received: cache=None, cache_update_index={cache_update_index}"
+            )
+        key = value if key is None else key
+        query, value, key = (without_keras_mask(x) for x in (query, value, key))
+        masks = CallMasks(attention_mask, query_mask, value_mask, key_mask, bool(use_causal_mask))
+        state = cache_state(cache, cache_update_index)
+        return self._call_heads(
+            query,
+            value,
+            key,
+            masks,
+            state,
+            cache,
+            attention_bias,
+            training,
+            return_attention_scores,
+        )
+
+    def _call_heads(self, query, value, key, masks, state, cache, bias, training, return_scores):
+        """Project, mask and attend: `call` once its arguments are checked.
+
+        Args:
+            query, value, key: the inputs, without Keras masks.
+            masks: the call's `CallMasks`.
+            state: the call's `CacheState`.
+            cache: the `cache` argument.
+            bias: the `attention_bias` argument.
+            training: whether dropout is active.
+            return_scores: whether to return the attention scores.
+        """
+        raise NotImplementedError("A layer with HeadAttentionSteps defines `_call_heads`.")
+
+    def _keys_and_values(self, query, key, value, cache, state, dtype):
+        """`(cache, keys, values)`: the projected heads, or those of the (updated) cache.
+
+        Without a cache the keys are returned unrotated, in the layout of
+        `key`: (B, *S, N, D). With one they are the cache's, (B, S, N, D),
+        rotated when written.
+        """
+        if cache is None:
+            return None, self._key_dense(key), self._value_dense(value)
+        self._check_cache(cache, query)
+        cache = ops.cast(cache, dtype)
+        if state.decoding:
+            cache = self._write_to_cache(cache, key, value, state.offset)
+        return cache, cache[:, 0], cache[:, 1]  # (B, S, N, D) each
+
+    def _write_to_cache(self, cache, key, value, index):
+        """Project the new keys and values and write them at `index` of the cache."""
+        new_key = self._rotate(self._key_dense(key), index)  # (B, t, N, D)
+        new_value = self._value_dense(value)  # (B, t, N, D)
+        new_entries = ops.stack([new_key, new_value], axis=1)  # (B, 2, t, N, D)
+        return ops.slice_update(cache, [0, 0, index, 0, 0], new_entries)
+
+    def _rotate(self, heads, start_index):
+        """Rotary embedding of (B, T, N, D) heads from position `start_index`, if set."""
+        if self.rotary_max_wavelength is None:
+            return heads
+        return apply_rotary(
+            heads, start_index=start_index, max_wavelength=self.rotary_max_wavelength
+        )
+
+    def _call_masks(self, masks, inputs, heads, state, causal_in_mask):
+        """Every mask of a call, each broadcastable to the scores (B', h, Tq, Tk).
+
+        Args:
+            masks: the call's `CallMasks`; the padding masks of keys are
+                ignored with a cache.
+            inputs: `(query, value)`, the inputs the padding masks describe.
+            heads: `(projected_query, projected_key, folded_query,
+                folded_key)`: the heads in the layout of the inputs, and as
+                attention sees them (B', T, N, D).
+            state: the call's `CacheState`.
+            causal_in_mask: put the causal mask into the list (for a
+                `_compute_attention` override) instead of leaving it to the kernel.
+
+        Returns:
+            A list of boolean masks, True = may attend.
+        """
+        projected_query, projected_key, folded_query, folded_key = heads
+        query_length, key_length = ops.shape(folded_query)[1], ops.shape(folded_key)[1]
+        use_causal_mask = masks.use_causal_mask
+        result = []
+        if masks.attention_mask is not None:
+            mask = boolean_mask(masks.attention_mask, "attention_mask")
+            result.append(
+                self._to_scores_layout(mask, "attention_mask", projected_query, projected_key)
+            )
+        if masks.query_mask is not None:
+            positions = self._padding_mask_layout(masks.query_mask, "query_mask", inputs[0])
+            result.append(positions[:, None, :, None])  # (B', 1, Tq, 1)
+        for name, mask in (("value_mask", masks.value_mask), ("key_mask", masks.key_mask)):
+            if mask is not None and not state.in_use:
+                positions = self._padding_mask_layout(mask, name, inputs[1])
+                result.append(positions[:, None, None, :])  # (B', 1, 1, Tk)
+        if state.decoding:
+            result.append(
+                self._filled_slots_mask(query_length, key_length, state.offset, use_causal_mask)
+            )
+        if self.sliding_window is not None:
+            window = sliding_window_mask(
+                query_length, key_length, self.sliding_window, state.offset, causal=False
+            )
+            result.append(window[None, None])  # (1, 1, Tq, Tk)
+        if causal_in_mask and use_causal_mask and not state.decoding:
+            # keras hands an override the causal mask inside `attention_mask`.
+            result.append(causal_mask(query_length, key_length)[None, None])  # (1, 1, Tq, Tk)
+        return result
+
+    def _filled_slots_mask(self, query_length, key_length, offset, use_causal_mask):
+        """(1, 1, Tq | 1, S): which cache slots hold a key each new query may see."""
+        if use_causal_mask:
+            return causal_mask(query_length, key_length, offset=offset)[None, None]
+        # Without a causal mask every query sees the slots filled so far.
+        filled = ops.cast(offset, "int32") + ops.cast(query_length, "int32")
+        return ops.less(ops.arange(key_length, dtype="int32"), filled)[None, None, None, :]
+
+    def _implementation_for(self, return_scores, use_dropout):
+        """The attention kernel of this call: `flash_attention` read, then what it allows."""
+        implementation = self.implementation
+        if implementation == "auto" and self.flash_attention:
+            implementation = "fused"
+        return kernel_for_call(implementation, return_scores, use_dropout)
+
+    def _attend(self, query, key, value, mask, causal, scale, bias, training, return_scores):
+        """`dot_product_attention` with the layer's dropout, seed and kernel.
+
+        Returns `(output, scores)`, scores None when not asked for.
+        """
+        use_dropout = self.dropout > 0 and bool(training)
+        attention = dot_product_attention(
+            query,
+            key,
+            value,
+            mask=mask,
+            is_causal=bool(causal),
+            scale=scale,
+            bias=bias,
+            dropout_rate=self.dropout,
+            training=use_dropout,
+            return_weights=bool(return_scores),
+            implementation=self._implementation_for(return_scores, use_dropout),
+            seed=self._seed_generator,
+        )
+        return attention if return_scores else (attention, None)
+
+    def _finish(self, heads_output, gate, scores, cache, return_attention_scores):
+        """Gate, output projection, and the results in the documented order."""
+        if gate is not None:
+            heads_output = heads_output * gate
+        output = self._output_dense(heads_output)  # (B, *Q, E)
+        return attention_results(output, scores, cache, return_attention_scores)
+
+    def compute_output_spec(self, *args, **kwargs):
+        """The output (and scores, cache) specs of `call(*args, **kwargs)`."""
+        arguments = call_arguments(self.call, args, kwargs)
+        query, value, key = arguments["query"], arguments["value"], arguments["key"]
+        cache = arguments["cache"]
+        key_shape = None if key is None else key.shape
+        output_shape = self.compute_output_shape(query.shape, value.shape, key_shape)
+        scores_shape = None
+        if arguments["return_attention_scores"]:
+            scores_shape = self._scores_shape(query.shape, value.shape, cache)
+        cache_shape = None if cache is None else cache.shape
+        return attention_output_spec(self.compute_dtype, output_shape, scores_shape, cache_shape)
+
+    def _check_built_for_cache(self, value):
+        """`compute_cache` projects with the built projections: refuse an unbuilt layer."""
+        if not self.built:
+            raise ValueError(
+                "`compute_cache` needs a built layer: call it or `build` it first. "
+                f"Received: value.shape={tuple(value.shape)} for an unbuilt layer"
+            )
+
+    def _project_cache(self, value, key):
+        """(B, 2, S, N, D): the rotated projected keys, then the projected values."""
+        projected_key = self._rotate(self._key_dense(without_keras_mask(key)), 0)  # (B, S, N, D)
+        projected_value = self._value_dense(without_keras_mask(value))  # (B, S, N, D)
+        return ops.stack([projected_key, projected_value], axis=1)  # (B, 2, S, N, D)
