@@ -87,6 +87,7 @@ class DecayOnPlateau(keras.callbacks.Callback):
         monitor="val_loss",
         stream=None,
     ):
+        """Checks the arguments (see the class docstring); no decay is scheduled yet."""
         super().__init__()
         check_finite_number("peak_learning_rate", peak_learning_rate, positive=True)
         check_finite_number("min_absolute_delta", min_absolute_delta)
@@ -145,6 +146,13 @@ class DecayOnPlateau(keras.callbacks.Callback):
         self.model.optimizer.learning_rate = self.learning_rate_at(self._step())
 
     def on_epoch_end(self, epoch, logs=None):
+        """Stops after a finished decay, or starts one on a plateau or near the last epoch.
+
+        The monitored value improves when it falls by more than `min_delta` of
+        the best (and `min_absolute_delta`); `patience` epochs without that,
+        past warm-up and `earliest_decay_step`, start the decay, as does
+        reaching the epochs the decay needs at the end of training.
+        """
         logs = logs or {}
         step = self._step()
         if self.decay_start is not None:

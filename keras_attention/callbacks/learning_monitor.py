@@ -57,6 +57,7 @@ class LearningMonitor(keras.callbacks.Callback):
         hints=None,
         stream=None,
     ):
+        """Checks the arguments (see the class docstring) and starts with nothing seen."""
         super().__init__()
         check_finite_number("baseline", baseline, positive=True)
         check_positive_int("patience", patience)
@@ -86,6 +87,7 @@ class LearningMonitor(keras.callbacks.Callback):
         self._warned_divergence = False
 
     def on_epoch_end(self, epoch, logs=None):
+        """Warns once on divergence, and once after `patience` epochs near the baseline."""
         logs = logs or {}
         name = self.monitor if self.monitor in logs else "loss"
         if name not in logs:

@@ -4,10 +4,15 @@ Example:
 
 >>> import os, tempfile
 >>> from keras_attention.data.json_files import read_json
->>> path = os.path.join(tempfile.mkdtemp(), "captions_val2014.json")
->>> _ = open(path, "wb").write(b'\\xef\\xbb\\xbf{"images": []}')
->>> read_json(path)
+>>> folder = tempfile.mkdtemp()
+>>> _ = open(os.path.join(folder, "val.json"), "wb").write(b'\\xef\\xbb\\xbf{"images": []}')
+>>> read_json(os.path.join(folder, "val.json"))
 {'images': []}
+>>> _ = open(os.path.join(folder, "cut.json"), "w").write('{"images": [\\n  1,\\n]}')
+>>> read_json(os.path.join(folder, "cut.json"))
+Traceback (most recent call last):
+...
+ValueError: .../cut.json must be JSON; reading stopped at line 3, column 1: Expecting value.
 """
 
 import json

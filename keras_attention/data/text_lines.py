@@ -46,10 +46,11 @@ def decode_lines(path):
 
     Example:
 
-    >>> import os, tempfile
+    >>> import gzip, os, tempfile
     >>> from keras_attention.data.text_lines import decode_lines
-    >>> path = os.path.join(tempfile.mkdtemp(), "train.en")
-    >>> _ = open(path, "wb").write(b"caf\\xc3\\xa9\\nbad \\xff byte\\n\\nlast")
+    >>> path = os.path.join(tempfile.mkdtemp(), "train.en.gz")
+    >>> with gzip.open(path, "wb") as file:
+    ...     _ = file.write(b"caf\\xc3\\xa9\\nbad \\xff byte\\n\\nlast")
     >>> decode_lines(path)
     ['café', None, '', 'last']
     """

@@ -241,6 +241,248 @@ def _sum_to_shape(tensor, shape):
     return ops.sum(tensor, axis=axes, keepdims=True) if axes else tensor
 
 
+class _TiledAttention:
+    """The padded, heads-first operands of one call and the tile steps over them.
+
+    The forward pass walks, for each query block, over its key blocks keeping
+    a running maximum, sum and weighted sum; the backward pass walks, for each
+    key block, over the query blocks that see it, recomputing each tile's
+    probabilities from the saved log-sum-exp. Only one tile of scores exists
+    at a time in either pass.
+    """
+
+    def __init__(self, tiling, mask, scale, query, key, value, bias):
+        self.tiling = tiling
+        self.mask = mask
+        # The bias, padded with zeros to whole blocks, as float32 (or None).
+        self.biases = tiling.pad(ops.cast(bias, "float32"), 0.0) if bias is not None else None
+        # (B, T, H, D) -> (B, H, T, D), padded to whole blocks.
+        scaled_query = _heads_first(scale_queries(query, scale))
+        self.scaled_query = _pad_axis(scaled_query, 2, tiling.query_padding)
+        self.keys = _pad_axis(_heads_first(key), 2, tiling.key_padding)
+        self.values = _pad_axis(_heads_first(value), 2, tiling.key_padding)
+
+    def query_rows(self, tensor, i):
+        """Query block `i` of a (B, H, Tq_padded, ...) tensor (all of it when untiled)."""
+        if not self.tiling.tiled_queries:
+            return tensor
+        return _rows(tensor, i * self.tiling.query_block, self.tiling.query_block, 2)
+
+    def key_rows(self, tensor, j):
+        """Key block `j` of a (B, H, Tk_padded, ...) tensor."""
+        return _rows(tensor, j * self.tiling.key_block, self.tiling.key_block, 2)
+
+    def tile_scores(self, query_block, i, j, masked):
+        """Float32 (B, H, q, k) scores of tile (i, j) and its visibility (None if unmasked)."""
+        key_block = self.key_rows(self.keys, j)
+        scores = ops.einsum("bhqd,bhkd->bhqk", query_block, key_block)  # (B, H, q, k)
+        scores = ops.cast(scores, "float32")
+        if self.biases is not None:
+            scores = scores + self.tiling.tile(self.biases, i, j)
+        visible = self.tiling.visible(i, j, self.mask) if masked else None
+        if visible is not None:
+            scores = ops.where(visible, scores, MASKED_LOGIT)
+        return scores, visible
+
+    # Forward pass.
+
+    def forward(self):
+        """Output (B, H, Tq_padded, Dv) and log-sum-exp (B, H, Tq_padded), float32."""
+        if not self.tiling.tiled_queries:
+            return self._attend_query_block(0)
+        tiling = self.tiling
+        shape = ops.shape(self.scaled_query)
+        padded_length = tiling.num_query_blocks * tiling.query_block
+
+        def forward_over_query_blocks(i, carry):
+            output, log_sum_exp = carry
+            block_output, block_log_sum_exp = self._attend_query_block(i)
+            start = i * tiling.query_block
+            output = _write_rows(output, start, block_output, 2)
+            log_sum_exp = _write_rows(log_sum_exp, start, block_log_sum_exp, 2)
+            return output, log_sum_exp
+
+        return ops.fori_loop(
+            0,
+            tiling.num_query_blocks,
+            forward_over_query_blocks,
+            (
+                ops.zeros(
+                    (shape[0], shape[1], padded_length, ops.shape(self.values)[-1]), "float32"
+                ),
+                ops.zeros((shape[0], shape[1], padded_length), "float32"),
+            ),
+        )
+
+    def _attend_query_block(self, i):
+        """Output (B, H, q, Dv) and log-sum-exp (B, H, q) of query block `i`.
+
+        Unmasked key blocks run first, then the ones a mask cuts; rows that see
+        no key get output 0 and log-sum-exp 0.
+        """
+        query_block = self.query_rows(self.scaled_query, i)  # (B, H, q, D)
+        shape = ops.shape(query_block)
+        carry = (
+            ops.zeros((shape[0], shape[1], shape[2], ops.shape(self.values)[-1]), "float32"),
+            ops.full((shape[0], shape[1], shape[2]), MASKED_LOGIT, "float32"),
+            ops.zeros((shape[0], shape[1], shape[2]), "float32"),
+        )
+        start, full_stop, stop = self.tiling.key_range(i)
+        carry = _loop(start, full_stop, self._online_softmax_step(query_block, i, False), carry)
+        accumulator, row_max, row_sum = _loop(
+            full_stop, stop, self._online_softmax_step(query_block, i, True), carry
+        )
+        has_keys = row_sum > 0.0
+        safe_sum = ops.where(has_keys, row_sum, 1.0)
+        output = accumulator / safe_sum[..., None]  # (B, H, q, Dv)
+        log_sum_exp = ops.where(has_keys, row_max + ops.log(safe_sum), 0.0)  # (B, H, q)
+        return output, log_sum_exp
+
+    def _online_softmax_step(self, query_block, i, masked):
+        """Loop body over key blocks `j`: fold tile (i, j) into (accumulator, max, sum)."""
+
+        def body(j, carry):
+            accumulator, row_max, row_sum = carry
+            scores, visible = self.tile_scores(query_block, i, j, masked)
+            new_max = ops.maximum(row_max, ops.max(scores, axis=-1))  # (B, H, q)
+            correction = ops.exp(row_max - new_max)
+            probabilities = ops.exp(scores - new_max[..., None])
+            if visible is not None:
+                probabilities = ops.where(visible, probabilities, 0.0)
+            row_sum = row_sum * correction + ops.sum(probabilities, axis=-1)
+            block_output = ops.einsum(
+                "bhqk,bhkd->bhqd",
+                ops.cast(probabilities, self.values.dtype),
+                self.key_rows(self.values, j),
+            )  # (B, H, q, Dv)
+            accumulator = accumulator * correction[..., None] + ops.cast(block_output, "float32")
+            return accumulator, new_max, row_sum
+
+        return body
+
+    # Backward pass.
+
+    def backward(self, upstream, output, log_sum_exp):
+        """Padded float32 gradients (d_query, d_keys, d_values, *d_bias), heads first.
+
+        Args:
+            upstream: (B, Tq, H, Dv) gradient of the result.
+            output: (B, H, Tq_padded, Dv) float32 output of `forward`.
+            log_sum_exp: (B, H, Tq_padded) of `forward`.
+
+        `d_query` is the gradient of the scaled query; `d_bias` is there only
+        with a bias, in its padded shape.
+        """
+        tiling = self.tiling
+        # (B, Tq, H, Dv) -> (B, H, Tq_padded, Dv)
+        d_output = _heads_first(ops.cast(upstream, "float32"))
+        d_output = _pad_axis(d_output, 2, tiling.query_padding)
+        delta = ops.sum(d_output * output, axis=-1)  # D_i = sum_d dO_id * O_id, (B, H, Tq)
+        saved = {
+            "d_output": d_output,
+            "delta": delta,
+            "log_sum_exp": log_sum_exp,
+            "query32": ops.cast(self.scaled_query, "float32"),
+            "keys32": ops.cast(self.keys, "float32"),
+            "values32": ops.cast(self.values, "float32"),
+        }
+
+        def backward_over_key_blocks(j, carry):
+            d_query, d_keys, d_values, *d_bias = carry
+            d_query, d_key, d_value, *d_bias = self._key_block_gradients(saved, j, d_query, d_bias)
+            start = j * tiling.key_block
+            d_keys = _write_rows(d_keys, start, d_key, 2)
+            d_values = _write_rows(d_values, start, d_value, 2)
+            return (d_query, d_keys, d_values, *d_bias)
+
+        d_bias = [] if self.biases is None else [ops.zeros_like(self.biases)]
+        return ops.fori_loop(
+            0,
+            tiling.num_key_blocks,
+            backward_over_key_blocks,
+            (
+                ops.zeros_like(saved["query32"]),
+                ops.zeros_like(saved["keys32"]),
+                ops.zeros_like(saved["values32"]),
+                *d_bias,
+            ),
+        )
+
+    def _key_block_gradients(self, saved, j, d_query, d_bias):
+        """Gradients of key block `j` over the query blocks that see it.
+
+        Returns (d_query, d_key (B, H, k, D), d_value (B, H, k, Dv), *d_bias),
+        with `d_query` and `d_bias` accumulated into the ones given.
+        """
+        key_block = self.key_rows(saved["keys32"], j)  # (B, H, k, D)
+        value_block = self.key_rows(saved["values32"], j)  # (B, H, k, Dv)
+        carry = (d_query, ops.zeros_like(key_block), ops.zeros_like(value_block), *d_bias)
+        start, full_start, stop = self.tiling.query_range(j)
+        step = self._tile_gradient_step
+        carry = _loop(start, full_start, step(saved, j, key_block, value_block, True), carry)
+        return _loop(full_start, stop, step(saved, j, key_block, value_block, False), carry)
+
+    def _tile_gradient_step(self, saved, j, key_block, value_block, masked):
+        """Loop body over query blocks `i`: add tile (i, j)'s share to every gradient."""
+        tiling = self.tiling
+        query_rows = self.query_rows
+
+        def body(i, carry):
+            d_query, d_key, d_value, *d_bias = carry
+            scores, visible = self.tile_scores(query_rows(self.scaled_query, i), i, j, masked)
+            probabilities = ops.exp(scores - query_rows(saved["log_sum_exp"], i)[..., None])
+            if visible is not None:
+                probabilities = ops.where(visible, probabilities, 0.0)  # (B, H, q, k)
+            d_output_block = query_rows(saved["d_output"], i)  # (B, H, q, Dv)
+            d_value = d_value + ops.einsum("bhqk,bhqd->bhkd", probabilities, d_output_block)
+            d_probabilities = ops.einsum(
+                "bhqd,bhkd->bhqk", d_output_block, value_block
+            )  # (B, H, q, k)
+            d_scores = probabilities * (d_probabilities - query_rows(saved["delta"], i)[..., None])
+            d_key = d_key + ops.einsum("bhqk,bhqd->bhkd", d_scores, query_rows(saved["query32"], i))
+            d_query_block = ops.einsum("bhqk,bhkd->bhqd", d_scores, key_block)
+            if d_bias:
+                # The bias adds to the scores: its gradient is theirs.
+                d_tile = _sum_to_shape(d_scores, self.biases.shape)
+                d_bias = [tiling.add_to_tile(d_bias[0], i, j, d_tile)]
+            if tiling.tiled_queries:
+                start = i * tiling.query_block
+                d_query = _write_rows(d_query, start, query_rows(d_query, i) + d_query_block, 2)
+            else:
+                d_query = d_query + d_query_block
+            return (d_query, d_key, d_value, *d_bias)
+
+        return body
+
+
+def _input_gradients(tiling, scale, padded_gradients, inputs):
+    """Unpad the gradients of `backward`, put sequence axes back, cast to the input dtypes.
+
+    Args:
+        tiling: the `_Tiling` of the call.
+        scale: the query scale (the gradient of the scaled query is scaled too).
+        padded_gradients: (d_query, d_keys, d_values, *d_bias) of `backward`.
+        inputs: (query, key, value, *bias) as `attend` received them.
+    """
+    d_query, d_keys, d_values, *d_bias = padded_gradients
+    query, key, value, *bias_input = inputs
+    # (B, H, T_padded, D) -> (B, T, H, D)
+    d_query = _heads_first(_unpad(d_query, tiling.query_padding, tiling.query_length))
+    d_query = scale_queries(d_query, scale)
+    d_key = _heads_first(_unpad(d_keys, tiling.key_padding, tiling.key_length))
+    d_value = _heads_first(_unpad(d_values, tiling.key_padding, tiling.key_length))
+    gradients = (
+        ops.cast(d_query, query.dtype),
+        ops.cast(d_key, key.dtype),
+        ops.cast(d_value, value.dtype),
+    )
+    if not bias_input:
+        return gradients
+    # (mB, mH, mQ_padded, mK_padded) -> the bias' own shape
+    d_bias = ops.slice(d_bias[0], (0, 0, 0, 0), ops.shape(bias_input[0]))
+    return (*gradients, ops.cast(d_bias, bias_input[0].dtype))
+
+
 def chunked_attention(
     query, key, value, mask, is_causal, scale, block_size=512, bias=None, sliding_window=None
 ):
@@ -288,190 +530,19 @@ def chunked_attention(
 
     @ops.custom_gradient
     def attend(query, key, value, *bias_input):
-        # The bias, padded with zeros to whole blocks, as float32 (or None).
-        biases = tiling.pad(ops.cast(bias_input[0], "float32"), 0.0) if bias_input else None
-        # (B, T, H, D) -> (B, H, T, D), padded to whole blocks.
-        scaled_query = _heads_first(scale_queries(query, scale))
-        scaled_query = _pad_axis(scaled_query, 2, tiling.query_padding)
-        keys = _pad_axis(_heads_first(key), 2, tiling.key_padding)
-        values = _pad_axis(_heads_first(value), 2, tiling.key_padding)
-
-        def query_rows(tensor, i):
-            if not tiling.tiled_queries:
-                return tensor
-            return _rows(tensor, i * tiling.query_block, tiling.query_block, 2)
-
-        def key_rows(tensor, j):
-            return _rows(tensor, j * tiling.key_block, tiling.key_block, 2)
-
-        def tile_scores(query_block, i, j, masked):
-            key_block = key_rows(keys, j)
-            scores = ops.einsum("bhqd,bhkd->bhqk", query_block, key_block)  # (B, H, q, k)
-            scores = ops.cast(scores, "float32")
-            if biases is not None:
-                scores = scores + tiling.tile(biases, i, j)
-            visible = tiling.visible(i, j, mask) if masked else None
-            if visible is not None:
-                scores = ops.where(visible, scores, MASKED_LOGIT)
-            return scores, visible
-
-        def attend_query_block(i):
-            query_block = query_rows(scaled_query, i)  # (B, H, q, D)
-
-            def step(masked):
-                def body(j, carry):
-                    accumulator, row_max, row_sum = carry
-                    scores, visible = tile_scores(query_block, i, j, masked)
-                    new_max = ops.maximum(row_max, ops.max(scores, axis=-1))  # (B, H, q)
-                    correction = ops.exp(row_max - new_max)
-                    probabilities = ops.exp(scores - new_max[..., None])
-                    if visible is not None:
-                        probabilities = ops.where(visible, probabilities, 0.0)
-                    row_sum = row_sum * correction + ops.sum(probabilities, axis=-1)
-                    block_output = ops.einsum(
-                        "bhqk,bhkd->bhqd",
-                        ops.cast(probabilities, values.dtype),
-                        key_rows(values, j),
-                    )  # (B, H, q, Dv)
-                    accumulator = accumulator * correction[..., None] + ops.cast(
-                        block_output, "float32"
-                    )
-                    return accumulator, new_max, row_sum
-
-                return body
-
-            shape = ops.shape(query_block)
-            carry = (
-                ops.zeros((shape[0], shape[1], shape[2], ops.shape(values)[-1]), "float32"),
-                ops.full((shape[0], shape[1], shape[2]), MASKED_LOGIT, "float32"),
-                ops.zeros((shape[0], shape[1], shape[2]), "float32"),
-            )
-            start, full_stop, stop = tiling.key_range(i)
-            carry = _loop(start, full_stop, step(False), carry)
-            accumulator, row_max, row_sum = _loop(full_stop, stop, step(True), carry)
-            has_keys = row_sum > 0.0
-            safe_sum = ops.where(has_keys, row_sum, 1.0)
-            output = accumulator / safe_sum[..., None]  # (B, H, q, Dv)
-            log_sum_exp = ops.where(has_keys, row_max + ops.log(safe_sum), 0.0)  # (B, H, q)
-            return output, log_sum_exp
-
-        if tiling.tiled_queries:
-            shape = ops.shape(scaled_query)
-            padded_length = tiling.num_query_blocks * tiling.query_block
-
-            def forward_over_query_blocks(i, carry):
-                output, log_sum_exp = carry
-                block_output, block_log_sum_exp = attend_query_block(i)
-                start = i * tiling.query_block
-                output = _write_rows(output, start, block_output, 2)
-                log_sum_exp = _write_rows(log_sum_exp, start, block_log_sum_exp, 2)
-                return output, log_sum_exp
-
-            output, log_sum_exp = ops.fori_loop(
-                0,
-                tiling.num_query_blocks,
-                forward_over_query_blocks,
-                (
-                    ops.zeros(
-                        (shape[0], shape[1], padded_length, ops.shape(values)[-1]), "float32"
-                    ),
-                    ops.zeros((shape[0], shape[1], padded_length), "float32"),
-                ),
-            )
-        else:
-            output, log_sum_exp = attend_query_block(0)
+        """The tiled forward pass and its hand-written gradient."""
+        kernel = _TiledAttention(
+            tiling, mask, scale, query, key, value, bias_input[0] if bias_input else None
+        )
+        output, log_sum_exp = kernel.forward()
 
         def grad(*args, upstream=None):
             if upstream is None:
                 upstream = args[0]
-            # (B, Tq, H, Dv) -> (B, H, Tq_padded, Dv)
-            d_output = _heads_first(ops.cast(upstream, "float32"))
-            d_output = _pad_axis(d_output, 2, tiling.query_padding)
-            delta = ops.sum(d_output * output, axis=-1)  # D_i = sum_d dO_id * O_id, (B, H, Tq)
-            query32 = ops.cast(scaled_query, "float32")
-            keys32 = ops.cast(keys, "float32")
-            values32 = ops.cast(values, "float32")
-
-            def key_block_gradients(j, d_query, d_bias):
-                key_block = key_rows(keys32, j)  # (B, H, k, D)
-                value_block = key_rows(values32, j)  # (B, H, k, Dv)
-
-                def step(masked):
-                    def body(i, carry):
-                        d_query, d_key, d_value, *d_bias = carry
-                        scores, visible = tile_scores(query_rows(scaled_query, i), i, j, masked)
-                        probabilities = ops.exp(scores - query_rows(log_sum_exp, i)[..., None])
-                        if visible is not None:
-                            probabilities = ops.where(visible, probabilities, 0.0)  # (B, H, q, k)
-                        d_output_block = query_rows(d_output, i)  # (B, H, q, Dv)
-                        d_value = d_value + ops.einsum(
-                            "bhqk,bhqd->bhkd", probabilities, d_output_block
-                        )
-                        d_probabilities = ops.einsum(
-                            "bhqd,bhkd->bhqk", d_output_block, value_block
-                        )  # (B, H, q, k)
-                        d_scores = probabilities * (
-                            d_probabilities - query_rows(delta, i)[..., None]
-                        )
-                        d_key = d_key + ops.einsum(
-                            "bhqk,bhqd->bhkd", d_scores, query_rows(query32, i)
-                        )
-                        d_query_block = ops.einsum("bhqk,bhkd->bhqd", d_scores, key_block)
-                        if d_bias:
-                            # The bias adds to the scores: its gradient is theirs.
-                            d_tile = _sum_to_shape(d_scores, biases.shape)
-                            d_bias = [tiling.add_to_tile(d_bias[0], i, j, d_tile)]
-                        if tiling.tiled_queries:
-                            start = i * tiling.query_block
-                            d_query = _write_rows(
-                                d_query, start, query_rows(d_query, i) + d_query_block, 2
-                            )
-                        else:
-                            d_query = d_query + d_query_block
-                        return (d_query, d_key, d_value, *d_bias)
-
-                    return body
-
-                carry = (d_query, ops.zeros_like(key_block), ops.zeros_like(value_block), *d_bias)
-                start, full_start, stop = tiling.query_range(j)
-                carry = _loop(start, full_start, step(True), carry)
-                return _loop(full_start, stop, step(False), carry)
-
-            def backward_over_key_blocks(j, carry):
-                d_query, d_keys, d_values, *d_bias = carry
-                d_query, d_key, d_value, *d_bias = key_block_gradients(j, d_query, d_bias)
-                start = j * tiling.key_block
-                d_keys = _write_rows(d_keys, start, d_key, 2)
-                d_values = _write_rows(d_values, start, d_value, 2)
-                return (d_query, d_keys, d_values, *d_bias)
-
-            d_bias = [] if biases is None else [ops.zeros_like(biases)]
-            d_query, d_keys, d_values, *d_bias = ops.fori_loop(
-                0,
-                tiling.num_key_blocks,
-                backward_over_key_blocks,
-                (
-                    ops.zeros_like(query32),
-                    ops.zeros_like(keys32),
-                    ops.zeros_like(values32),
-                    *d_bias,
-                ),
+            padded_gradients = kernel.backward(upstream, output, log_sum_exp)
+            return _input_gradients(
+                tiling, scale, padded_gradients, (query, key, value, *bias_input)
             )
-            # (B, H, T_padded, D) -> (B, T, H, D)
-            d_query = _heads_first(_unpad(d_query, tiling.query_padding, tiling.query_length))
-            d_query = scale_queries(d_query, scale)
-            d_key = _heads_first(_unpad(d_keys, tiling.key_padding, tiling.key_length))
-            d_value = _heads_first(_unpad(d_values, tiling.key_padding, tiling.key_length))
-            gradients = (
-                ops.cast(d_query, query.dtype),
-                ops.cast(d_key, key.dtype),
-                ops.cast(d_value, value.dtype),
-            )
-            if not bias_input:
-                return gradients
-            # (mB, mH, mQ_padded, mK_padded) -> the bias' own shape
-            d_bias = ops.slice(d_bias[0], (0, 0, 0, 0), ops.shape(bias_input[0]))
-            return (*gradients, ops.cast(d_bias, bias_input[0].dtype))
 
         # (B, H, Tq_padded, Dv) -> (B, Tq, H, Dv)
         result = _heads_first(_unpad(output, tiling.query_padding, tiling.query_length))

@@ -76,11 +76,10 @@ def make_caption_function(model, encoder, max_length, beam_width=1, *, decode_ba
     - `caption_tokens`: `(B, max_length)` string, the produced tokens the
       attention maps stand for (the end token included, "" after it).
 
-    Images are resized to the model's `image_shape`, `(height, width)`
-    (bilinear with antialiasing), then decoded by greedy search (`beam_width=1`) or beam
-    search in one XLA-compiled program per group of `decode_batch_size`
-    images (the last group padded), so one compiled program serves batches
-    of every size.
+    Images are resized to the model's `image_shape`, `(height, width)` (bilinear with
+    antialiasing), then decoded by greedy search (`beam_width=1`) or beam search in one
+    XLA-compiled program per group of `decode_batch_size` images (the last group padded), so
+    one compiled program serves batches of every size.
 
     Each request is checked before decoding (outside the XLA-compiled part,
     where the checks would be dropped): `images` that are not a batch (one
@@ -126,6 +125,29 @@ def make_caption_function(model, encoder, max_length, beam_width=1, *, decode_ba
     (TensorShape([3]), (3, 4, 4, 4))
     """
     require_tensorflow_backend("SavedModel export (make_caption_function)")
+    encoder = _checked_arguments(model, encoder, max_length, beam_width, decode_batch_size)
+    image_shape = tuple(int(size) for size in model.image_shape)
+    group_size, length = int(decode_batch_size), int(max_length)
+    grid = tuple(int(size) for size in model.grid_size)
+    start_id, end_id = encoder.start_id, encoder.end_id
+    token_strings = _token_strings(encoder)
+
+    def caption(images):
+        # Checked here, ahead of the XLA-compiled decoding, which would drop the checks.
+        images = checked_images(images, 3)
+        # Resized here, outside XLA, which has no antialiased resize.
+        images = tf.image.resize(images, image_shape, antialias=True)
+        tokens, attention = decode_in_groups(
+            model, images, start_id, end_id, length, grid, group_size, beam_width
+        )  # (B, L), (B, L, h, w)
+        pieces = tf.where(tf.equal(tokens, 0), "", tf.gather(token_strings, tokens))  # (B, L)
+        return {"caption": encoder.decode(tokens), "attention": attention, "caption_tokens": pieces}
+
+    return tf.function(caption, input_signature=[image_input_spec()], autograph=False)
+
+
+def _checked_arguments(model, encoder, max_length, beam_width, decode_batch_size):
+    """The caption tokenizer of `encoder`, after a ValueError for any argument that cannot work."""
     missing = missing_captioner_members(model)
     if missing:
         raise ValueError(
@@ -148,24 +170,7 @@ def make_caption_function(model, encoder, max_length, beam_width=1, *, decode_ba
             f"`encoder` must have one token per model output ({model.vocabulary_size}). "
             f"Received: encoder with {encoder.vocabulary_size} tokens"
         )
-    image_shape = tuple(int(size) for size in model.image_shape)
-    group_size, length = int(decode_batch_size), int(max_length)
-    grid = tuple(int(size) for size in model.grid_size)
-    start_id, end_id = encoder.start_id, encoder.end_id
-    token_strings = _token_strings(encoder)
-
-    def caption(images):
-        # Checked here, ahead of the XLA-compiled decoding, which would drop the checks.
-        images = checked_images(images, 3)
-        # Resized here, outside XLA, which has no antialiased resize.
-        images = tf.image.resize(images, image_shape, antialias=True)
-        tokens, attention = decode_in_groups(
-            model, images, start_id, end_id, length, grid, group_size, beam_width
-        )  # (B, L), (B, L, h, w)
-        pieces = tf.where(tf.equal(tokens, 0), "", tf.gather(token_strings, tokens))  # (B, L)
-        return {"caption": encoder.decode(tokens), "attention": attention, "caption_tokens": pieces}
-
-    return tf.function(caption, input_signature=[image_input_spec()], autograph=False)
+    return encoder
 
 
 def export_captioner(model, path, encoder, max_length, beam_width=1, *, decode_batch_size=8):

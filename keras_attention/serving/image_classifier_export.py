@@ -16,6 +16,7 @@ CHANNELS_COLLECTION = "image_channels"
 
 
 def _check_classifier(model):
+    """The model's `(B, H, W, C)` input shape and class count, after checking both."""
     inputs = getattr(model, "inputs", None) if isinstance(model, keras.Model) else None
     outputs = getattr(model, "outputs", None) if isinstance(model, keras.Model) else None
     if not inputs or not outputs or len(inputs) != 1 or len(outputs) != 1:
@@ -38,7 +39,15 @@ def _check_classifier(model):
     return image_shape, num_classes
 
 
-def _check_class_names(class_names, num_classes):
+def _check_class_names(class_names, num_classes, model):
+    """The label strings: `class_names`, or the model's own, one per output."""
+    if class_names is None:
+        class_names = getattr(model, "class_names", None)
+        if class_names is None:
+            raise ValueError(
+                "`class_names` is required when the model has no `class_names` attribute. "
+                "Received: class_names=None"
+            )
     if (
         isinstance(class_names, (str, bytes))
         or not hasattr(class_names, "__len__")
@@ -104,14 +113,7 @@ def export_image_classifier(model, path, class_names=None):
     """
     require_tensorflow_backend("SavedModel export (export_image_classifier)")
     image_shape, num_classes = _check_classifier(model)
-    if class_names is None:
-        class_names = getattr(model, "class_names", None)
-        if class_names is None:
-            raise ValueError(
-                "`class_names` is required when the model has no `class_names` attribute. "
-                "Received: class_names=None"
-            )
-    class_names = _check_class_names(class_names, num_classes)
+    class_names = _check_class_names(class_names, num_classes, model)
     label_table = tf.constant(class_names, dtype=tf.string)
 
     channels = image_shape[-1]

@@ -88,14 +88,28 @@ def translate_texts(
     batch, is_scalar = _check_texts(texts)
     source_length = _length(model, "max_source_length", max_source_length)
     target_length = _length(model, "max_target_length", max_target_length)
-    key = (
-        id(source_encoder),
-        id(target_encoder),
-        source_length,
-        target_length,
-        beam_width,
-        length_penalty,
-    )
+    settings = (source_length, target_length, beam_width, length_penalty)
+    translate = _translation_function(model, source_encoder, target_encoder, settings)
+    outputs = translate(tf.constant(batch, dtype=tf.string))
+    translations = [
+        text.decode("utf-8", errors="replace") for text in outputs["translation"].numpy()
+    ]
+    if not return_attention:
+        return translations[0] if is_scalar else translations
+    alignments = _alignments(outputs)
+    if is_scalar:
+        return translations[0], alignments[0]
+    return translations, alignments
+
+
+def _translation_function(model, source_encoder, target_encoder, settings):
+    """`make_translation_function`'s graph for these tokenizers and settings, made once.
+
+    Args:
+        settings: `(max_source_length, max_target_length, beam_width, length_penalty)`.
+    """
+    source_length, target_length, beam_width, length_penalty = settings
+    key = (id(source_encoder), id(target_encoder), *settings)
     # A plain dict in the instance dict: Keras does not track it, saving ignores it.
     functions = vars(model).setdefault("_translation_functions", {})
     entry = functions.get(key)
@@ -111,12 +125,11 @@ def translate_texts(
         )
         # The encoders are kept with it, so that their ids in the key stay theirs.
         entry = functions[key] = (source_encoder, target_encoder, function)
-    outputs = entry[2](tf.constant(batch, dtype=tf.string))
-    translations = [
-        text.decode("utf-8", errors="replace") for text in outputs["translation"].numpy()
-    ]
-    if not return_attention:
-        return translations[0] if is_scalar else translations
+    return entry[2]
+
+
+def _alignments(outputs):
+    """One dict per text of the attention `(T, S)` and its pieces, padding cut off."""
     alignments = []
     attention = outputs["attention"].numpy()  # (B, T, S)
     for row, sources, produced in zip(
@@ -132,6 +145,4 @@ def translate_texts(
                 "translation_tokens": translation_tokens,
             }
         )
-    if is_scalar:
-        return translations[0], alignments[0]
-    return translations, alignments
+    return alignments

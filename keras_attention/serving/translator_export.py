@@ -33,16 +33,14 @@ PROTOCOL_ATTRIBUTES = ("vocabulary_size", "max_length")
 
 
 def _check_arguments(model, source_encoder, target_encoder, lengths, beam_width, length_penalty):
+    """A ValueError naming the first argument of an export that cannot work.
+
+    Args:
+        lengths: `{"max_source_length": ..., "max_target_length": ...,
+            "decode_batch_size": ...}`, each a positive int.
+    """
     for name, encoder in (("source_encoder", source_encoder), ("target_encoder", target_encoder)):
-        missing = [
-            attribute for attribute in _TOKENIZER_ATTRIBUTES if not hasattr(encoder, attribute)
-        ]
-        if missing:
-            raise ValueError(
-                f"`{name}` must be a tokenizer such as keras_attention's ReversibleTokenizer "
-                f"(with {', '.join(_TOKENIZER_ATTRIBUTES)}). Received: {name}={encoder!r}, "
-                f"which lacks {', '.join(missing)}"
-            )
+        _check_tokenizer(name, encoder)
     for name, value in lengths.items():
         check_positive_int(name, value)
     check_positive_int("beam_width", beam_width)
@@ -55,6 +53,22 @@ def _check_arguments(model, source_encoder, target_encoder, lengths, beam_width,
             f"`length_penalty` must be a number >= 0. Received: length_penalty={length_penalty!r}"
         )
     _check_protocol(model)
+    _check_model_fits(model, source_encoder, target_encoder, lengths)
+
+
+def _check_tokenizer(name, encoder):
+    """A ValueError when the tokenizer argument `name` lacks what export needs."""
+    missing = [attribute for attribute in _TOKENIZER_ATTRIBUTES if not hasattr(encoder, attribute)]
+    if missing:
+        raise ValueError(
+            f"`{name}` must be a tokenizer such as keras_attention's ReversibleTokenizer "
+            f"(with {', '.join(_TOKENIZER_ATTRIBUTES)}). Received: {name}={encoder!r}, "
+            f"which lacks {', '.join(missing)}"
+        )
+
+
+def _check_model_fits(model, source_encoder, target_encoder, lengths):
+    """A ValueError when the tokenizers' vocabularies or the lengths exceed the model's."""
     vocabulary_sizes = (
         # Optional: a model without `source_vocabulary_size` is not checked on that side.
         ("source", source_encoder, getattr(model, "source_vocabulary_size", None)),
@@ -126,41 +140,34 @@ def make_translation_function(
 ):
     """A `tf.function` that translates strings: the graph `export_translator` saves.
 
-    `translate(text)` takes a `(B,)` string tensor of source sentences, or
-    one scalar string, and returns a dict of
+    `translate(text)` takes a `(B,)` string tensor of source sentences, or one scalar string
+    (then every output loses its batch axis; text of another rank fails with an error naming
+    its shape), and returns a dict of
 
-    - `translation`: `(B,)` string (a scalar for a scalar `text`), the
-      decoded target sentences; a blank source (empty or only whitespace)
-      gives "" without being decoded into an invented sentence;
+    - `translation`: `(B,)` string, the decoded target sentences; a blank source (empty or
+      only whitespace) gives "" without being decoded into an invented sentence;
     - `attention`: `(B, T, S)` float32 with `T = max_target_length` and
-      `S = max_source_length`, the attention on the source pieces when each
-      target piece was chosen (rows after the end of a translation are 0);
-    - `source_tokens`: `(B, S)` string, the source pieces the columns of
-      `attention` stand for ("" for padding);
-    - `translation_tokens`: `(B, T)` string, the produced pieces the rows
-      stand for (the end token included, "" after it).
+      `S = max_source_length`, the attention on the source pieces when each target piece
+      was chosen (rows after the end of a translation are 0);
+    - `source_tokens`: `(B, S)` string, the source pieces the columns of `attention` stand
+      for ("" for padding);
+    - `translation_tokens`: `(B, T)` string, the produced pieces the rows stand for (the end
+      token included, "" after it).
 
-    Other outputs of a scalar `text` lose their batch axis too. Text of any
-    other rank fails with an error naming its shape.
-
-    The text is cut into ids (sources longer than `max_source_length` pieces
-    are cut), decoded by greedy search
-    (`beam_width=1`) or beam search in one XLA-compiled program, and the ids
-    are joined back into text. Decoding runs on fixed-size groups of
-    `decode_batch_size` sentences (the last one padded), so one compiled
-    program serves batches of every size.
+    Sources longer than `max_source_length` pieces are cut. Greedy (`beam_width=1`) or beam
+    search decodes fixed-size groups of `decode_batch_size` sentences (the last one padded)
+    in one XLA-compiled program, which so serves batches of every size.
 
     Args:
-        model: a translation model that implements the decoding protocol:
-            a `TransformerTranslator`, an `RNNAttentionTranslator` (built,
-            or re-loaded from a `.keras` file) or a user's own model.
+        model: a translation model that implements the decoding protocol: a
+            `TransformerTranslator`, an `RNNAttentionTranslator` (built, or re-loaded from a
+            `.keras` file) or a user's own model.
         source_encoder: the tokenizer the model's source ids come from: a
             `ReversibleTokenizer` (or a WordPiece `SubwordEncoder`).
-        target_encoder: the tokenizer of the target ids; its start and end
-            tokens start and stop decoding.
+        target_encoder: the tokenizer of the target ids; its start and end tokens start and
+            stop decoding.
         max_source_length: number of source pieces the model reads.
-        max_target_length: most target pieces produced, the end token
-            included.
+        max_target_length: most target pieces produced, the end token included.
         beam_width: 1 for greedy search, more for beam search.
         length_penalty: GNMT length penalty of beam search (`alpha` >= 0).
         decode_batch_size: number of sentences decoded together.
@@ -192,9 +199,18 @@ def make_translation_function(
         "decode_batch_size": decode_batch_size,
     }
     _check_arguments(model, source_encoder, target_encoder, lengths, beam_width, length_penalty)
-    source_length, target_length = int(max_source_length), int(max_target_length)
-    group_size = int(decode_batch_size)
-    start_id, end_id = target_encoder.start_id, target_encoder.end_id
+    translate_batch = _batch_translator(
+        model, source_encoder, target_encoder, lengths, beam_width, length_penalty
+    )
+    return tf.function(
+        _keeping_text_shape(translate_batch),
+        input_signature=[tf.TensorSpec(None, tf.string, name="text")],
+        autograph=False,
+    )
+
+
+def _keeping_text_shape(translate_batch):
+    """`translate_batch` for a scalar or `(B,)` text, its outputs keeping that shape in front."""
 
     def translate(text):
         check_rank = tf.debugging.Assert(
@@ -212,6 +228,18 @@ def make_translation_function(
             name: tf.reshape(value, tf.concat([tf.shape(text), tf.shape(value)[1:]], axis=0))
             for name, value in outputs.items()
         }
+
+    return translate
+
+
+def _batch_translator(model, source_encoder, target_encoder, lengths, beam_width, length_penalty):
+    """The translation of a `(B,)` string batch: encode, decode in groups, decode to text."""
+    source_length, target_length = (
+        int(lengths["max_source_length"]),
+        int(lengths["max_target_length"]),
+    )
+    group_size = int(lengths["decode_batch_size"])
+    start_id, end_id = target_encoder.start_id, target_encoder.end_id
 
     def translate_batch(text):
         blank = tf.equal(normalize_whitespace_strings(text), "")  # (B,)
@@ -237,11 +265,7 @@ def make_translation_function(
             "translation_tokens": _token_strings(target_encoder.vocabulary, tokens),
         }
 
-    return tf.function(
-        translate,
-        input_signature=[tf.TensorSpec(None, tf.string, name="text")],
-        autograph=False,
-    )
+    return translate_batch
 
 
 def export_translator(
@@ -282,19 +306,10 @@ def export_translator(
     `saved_model_cli show --all --dir path` describes the signature.
 
     Args:
-        model: a translation model that implements the decoding protocol:
-            a `TransformerTranslator`, an `RNNAttentionTranslator` (built,
-            or re-loaded from a `.keras` file) or a user's own model.
         path: folder to write the SavedModel to.
-        source_encoder: the tokenizer the model's source ids come from: a
-            `ReversibleTokenizer` (or a WordPiece `SubwordEncoder`).
-        target_encoder: the tokenizer of the target ids.
-        max_source_length: number of source pieces the model reads.
-        max_target_length: most target pieces produced, the end token
-            included.
-        beam_width: 1 for greedy search, more for beam search.
-        length_penalty: GNMT length penalty of beam search (`alpha` >= 0).
-        decode_batch_size: number of sentences decoded together.
+        model, source_encoder, target_encoder, max_source_length,
+            max_target_length, beam_width, length_penalty, decode_batch_size:
+            as for `make_translation_function`.
 
     Returns:
         `path` as a string.
@@ -332,6 +347,11 @@ def export_translator(
         length_penalty=length_penalty,
         decode_batch_size=decode_batch_size,
     )
+    return _save_translation_module(model, translate, source_encoder, target_encoder, path)
+
+
+def _save_translation_module(model, translate, source_encoder, target_encoder, path):
+    """Save `translate` with the model's variables, tokenizer tables and vocabulary assets."""
     module = tf.Module()
     # The variables must belong to the saved object for the graph to use them.
     module.model_variables = list(model.variables)

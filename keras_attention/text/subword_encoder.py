@@ -62,6 +62,8 @@ class SubwordEncoder(FixedLengthEncoder):
         start_token="[START]",
         end_token="[END]",
     ):
+        """Checks that `vocabulary` starts with `pad_token` and holds the other special
+        tokens, then builds the WordPiece tokenizer and the id-to-piece table."""
         check_vocabulary(vocabulary)
         if not vocabulary or vocabulary[0] != pad_token:
             raise ValueError(

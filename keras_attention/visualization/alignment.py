@@ -46,20 +46,7 @@ def plot_alignment(weights, source_tokens, target_tokens, title=None):
     """
     empty = _empty_side(source_tokens, target_tokens)
     if empty is not None:
-        weights = np.asarray(weights)
-        if weights.size:
-            raise ValueError(
-                f"Expected `weights` to be empty for an empty {empty}. "
-                f"Received: weights.shape={weights.shape}"
-            )
-        figure = new_figure(figsize=(4.0, 1.5))
-        axes = figure.add_subplot()
-        axes.set_axis_off()
-        empty_name = "translation" if empty == "target_tokens" else "source"
-        axes.text(0.5, 0.5, f"empty {empty_name}: nothing to align", ha="center", va="center")
-        if title is not None:
-            figure.suptitle(title)
-        return figure
+        return _empty_alignment_figure(weights, empty, title)
     source_labels = as_labels(source_tokens, "source_tokens")
     target_labels = as_labels(target_tokens, "target_tokens")
     weights = np.asarray(weights, dtype="float64")
@@ -70,7 +57,11 @@ def plot_alignment(weights, source_tokens, target_tokens, title=None):
             f"(len(target_tokens), len(source_tokens)) = {expected_shape}. "
             f"Received: weights.shape={weights.shape}"
         )
+    return _alignment_figure(weights, source_labels, target_labels, title)
 
+
+def _alignment_figure(weights, source_labels, target_labels, title):
+    """The (T, S) matrix with its token labels, the source on top, and a colour bar."""
     # About half an inch per token keeps labels readable for short and long sentences.
     width = max(4.0, 0.5 * len(source_labels) + 2.0)
     height = max(3.0, 0.5 * len(target_labels) + 1.5)
@@ -98,3 +89,21 @@ def _empty_side(source_tokens, target_tokens):
         if not isinstance(tokens, (str, bytes)) and hasattr(tokens, "__len__") and len(tokens) == 0:
             return name
     return None
+
+
+def _empty_alignment_figure(weights, empty, title):
+    """A figure saying that the `empty` side (a token argument's name) has nothing to align."""
+    weights = np.asarray(weights)
+    if weights.size:
+        raise ValueError(
+            f"Expected `weights` to be empty for an empty {empty}. "
+            f"Received: weights.shape={weights.shape}"
+        )
+    figure = new_figure(figsize=(4.0, 1.5))
+    axes = figure.add_subplot()
+    axes.set_axis_off()
+    empty_name = "translation" if empty == "target_tokens" else "source"
+    axes.text(0.5, 0.5, f"empty {empty_name}: nothing to align", ha="center", va="center")
+    if title is not None:
+        figure.suptitle(title)
+    return figure

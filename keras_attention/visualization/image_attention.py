@@ -89,6 +89,33 @@ def upsample_attention(attention, image_shape, return_range=False):
     return (heat_map, (low, high)) if return_range else heat_map
 
 
+def draw_attention_map(axes, display_image, attention_map, title):
+    """Draws `attention_map` (h, w), upsampled to the image, over it with a colour bar.
+
+    The colour bar gives the map's own smallest and largest weight (see
+    `upsample_attention`).
+
+    Args:
+        axes: a matplotlib `Axes`.
+        display_image: an (H, W, 3) or (H, W) image in [0, 1], as drawn.
+        attention_map: (h, w) weights of a coarser grid over the image.
+        title: the panel title.
+
+    Example:
+
+    >>> import numpy as np
+    >>> from keras_attention.visualization._matplotlib import new_figure
+    >>> axes = new_figure(figsize=(2.0, 2.0)).add_subplot()
+    >>> draw_attention_map(axes, np.zeros((8, 8, 3)), np.eye(2), "bird")
+    >>> axes.get_title()
+    'bird'
+    """
+    heat_map, value_range = upsample_attention(
+        attention_map, display_image.shape[:2], return_range=True
+    )
+    draw_overlay(axes, display_image, heat_map, title=title, value_range=value_range)
+
+
 def plot_caption_attention(image, attention, words, columns=4, title=None):
     """Draws where a captioner looked while it generated each word.
 
@@ -149,18 +176,10 @@ def plot_caption_attention(image, attention, words, columns=4, title=None):
             f"Received: len(words)={len(labels)}, attention.shape={attention.shape}"
         )
     figure, rows, columns = panel_figure(len(labels) + 1, columns, display_image.shape)
-    height, width = display_image.shape[:2]
     draw_image(figure.add_subplot(rows, columns, 1), display_image)
     for index, (word, word_attention) in enumerate(zip(labels, attention)):
-        heat_map, value_range = upsample_attention(
-            word_attention, (height, width), return_range=True
-        )
-        draw_overlay(
-            figure.add_subplot(rows, columns, index + 2),
-            display_image,
-            heat_map,
-            title=word,
-            value_range=value_range,
+        draw_attention_map(
+            figure.add_subplot(rows, columns, index + 2), display_image, word_attention, word
         )
     if title is not None:
         figure.suptitle(title)

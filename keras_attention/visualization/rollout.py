@@ -10,9 +10,8 @@ from keras_attention.visualization._matplotlib import new_figure
 from keras_attention.visualization._overlay import as_display_image
 from keras_attention.visualization._overlay import check_columns
 from keras_attention.visualization._overlay import draw_image
-from keras_attention.visualization._overlay import draw_overlay
 from keras_attention.visualization._overlay import panel_figure
-from keras_attention.visualization.image_attention import upsample_attention
+from keras_attention.visualization.image_attention import draw_attention_map
 
 HEAD_FUSIONS = ("mean", "max", "min")
 
@@ -250,19 +249,10 @@ def plot_rollout(image, rollout_map, title=None, map_title="attention rollout"):
             "Expected `rollout_map` to be a 2D (rows, columns) patch map. "
             f"Received: rollout_map.shape={rollout_map.shape}"
         )
-    heat_map, value_range = upsample_attention(
-        rollout_map, display_image.shape[:2], return_range=True
-    )
     height, width = display_image.shape[:2]
     figure = new_figure(figsize=(6.4, 3.0 * height / width + 0.5))
     draw_image(figure.add_subplot(1, 2, 1), display_image, title="image")
-    draw_overlay(
-        figure.add_subplot(1, 2, 2),
-        display_image,
-        heat_map,
-        title=map_title,
-        value_range=value_range,
-    )
+    draw_attention_map(figure.add_subplot(1, 2, 2), display_image, rollout_map, map_title)
     if title is not None:
         figure.suptitle(title)
     return figure
@@ -314,11 +304,9 @@ def plot_head_maps(image, layer_attention, grid_size, has_class_token=True, colu
     check_columns(columns)
     head_maps = _patch_maps(layer_attention, grid_size, has_class_token, "layer_attention")
     figure, rows, columns = panel_figure(head_maps.shape[0], columns, display_image.shape)
-    height, width = display_image.shape[:2]
     for head, head_map in enumerate(head_maps):
-        heat_map, value_range = upsample_attention(head_map, (height, width), return_range=True)
         axes = figure.add_subplot(rows, columns, head + 1)
-        draw_overlay(axes, display_image, heat_map, title=f"head {head}", value_range=value_range)
+        draw_attention_map(axes, display_image, head_map, f"head {head}")
     if title is not None:
         figure.suptitle(title)
     return figure

@@ -64,26 +64,7 @@ def write_translation_explorer(path, examples, title=None):
     ('nmt.html', 2)
     """
     examples = inputs.as_examples(examples)
-    encoded = []
-    for index in range(len(examples)):
-        source = inputs.tokens(examples, index, "source_tokens")
-        target = inputs.tokens(examples, index, "target_tokens")
-        lengths = {"source": len(source), "target": len(target)}
-        attention = {}
-        for key, _, query_side, key_side in KINDS:
-            if key != "cross_attention" and inputs.field(examples, index, key, None) is None:
-                continue
-            description = f"(layers, heads, len({query_side}_tokens), len({key_side}_tokens))"
-            shape = (None, None, lengths[query_side], lengths[key_side])
-            attention[key] = encode_array(inputs.weights(examples, index, key, shape, description))
-        encoded.append(
-            {
-                "name": str(inputs.field(examples, index, "name", f"example {index}")),
-                "source": source,
-                "target": target,
-                "attention": attention,
-            }
-        )
+    encoded = [_encoded_example(examples, index) for index in range(len(examples))]
     kinds = [
         {"key": key, "label": label, "query": query_side, "keys": key_side}
         for key, label, query_side, key_side in KINDS
@@ -96,3 +77,23 @@ def write_translation_explorer(path, examples, title=None):
         ("common.js", "translation.js"),
         {"kinds": kinds, "examples": encoded},
     )
+
+
+def _encoded_example(examples, index):
+    """The page's record of `examples[index]`: its tokens and each kind of attention given."""
+    source = inputs.tokens(examples, index, "source_tokens")
+    target = inputs.tokens(examples, index, "target_tokens")
+    lengths = {"source": len(source), "target": len(target)}
+    attention = {}
+    for key, _, query_side, key_side in KINDS:
+        if key != "cross_attention" and inputs.field(examples, index, key, None) is None:
+            continue
+        description = f"(layers, heads, len({query_side}_tokens), len({key_side}_tokens))"
+        shape = (None, None, lengths[query_side], lengths[key_side])
+        attention[key] = encode_array(inputs.weights(examples, index, key, shape, description))
+    return {
+        "name": str(inputs.field(examples, index, "name", f"example {index}")),
+        "source": source,
+        "target": target,
+        "attention": attention,
+    }

@@ -10,6 +10,7 @@ from keras_attention.visualization.rollout import attention_rollout
 
 
 def _grid_size(examples, index):
+    """`examples[index]["grid_size"]` checked as (rows, columns) of positive ints."""
     grid_size = inputs.field(examples, index, "grid_size")
     shape = tuple(grid_size) if hasattr(grid_size, "__len__") else (grid_size,)
     if len(shape) != 2 or not all(
@@ -83,44 +84,51 @@ def write_vit_explorer(path, examples, title=None):
     True
     """
     examples = inputs.as_examples(examples)
-    encoded = []
-    for index in range(len(examples)):
-        pixels = inputs.image_pixels(examples, index)
-        rows, columns = _grid_size(examples, index)
-        class_token = bool(inputs.field(examples, index, "has_class_token", True))
-        tokens = rows * columns + int(class_token)
-        description = "(layers, heads, N, N) with N = grid_size[0] * grid_size[1]" + (
-            " + 1 (class token)" if class_token else ""
-        )
-        attention = inputs.weights(
-            examples, index, "attention", (None, None, tokens, tokens), description
-        )
-        label = inputs.field(examples, index, "label")
-        label = label.decode("utf-8", errors="replace") if isinstance(label, bytes) else str(label)
-        probability = inputs.field(examples, index, "probability", None)
-        if probability is not None:
-            try:
-                probability = float(probability)
-            except (TypeError, ValueError):
-                probability = None
-            if probability is None or not 0.0 <= probability <= 1.0:
-                raise ValueError(
-                    f"Expected `examples[{index}]['probability']` to be a number in [0, 1]. "
-                    f"Received: probability={examples[index]['probability']!r}"
-                )
-        encoded.append(
-            {
-                "name": str(inputs.field(examples, index, "name", f"example {index}")),
-                "label": label,
-                "probability": probability,
-                "image": png_data_uri(pixels),
-                "size": list(pixels.shape[:2]),
-                "grid": [rows, columns],
-                "classToken": class_token,
-                "attention": encode_array(attention),
-                "rollout": encode_array(attention_rollout(attention)),  # (N, N)
-            }
-        )
+    encoded = [_encoded_example(examples, index) for index in range(len(examples))]
     title = "Vision Transformer attention" if title is None else str(title)
     scripts = ("common.js", "overlay.js", "vit.js")
     return write_page(path, title, "vit.html", scripts, {"examples": encoded})
+
+
+def _encoded_example(examples, index):
+    """The page's record of `examples[index]`, checked: image, label, weights and rollout."""
+    pixels = inputs.image_pixels(examples, index)
+    rows, columns = _grid_size(examples, index)
+    class_token = bool(inputs.field(examples, index, "has_class_token", True))
+    tokens = rows * columns + int(class_token)
+    description = "(layers, heads, N, N) with N = grid_size[0] * grid_size[1]" + (
+        " + 1 (class token)" if class_token else ""
+    )
+    attention = inputs.weights(
+        examples, index, "attention", (None, None, tokens, tokens), description
+    )
+    label = inputs.field(examples, index, "label")
+    label = label.decode("utf-8", errors="replace") if isinstance(label, bytes) else str(label)
+    return {
+        "name": str(inputs.field(examples, index, "name", f"example {index}")),
+        "label": label,
+        "probability": _probability(examples, index),
+        "image": png_data_uri(pixels),
+        "size": list(pixels.shape[:2]),
+        "grid": [rows, columns],
+        "classToken": class_token,
+        "attention": encode_array(attention),
+        "rollout": encode_array(attention_rollout(attention)),  # (N, N)
+    }
+
+
+def _probability(examples, index):
+    """The optional probability of `examples[index]` as a float in [0, 1], or None."""
+    probability = inputs.field(examples, index, "probability", None)
+    if probability is None:
+        return None
+    try:
+        probability = float(probability)
+    except (TypeError, ValueError):
+        probability = None
+    if probability is None or not 0.0 <= probability <= 1.0:
+        raise ValueError(
+            f"Expected `examples[{index}]['probability']` to be a number in [0, 1]. "
+            f"Received: probability={examples[index]['probability']!r}"
+        )
+    return probability
