@@ -53,6 +53,8 @@ EARLIEST_DECAY_STEP = 2000
 # Smaller improvements of the validation loss (nats a token) do not hold the peak
 # learning rate: near 0 they are noise, and the captions no longer change.
 MIN_LOSS_IMPROVEMENT = 0.005
+# The reason of epochs the user gave: the schedule may stop sooner.
+_GIVEN_EPOCHS = "given (the most; fewer when the validation loss stops improving)"
 
 
 def derived_image_size(median_size, backbone, source="median training image", patch_size=None):
@@ -207,18 +209,10 @@ def captioning_training_recipe(
     >>> recipe.patience  # the whole epochs that cover 250 steps
     7
     """
-    count = num_examples
-    if isinstance(count, bool) or not isinstance(count, numbers.Integral) or count < 1:
-        # Also catches a dataset's cardinality of -2 (unknown), which would make 1 step.
-        raise ValueError(
-            "`num_examples` must be a positive int (the training pairs). "
-            f"Received: num_examples={num_examples!r}"
-        )
-    check_positive_int("train_steps", train_steps)
-    check_finite_number("learning_rate", learning_rate, positive=True)
-    training_recipe.check_user_choices(batch_size=batch_size, epochs=epochs)
-    check_positive_int("earliest_decay_step", earliest_decay_step)
-    count = int(count)
+    _check_recipe_arguments(
+        num_examples, train_steps, learning_rate, batch_size, epochs, earliest_decay_step
+    )
+    count = int(num_examples)
     reasons = {}
     batch_size = training_recipe.choose(
         reasons, "batch_size", batch_size, lambda: _derived_batch_size(count), "given"
@@ -230,16 +224,14 @@ def captioning_training_recipe(
         "epochs",
         epochs,
         lambda: _derived_epochs(train_steps, steps_per_epoch),
-        "given (the most; fewer when the validation loss stops improving)",
+        _GIVEN_EPOCHS,
     )
     total_steps = epochs * steps_per_epoch
     warmup_steps = max(1, min(WARMUP_STEPS, int(round(WARMUP_FRACTION * total_steps))))
     patience = max(2, math.ceil(PATIENCE_STEPS / steps_per_epoch))
     earliest_decay_step = min(earliest_decay_step, total_steps)
-    reasons["learning_rate"] = (
-        f"linear warm-up 0 -> {learning_rate:g} over {warmup_steps} steps, held for at least "
-        f"{earliest_decay_step} steps and while the validation loss improves by 1% (and "
-        f"{MIN_LOSS_IMPROVEMENT}) within {patience} epochs, then cosine decay to 0 and stop"
+    reasons["learning_rate"] = _schedule_reason(
+        learning_rate, warmup_steps, earliest_decay_step, patience
     )
     return CaptioningTrainingRecipe(
         batch_size=batch_size,
@@ -251,6 +243,15 @@ def captioning_training_recipe(
         earliest_decay_step=earliest_decay_step,
         learning_rate=learning_rate,
         reasons=reasons,
+    )
+
+
+def _schedule_reason(learning_rate, warmup_steps, earliest_decay_step, patience):
+    """The line saying how the learning rate rises, holds and decays."""
+    return (
+        f"linear warm-up 0 -> {learning_rate:g} over {warmup_steps} steps, held for at least "
+        f"{earliest_decay_step} steps and while the validation loss improves by 1% (and "
+        f"{MIN_LOSS_IMPROVEMENT}) within {patience} epochs, then cosine decay to 0 and stop"
     )
 
 
@@ -273,3 +274,20 @@ def _derived_epochs(train_steps, steps_per_epoch):
         "fewer when the validation loss stops improving sooner"
     )
     return max(1, int(round(train_steps / steps_per_epoch))), reason
+
+
+def _check_recipe_arguments(
+    num_examples, train_steps, learning_rate, batch_size, epochs, earliest_decay_step
+):
+    """Refuses arguments of `captioning_training_recipe` it cannot derive a recipe from."""
+    count = num_examples
+    if isinstance(count, bool) or not isinstance(count, numbers.Integral) or count < 1:
+        # Also catches a dataset's cardinality of -2 (unknown), which would make 1 step.
+        raise ValueError(
+            "`num_examples` must be a positive int (the training pairs). "
+            f"Received: num_examples={num_examples!r}"
+        )
+    check_positive_int("train_steps", train_steps)
+    check_finite_number("learning_rate", learning_rate, positive=True)
+    training_recipe.check_user_choices(batch_size=batch_size, epochs=epochs)
+    check_positive_int("earliest_decay_step", earliest_decay_step)
