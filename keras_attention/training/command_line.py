@@ -56,70 +56,127 @@ def add_common_arguments(
         help=f"data source (default: {dataset})"
         + (f": {dataset_formats}" if dataset_formats else ""),
     )
-    parser.add_argument(
-        "--data-dir",
-        metavar="DIR",
-        help="tensorflow-datasets data directory, where tfds sets are downloaded to and "
-        "prepared (default: tfds' own, ~/tensorflow_datasets); one holding a prepared copy "
-        "trains without a network",
-    )
-    parser.add_argument(
-        "--strict",
-        action="store_true",
-        help="stop with an error naming a corrupt or unreadable file or line of the data, "
-        "instead of skipping it with a warning naming it",
-    )
-    parser.add_argument("--epochs", type=positive_int, default=epochs, help="training epochs")
-    parser.add_argument(
-        "--batch-size", type=positive_int, default=batch_size, help="global batch size"
-    )
-    parser.add_argument(
-        "--output-dir",
-        default=output_dir,
-        help="folder for checkpoints, TensorBoard logs, the backup and figures: new, empty, "
-        "or one of this same run, which is resumed; locked while the run lasts (a second "
-        "run on it stops at once); a folder of other files is refused",
-    )
-    parser.add_argument(
-        "--overwrite",
-        action="store_true",
-        help="empty an --output-dir that holds a run with other arguments (without it such "
-        "a folder is refused; one holding this same run is resumed; a folder that is not a "
-        "run, without run_arguments.json, is refused even so)",
-    )
-    parser.add_argument(
-        "--export",
-        metavar="DIR",
-        help="write a TensorFlow SavedModel to DIR: absent, empty, or an earlier export of "
-        "keras_attention, which it replaces in one step once the new one is complete; not "
-        "--output-dir nor a folder holding it (OUTPUT_DIR/served is fine); checked before "
-        "training",
-    )
-    parser.add_argument(
-        "--strategy",
-        choices=STRATEGIES,
-        default="default",
-        help="'mirrored' trains on every local GPU (or the CPU) with tf.distribute; "
-        "'multiworker' on every machine the TF_CONFIG environment variable names (run the "
-        "same command on each; only the chief writes results); 'tpu' on the Cloud TPU "
-        "TPUClusterResolver finds (TPU_NAME)",
-    )
-    parser.add_argument(
-        "--mixed-precision",
-        action="store_true",
-        help="float32 weights, 16-bit compute (float16 on GPU, bfloat16 on CPU)",
-    )
-    parser.add_argument(
-        "--html",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help="write attention_explorer.html beside the figures: one page that opens from "
-        "disk, to step through the test examples' attention by layer, head and word",
-    )
+    for flag, options in _common_flags(epochs=epochs, batch_size=batch_size, output_dir=output_dir):
+        parser.add_argument(flag, **options)
     return parser
 
 
-def training_parser(description, *, output_dir, dataset_formats):
+def _common_flags(*, epochs, batch_size, output_dir):
+    """`(flag, add_argument options)` of the common flags after `--dataset`, in `--help` order."""
+    return (
+        (
+            "--data-dir",
+            dict(
+                metavar="DIR",
+                help="tensorflow-datasets data directory, where tfds sets are downloaded to and "
+                "prepared (default: tfds' own, ~/tensorflow_datasets); one holding a prepared "
+                "copy trains without a network",
+            ),
+        ),
+        (
+            "--strict",
+            dict(
+                action="store_true",
+                help="stop with an error naming a corrupt or unreadable file or line of the "
+                "data, instead of skipping it with a warning naming it",
+            ),
+        ),
+        ("--epochs", dict(type=positive_int, default=epochs, help="training epochs")),
+        ("--batch-size", dict(type=positive_int, default=batch_size, help="global batch size")),
+        (
+            "--output-dir",
+            dict(
+                default=output_dir,
+                help="folder for checkpoints, TensorBoard logs, the backup and figures: new, "
+                "empty, or one of this same run, which is resumed; locked while the run lasts "
+                "(a second run on it stops at once); a folder of other files is refused",
+            ),
+        ),
+        (
+            "--overwrite",
+            dict(
+                action="store_true",
+                help="empty an --output-dir that holds a run with other arguments (without it "
+                "such a folder is refused; one holding this same run is resumed; a folder that "
+                "is not a run, without run_arguments.json, is refused even so)",
+            ),
+        ),
+        (
+            "--export",
+            dict(
+                metavar="DIR",
+                help="write a TensorFlow SavedModel to DIR: absent, empty, or an earlier export "
+                "of keras_attention, which it replaces in one step once the new one is "
+                "complete; not --output-dir nor a folder holding it (OUTPUT_DIR/served is "
+                "fine); checked before training",
+            ),
+        ),
+        (
+            "--strategy",
+            dict(
+                choices=STRATEGIES,
+                default="default",
+                help="'mirrored' trains on every local GPU (or the CPU) with tf.distribute; "
+                "'multiworker' on every machine the TF_CONFIG environment variable names (run "
+                "the same command on each; only the chief writes results); 'tpu' on the Cloud "
+                "TPU TPUClusterResolver finds (TPU_NAME)",
+            ),
+        ),
+        (
+            "--mixed-precision",
+            dict(
+                action="store_true",
+                help="float32 weights, 16-bit compute (float16 on GPU, bfloat16 on CPU)",
+            ),
+        ),
+        (
+            "--html",
+            dict(
+                action=argparse.BooleanOptionalAction,
+                default=True,
+                help="write attention_explorer.html beside the figures: one page that opens "
+                "from disk, to step through the test examples' attention by layer, head and "
+                "word",
+            ),
+        ),
+    )
+
+
+def decoder_flags(*, learning_rate_help):
+    """The flag group of a text decoder: `--dropout`, `--learning-rate` and `--beam-width`.
+
+    The translation and captioning scripts share them; `--learning-rate`
+    defaults to None, for the script to fill in per model.
+
+    Args:
+        learning_rate_help: the `--help` text of `--learning-rate`.
+
+    Returns:
+        a function of a parser's `add_argument` that adds the flags, for
+        `training_parser`'s `flag_groups`.
+
+    Example:
+
+    >>> from keras_attention.training.command_line import decoder_flags, training_parser
+    >>> group = decoder_flags(learning_rate_help="peak learning rate")
+    >>> parser = training_parser(
+    ...     "Train.", output_dir="out", dataset_formats="", flag_groups=[group])
+    >>> args = parser.parse_args(["--beam-width", "4"])
+    >>> args.dropout, args.learning_rate, args.beam_width
+    (0.1, None, 4)
+    """
+
+    def add_decoder_flags(add):
+        add("--dropout", type=rate, default=0.1)
+        add("--learning-rate", type=positive_float, help=learning_rate_help)
+        add(
+            "--beam-width", type=positive_int, default=1, help="1: greedy search; more: beam search"
+        )
+
+    return add_decoder_flags
+
+
+def training_parser(description, *, output_dir, dataset_formats, flag_groups=()):
     """A parser with the common flags, whose epochs and batch size default to None.
 
     The scripts' recipes derive the epochs and the batch size from the data
@@ -129,6 +186,8 @@ def training_parser(description, *, output_dir, dataset_formats):
         description: the text `--help` starts with.
         output_dir: default folder for checkpoints, logs and figures.
         dataset_formats: text of the data sources `--dataset` accepts.
+        flag_groups: functions of the parser's `add_argument` that add the
+            script's own flags, called in order after the common ones.
 
     Returns:
         an `argparse.ArgumentParser`, for the script's own flags to be added.
@@ -144,13 +203,12 @@ def training_parser(description, *, output_dir, dataset_formats):
     parser = argparse.ArgumentParser(
         description=description, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    return add_common_arguments(
-        parser,
-        epochs=None,
-        batch_size=None,
-        output_dir=output_dir,
-        dataset_formats=dataset_formats,
+    add_common_arguments(
+        parser, epochs=None, batch_size=None, output_dir=output_dir, dataset_formats=dataset_formats
     )
+    for add_flags in flag_groups:
+        add_flags(parser.add_argument)
+    return parser
 
 
 def with_model_defaults(args, defaults_by_model):
@@ -169,6 +227,19 @@ def with_model_defaults(args, defaults_by_model):
         if getattr(args, name, None) is None:
             setattr(args, name, value)
     return args
+
+
+def flag_values(args, *names):
+    """The dict name -> value of the parsed flags `names`, e.g. a function's keyword arguments.
+
+    Example:
+
+    >>> import argparse
+    >>> from keras_attention.training.command_line import flag_values
+    >>> flag_values(argparse.Namespace(seed=3, strict=True, model="rnn"), "seed", "strict")
+    {'seed': 3, 'strict': True}
+    """
+    return {name: getattr(args, name) for name in names}
 
 
 def positive_int(text):

@@ -7,15 +7,20 @@ import pytest
 
 _PROBE = """
 import sys
-from keras_attention.training import {module}
-{module}.{builder}().parse_args([])
+import importlib
+module = importlib.import_module({module!r})
+module.{builder}().parse_args([])
 print("TENSORFLOW", "tensorflow" in sys.modules, "KERAS", "keras" in sys.modules)
 """
 
 
 @pytest.mark.parametrize(
     "module, builder",
-    [("translation_arguments", "build_translation_parser"), ("vit_arguments", "build_vit_parser")],
+    [
+        ("keras_attention.tasks.translation.flags", "build_translation_parser"),
+        ("keras_attention.tasks.captioning.flags", "build_captioning_parser"),
+        ("keras_attention.tasks.image_classification.flags", "build_vit_parser"),
+    ],
 )
 def test_parser_modules_import_no_tensorflow(module, builder):
     result = subprocess.run(

@@ -110,6 +110,7 @@ def _place_objects(rng, num_objects, image_size):
 
 
 def _generate(rng, num_scenes, image_size, max_objects):
+    """`num_scenes` random scenes: their images, captions and per-object masks."""
     images = np.zeros((num_scenes, image_size, image_size, 3), dtype=np.uint8)
     captions = []
     object_masks = []

@@ -49,29 +49,20 @@ from keras_attention.training import command_line as cli
 #   (on 64x96 object-relation scenes, Show, Attend and Tell left its plateau after
 #   1000 of 1740 fixed steps). `earliest_decay_step`: no stall starts the decay
 #   sooner; the ViT captioner, slower to leave its plateau, gets twice the steps.
+# Every captioner: at most 5000 optimizer steps, a peak learning rate of 2e-3.
+_SCHEDULE_DEFAULTS = dict(train_steps=5000, learning_rate=2e-3)
+# Both Transformer captioners: 64 wide, two decoder blocks.
+_TRANSFORMER_DEFAULTS = dict(_SCHEDULE_DEFAULTS, hidden_dim=64, num_layers=2)
 CAPTIONER_DEFAULTS = {
     "show_attend_tell": dict(
-        train_steps=5000,
-        earliest_decay_step=2000,
-        hidden_dim=128,
-        learning_rate=2e-3,
-        attention_penalty=0.0,
+        _SCHEDULE_DEFAULTS, earliest_decay_step=2000, hidden_dim=128, attention_penalty=0.0
     ),
     "transformer": dict(
-        train_steps=5000,
-        earliest_decay_step=2000,
-        hidden_dim=64,
-        learning_rate=2e-3,
-        num_layers=2,
-        num_heads=1,
-        encoder_layers=0,
+        _TRANSFORMER_DEFAULTS, earliest_decay_step=2000, num_heads=1, encoder_layers=0
     ),
     "vit": dict(
-        train_steps=5000,
+        _TRANSFORMER_DEFAULTS,
         earliest_decay_step=4000,
-        hidden_dim=64,
-        learning_rate=2e-3,
-        num_layers=2,
         num_heads=2,
         encoder_layers=1,
         patch_size=4,
@@ -155,10 +146,22 @@ def build_captioning_parser(description=None):
     >>> args.model, args.output_dir, args.vocabulary_size, args.builtin_sizes
     ('transformer', 'runs/captioning', 1000, (4000, 500, 500))
     """
-    parser = cli.training_parser(
-        description, output_dir="runs/captioning", dataset_formats=DATASET_FORMATS
+    return cli.training_parser(
+        description,
+        output_dir="runs/captioning",
+        dataset_formats=DATASET_FORMATS,
+        flag_groups=(
+            _add_input_flags,
+            _add_architecture_flags,
+            cli.decoder_flags(learning_rate_help="peak learning rate (default: 2e-3)"),
+            _add_data_flags,
+            _add_report_flags,
+        ),
     )
-    add = parser.add_argument
+
+
+def _add_input_flags(add):
+    """`--model` and the flags of what it reads: the image, its CNN, the captions' tokens."""
     add("--model", choices=sorted(CAPTIONER_DEFAULTS), default="show_attend_tell")
     add(
         "--image-size",
@@ -181,57 +184,64 @@ def build_captioning_parser(description=None):
         help="tokens read and written per caption: its pieces plus the start (or end) token "
         "(default: fits the longest training caption)",
     )
-    add(
-        "--hidden-dim",
-        type=cli.positive_int,
-        help=f"LSTM units or Transformer width (default: {_model_defaults('hidden_dim')})",
-    )
-    add(
-        "--num-layers",
-        type=cli.positive_int,
-        help=f"Transformer decoder blocks (default: {_model_defaults('num_layers')})",
-    )
-    add(
+
+
+# Flags whose default depends on `--model`: (flag, `add_argument` options, help), the
+# help followed by each model's default.
+_PER_MODEL_FLAGS = (
+    ("--hidden-dim", dict(type=cli.positive_int), "LSTM units or Transformer width"),
+    ("--num-layers", dict(type=cli.positive_int), "Transformer decoder blocks"),
+    (
         "--encoder-layers",
-        type=cli.non_negative_int,
-        help="Transformer blocks over the image cells or patches "
-        f"(default: {_model_defaults('encoder_layers')})",
-    )
-    add(
-        "--num-heads",
-        type=cli.positive_int,
-        help=f"Transformer attention heads (default: {_model_defaults('num_heads')})",
-    )
-    add(
+        dict(type=cli.non_negative_int),
+        "Transformer blocks over the image cells or patches",
+    ),
+    ("--num-heads", dict(type=cli.positive_int), "Transformer attention heads"),
+    (
         "--patch-size",
-        type=cli.positive_int,
-        help="side of the vit model's square image patches in pixels; the derived image size "
-        f"is a multiple of it (default: {_model_defaults('patch_size')})",
-    )
-    add(
+        dict(type=cli.positive_int),
+        "side of the vit model's square image patches in pixels; the derived image size "
+        "is a multiple of it",
+    ),
+    (
         "--patch-stem",
-        choices=("linear", "convolutional"),
-        help="how the vit model turns a patch into a token: one linear projection, as ViT "
-        "does, or strided convolutions that also see the pixels around it "
-        f"(default: {_model_defaults('patch_stem')})",
+        dict(choices=("linear", "convolutional")),
+        "how the vit model turns a patch into a token: one linear projection, as ViT "
+        "does, or strided convolutions that also see the pixels around it",
+    ),
+)
+
+
+def _add_per_model_flag(add, flag, options, help_text):
+    """Adds `flag`, its help naming the default of each model (the flag parses to None)."""
+    add(
+        flag,
+        help=f"{help_text} (default: {_model_defaults(flag[2:].replace('-', '_'))})",
+        **options,
     )
+
+
+def _add_architecture_flags(add):
+    """The flags of the captioner's size, patches and training steps (default: per model)."""
+    for flag, options, help_text in _PER_MODEL_FLAGS:
+        _add_per_model_flag(add, flag, options, help_text)
     add(
         "--attention-penalty",
         type=cli.non_negative_float,
         help="lambda of Show, Attend and Tell's doubly stochastic attention penalty "
         "(default: 0; the paper uses 1)",
     )
-    add(
+    _add_per_model_flag(
+        add,
         "--train-steps",
-        type=cli.positive_int,
-        help="the most optimizer steps, when --epochs is not given; training stops sooner "
-        f"once the validation loss stops improving (default: {_model_defaults('train_steps')})",
+        dict(type=cli.positive_int),
+        "the most optimizer steps, when --epochs is not given; training stops sooner "
+        "once the validation loss stops improving",
     )
-    add("--dropout", type=cli.rate, default=0.1)
-    add("--learning-rate", type=cli.positive_float, help="peak learning rate (default: 2e-3)")
-    add(
-        "--beam-width", type=cli.positive_int, default=1, help="1: greedy search; more: beam search"
-    )
+
+
+def _add_data_flags(add):
+    """The flags of the built-in scenes and of reading a user's caption files."""
     add(
         "--builtin-sizes",
         type=cli.non_negative_int,
@@ -252,10 +262,13 @@ def build_captioning_parser(description=None):
         help="read image paths of a caption file that are absolute or leave the data set's "
         "folder through '..' (refused by default)",
     )
+
+
+def _add_report_flags(add):
+    """The flags of what is scored and drawn after training, and the seed."""
     add("--eval-images", type=cli.positive_int, help="held-out captions to score (default: all)")
     add("--samples", type=cli.non_negative_int, default=4, help="captions to print and draw")
     add("--seed", type=int, default=0)
-    return parser
 
 
 def with_captioner_defaults(args):
@@ -285,19 +298,18 @@ def captioner_options(args):
     >>> options["image_size"], options["trainable_backbone"], options["hidden_dim"]
     ((32, 32), False, 128)
     """
-    return dict(
-        image_size=args.image_size,
-        backbone=args.backbone,
-        backbone_weights=args.backbone_weights,
-        trainable_backbone=not args.freeze_backbone,
-        hidden_dim=args.hidden_dim,
-        dropout=args.dropout,
-        attention_penalty=args.attention_penalty,
-        num_layers=args.num_layers,
-        num_heads=args.num_heads,
-        encoder_layers=args.encoder_layers,
-        patch_size=args.patch_size,
-        patch_stem=args.patch_stem,
+    options = cli.flag_values(args, "image_size", "backbone", "backbone_weights")
+    options["trainable_backbone"] = not args.freeze_backbone
+    return options | cli.flag_values(
+        args,
+        "hidden_dim",
+        "dropout",
+        "attention_penalty",
+        "num_layers",
+        "num_heads",
+        "encoder_layers",
+        "patch_size",
+        "patch_stem",
     )
 
 
@@ -312,12 +324,13 @@ def source_options(args):
     >>> options["seed"], options["strict"], options["image_column"], options["data_dir"]
     (3, True, 'image', None)
     """
-    return dict(
-        builtin_sizes=args.builtin_sizes,
-        seed=args.seed,
-        strict=args.strict,
-        data_dir=args.data_dir,
-        allow_outside_paths=args.allow_outside_paths,
-        image_column=args.image_column,
-        caption_column=args.caption_column,
+    return cli.flag_values(
+        args,
+        "builtin_sizes",
+        "seed",
+        "strict",
+        "data_dir",
+        "allow_outside_paths",
+        "image_column",
+        "caption_column",
     )

@@ -29,6 +29,7 @@ import numbers
 
 from keras_attention.callbacks.decay_on_plateau import DecayOnPlateau
 from keras_attention.models.captioning.image_backbones import backbone_stride
+from keras_attention.tasks import training_recipe
 from keras_attention.validation import check_finite_number
 from keras_attention.validation import check_positive_int
 
@@ -52,6 +53,8 @@ EARLIEST_DECAY_STEP = 2000
 # Smaller improvements of the validation loss (nats a token) do not hold the peak
 # learning rate: near 0 they are noise, and the captions no longer change.
 MIN_LOSS_IMPROVEMENT = 0.005
+# The reason of epochs the user gave: the schedule may stop sooner.
+_GIVEN_EPOCHS = "given (the most; fewer when the validation loss stops improving)"
 
 
 def derived_image_size(median_size, backbone, source="median training image", patch_size=None):
@@ -107,57 +110,44 @@ def derived_image_size(median_size, backbone, source="median training image", pa
     return size, reason
 
 
-@dataclasses.dataclass
-class CaptioningTrainingRecipe:
+@dataclasses.dataclass(kw_only=True)
+class CaptioningTrainingRecipe(training_recipe.TrainingRecipe):
     """The choices `captioning_training_recipe` made, and why.
 
+    A `TrainingRecipe` (batch size, epochs, steps, warm-up and the reasons)
+    with the learning-rate schedule's own choices added. Its `epochs` are
+    the most: the schedule stops sooner once the validation loss stalls;
+    its `warmup_steps` go linearly from 0 to `learning_rate`; its reasons
+    are those of "batch_size", "epochs" and "learning_rate".
+
     Args:
-        batch_size: captions per optimizer step.
-        epochs: passes over the training captions at most (the schedule
-            stops sooner once the validation loss stalls).
-        steps_per_epoch: full batches per epoch.
-        total_steps: `epochs * steps_per_epoch`.
-        warmup_steps: steps of linear warm-up from 0 to `learning_rate`.
         patience: epochs without improvement that start the decay.
         earliest_decay_step: no stall starts the decay before this step.
         learning_rate: the peak learning rate.
-        reasons: dict "batch_size", "epochs", "learning_rate" -> one line
-            saying why.
+        **recipe: the `TrainingRecipe` fields.
 
     Example:
 
     >>> from keras_attention.tasks.captioning.recipe import (
-    ...     CaptioningTrainingRecipe)
-    >>> recipe = CaptioningTrainingRecipe(8, 10, 1, 10, 1, 250, 10, 1e-3, {})
+    ...     CaptioningTrainingRecipe, captioning_training_recipe)
+    >>> recipe = CaptioningTrainingRecipe(
+    ...     batch_size=8, epochs=10, steps_per_epoch=1, total_steps=10, warmup_steps=1,
+    ...     patience=250, earliest_decay_step=10, learning_rate=1e-3, reasons={})
     >>> recipe.learning_rate_schedule().learning_rate_at(1)
     0.001
+    >>> recipe = captioning_training_recipe(100, train_steps=10, learning_rate=1e-3)
+    >>> recipe.summary_lines()[2].split(",")[0]
+    'learning rate 0.001: linear warm-up 0 -> 0.001 over 1 steps'
     """
 
-    batch_size: int
-    epochs: int
-    steps_per_epoch: int
-    total_steps: int
-    warmup_steps: int
     patience: int
     earliest_decay_step: int
     learning_rate: float
-    reasons: dict
 
-    def summary_lines(self):
-        """One line per choice: `name value: reason`.
+    SUMMARY_FIELDS = ("batch_size", "epochs", "learning_rate")
 
-        Example:
-
-        >>> from keras_attention.tasks.captioning.recipe import (
-        ...     captioning_training_recipe)
-        >>> recipe = captioning_training_recipe(100, train_steps=10, learning_rate=1e-3)
-        >>> recipe.summary_lines()[2].split(",")[0]
-        'learning rate 0.001: linear warm-up 0 -> 0.001 over 1 steps'
-        """
-        return [
-            f"{name.replace('_', ' ')} {getattr(self, name):g}: {self.reasons[name]}"
-            for name in ("batch_size", "epochs", "learning_rate")
-        ]
+    def _summary_line(self, name, value):
+        return f"{name.replace('_', ' ')} {value:g}: {self.reasons[name]}"
 
     def learning_rate_schedule(self):
         """The `DecayOnPlateau` callback that sets the learning rate before every step.
@@ -219,48 +209,29 @@ def captioning_training_recipe(
     >>> recipe.patience  # the whole epochs that cover 250 steps
     7
     """
-    count = num_examples
-    if isinstance(count, bool) or not isinstance(count, numbers.Integral) or count < 1:
-        # Also catches a dataset's cardinality of -2 (unknown), which would make 1 step.
-        raise ValueError(
-            "`num_examples` must be a positive int (the training pairs). "
-            f"Received: num_examples={num_examples!r}"
-        )
-    check_positive_int("train_steps", train_steps)
-    check_finite_number("learning_rate", learning_rate, positive=True)
-    for name, value in (("batch_size", batch_size), ("epochs", epochs)):
-        check_positive_int(name, value, allow_none=True)
-    check_positive_int("earliest_decay_step", earliest_decay_step)
-    count = int(count)
+    _check_recipe_arguments(
+        num_examples, train_steps, learning_rate, batch_size, epochs, earliest_decay_step
+    )
+    count = int(num_examples)
     reasons = {}
-    if batch_size is None:
-        batch_size = MAX_BATCH_SIZE
-        while batch_size > MIN_BATCH_SIZE and count // batch_size < MIN_STEPS_PER_EPOCH:
-            batch_size //= 2
-        reasons["batch_size"] = (
-            f"the largest power of two <= {MAX_BATCH_SIZE} giving {MIN_STEPS_PER_EPOCH} "
-            f"steps an epoch over {count} training captions (at least {MIN_BATCH_SIZE})"
-        )
-    else:
-        reasons["batch_size"] = "given"
+    batch_size = training_recipe.choose(
+        reasons, "batch_size", batch_size, lambda: _derived_batch_size(count), "given"
+    )
     # Training batches drop the remainder (one compiled step shape): whole batches only.
     steps_per_epoch = max(1, count // batch_size)
-    if epochs is None:
-        epochs = max(1, int(round(train_steps / steps_per_epoch)))
-        reasons["epochs"] = (
-            f"at most about {train_steps} optimizer steps at {steps_per_epoch} steps an epoch; "
-            "fewer when the validation loss stops improving sooner"
-        )
-    else:
-        reasons["epochs"] = "given (the most; fewer when the validation loss stops improving)"
+    epochs = training_recipe.choose(
+        reasons,
+        "epochs",
+        epochs,
+        lambda: _derived_epochs(train_steps, steps_per_epoch),
+        _GIVEN_EPOCHS,
+    )
     total_steps = epochs * steps_per_epoch
     warmup_steps = max(1, min(WARMUP_STEPS, int(round(WARMUP_FRACTION * total_steps))))
     patience = max(2, math.ceil(PATIENCE_STEPS / steps_per_epoch))
     earliest_decay_step = min(earliest_decay_step, total_steps)
-    reasons["learning_rate"] = (
-        f"linear warm-up 0 -> {learning_rate:g} over {warmup_steps} steps, held for at least "
-        f"{earliest_decay_step} steps and while the validation loss improves by 1% (and "
-        f"{MIN_LOSS_IMPROVEMENT}) within {patience} epochs, then cosine decay to 0 and stop"
+    reasons["learning_rate"] = _schedule_reason(
+        learning_rate, warmup_steps, earliest_decay_step, patience
     )
     return CaptioningTrainingRecipe(
         batch_size=batch_size,
@@ -273,3 +244,50 @@ def captioning_training_recipe(
         learning_rate=learning_rate,
         reasons=reasons,
     )
+
+
+def _schedule_reason(learning_rate, warmup_steps, earliest_decay_step, patience):
+    """The line saying how the learning rate rises, holds and decays."""
+    return (
+        f"linear warm-up 0 -> {learning_rate:g} over {warmup_steps} steps, held for at least "
+        f"{earliest_decay_step} steps and while the validation loss improves by 1% (and "
+        f"{MIN_LOSS_IMPROVEMENT}) within {patience} epochs, then cosine decay to 0 and stop"
+    )
+
+
+def _derived_batch_size(count):
+    """The largest power of two giving `MIN_STEPS_PER_EPOCH` steps, within the bounds, and why."""
+    batch_size = MAX_BATCH_SIZE
+    while batch_size > MIN_BATCH_SIZE and count // batch_size < MIN_STEPS_PER_EPOCH:
+        batch_size //= 2
+    reason = (
+        f"the largest power of two <= {MAX_BATCH_SIZE} giving {MIN_STEPS_PER_EPOCH} "
+        f"steps an epoch over {count} training captions (at least {MIN_BATCH_SIZE})"
+    )
+    return batch_size, reason
+
+
+def _derived_epochs(train_steps, steps_per_epoch):
+    """The most epochs: about `train_steps` optimizer steps, and why."""
+    reason = (
+        f"at most about {train_steps} optimizer steps at {steps_per_epoch} steps an epoch; "
+        "fewer when the validation loss stops improving sooner"
+    )
+    return max(1, int(round(train_steps / steps_per_epoch))), reason
+
+
+def _check_recipe_arguments(
+    num_examples, train_steps, learning_rate, batch_size, epochs, earliest_decay_step
+):
+    """Refuses arguments of `captioning_training_recipe` it cannot derive a recipe from."""
+    count = num_examples
+    if isinstance(count, bool) or not isinstance(count, numbers.Integral) or count < 1:
+        # Also catches a dataset's cardinality of -2 (unknown), which would make 1 step.
+        raise ValueError(
+            "`num_examples` must be a positive int (the training pairs). "
+            f"Received: num_examples={num_examples!r}"
+        )
+    check_positive_int("train_steps", train_steps)
+    check_finite_number("learning_rate", learning_rate, positive=True)
+    training_recipe.check_user_choices(batch_size=batch_size, epochs=epochs)
+    check_positive_int("earliest_decay_step", earliest_decay_step)

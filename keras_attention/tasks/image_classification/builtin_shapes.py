@@ -74,6 +74,7 @@ def _contrasting_colors(rng):
 
 
 def _draw(rng, label, image_size):
+    """One image of the shape and quadrant that `label` encodes, at a random size and place."""
     shape = CLASSIFICATION_SHAPES[label // len(CLASSIFICATION_QUADRANTS)]
     quadrant = CLASSIFICATION_QUADRANTS[label % len(CLASSIFICATION_QUADRANTS)]
     half = image_size / 2

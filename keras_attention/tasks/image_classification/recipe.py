@@ -19,6 +19,7 @@ import dataclasses
 import math
 
 from keras_attention.models.vision.vit_image_preprocessing import image_size_pair
+from keras_attention.tasks import training_recipe
 from keras_attention.validation import check_positive_int
 
 # About this many tokens per side: enough positions for attention to matter,
@@ -41,50 +42,37 @@ WARMUP_FRACTION = 0.1
 MAX_WARMUP_EPOCHS = 10
 
 
-@dataclasses.dataclass
-class ViTTrainingRecipe:
+@dataclasses.dataclass(kw_only=True)
+class ViTTrainingRecipe(training_recipe.TrainingRecipe):
     """The choices `vit_training_recipe` made, and why.
+
+    A `TrainingRecipe` (batch size, epochs, steps, warm-up and the reasons)
+    with the model's input shape added.
 
     Args:
         image_size: `(height, width)` the model works at.
         patch_size: patch side in pixels; divides both image sides.
-        batch_size: images per optimizer step.
-        epochs: passes over the training images.
-        steps_per_epoch: full batches per epoch (the last partial one is dropped).
-        total_steps: `epochs * steps_per_epoch`, the length of the schedule.
-        warmup_steps: steps of linear learning-rate warm-up before the cosine decay.
-        reasons: dict name -> one line saying why (or "set by the user").
+        **recipe: the `TrainingRecipe` fields; the last partial batch of an
+            epoch is dropped, and `warmup_steps` are steps of linear
+            learning-rate warm-up before the cosine decay.
 
     Example:
 
     >>> from keras_attention.tasks.image_classification.recipe import ViTTrainingRecipe
-    >>> recipe = ViTTrainingRecipe((32, 32), 4, 32, 10, 33, 330, 33, {})
+    >>> recipe = ViTTrainingRecipe(
+    ...     image_size=(32, 32), patch_size=4, batch_size=32, epochs=10, steps_per_epoch=33,
+    ...     total_steps=330, warmup_steps=33, reasons={})
     >>> recipe.warmup_steps
     33
+    >>> from keras_attention.tasks.image_classification.recipe import vit_training_recipe
+    >>> vit_training_recipe(num_train_images=1080, image_size=32).summary_lines()[1]
+    'patch_size 4: a 8 x 8 patch grid on 32 x 32 images (about 8 patches a side)'
     """
 
     image_size: tuple
     patch_size: int
-    batch_size: int
-    epochs: int
-    steps_per_epoch: int
-    total_steps: int
-    warmup_steps: int
-    reasons: dict
 
-    def summary_lines(self):
-        """One line per choice: `name value: reason`.
-
-        Example:
-
-        >>> from keras_attention.tasks.image_classification.recipe import vit_training_recipe
-        >>> vit_training_recipe(num_train_images=1080, image_size=32).summary_lines()[1]
-        'patch_size 4: a 8 x 8 patch grid on 32 x 32 images (about 8 patches a side)'
-        """
-        return [
-            f"{name} {getattr(self, name)}: {self.reasons[name]}"
-            for name in ("image_size", "patch_size", "batch_size", "epochs", "warmup_steps")
-        ]
+    SUMMARY_FIELDS = ("image_size", "patch_size", "batch_size", "epochs", "warmup_steps")
 
 
 def _divisors(value):
@@ -238,37 +226,14 @@ def vit_training_recipe(
     'set by the user'
     """
     check_positive_int("num_train_images", num_train_images)
-    for name, value in (("batch_size", batch_size), ("epochs", epochs)):
-        check_positive_int(name, value, allow_none=True)
+    training_recipe.check_user_choices(batch_size=batch_size, epochs=epochs)
     image_size, patch_size, reasons = vit_input_shape(image_size, native_size, patch_size)
-
-    if epochs is None:
-        epochs = int(round(TARGET_IMAGES_SEEN / num_train_images))
-        epochs = int(min(max(epochs, MIN_EPOCHS), MAX_EPOCHS))
-        reasons["epochs"] = (
-            f"about {TARGET_IMAGES_SEEN:,} images seen in all from {num_train_images} "
-            f"(between {MIN_EPOCHS} and {MAX_EPOCHS} epochs)"
-        )
-    else:
-        reasons["epochs"] = "set by the user"
-
-    if batch_size is None:
-        batch_size = _power_of_two_at_most(num_train_images / TARGET_STEPS_PER_EPOCH)
-        batch_size = int(min(max(batch_size, MIN_BATCH_SIZE), MAX_BATCH_SIZE, num_train_images))
-        # A ViT from scratch needs optimizer steps more than large batches: halve
-        # the batch until the run has MIN_TOTAL_STEPS (the images seen stay the same).
-        while (
-            batch_size > MIN_BATCH_SIZE
-            and epochs * (num_train_images // batch_size) < MIN_TOTAL_STEPS
-        ):
-            batch_size //= 2
-        reasons["batch_size"] = (
-            f"{num_train_images} training images: at least {TARGET_STEPS_PER_EPOCH} steps per "
-            f"epoch and {MIN_TOTAL_STEPS:,} steps in all where possible, between "
-            f"{MIN_BATCH_SIZE} and {MAX_BATCH_SIZE}"
-        )
-    else:
-        reasons["batch_size"] = "set by the user"
+    epochs = training_recipe.choose(
+        reasons, "epochs", epochs, lambda: _derived_epochs(num_train_images)
+    )
+    batch_size = training_recipe.choose(
+        reasons, "batch_size", batch_size, lambda: _derived_batch_size(num_train_images, epochs)
+    )
     # The last partial batch is dropped while training, but one step remains.
     steps_per_epoch = max(1, num_train_images // batch_size)
     total_steps = epochs * steps_per_epoch
@@ -287,3 +252,31 @@ def vit_training_recipe(
         warmup_steps=int(warmup_steps),
         reasons=reasons,
     )
+
+
+def _derived_epochs(num_train_images):
+    """Epochs for about `TARGET_IMAGES_SEEN` images seen, within the bounds, and why."""
+    epochs = int(round(TARGET_IMAGES_SEEN / num_train_images))
+    reason = (
+        f"about {TARGET_IMAGES_SEEN:,} images seen in all from {num_train_images} "
+        f"(between {MIN_EPOCHS} and {MAX_EPOCHS} epochs)"
+    )
+    return int(min(max(epochs, MIN_EPOCHS), MAX_EPOCHS)), reason
+
+
+def _derived_batch_size(num_train_images, epochs):
+    """A power of two giving enough steps per epoch and in all, within the bounds, and why."""
+    batch_size = _power_of_two_at_most(num_train_images / TARGET_STEPS_PER_EPOCH)
+    batch_size = int(min(max(batch_size, MIN_BATCH_SIZE), MAX_BATCH_SIZE, num_train_images))
+    # A ViT from scratch needs optimizer steps more than large batches: halve
+    # the batch until the run has MIN_TOTAL_STEPS (the images seen stay the same).
+    while (
+        batch_size > MIN_BATCH_SIZE and epochs * (num_train_images // batch_size) < MIN_TOTAL_STEPS
+    ):
+        batch_size //= 2
+    reason = (
+        f"{num_train_images} training images: at least {TARGET_STEPS_PER_EPOCH} steps per "
+        f"epoch and {MIN_TOTAL_STEPS:,} steps in all where possible, between "
+        f"{MIN_BATCH_SIZE} and {MAX_BATCH_SIZE}"
+    )
+    return batch_size, reason

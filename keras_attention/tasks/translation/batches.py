@@ -59,19 +59,7 @@ def make_translation_batches(
     >>> labels.numpy().tolist()
     [[5, 4, 4, 3, 0]]
     """
-    spec = getattr(pairs_dataset, "element_spec", None)
-    if not (
-        isinstance(spec, tuple)
-        and len(spec) == 2
-        and all(
-            isinstance(s, tf.TensorSpec) and s.dtype == tf.string and s.shape.rank == 0
-            for s in spec
-        )
-    ):
-        raise ValueError(
-            "`pairs_dataset` must be a tf.data.Dataset of (source, target) scalar strings. "
-            f"Received: pairs_dataset with element_spec={spec}"
-        )
+    _check_pairs_dataset(pairs_dataset)
     check_positive_int("batch_size", batch_size)
     check_positive_int("source_length", source_length)
     check_positive_int("target_length", target_length)
@@ -94,3 +82,20 @@ def make_translation_batches(
     batches = pairs_dataset.batch(batch_size, drop_remainder=drop_remainder)
     batches = batches.map(encode, num_parallel_calls=tf.data.AUTOTUNE)
     return batches.prefetch(tf.data.AUTOTUNE)
+
+
+def _check_pairs_dataset(pairs_dataset):
+    """Refuses anything but a `tf.data.Dataset` of `(source, target)` scalar strings."""
+    spec = getattr(pairs_dataset, "element_spec", None)
+    if not (
+        isinstance(spec, tuple)
+        and len(spec) == 2
+        and all(
+            isinstance(s, tf.TensorSpec) and s.dtype == tf.string and s.shape.rank == 0
+            for s in spec
+        )
+    ):
+        raise ValueError(
+            "`pairs_dataset` must be a tf.data.Dataset of (source, target) scalar strings. "
+            f"Received: pairs_dataset with element_spec={spec}"
+        )

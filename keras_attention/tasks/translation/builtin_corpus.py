@@ -283,6 +283,10 @@ def _copula_clause(rng, allow_question):
 
 
 def _verb_clause(rng, kind, depth, allow_question):
+    """One random clause around a verb of `kind`: `(english, spanish)` word lists.
+
+    `depth` is how deep it is nested in other clauses; `allow_question` lets it be a question.
+    """
     frame = "transitive" if kind == "pronoun_object" else kind
     verb = rng.choice(_verbs_for(kind))
     subject = _subject(rng, verb.subjects)

@@ -55,10 +55,21 @@ def build_translation_parser(description=None):
     >>> args.beam_width, args.vocabulary_size, args.output_dir, args.hidden_dim
     (4, 1000, 'runs/nmt', None)
     """
-    parser = cli.training_parser(
-        description, output_dir="runs/nmt", dataset_formats=TRANSLATION_DATASET_FORMATS
+    return cli.training_parser(
+        description,
+        output_dir="runs/nmt",
+        dataset_formats=TRANSLATION_DATASET_FORMATS,
+        flag_groups=(
+            _add_model_flags,
+            cli.decoder_flags(learning_rate_help="peak learning rate (default: per model)"),
+            _add_data_flags,
+            _add_report_flags,
+        ),
     )
-    add = parser.add_argument
+
+
+def _add_model_flags(add):
+    """`--model` and the flags of the translator's size and attention."""
     add("--model", choices=sorted(TRANSLATION_MODEL_DEFAULTS), default="transformer")
     add(
         "--vocabulary-size",
@@ -100,11 +111,10 @@ def build_translation_parser(description=None):
         default="bahdanau",
         help="where the rnn model's decoder attends (luong adds input feeding)",
     )
-    add("--dropout", type=cli.rate, default=0.1)
-    add("--learning-rate", type=cli.positive_float, help="peak learning rate (default: per model)")
-    add(
-        "--beam-width", type=cli.positive_int, default=1, help="1: greedy search; more: beam search"
-    )
+
+
+def _add_data_flags(add):
+    """The flags of the built-in corpus and of the parallel: and hf: data sets."""
     add(
         "--builtin-pairs",
         type=cli.positive_int,
@@ -117,13 +127,16 @@ def build_translation_parser(description=None):
         "--test-prefix",
         help="parallel: the test set to use where DIR holds several, e.g. 'test_2016_flickr'",
     )
+
+
+def _add_report_flags(add):
+    """The flags of what is scored, printed and drawn after training, and the seed."""
     add(
         "--eval-sentences", type=cli.positive_int, help="held-out sentences to score (default: all)"
     )
     add("--samples", type=cli.non_negative_int, default=5, help="translations to print")
     add("--plots", type=cli.non_negative_int, default=3, help="alignment plots to draw")
     add("--seed", type=int, default=0)
-    return parser
 
 
 def parse_translation_arguments(argv=None, parser=None):

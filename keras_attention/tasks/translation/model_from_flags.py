@@ -23,6 +23,7 @@ from keras_attention.models.translation.rnn_attention_translator import rnn_atte
 from keras_attention.models.translation.transformer_translator import transformer_translator
 from keras_attention.serving.translator_export import export_translator
 from keras_attention.tasks.learning_rate_schedule import warmup_cosine_decay
+from keras_attention.training import command_line as cli
 from keras_attention.validation import check_positive_int
 
 
@@ -46,12 +47,10 @@ def translator_from_arguments(args, source_vocabulary_size, target_vocabulary_si
             target_vocabulary_size=target_vocabulary_size,
             max_source_length=args.max_length,
             max_target_length=args.max_length,
-            hidden_dim=args.hidden_dim,
-            num_layers=args.num_layers,
-            num_heads=args.num_heads,
-            num_key_value_heads=args.num_key_value_heads,
             intermediate_dim=2 * args.hidden_dim,
-            dropout=args.dropout,
+            **cli.flag_values(
+                args, "hidden_dim", "num_layers", "num_heads", "num_key_value_heads", "dropout"
+            ),
         )
     if args.model != "rnn":
         raise ValueError(f"`args.model` must be 'transformer' or 'rnn'. Received: {args.model!r}")

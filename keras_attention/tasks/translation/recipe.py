@@ -21,6 +21,7 @@ Example:
 import dataclasses
 import math
 
+from keras_attention.tasks import training_recipe
 from keras_attention.validation import check_positive_int
 
 # Sentence pairs seen over a run: enough for the built-in corpus and for small
@@ -38,43 +39,30 @@ LENGTH_MULTIPLE = 8
 MAX_DERIVED_LENGTH = 256
 
 
-@dataclasses.dataclass
-class TranslationTrainingRecipe:
+@dataclasses.dataclass(kw_only=True)
+class TranslationTrainingRecipe(training_recipe.TrainingRecipe):
     """The choices `translation_training_recipe` made, and why.
+
+    A `TrainingRecipe` (batch size, epochs, steps, warm-up and the reasons)
+    with the sequence length added.
 
     Args:
         max_length: tokens per source and per target sequence, the start or
             end token included.
-        batch_size: sentence pairs per optimizer step.
-        epochs: passes over the training pairs.
-        steps_per_epoch: full batches per epoch.
-        total_steps: `epochs * steps_per_epoch`, the schedule's length.
-        warmup_steps: steps of linear warm-up before the cosine decay.
-        reasons: dict name -> one line saying why (or "set by the user").
+        **recipe: the `TrainingRecipe` fields; `warmup_steps` are steps of
+            linear warm-up before the cosine decay.
+
+    Example:
+
+    >>> from keras_attention.tasks.translation.recipe import (
+    ...     translation_training_recipe)
+    >>> translation_training_recipe(18000, 20, 22).summary_lines()[0]
+    'max_length 24: the longest training sentence has 22 tokens, plus the start/end token'
     """
 
     max_length: int
-    batch_size: int
-    epochs: int
-    steps_per_epoch: int
-    total_steps: int
-    warmup_steps: int
-    reasons: dict
 
-    def summary_lines(self):
-        """One line per choice: `name value: reason`.
-
-        Example:
-
-        >>> from keras_attention.tasks.translation.recipe import (
-        ...     translation_training_recipe)
-        >>> translation_training_recipe(18000, 20, 22).summary_lines()[0]
-        'max_length 24: the longest training sentence has 22 tokens, plus the start/end token'
-        """
-        return [
-            f"{name} {getattr(self, name)}: {self.reasons[name]}"
-            for name in ("max_length", "batch_size", "epochs", "warmup_steps")
-        ]
+    SUMMARY_FIELDS = ("max_length", "batch_size", "epochs", "warmup_steps")
 
 
 def translation_training_recipe(
@@ -112,41 +100,19 @@ def translation_training_recipe(
     check_positive_int("num_train_pairs", num_train_pairs)
     check_positive_int("longest_source", longest_source)
     check_positive_int("longest_target", longest_target)
-    for name, value in (("max_length", max_length), ("batch_size", batch_size), ("epochs", epochs)):
-        check_positive_int(name, value, allow_none=True)
+    training_recipe.check_user_choices(max_length=max_length, batch_size=batch_size, epochs=epochs)
     reasons = {}
-    if max_length is None:
-        longest = max(longest_source, longest_target)
-        max_length = min(
-            MAX_DERIVED_LENGTH, LENGTH_MULTIPLE * math.ceil((longest + 1) / LENGTH_MULTIPLE)
-        )
-        reasons["max_length"] = (
-            f"the longest training sentence has {longest} tokens, plus the start/end token"
-            + (f" (cut to {MAX_DERIVED_LENGTH})" if longest + 1 > MAX_DERIVED_LENGTH else "")
-        )
-    else:
-        reasons["max_length"] = "set by the user"
-    if batch_size is None:
-        batch_size = max(
-            MIN_BATCH_SIZE, min(MAX_BATCH_SIZE, num_train_pairs // MIN_STEPS_PER_EPOCH)
-        )
-        batch_size = 2 ** int(math.log2(batch_size))  # a power of two
-        reasons["batch_size"] = (
-            f"{num_train_pairs} training pairs: at least {MIN_STEPS_PER_EPOCH} steps per epoch, "
-            f"between {MIN_BATCH_SIZE} and {MAX_BATCH_SIZE} pairs per step"
-        )
-    else:
-        reasons["batch_size"] = "set by the user"
+    longest = max(longest_source, longest_target)
+    max_length = training_recipe.choose(
+        reasons, "max_length", max_length, lambda: _derived_length(longest)
+    )
+    batch_size = training_recipe.choose(
+        reasons, "batch_size", batch_size, lambda: _derived_batch_size(num_train_pairs)
+    )
     steps_per_epoch = max(1, num_train_pairs // batch_size)
-    if epochs is None:
-        wanted = math.ceil(TARGET_PAIRS_SEEN / num_train_pairs)
-        epochs = max(MIN_EPOCHS, min(MAX_EPOCHS, wanted))
-        reasons["epochs"] = (
-            f"about {TARGET_PAIRS_SEEN} sentence pairs seen over the run "
-            f"({MIN_EPOCHS} to {MAX_EPOCHS} epochs)"
-        )
-    else:
-        reasons["epochs"] = "set by the user"
+    epochs = training_recipe.choose(
+        reasons, "epochs", epochs, lambda: _derived_epochs(num_train_pairs)
+    )
     total_steps = epochs * steps_per_epoch
     warmup_steps = max(1, int(WARMUP_FRACTION * total_steps))
     reasons["warmup_steps"] = f"a tenth of the {total_steps} steps, then cosine decay to 0"
@@ -159,3 +125,32 @@ def translation_training_recipe(
         warmup_steps=int(warmup_steps),
         reasons=reasons,
     )
+
+
+def _derived_length(longest):
+    """The sequence length that fits the longest sentence and its start/end token, and why."""
+    length = min(MAX_DERIVED_LENGTH, LENGTH_MULTIPLE * math.ceil((longest + 1) / LENGTH_MULTIPLE))
+    reason = f"the longest training sentence has {longest} tokens, plus the start/end token" + (
+        f" (cut to {MAX_DERIVED_LENGTH})" if longest + 1 > MAX_DERIVED_LENGTH else ""
+    )
+    return length, reason
+
+
+def _derived_batch_size(num_train_pairs):
+    """A power of two giving enough steps per epoch, within the bounds, and why."""
+    batch_size = max(MIN_BATCH_SIZE, min(MAX_BATCH_SIZE, num_train_pairs // MIN_STEPS_PER_EPOCH))
+    reason = (
+        f"{num_train_pairs} training pairs: at least {MIN_STEPS_PER_EPOCH} steps per epoch, "
+        f"between {MIN_BATCH_SIZE} and {MAX_BATCH_SIZE} pairs per step"
+    )
+    return 2 ** int(math.log2(batch_size)), reason
+
+
+def _derived_epochs(num_train_pairs):
+    """Epochs for about `TARGET_PAIRS_SEEN` pairs seen, within the bounds, and why."""
+    wanted = math.ceil(TARGET_PAIRS_SEEN / num_train_pairs)
+    reason = (
+        f"about {TARGET_PAIRS_SEEN} sentence pairs seen over the run "
+        f"({MIN_EPOCHS} to {MAX_EPOCHS} epochs)"
+    )
+    return max(MIN_EPOCHS, min(MAX_EPOCHS, wanted)), reason

@@ -220,6 +220,38 @@ def _parallel(dataset, source_lang, target_lang, test_prefix, strict):
     return pairs, f"parallel files {folder} ({names}; {source_lang} -> {target_lang})"
 
 
+def _check_no_language_arguments(dataset, source_lang, target_lang, test_prefix):
+    """Refuses languages or a test prefix for a data set that is not parallel: or hf:."""
+    if source_lang or target_lang or test_prefix:
+        raise ValueError(
+            "`source_lang`, `target_lang` and `test_prefix` (--source-lang, --target-lang, "
+            "--test-prefix) apply to 'parallel:' and 'hf:' data sets only. Received: "
+            f"dataset={dataset!r}, source_lang={source_lang!r}, target_lang={target_lang!r}, "
+            f"test_prefix={test_prefix!r}"
+        )
+
+
+def _builtin_splits(num_pairs, seed, fractions):
+    """`(pair_splits, layout, rule)` of the built-in corpus (it splits itself)."""
+    validation_fraction, test_fraction = fractions
+    pair_splits = builtin_translation_splits(
+        num_pairs=num_pairs,
+        seed=seed,
+        validation_fraction=validation_fraction,
+        test_fraction=test_fraction,
+    )
+    return pair_splits, "built-in English -> Spanish corpus", ""
+
+
+def _tsv_splits(path, strict, fractions, seed):
+    """`(pair_splits, layout, rule)` of a TSV file, split at random by source sentence."""
+    path = os.path.expanduser(os.path.expandvars(path))
+    pairs = read_tsv_pairs(path, strict=strict)
+    pair_splits = split_translation_pairs(pairs, *fractions, seed)
+    rule = f"validation and test drawn at random by source sentence (seed {seed})"
+    return pair_splits, f"tsv file {path}", rule
+
+
 def load_translation_pairs(
     dataset="builtin",
     *,
@@ -278,28 +310,13 @@ def load_translation_pairs(
     if not isinstance(dataset, str):
         raise _unknown_dataset_error(dataset)
     own_splits = dataset.startswith((PARALLEL_PREFIX, HF_PREFIX))
-    if not own_splits and (source_lang or target_lang or test_prefix):
-        raise ValueError(
-            "`source_lang`, `target_lang` and `test_prefix` (--source-lang, --target-lang, "
-            "--test-prefix) apply to 'parallel:' and 'hf:' data sets only. Received: "
-            f"dataset={dataset!r}, source_lang={source_lang!r}, target_lang={target_lang!r}, "
-            f"test_prefix={test_prefix!r}"
-        )
-    rule, fractions = "", (validation_fraction, test_fraction)
+    if not own_splits:
+        _check_no_language_arguments(dataset, source_lang, target_lang, test_prefix)
+    fractions = (validation_fraction, test_fraction)
     if dataset == "builtin":
-        layout = "built-in English -> Spanish corpus"
-        pair_splits = builtin_translation_splits(
-            num_pairs=num_pairs,
-            seed=seed,
-            validation_fraction=validation_fraction,
-            test_fraction=test_fraction,
-        )
+        pair_splits, layout, rule = _builtin_splits(num_pairs, seed, fractions)
     elif dataset.startswith(TSV_PREFIX):
-        path = os.path.expanduser(os.path.expandvars(dataset[len(TSV_PREFIX) :]))
-        pairs = read_tsv_pairs(path, strict=strict)
-        pair_splits = split_translation_pairs(pairs, validation_fraction, test_fraction, seed)
-        layout = f"tsv file {path}"
-        rule = f"validation and test drawn at random by source sentence (seed {seed})"
+        pair_splits, layout, rule = _tsv_splits(dataset[len(TSV_PREFIX) :], strict, fractions, seed)
     elif own_splits:
         pair_splits, layout, rule = _own_splits(
             dataset, source_lang, target_lang, test_prefix, strict, fractions, seed

@@ -25,6 +25,7 @@ from keras_attention.tasks.translation.batches import make_translation_batches
 from keras_attention.tasks.translation.recipe_from_flags import apply_translation_recipe
 from keras_attention.tasks.translation.sources import load_translation_pairs
 from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
+from keras_attention.training import command_line as cli
 from keras_attention.training.download_errors import download_errors_as_exit
 from keras_attention.validation import check_positive_int
 
@@ -56,12 +57,9 @@ def load_translation_splits(args):
         return load_translation_pairs(
             args.dataset,
             num_pairs=args.builtin_pairs,
-            seed=args.seed,
-            strict=args.strict,
-            data_dir=args.data_dir,
-            source_lang=args.source_lang,
-            target_lang=args.target_lang,
-            test_prefix=args.test_prefix,
+            **cli.flag_values(
+                args, "seed", "strict", "data_dir", "source_lang", "target_lang", "test_prefix"
+            ),
         )
 
 

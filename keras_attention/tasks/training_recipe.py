@@ -1,0 +1,110 @@
+"""What every task's training recipe shares: the batches, epochs and warm-up, and why.
+
+Each model family derives its training choices from its data set
+(`translation_training_recipe`, `vit_training_recipe`,
+`captioning_training_recipe`); their results are `TrainingRecipe`s with
+the family's own fields added, and each choice comes with the reason it
+was made. `choose` keeps a value the user set and derives the others.
+
+Example:
+
+>>> from keras_attention.tasks.training_recipe import choose
+>>> reasons = {}
+>>> choose(reasons, "epochs", None, lambda: (3, "three passes"))
+3
+>>> choose(reasons, "batch_size", 16, lambda: (64, "unused"))
+16
+>>> reasons
+{'epochs': 'three passes', 'batch_size': 'set by the user'}
+"""
+
+import dataclasses
+
+from keras_attention.validation import check_positive_int
+
+USER_SET = "set by the user"
+
+
+@dataclasses.dataclass(kw_only=True)
+class TrainingRecipe:
+    """The optimizer steps of a training run, and why each choice was made.
+
+    Args:
+        batch_size: examples per optimizer step.
+        epochs: passes over the training examples.
+        steps_per_epoch: full batches per epoch.
+        total_steps: `epochs * steps_per_epoch`, the schedule's length.
+        warmup_steps: steps of linear learning-rate warm-up.
+        reasons: dict name -> one line saying why (or that the user set it).
+
+    Example:
+
+    >>> from keras_attention.tasks.training_recipe import TrainingRecipe
+    >>> recipe = TrainingRecipe(
+    ...     batch_size=8, epochs=2, steps_per_epoch=5, total_steps=10, warmup_steps=1,
+    ...     reasons={"epochs": "two passes"})
+    >>> recipe.SUMMARY_FIELDS = ("epochs",)
+    >>> recipe.summary_lines()
+    ['epochs 2: two passes']
+    """
+
+    batch_size: int
+    epochs: int
+    steps_per_epoch: int
+    total_steps: int
+    warmup_steps: int
+    reasons: dict
+
+    # The fields `summary_lines` prints, in order (a class attribute, not a field).
+    SUMMARY_FIELDS = ()
+
+    def summary_lines(self):
+        """One line per choice of `SUMMARY_FIELDS`: `name value: reason`."""
+        return [self._summary_line(name, getattr(self, name)) for name in self.SUMMARY_FIELDS]
+
+    def _summary_line(self, name, value):
+        return f"{name} {value}: {self.reasons[name]}"
+
+
+def check_user_choices(**choices):
+    """Checks that every choice the user may leave out is None or a positive int.
+
+    Example:
+
+    >>> from keras_attention.tasks.training_recipe import check_user_choices
+    >>> check_user_choices(batch_size=None, epochs=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: `epochs` must be a positive integer or None. Received: epochs=0
+    """
+    for name, value in choices.items():
+        check_positive_int(name, value, allow_none=True)
+
+
+def choose(reasons, name, value, derive, user_reason=USER_SET):
+    """`value` where the user set it, else the value `derive()` gives; records the reason.
+
+    Args:
+        reasons: the recipe's dict name -> reason, updated in place.
+        name: the choice's name in `reasons`.
+        value: the user's value, or None to derive it.
+        derive: a function of no argument returning `(value, reason)`.
+        user_reason: the reason recorded for a value the user set.
+
+    Returns:
+        the chosen value.
+
+    Example:
+
+    >>> from keras_attention.tasks.training_recipe import choose
+    >>> reasons = {}
+    >>> choose(reasons, "epochs", 5, lambda: (3, "derived"), user_reason="given")
+    5
+    >>> reasons["epochs"]
+    'given'
+    """
+    if value is None:
+        value, reasons[name] = derive()
+    else:
+        reasons[name] = user_reason
+    return value
