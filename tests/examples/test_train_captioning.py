@@ -10,9 +10,7 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-from training_interruption import Interrupted
-from training_interruption import TrainingWatcher
-from training_interruption import watch_training
+from training_interruption import interrupt_then_resume
 
 EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
 
@@ -135,22 +133,8 @@ def test_mirrored_run_resumes_after_an_interruption(train_captioning, tmp_path, 
         "--output-dir",
         str(output_dir),
     ]
-    # The first run stops after its first epoch, as if the machine went down.
-    watchers = watch_training(monkeypatch)
-    first = TrainingWatcher(interrupt_after_epoch=0)
-    watchers.append(first)
-    with pytest.raises(Interrupted):
-        train_captioning.main(argv)
-    assert first.epochs == [0]
-    assert any((output_dir / "backup").iterdir())
-
-    # The same command again continues with the second epoch, from the saved weights.
-    second = TrainingWatcher()
-    watchers.append(second)
-    metrics = train_captioning.main(argv)
-    assert second.epochs == [1]
-    for restored, saved in zip(second.start_weights, first.last_weights, strict=True):
-        np.testing.assert_array_equal(restored, saved)
+    # Stopped after its first epoch, the same command continues from the saved weights.
+    metrics = interrupt_then_resume(monkeypatch, train_captioning.main, argv)
     assert metrics["replicas"] == 2  # the two logical CPUs of tests/conftest.py
     assert metrics["model"] == "show_attend_tell"
     restored = keras.saving.load_model(output_dir / "checkpoints" / "epoch_002.keras")

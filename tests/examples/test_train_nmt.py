@@ -12,8 +12,8 @@ import sys
 import keras
 import numpy as np
 import pytest
-from training_interruption import Interrupted
 from training_interruption import TrainingWatcher
+from training_interruption import interrupt_then_resume
 from training_interruption import watch_training
 
 from keras_attention.models.translation.rnn_attention_translator import RNNAttentionTranslator
@@ -146,23 +146,10 @@ def test_mirrored_rnn_run_resumes_after_an_interruption(train_nmt, tmp_path, mon
         *TINY,
     ]
 
-    # The first run stops after its first epoch, as if the machine went down.
-    watchers = watch_training(monkeypatch)
-    first = TrainingWatcher(interrupt_after_epoch=0)
-    watchers.append(first)
-    with pytest.raises(Interrupted):
-        train_nmt.main(argv)
-    assert first.epochs == [0]
-    assert any((output_dir / "backup").iterdir())
-
-    # The same command again continues with the second epoch, from the saved weights.
-    second = TrainingWatcher()
-    watchers.append(second)
-    metrics = train_nmt.main(argv + ["--export", str(export_dir)])
-    assert second.epochs == [1]
-    for restored, saved in zip(second.start_weights, first.last_weights, strict=True):
-        np.testing.assert_array_equal(restored, saved)
-    assert not (output_dir / "backup").exists()  # removed once training ends
+    # Stopped after its first epoch, the same command continues from the saved weights.
+    metrics = interrupt_then_resume(
+        monkeypatch, train_nmt.main, argv, argv + ["--export", str(export_dir)]
+    )
 
     assert metrics["replicas"] == 2  # the two logical CPUs of tests/conftest.py
     assert (metrics["model"], metrics["dataset"], metrics["sentences"]) == ("rnn", "builtin", 4)
