@@ -23,13 +23,6 @@ import time
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-import keras  # noqa: E402
-import tensorflow as tf  # noqa: E402
-
-import keras_attention as ka  # noqa: E402
-from keras_attention.backend_support import require_tensorflow_backend  # noqa: E402
-from keras_attention.tasks import translation  # noqa: E402  (the built-in corpus, batches, scores)
-
 MAX_LENGTH = 20  # tokens per sentence; the corpus has at most 16 words
 VOCABULARY_SIZE = 1000  # 260 byte and special tokens, then characters and words
 BATCH_SIZE = 64
@@ -46,6 +39,17 @@ def parse_args(argv=None):
     return parser.parse_args(argv)
 
 
+if __name__ == "__main__":
+    parse_args()  # answer --help and bad flags before TensorFlow loads
+
+import keras  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+import keras_attention as ka  # noqa: E402
+from keras_attention.backend_support import require_tensorflow_backend  # noqa: E402
+from keras_attention.tasks import translation  # noqa: E402  (the built-in corpus, batches, scores)
+
+
 def main(argv=None):
     args = parse_args(argv)
     require_tensorflow_backend("examples/quickstart.py")
@@ -60,13 +64,11 @@ def main(argv=None):
 
     # 1. Pairs of (English, Spanish) strings, and a vocabulary per language.
     splits = translation.load_translation_pairs("builtin", num_pairs=args.num_pairs)
-    source_encoder = ka.text.ReversibleTokenizer.train(
-        splits["train"].map(lambda en, es: en), VOCABULARY_SIZE
-    )
-    target_encoder = ka.text.ReversibleTokenizer.train(
-        splits["train"].map(lambda en, es: es), VOCABULARY_SIZE
-    )
-    encoders = (source_encoder, target_encoder)
+    encoders = [  # (source, target), each learned from its side of the training pairs
+        ka.text.ReversibleTokenizer.train(splits["train"].map(side), VOCABULARY_SIZE)
+        for side in (lambda en, es: en, lambda en, es: es)
+    ]
+    source_encoder, target_encoder = encoders
 
     # 2. ({"source", "target"}, labels) batches: the decoder reads the target
     # shifted right ([START] ...) and learns to predict the next token.
@@ -136,12 +138,8 @@ def main(argv=None):
     plot_path = ka.visualization.save_figure(figure, os.path.join(args.output_dir, "alignment.png"))
     print("alignment plot:", plot_path)
     print(f"done in {time.time() - start:.0f} s")
-    return {
-        **scores,
-        "alignment_plot": str(plot_path),
-        "export_dir": folder,
-        "new_translations": new_translations,
-    }
+    paths = {"alignment_plot": str(plot_path), "export_dir": folder}
+    return {**scores, **paths, "new_translations": new_translations}
 
 
 if __name__ == "__main__":

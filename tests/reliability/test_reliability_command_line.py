@@ -43,7 +43,7 @@ def scripts():
     return {name: _load(name) for name in SCRIPTS}
 
 
-@pytest.mark.parametrize("name", SCRIPTS)
+@pytest.mark.parametrize("name", (*SCRIPTS, "quickstart"))
 def test_help_answers_without_importing_tensorflow(name):
     script = str(EXAMPLES / f"{name}.py")
     result = subprocess.run(
