@@ -12,6 +12,7 @@ from keras_attention.layers.vision.class_token import ClassToken
 from keras_attention.layers.vision.patch_embedding import PatchEmbedding
 from keras_attention.layers.vision.token_pooling import POOLING_MODES
 from keras_attention.layers.vision.token_pooling import TokenPooling
+from keras_attention.models.constructor_config import check_heads_divide_width
 from keras_attention.models.vision.pixel_classifier import PixelClassifier
 from keras_attention.validation import check_positive_int
 from keras_attention.validation import check_rate
@@ -150,15 +151,21 @@ class VisionTransformer(PixelClassifier):
             name="position_embedding",
         )
         self.embedding_dropout = keras.layers.Dropout(dropout, name="embedding_dropout")
-        self.encoder_blocks = _encoder_blocks(
-            num_layers,
-            num_heads=num_heads,
-            intermediate_dim=mlp_dim,
-            dropout=dropout,
-            layer_norm_epsilon=layer_norm_epsilon,
-            stochastic_depth_rate=stochastic_depth_rate,
-            implementation=implementation,
-        )
+        self.encoder_blocks = [
+            TransformerEncoderBlock(
+                num_heads=num_heads,
+                intermediate_dim=mlp_dim,
+                dropout=dropout,
+                activation="gelu",
+                norm_first=True,
+                layer_norm_epsilon=layer_norm_epsilon,
+                # Stochastic depth grows linearly with depth: 0 for the first block.
+                stochastic_depth_rate=stochastic_depth_rate * index / max(num_layers - 1, 1),
+                implementation=implementation,
+                name=f"encoder_block_{index}",
+            )
+            for index in range(num_layers)
+        ]
         self._make_head(num_classes, layer_norm_epsilon, TokenPooling, pooling)
 
         self._build_functional(channels, name, **kwargs)
@@ -247,30 +254,11 @@ def _check_encoder_arguments(
         ("mlp_dim", mlp_dim),
     ):
         check_positive_int(argument, value)
-    if hidden_dim % num_heads:
-        raise ValueError(
-            "`hidden_dim` must be a multiple of `num_heads`. "
-            f"Received: hidden_dim={hidden_dim}, num_heads={num_heads}"
-        )
+    check_heads_divide_width(hidden_dim, num_heads)
     check_rate("dropout", dropout)
     check_rate("stochastic_depth_rate", stochastic_depth_rate)
     if pooling not in POOLING_MODES:
         raise ValueError(f"`pooling` must be one of {POOLING_MODES}. Received: pooling={pooling!r}")
-
-
-def _encoder_blocks(num_layers, stochastic_depth_rate, **block_arguments):
-    """`num_layers` pre-norm GELU encoder blocks, `encoder_block_{index}`."""
-    return [
-        TransformerEncoderBlock(
-            **block_arguments,
-            activation="gelu",
-            norm_first=True,
-            # Stochastic depth grows linearly with depth: 0 for the first block.
-            stochastic_depth_rate=stochastic_depth_rate * index / max(num_layers - 1, 1),
-            name=f"encoder_block_{index}",
-        )
-        for index in range(num_layers)
-    ]
 
 
 def vision_transformer(**kwargs):
