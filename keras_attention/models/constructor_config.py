@@ -75,6 +75,23 @@ def check_sizes_and_dropout(arguments, sizes):
     check_rate("dropout", arguments["dropout"])
 
 
+def check_heads_divide_width(hidden_dim, num_heads):
+    """Raises a ValueError unless `num_heads` divides `hidden_dim` (each head gets a slice).
+
+    Example:
+
+    >>> check_heads_divide_width(10, 4)
+    Traceback (most recent call last):
+    ...
+    ValueError: `hidden_dim` must be a multiple of `num_heads`. Received: hidden_dim=10, num_heads=4
+    """
+    if hidden_dim % num_heads:
+        raise ValueError(
+            "`hidden_dim` must be a multiple of `num_heads`. "
+            f"Received: hidden_dim={hidden_dim}, num_heads={num_heads}"
+        )
+
+
 def model_builder(model_class, default_name):
     """Turns a documented stub into the builder of `model_class`, a `ConstructorConfig` model.
 

@@ -44,17 +44,10 @@ def build_captioner(
 ):
     """A captioner named `model`, its sizes derived from `hidden_dim`.
 
-    - "show_attend_tell": `hidden_dim` LSTM units, embeddings and attention
-      of `hidden_dim // 2`, the doubly stochastic penalty
-      `attention_penalty` (None: 0).
-    - "transformer": width `hidden_dim`, feed-forward `2 * hidden_dim`,
-      `num_layers` decoder blocks (None: 2) of `num_heads` heads (None: 1)
-      and `encoder_layers` blocks over the image cells (None: 0).
-    - "vit": the same sizes over `patch_size` patches instead of CNN cells
-      (None: derived from `image_size`), with `num_layers` (None: 2),
-      `num_heads` (None: 2) and `encoder_layers` (None: 2), each patch made a
-      token by `patch_stem` (None: "linear"); the backbone options are
-      ignored.
+    Show, Attend and Tell gets `hidden_dim` LSTM units and embeddings and
+    attention of `hidden_dim // 2`; the Transformer captioners get width
+    `hidden_dim` and a feed-forward of `2 * hidden_dim`. The ViT captioner
+    reads patches instead of CNN cells: it ignores the backbone options.
 
     Args:
         model: "show_attend_tell", "transformer" or "vit".
@@ -66,12 +59,13 @@ def build_captioner(
         backbone_weights: None or "imagenet".
         trainable_backbone: whether the CNN is trained.
         dropout: dropout rate.
-        attention_penalty: Show, Attend and Tell's lambda.
-        num_layers: Transformer decoder blocks.
-        num_heads: Transformer attention heads.
-        encoder_layers: Transformer blocks over the image cells.
-        patch_size: the ViT captioner's patch side.
-        patch_stem: the ViT captioner's "linear" or "convolutional" patch stem.
+        attention_penalty: Show, Attend and Tell's doubly stochastic lambda (None: 0).
+        num_layers: Transformer decoder blocks (None: 2).
+        num_heads: Transformer attention heads (None: 1; "vit": 2).
+        encoder_layers: Transformer blocks over the image cells or patches
+            (None: 0; "vit": 2).
+        patch_size: the ViT captioner's patch side (None: derived from `image_size`).
+        patch_stem: the ViT captioner's "linear" (None) or "convolutional" patch stem.
 
     Returns:
         a `ShowAttendTellCaptioner`, `TransformerCaptioner` or `ViTCaptioner`.
@@ -85,6 +79,9 @@ def build_captioner(
     """
     if model not in CAPTIONER_NAMES:
         raise ValueError(f"`model` must be one of {CAPTIONER_NAMES}. Received: model={model!r}")
+    caption_options = dict(
+        vocabulary_size=vocabulary_size, max_caption_length=max_length, dropout=dropout
+    )
     backbone_options = dict(
         image_size=image_size,
         backbone=backbone,
@@ -92,32 +89,37 @@ def build_captioner(
         trainable_backbone=trainable_backbone,
     )
     if model == "show_attend_tell":
-        return show_attend_tell_captioner(
-            vocabulary_size=vocabulary_size,
-            max_caption_length=max_length,
-            embedding_dim=hidden_dim // 2,
-            units=hidden_dim,
-            attention_units=hidden_dim // 2,
-            dropout=dropout,
-            doubly_stochastic_lambda=attention_penalty or 0.0,
-            **backbone_options,
-        )
-    layers, heads, encoders = TRANSFORMER_LAYOUTS[model]
-    transformer_options = dict(
-        vocabulary_size=vocabulary_size,
-        max_caption_length=max_length,
-        hidden_dim=hidden_dim,
-        num_layers=layers if num_layers is None else num_layers,
-        num_heads=heads if num_heads is None else num_heads,
-        intermediate_dim=2 * hidden_dim,
-        encoder_layers=encoders if encoder_layers is None else encoder_layers,
-        dropout=dropout,
-    )
+        sizes = _show_attend_tell_sizes(hidden_dim, attention_penalty)
+        return show_attend_tell_captioner(**caption_options, **sizes, **backbone_options)
+    sizes = _transformer_sizes(model, hidden_dim, num_layers, num_heads, encoder_layers)
     if model == "vit":
         return vit_captioner(
             image_size=image_size,
             patch_size=patch_size,
             patch_stem=patch_stem or "linear",
-            **transformer_options,
+            **caption_options,
+            **sizes,
         )
-    return transformer_captioner(**transformer_options, **backbone_options)
+    return transformer_captioner(**caption_options, **sizes, **backbone_options)
+
+
+def _show_attend_tell_sizes(hidden_dim, attention_penalty):
+    """An LSTM of `hidden_dim` units, embeddings and attention of half that width; the lambda."""
+    return dict(
+        embedding_dim=hidden_dim // 2,
+        units=hidden_dim,
+        attention_units=hidden_dim // 2,
+        doubly_stochastic_lambda=attention_penalty or 0.0,
+    )
+
+
+def _transformer_sizes(model, hidden_dim, num_layers, num_heads, encoder_layers):
+    """The block sizes of a Transformer captioner, `TRANSFORMER_LAYOUTS` for those left None."""
+    layers, heads, encoders = TRANSFORMER_LAYOUTS[model]
+    return dict(
+        hidden_dim=hidden_dim,
+        num_layers=layers if num_layers is None else num_layers,
+        num_heads=heads if num_heads is None else num_heads,
+        intermediate_dim=2 * hidden_dim,
+        encoder_layers=encoders if encoder_layers is None else encoder_layers,
+    )

@@ -138,26 +138,12 @@ class ImageCaptioner(ConstructorConfig, keras.Model):
         >>> len(captions), attention.shape  # a 4x4 grid per token
         (2, (2, 4, 4, 4))
         """
-        # Serving sits above the models: imported here, so that `caption` runs
-        # the very graph that `export_captioner` writes.
-        from keras_attention.serving.caption_export import as_caption_encoder
-        from keras_attention.serving.caption_export import make_caption_function
-
         if max_length is None:
             max_length = self.max_length or self.max_caption_length
         check_positive_int("decode_batch_size", decode_batch_size)
-        key = (int(max_length), int(beam_width), int(decode_batch_size))
-        # Kept per encoder object and settings: (encoder, key, tokenizer, function).
-        functions = vars(self).setdefault("_caption_functions", [])
-        found = next(((t, f) for e, k, t, f in functions if e is encoder and k == key), None)
-        if found is None:
-            tokenizer = as_caption_encoder(encoder)  # a vocabulary list becomes its tokenizer
-            function = make_caption_function(
-                self, tokenizer, max_length, beam_width, decode_batch_size=decode_batch_size
-            )
-            functions.append((encoder, key, tokenizer, function))
-        else:
-            tokenizer, function = found
+        tokenizer, function = self._caption_function(
+            encoder, max_length, beam_width, decode_batch_size
+        )
         outputs = function(keras.ops.cast(keras.ops.convert_to_tensor(images), "float32"))
         # An undertrained model may emit byte tokens that do not form UTF-8.
         captions = [
@@ -166,6 +152,30 @@ class ImageCaptioner(ConstructorConfig, keras.Model):
         if not return_attention:
             return captions
         return (captions, *_whole_words(tokenizer, outputs["caption_tokens"], outputs["attention"]))
+
+    def _caption_function(self, encoder, max_length, beam_width, decode_batch_size):
+        """`(tokenizer, compiled caption function)` for `encoder` and these settings.
+
+        Made once by `make_caption_function` and kept on the model, so that
+        later calls with the same encoder object and settings reuse the graph.
+        """
+        # Serving sits above the models: imported here, so that `caption` runs
+        # the very graph that `export_captioner` writes.
+        from keras_attention.serving.caption_export import as_caption_encoder
+        from keras_attention.serving.caption_export import make_caption_function
+
+        key = (int(max_length), int(beam_width), int(decode_batch_size))
+        # Kept per encoder object and settings: (encoder, key, tokenizer, function).
+        functions = vars(self).setdefault("_caption_functions", [])
+        found = next(((t, f) for e, k, t, f in functions if e is encoder and k == key), None)
+        if found is not None:
+            return found
+        tokenizer = as_caption_encoder(encoder)  # a vocabulary list becomes its tokenizer
+        function = make_caption_function(
+            self, tokenizer, max_length, beam_width, decode_batch_size=decode_batch_size
+        )
+        functions.append((encoder, key, tokenizer, function))
+        return tokenizer, function
 
 
 def _whole_words(encoder, tokens, attention):

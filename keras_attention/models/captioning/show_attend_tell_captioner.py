@@ -186,6 +186,7 @@ class ShowAttendTellCaptioner(ImageCaptioner):
         name="show_attend_tell_captioner",
         **kwargs,
     ):
+        """Checks the arguments, makes the parts in the order of the layout, builds the graph."""
         self._check_caption_arguments(locals(), ("embedding_dim", "units", "attention_units"))
         lam = doubly_stochastic_lambda
         if isinstance(lam, bool) or not isinstance(lam, (int, float)) or lam < 0:

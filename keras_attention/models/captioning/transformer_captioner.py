@@ -18,6 +18,7 @@ from keras_attention.models.captioning.image_backbones import image_backbone
 from keras_attention.models.captioning.image_captioner import MEMORY_MASK
 from keras_attention.models.captioning.image_captioner import ImageCaptioner
 from keras_attention.models.captioning.show_attend_tell_captioner import FEATURE_POSITIONS
+from keras_attention.models.constructor_config import check_heads_divide_width
 from keras_attention.models.constructor_config import model_builder
 from keras_attention.models.transformer_decoding import MEMORY
 from keras_attention.ops.masks import PADDING_ID
@@ -146,35 +147,48 @@ class TransformerCaptioner(ImageCaptioner):
         name="transformer_captioner",
         **kwargs,
     ):
+        """Checks the arguments, makes the image encoder and the decoder, builds the graph."""
         self._check_caption_arguments(
             locals(), ("hidden_dim", "num_layers", "num_heads", "intermediate_dim")
         )
         check_non_negative_int("encoder_layers", encoder_layers)
-        if hidden_dim % num_heads:
-            raise ValueError(
-                "`hidden_dim` must be a multiple of `num_heads`. "
-                f"Received: hidden_dim={hidden_dim}, num_heads={num_heads}"
-            )
+        check_heads_divide_width(hidden_dim, num_heads)
 
-        # === Layers ===
+        self._make_layers_and_graph(
+            lambda blocks: _image_encoder(
+                image_backbone(backbone, image_size, backbone_weights, trainable_backbone),
+                hidden_dim,
+                encoder_layers,
+                blocks,
+            ),
+            locals(),
+        )
+
+    def _make_layers_and_graph(self, make_image_encoder, arguments):
+        """Makes the image encoder, then the caption decoder; builds the graph; keeps the config.
+
+        Args:
+            make_image_encoder: `block_arguments -> (image_encoder, grid_size)`,
+                `block_arguments` the blocks' `num_heads`, `intermediate_dim`,
+                `dropout` and `num_key_value_heads`.
+            arguments: the constructor's `locals()` once its arguments are checked.
+        """
         block_arguments = {
-            "num_heads": num_heads,
-            "intermediate_dim": intermediate_dim,
-            "dropout": dropout,
-            "num_key_value_heads": num_key_value_heads,
+            name: arguments[name]
+            for name in ("num_heads", "intermediate_dim", "dropout", "num_key_value_heads")
         }
-        self.image_encoder, grid_size = _image_encoder(
-            image_backbone(backbone, image_size, backbone_weights, trainable_backbone),
-            hidden_dim,
-            encoder_layers,
+        self.image_encoder, grid_size = make_image_encoder(block_arguments)
+        self._make_caption_decoder(
+            arguments["vocabulary_size"],
+            arguments["max_caption_length"],
+            arguments["hidden_dim"],
+            arguments["num_layers"],
             block_arguments,
         )
-        self._make_caption_decoder(
-            vocabulary_size, max_caption_length, hidden_dim, num_layers, block_arguments
+        self._build_functional(self._teacher_forced, arguments["name"], **arguments["kwargs"])
+        self._keep_captioner_config(
+            arguments, grid_size, max_length=arguments["max_caption_length"]
         )
-
-        self._build_functional(self._teacher_forced, name, **kwargs)
-        self._keep_captioner_config(locals(), grid_size, max_length=max_caption_length)
 
     def _make_caption_decoder(
         self, vocabulary_size, max_caption_length, hidden_dim, num_layers, block_arguments

@@ -27,6 +27,7 @@ from keras_attention.models.captioning.image_backbones import image_size_pair
 from keras_attention.models.captioning.show_attend_tell_captioner import FEATURE_POSITIONS
 from keras_attention.models.captioning.transformer_captioner import IMAGE_ENCODER
 from keras_attention.models.captioning.transformer_captioner import TransformerCaptioner
+from keras_attention.models.constructor_config import check_heads_divide_width
 from keras_attention.models.constructor_config import model_builder
 from keras_attention.validation import check_bool
 from keras_attention.validation import check_non_negative_int
@@ -161,6 +162,31 @@ def _patch_encoder(
     return keras.Model(images, x, name=IMAGE_ENCODER), grid
 
 
+def _check_patch_encoder_arguments(
+    image_size, patch_size, positions, patch_stem, hidden_dim, num_heads
+):
+    """Raises a ValueError naming the first argument the patch encoder cannot take."""
+    check_positive_int("patch_size", patch_size)
+    height, width = image_size_pair(image_size)
+    if height % patch_size or width % patch_size:
+        raise ValueError(
+            "`image_size` must be a multiple of `patch_size` on both sides. "
+            f"Received: image_size={image_size!r}, patch_size={patch_size}"
+        )
+    if positions not in POSITIONS:
+        raise ValueError(f"`positions` must be one of {POSITIONS}. Received: {positions=}")
+    if patch_stem not in PATCH_STEMS:
+        raise ValueError(
+            f"`patch_stem` must be one of {PATCH_STEMS}. Received: patch_stem={patch_stem!r}"
+        )
+    check_heads_divide_width(hidden_dim, num_heads)
+    if positions == "sinusoidal" and hidden_dim % 4:
+        raise ValueError(
+            "`hidden_dim` must be a multiple of 4 with sinusoidal 2D positions. "
+            f"Received: hidden_dim={hidden_dim}"
+        )
+
+
 @keras.saving.register_keras_serializable(package="keras_attention")
 class ViTCaptioner(TransformerCaptioner):
     """A Transformer decoder that cross-attends to Vision Transformer patch tokens.
@@ -251,6 +277,7 @@ class ViTCaptioner(TransformerCaptioner):
         name="vit_captioner",
         **kwargs,
     ):
+        """Checks the arguments, makes the patch encoder and the decoder, builds the graph."""
         self._check_caption_arguments(
             locals(), ("hidden_dim", "num_layers", "num_heads", "intermediate_dim")
         )
@@ -259,55 +286,25 @@ class ViTCaptioner(TransformerCaptioner):
         image_shape = image_size_pair(image_size)
         if patch_size is None:
             patch_size = default_patch_size(image_shape)
-        check_positive_int("patch_size", patch_size)
-        if image_shape[0] % patch_size or image_shape[1] % patch_size:
-            raise ValueError(
-                "`image_size` must be a multiple of `patch_size` on both sides. "
-                f"Received: image_size={image_size!r}, patch_size={patch_size}"
-            )
-        if positions not in POSITIONS:
-            raise ValueError(f"`positions` must be one of {POSITIONS}. Received: {positions=}")
-        if patch_stem not in PATCH_STEMS:
-            raise ValueError(
-                f"`patch_stem` must be one of {PATCH_STEMS}. Received: patch_stem={patch_stem!r}"
-            )
-        if hidden_dim % num_heads:
-            raise ValueError(
-                "`hidden_dim` must be a multiple of `num_heads`. "
-                f"Received: hidden_dim={hidden_dim}, num_heads={num_heads}"
-            )
-        if positions == "sinusoidal" and hidden_dim % 4:
-            raise ValueError(
-                "`hidden_dim` must be a multiple of 4 with sinusoidal 2D positions. "
-                f"Received: hidden_dim={hidden_dim}"
-            )
-
+        _check_patch_encoder_arguments(
+            image_size, patch_size, positions, patch_stem, hidden_dim, num_heads
+        )
         if isinstance(image_size, (tuple, list)):
             image_size = list(image_shape)  # kept as a .keras file gives it back
 
-        # === Layers ===
-        blocks = {
-            "num_heads": num_heads,
-            "intermediate_dim": intermediate_dim,
-            "dropout": dropout,
-            "num_key_value_heads": num_key_value_heads,
-        }
-        self.image_encoder, grid_size = _patch_encoder(
-            image_shape,
-            patch_size,
-            hidden_dim,
-            positions,
-            encoder_layers,
-            alibi_2d,
-            patch_stem,
-            blocks,
+        self._make_layers_and_graph(
+            lambda blocks: _patch_encoder(
+                image_shape,
+                patch_size,
+                hidden_dim,
+                positions,
+                encoder_layers,
+                alibi_2d,
+                patch_stem,
+                blocks,
+            ),
+            locals(),
         )
-        self._make_caption_decoder(
-            vocabulary_size, max_caption_length, hidden_dim, num_layers, blocks
-        )
-
-        self._build_functional(self._teacher_forced, name, **kwargs)
-        self._keep_captioner_config(locals(), grid_size, max_length=max_caption_length)
 
 
 @model_builder(ViTCaptioner, "vit_captioner")

@@ -110,6 +110,7 @@ class RNNAttentionTranslator(TextTranslationMixin, ConstructorConfig, keras.Mode
         dropout=0.1,
         **kwargs,
     ):
+        """Checks the arguments; makes the layers, wiring each as it is made, into the graph."""
         self._check_translator_arguments(locals(), ("embedding_dim", "units"))
         if cell not in CELLS:
             raise ValueError(f"`cell` must be one of {tuple(CELLS)}. Received: cell={cell!r}")

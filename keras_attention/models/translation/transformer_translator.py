@@ -3,6 +3,8 @@
 Vaswani et al., "Attention Is All You Need" (https://arxiv.org/abs/1706.03762).
 """
 
+import functools
+
 import keras
 import numpy as np
 from keras import ops
@@ -13,6 +15,7 @@ from keras_attention.layers.transformer.transformer_decoder_block import Transfo
 from keras_attention.layers.transformer.transformer_encoder_block import TransformerEncoderBlock
 from keras_attention.models import transformer_decoding
 from keras_attention.models.constructor_config import ConstructorConfig
+from keras_attention.models.constructor_config import check_heads_divide_width
 from keras_attention.models.constructor_config import model_builder
 from keras_attention.models.transformer_decoding import MEMORY
 from keras_attention.models.translation.text_translation_mixin import TextTranslationMixin
@@ -95,16 +98,13 @@ class TransformerTranslator(TextTranslationMixin, ConstructorConfig, keras.Model
         num_key_value_heads=None,
         **kwargs,
     ):
+        """Checks the arguments; makes the layers, wiring each as it is made, into the graph."""
         self._check_translator_arguments(
             locals(),
             ("max_source_length", "max_target_length", "hidden_dim", "num_layers", "num_heads"),
         )
         check_positive_int("intermediate_dim", intermediate_dim)
-        if hidden_dim % num_heads:
-            raise ValueError(
-                "`hidden_dim` must be a multiple of `num_heads`. "
-                f"Received: hidden_dim={hidden_dim}, num_heads={num_heads}"
-            )
+        check_heads_divide_width(hidden_dim, num_heads)
         check_bool("norm_first", norm_first)
         kwargs.setdefault("name", "transformer_translator")
 
@@ -117,33 +117,18 @@ class TransformerTranslator(TextTranslationMixin, ConstructorConfig, keras.Model
         source_mask = ops.not_equal(source, PADDING_ID)  # (B, S)
         target_mask = ops.not_equal(target, PADDING_ID)  # (B, T)
 
-        def stack(kind, block_class, x, *context, **call_arguments):
-            """`num_layers` blocks run on `x` as they are made, then a final norm if pre-norm."""
-            blocks = []
-            for index in range(num_layers):
-                blocks.append(
-                    block_class(
-                        num_heads=num_heads,
-                        intermediate_dim=intermediate_dim,
-                        dropout=dropout,
-                        norm_first=norm_first,
-                        num_key_value_heads=num_key_value_heads,
-                        name=f"{kind}_block_{index}",
-                    )
-                )
-                x = blocks[-1](x, *context, **call_arguments)
-            # Pre-norm stacks end with a LayerNorm; post-norm blocks end normalised.
-            final_norm = None
-            if norm_first:
-                final_norm = keras.layers.LayerNormalization(
-                    epsilon=1e-5, name=f"{kind}_final_norm"
-                )
-                x = final_norm(x)
-            return blocks, final_norm, x
-
+        block_arguments = {
+            "num_heads": num_heads,
+            "intermediate_dim": intermediate_dim,
+            "dropout": dropout,
+            "norm_first": norm_first,
+            "num_key_value_heads": num_key_value_heads,
+        }
         sizes = (source_vocabulary_size, max_source_length, hidden_dim)
         embedding = TokenAndPositionEmbedding(*sizes, name="source_embedding")
         x = self._embed_with_dropout("source", embedding, source, dropout)  # (B, S, D)
+        # Both stacks: `num_layers` blocks of the same sizes.
+        stack = functools.partial(_block_stack, num_layers, block_arguments)
         self.encoder_blocks, self.encoder_final_norm, x = stack(
             "encoder", TransformerEncoderBlock, x, padding_mask=source_mask
         )
@@ -291,6 +276,32 @@ class TransformerTranslator(TextTranslationMixin, ConstructorConfig, keras.Model
             y = self.decoder_final_norm(y)
         logits = self.logits_layer(y)[:, 0]  # (B, 1, V) -> (B, V)
         return logits, new_cache, attention
+
+
+def _block_stack(num_layers, block_arguments, kind, block_class, x, *context, **call_arguments):
+    """`num_layers` blocks run on `x` as they are made, then a final norm if pre-norm.
+
+    Args:
+        num_layers: number of blocks.
+        block_arguments: the blocks' constructor arguments but `name`.
+        kind: `"encoder"` or `"decoder"`, the start of the layers' names.
+        block_class: `TransformerEncoderBlock` or `TransformerDecoderBlock`.
+        x: the stack's input.
+        *context, **call_arguments: the blocks' other call arguments.
+
+    Returns:
+        `(blocks, final_norm or None, output)`.
+    """
+    blocks = []
+    for index in range(num_layers):
+        blocks.append(block_class(**block_arguments, name=f"{kind}_block_{index}"))
+        x = blocks[-1](x, *context, **call_arguments)
+    # Pre-norm stacks end with a LayerNorm; post-norm blocks end normalised.
+    final_norm = None
+    if block_arguments["norm_first"]:
+        final_norm = keras.layers.LayerNormalization(epsilon=1e-5, name=f"{kind}_final_norm")
+        x = final_norm(x)
+    return blocks, final_norm, x
 
 
 @model_builder(TransformerTranslator, "transformer_translator")

@@ -9,10 +9,7 @@ import keras
 from keras_attention.layers.vision.patch_embedding import PatchEmbedding
 from keras_attention.layers.vision.patch_merging import PatchMerging
 from keras_attention.layers.vision.swin_transformer_block import SwinTransformerBlock
-from keras_attention.models.vision.pixel_classifier_inputs import augmentation_config
-from keras_attention.models.vision.pixel_classifier_inputs import check_pixel_classifier_arguments
-from keras_attention.models.vision.pixel_classifier_inputs import pixel_layers
-from keras_attention.models.vision.vision_transformer import VisionTransformer
+from keras_attention.models.vision.pixel_classifier import PixelClassifier
 from keras_attention.validation import check_finite_number
 from keras_attention.validation import check_positive_int
 from keras_attention.validation import check_rate
@@ -42,7 +39,7 @@ def _check_stages(embed_dim, depths, num_heads):
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
-class SwinTransformer(keras.Model):
+class SwinTransformer(PixelClassifier):
     """A Swin Transformer classifier taking raw pixels of any size.
 
     The model of Liu et al. 2021 (https://arxiv.org/abs/2103.14030):
@@ -125,8 +122,9 @@ class SwinTransformer(keras.Model):
         name="swin_transformer",
         **kwargs,
     ):
-        height, width = check_pixel_classifier_arguments(
-            image_size, patch_size, num_classes, channels, rescaling, class_names
+        """Checks the arguments, makes the layers and builds the functional graph."""
+        self._make_pixel_layers(
+            image_size, patch_size, num_classes, channels, augmentation, rescaling, class_names
         )
         check_positive_int("embed_dim", embed_dim)
         check_positive_int("window_size", window_size)
@@ -135,12 +133,8 @@ class SwinTransformer(keras.Model):
         check_rate("dropout", dropout)
         check_rate("attention_dropout", attention_dropout)
         check_rate("stochastic_depth_rate", stochastic_depth_rate)
-        total_blocks = sum(depths)
 
-        # === Layers ===
-        self.resize, self.augmentation, self.rescale = pixel_layers(
-            (height, width), augmentation, rescaling
-        )
+        # === Layers (after the pixel layers; this order is the weights' order) ===
         self.patch_embedding = PatchEmbedding(
             patch_size, embed_dim, flatten=False, name="patch_embedding"
         )
@@ -148,11 +142,39 @@ class SwinTransformer(keras.Model):
             epsilon=layer_norm_epsilon, name="patch_norm"
         )
         self.embedding_dropout = keras.layers.Dropout(dropout, name="embedding_dropout")
+        self._make_stages(
+            depths,
+            num_heads,
+            stochastic_depth_rate,
+            window_size=window_size,
+            mlp_ratio=mlp_ratio,
+            dropout=dropout,
+            attention_dropout=attention_dropout,
+            layer_norm_epsilon=layer_norm_epsilon,
+        )
+        self.encoder_blocks = [block for stage in self.stages for block in stage]
+        self._make_head(num_classes, layer_norm_epsilon, keras.layers.GlobalAveragePooling2D)
+
+        self._build_functional(channels, name, **kwargs)
+        depths, num_heads = tuple(int(d) for d in depths), tuple(int(h) for h in num_heads)
+        self.keep_config(locals())
+
+    def _make_stages(
+        self, depths, num_heads, stochastic_depth_rate, window_size, **block_arguments
+    ):
+        """Makes `stages`, one `SwinTransformerBlock` list per stage, and `patch_merging`.
+
+        A `PatchMerging` comes before each stage but the first; they are made
+        (and tracked, which orders the model's weights) stage by stage.
+        """
+        total_blocks = sum(depths)
         self.stages, self.patch_merging = [], []
         for stage, (depth, heads) in enumerate(zip(depths, num_heads)):
             if stage:
                 self.patch_merging.append(
-                    PatchMerging(layer_norm_epsilon, name=f"patch_merging_{stage}")
+                    PatchMerging(
+                        block_arguments["layer_norm_epsilon"], name=f"patch_merging_{stage}"
+                    )
                 )
             first = sum(depths[:stage])
             self.stages.append(
@@ -161,48 +183,16 @@ class SwinTransformer(keras.Model):
                         num_heads=heads,
                         window_size=window_size,
                         shift_size=0 if index % 2 == 0 else window_size // 2,
-                        mlp_ratio=mlp_ratio,
-                        dropout=dropout,
-                        attention_dropout=attention_dropout,
                         # Linear in depth over the whole network: 0 for the first block.
                         stochastic_depth_rate=stochastic_depth_rate
                         * (first + index)
                         / max(total_blocks - 1, 1),
-                        layer_norm_epsilon=layer_norm_epsilon,
                         name=f"stage_{stage}_block_{index}",
+                        **block_arguments,
                     )
                     for index in range(depth)
                 ]
             )
-        self.encoder_blocks = [block for stage in self.stages for block in stage]
-        self.final_norm = keras.layers.LayerNormalization(
-            epsilon=layer_norm_epsilon, name="final_norm"
-        )
-        self.pooling_layer = keras.layers.GlobalAveragePooling2D(name="pooling")
-        self.head = keras.layers.Dense(
-            num_classes, kernel_initializer="zeros", dtype="float32", name="head"
-        )
-
-        # === Functional model ===
-        images = keras.Input(shape=(None, None, channels), dtype="float32", name="images")
-        super().__init__(images, self.forward(images), name=name, **kwargs)
-
-        # === Config ===
-        self.image_size = (height, width)
-        self.patch_size = patch_size
-        self.num_classes = num_classes
-        self.embed_dim = embed_dim
-        self.depths = tuple(int(d) for d in depths)
-        self.num_heads = tuple(int(h) for h in num_heads)
-        self.window_size = window_size
-        self.mlp_ratio = mlp_ratio
-        self.dropout = dropout
-        self.attention_dropout = attention_dropout
-        self.stochastic_depth_rate = stochastic_depth_rate
-        self.channels = channels
-        self.rescaling = rescaling
-        self.layer_norm_epsilon = layer_norm_epsilon
-        self.class_names = None if class_names is None else [str(n) for n in class_names]
 
     def forward(self, images, training=None, return_attention_scores=False):
         """The forward pass, symbolic or eager.
@@ -218,23 +208,14 @@ class SwinTransformer(keras.Model):
             `(B, windows, heads, M^2, M^2)` tensor per block, first block
             first (see `window_layouts`).
         """
-        x = self.resize(images)  # (B, h, w, C)
-        if self.augmentation is not None:
-            x = self.augmentation(x, training=training)
-        x = self.patch_embedding(self.rescale(x))  # (B, h/p, w/p, D)
+        x = self.patch_embedding(self._pixels(images, training))  # (B, h/p, w/p, D)
         x = self.embedding_dropout(self.patch_norm(x), training=training)
-        scores = []
+        scores = [] if return_attention_scores else None
         for stage, blocks in enumerate(self.stages):
             if stage:
                 x = self.patch_merging[stage - 1](x)  # (B, h/2, w/2, 2C)
-            for block in blocks:
-                if return_attention_scores:
-                    x, block_scores = block(x, training=training, return_attention_scores=True)
-                    scores.append(block_scores)
-                else:
-                    x = block(x, training=training)
-        logits = self.head(self.pooling_layer(self.final_norm(x)))  # (B, C) -> (B, classes)
-        return (logits, scores) if return_attention_scores else logits
+            x = self._run_blocks(blocks, x, training, scores)
+        return self._logits(x, scores)
 
     @property
     def window_layouts(self):
@@ -261,12 +242,7 @@ class SwinTransformer(keras.Model):
             block, first block first; `window_layouts` says where each
             window token lies.
         """
-        _, maps = self._run_in_batches(images, batch_size, return_attention_scores=True)
-        return maps
-
-    # The same batching, labels and probabilities as the Vision Transformer's.
-    classify = VisionTransformer.classify
-    _run_in_batches = VisionTransformer._run_in_batches
+        return super().attention_maps(images, batch_size)
 
     def no_decay_variables(self):
         """Biases, LayerNorm scales and offsets and the relative position bias tables.
@@ -276,28 +252,3 @@ class SwinTransformer(keras.Model):
         """
         names = ("bias", "gamma", "beta", "relative_position_bias")
         return [v for v in self.trainable_variables if v.path.split("/")[-1] in names]
-
-    def get_config(self):
-        return {
-            "image_size": self.image_size,
-            "patch_size": self.patch_size,
-            "num_classes": self.num_classes,
-            "embed_dim": self.embed_dim,
-            "depths": self.depths,
-            "num_heads": self.num_heads,
-            "window_size": self.window_size,
-            "mlp_ratio": self.mlp_ratio,
-            "dropout": self.dropout,
-            "attention_dropout": self.attention_dropout,
-            "stochastic_depth_rate": self.stochastic_depth_rate,
-            "channels": self.channels,
-            "augmentation": augmentation_config(self.augmentation),
-            "rescaling": self.rescaling,
-            "layer_norm_epsilon": self.layer_norm_epsilon,
-            "class_names": self.class_names,
-            "name": self.name,
-            "trainable": self.trainable,
-        }
-
-    # Deserialises the augmentation layers, then calls the constructor.
-    from_config = classmethod(VisionTransformer.from_config.__func__)

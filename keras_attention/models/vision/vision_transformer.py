@@ -5,8 +5,6 @@ Recognition at Scale" (https://arxiv.org/abs/2010.11929).
 """
 
 import keras
-import numpy as np
-from keras import ops
 
 from keras_attention.layers.position.position_embedding_2d import PositionEmbedding2D
 from keras_attention.layers.transformer.transformer_encoder_block import TransformerEncoderBlock
@@ -14,15 +12,14 @@ from keras_attention.layers.vision.class_token import ClassToken
 from keras_attention.layers.vision.patch_embedding import PatchEmbedding
 from keras_attention.layers.vision.token_pooling import POOLING_MODES
 from keras_attention.layers.vision.token_pooling import TokenPooling
-from keras_attention.models.vision.pixel_classifier_inputs import augmentation_config
-from keras_attention.models.vision.pixel_classifier_inputs import check_pixel_classifier_arguments
-from keras_attention.models.vision.pixel_classifier_inputs import pixel_layers
+from keras_attention.models.constructor_config import check_heads_divide_width
+from keras_attention.models.vision.pixel_classifier import PixelClassifier
 from keras_attention.validation import check_positive_int
 from keras_attention.validation import check_rate
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
-class VisionTransformer(keras.Model):
+class VisionTransformer(PixelClassifier):
     """A Vision Transformer classifier taking raw pixels of any size.
 
     The model of Dosovitskiy et al. 2021 (https://arxiv.org/abs/2010.11929):
@@ -132,33 +129,16 @@ class VisionTransformer(keras.Model):
         name="vision_transformer",
         **kwargs,
     ):
-        height, width = check_pixel_classifier_arguments(
-            image_size, patch_size, num_classes, channels, rescaling, class_names
+        """Checks the arguments, makes the layers and builds the functional graph."""
+        height, width = self._make_pixel_layers(
+            image_size, patch_size, num_classes, channels, augmentation, rescaling, class_names
         )
-        for argument, value in (
-            ("hidden_dim", hidden_dim),
-            ("num_layers", num_layers),
-            ("num_heads", num_heads),
-            ("mlp_dim", mlp_dim),
-        ):
-            check_positive_int(argument, value)
-        if hidden_dim % num_heads:
-            raise ValueError(
-                "`hidden_dim` must be a multiple of `num_heads`. "
-                f"Received: hidden_dim={hidden_dim}, num_heads={num_heads}"
-            )
-        check_rate("dropout", dropout)
-        check_rate("stochastic_depth_rate", stochastic_depth_rate)
-        if pooling not in POOLING_MODES:
-            raise ValueError(
-                f"`pooling` must be one of {POOLING_MODES}. Received: pooling={pooling!r}"
-            )
+        _check_encoder_arguments(
+            hidden_dim, num_layers, num_heads, mlp_dim, dropout, pooling, stochastic_depth_rate
+        )
         use_class_token = pooling == "token"
 
-        # === Layers ===
-        self.resize, self.augmentation, self.rescale = pixel_layers(
-            (height, width), augmentation, rescaling
-        )
+        # === Layers (after the pixel layers; this order is the weights' order) ===
         self.patch_embedding = PatchEmbedding(patch_size, hidden_dim, name="patch_embedding")
         self.class_token = ClassToken(name="class_token") if use_class_token else None
         self.position_embedding = PositionEmbedding2D(
@@ -186,34 +166,10 @@ class VisionTransformer(keras.Model):
             )
             for index in range(num_layers)
         ]
-        self.final_norm = keras.layers.LayerNormalization(
-            epsilon=layer_norm_epsilon, name="final_norm"
-        )
-        self.pooling_layer = TokenPooling(pooling, name="pooling")
-        self.head = keras.layers.Dense(
-            num_classes, kernel_initializer="zeros", dtype="float32", name="head"
-        )
+        self._make_head(num_classes, layer_norm_epsilon, TokenPooling, pooling)
 
-        # === Functional model ===
-        images = keras.Input(shape=(None, None, channels), dtype="float32", name="images")
-        super().__init__(images, self.forward(images), name=name, **kwargs)
-
-        # === Config ===
-        self.image_size = (height, width)
-        self.patch_size = patch_size
-        self.num_classes = num_classes
-        self.hidden_dim = hidden_dim
-        self.num_layers = num_layers
-        self.num_heads = num_heads
-        self.mlp_dim = mlp_dim
-        self.dropout = dropout
-        self.pooling = pooling
-        self.stochastic_depth_rate = stochastic_depth_rate
-        self.channels = channels
-        self.rescaling = rescaling
-        self.layer_norm_epsilon = layer_norm_epsilon
-        self.implementation = implementation
-        self.class_names = None if class_names is None else [str(n) for n in class_names]
+        self._build_functional(channels, name, **kwargs)
+        self.keep_config(locals())
 
     def forward(self, images, training=None, return_attention_scores=False):
         """The forward pass, symbolic or eager.
@@ -229,25 +185,14 @@ class VisionTransformer(keras.Model):
             `(B, num_heads, T, T)` tensor per block, first block first
             (`T` = patches, plus one with a class token).
         """
-        x = self.resize(images)  # (B, h, w, C)
-        if self.augmentation is not None:
-            x = self.augmentation(x, training=training)
-        x = self.rescale(x)
-        x = self.patch_embedding(x)  # (B, N, D)
+        x = self.patch_embedding(self._pixels(images, training))  # (B, N, D)
         if self.class_token is not None:
             x = self.class_token(x)  # (B, 1 + N, D)
         x = self.position_embedding(x)
         x = self.embedding_dropout(x, training=training)
-        scores = []
-        for block in self.encoder_blocks:
-            if return_attention_scores:
-                x, block_scores = block(x, training=training, return_attention_scores=True)
-                scores.append(block_scores)
-            else:
-                x = block(x, training=training)
-        x = self.final_norm(x)
-        logits = self.head(self.pooling_layer(x))  # (B, D) -> (B, num_classes)
-        return (logits, scores) if return_attention_scores else logits
+        scores = [] if return_attention_scores else None
+        x = self._run_blocks(self.encoder_blocks, x, training, scores)
+        return self._logits(x, scores)
 
     @property
     def token_layout(self):
@@ -274,56 +219,7 @@ class VisionTransformer(keras.Model):
             first block first; rows sum to 1. Feed it to
             `ka.visualization.attention_rollout`.
         """
-        _, maps = self._run_in_batches(images, batch_size, return_attention_scores=True)
-        return maps
-
-    def classify(self, images, batch_size=32, return_attention=False):
-        """The predicted label of each image.
-
-        Args:
-            images: `(B, H, W, C)` pixels in 0..255, any H and W.
-            batch_size: images per forward pass.
-            return_attention: also return `attention_maps(images)`.
-
-        Returns:
-            `(B,)` NumPy array of class names (str) when the model has
-            `class_names`, else of class indices (int); with
-            `return_attention=True`, `(labels, probabilities (B, classes),
-            attention maps)`.
-        """
-        logits, maps = self._run_in_batches(images, batch_size, return_attention)
-        indices = np.argmax(logits, axis=-1)
-        labels = indices if self.class_names is None else np.asarray(self.class_names)[indices]
-        if not return_attention:
-            return labels
-        probabilities = np.exp(logits - logits.max(-1, keepdims=True))
-        probabilities /= probabilities.sum(-1, keepdims=True)
-        return labels, probabilities, maps
-
-    def _run_in_batches(self, images, batch_size, return_attention_scores):
-        check_positive_int("batch_size", batch_size)
-        images = np.asarray(images, "float32")
-        if images.ndim != 4 or len(images) == 0:
-            raise ValueError(
-                "`images` must be (batch, height, width, channels) with at least one image. "
-                f"Received: images.shape={images.shape}"
-            )
-        # Plain calls, not `predict`: a few images do not pay for a compilation.
-        logits, maps = [], []
-        for start in range(0, len(images), batch_size):
-            batch = images[start : start + batch_size]
-            if return_attention_scores:
-                batch_logits, batch_maps = self.forward(
-                    batch, training=False, return_attention_scores=True
-                )
-                maps.append([_as_numpy(m) for m in batch_maps])
-            else:
-                batch_logits = self.forward(batch, training=False)
-            logits.append(_as_numpy(batch_logits))
-        if not return_attention_scores:
-            return np.concatenate(logits), None
-        per_block = [np.concatenate([b[i] for b in maps]) for i in range(len(self.encoder_blocks))]
-        return np.concatenate(logits), per_block
+        return super().attention_maps(images, batch_size)
 
     def no_decay_variables(self):
         """The variables ViT training recipes leave out of weight decay.
@@ -346,40 +242,23 @@ class VisionTransformer(keras.Model):
             if id(variable) in excluded or variable.path.split("/")[-1] in ("bias", "gamma", "beta")
         ]
 
-    def get_config(self):
-        return {
-            "image_size": self.image_size,
-            "patch_size": self.patch_size,
-            "num_classes": self.num_classes,
-            "hidden_dim": self.hidden_dim,
-            "num_layers": self.num_layers,
-            "num_heads": self.num_heads,
-            "mlp_dim": self.mlp_dim,
-            "dropout": self.dropout,
-            "pooling": self.pooling,
-            "stochastic_depth_rate": self.stochastic_depth_rate,
-            "channels": self.channels,
-            "augmentation": augmentation_config(self.augmentation),
-            "rescaling": self.rescaling,
-            "layer_norm_epsilon": self.layer_norm_epsilon,
-            "implementation": self.implementation,
-            "class_names": self.class_names,
-            "name": self.name,
-            "trainable": self.trainable,
-        }
 
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        if config.get("augmentation"):
-            config["augmentation"] = [
-                keras.saving.deserialize_keras_object(layer) for layer in config["augmentation"]
-            ]
-        return cls(**config)
-
-
-def _as_numpy(tensor):
-    return ops.convert_to_numpy(ops.cast(tensor, "float32"))
+def _check_encoder_arguments(
+    hidden_dim, num_layers, num_heads, mlp_dim, dropout, pooling, stochastic_depth_rate
+):
+    """Raises a ValueError naming the first bad argument of the encoder's."""
+    for argument, value in (
+        ("hidden_dim", hidden_dim),
+        ("num_layers", num_layers),
+        ("num_heads", num_heads),
+        ("mlp_dim", mlp_dim),
+    ):
+        check_positive_int(argument, value)
+    check_heads_divide_width(hidden_dim, num_heads)
+    check_rate("dropout", dropout)
+    check_rate("stochastic_depth_rate", stochastic_depth_rate)
+    if pooling not in POOLING_MODES:
+        raise ValueError(f"`pooling` must be one of {POOLING_MODES}. Received: pooling={pooling!r}")
 
 
 def vision_transformer(**kwargs):
