@@ -1,26 +1,16 @@
 """Grouped-query attention: groups of query heads share one key/value head."""
 
-import math
-
 import keras
 from keras import ops
 
 from keras_attention.layers.attention.head_attention_checks import check_attention_bias
-from keras_attention.layers.attention.head_attention_checks import check_flash_attention
 from keras_attention.layers.attention.head_attention_checks import check_key_value_shapes
 from keras_attention.layers.attention.head_attention_checks import sizes_match
 from keras_attention.layers.attention.head_attention_steps import HeadAttentionSteps
-from keras_attention.layers.attention.projection_settings import projection_settings_config
 from keras_attention.layers.attention.projection_settings import projection_sublayer_kwargs
-from keras_attention.layers.attention.projection_settings import set_projection_settings
-from keras_attention.layers.position.rotary_embedding import check_rotary
-from keras_attention.ops.attention import check_implementation
 from keras_attention.ops.masks import boolean_mask
 from keras_attention.ops.masks import merge_masks
-from keras_attention.validation import check_bool
 from keras_attention.validation import check_positive_int
-from keras_attention.validation import check_rate
-from keras_attention.validation import check_seed
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
@@ -198,40 +188,16 @@ class GroupQueryAttention(HeadAttentionSteps, keras.layers.Layer):
                 "key/value head serves a group of query heads. Received: "
                 f"num_query_heads={num_query_heads}, num_key_value_heads={num_key_value_heads}"
             )
-        check_rate("dropout", dropout)
-        check_bool("use_bias", use_bias)
-        check_bool("use_gate", use_gate)
-        check_positive_int("sliding_window", sliding_window, allow_none=True)
-        check_implementation(implementation)
-        check_flash_attention(flash_attention, implementation)
         if rotary_max_wavelength is not None and head_dim % 2:
             raise ValueError(
                 "Rotary embeddings rotate pairs of features, so `head_dim` must be even. "
                 f"Received: head_dim={head_dim}"
             )
-        check_rotary(rotary_max_wavelength, head_dim)
-        check_seed(seed)
+        self._keep_shared_settings(locals(), head_size=head_dim)
         self.head_dim = head_dim
         self.num_query_heads = num_query_heads
         self.num_key_value_heads = num_key_value_heads
         self.num_repeats = num_query_heads // num_key_value_heads
-        self.dropout = dropout
-        self.use_bias = use_bias
-        self.sliding_window = sliding_window
-        self.flash_attention = flash_attention
-        set_projection_settings(
-            self,
-            (kernel_initializer, bias_initializer),
-            (kernel_regularizer, bias_regularizer),
-            (kernel_constraint, bias_constraint),
-        )
-        self.use_gate = use_gate
-        self.seed = seed
-        self.implementation = implementation
-        self.rotary_max_wavelength = rotary_max_wavelength
-        self.supports_masking = True
-        self._scale = 1.0 / math.sqrt(float(head_dim))
-        self._seed_generator = keras.random.SeedGenerator(seed) if dropout > 0 else None
         # keras' `_compute_attention` reads this flag instead of an argument.
         self._return_attention_scores = False
 
@@ -445,16 +411,8 @@ class GroupQueryAttention(HeadAttentionSteps, keras.layers.Layer):
                 "head_dim": self.head_dim,
                 "num_query_heads": self.num_query_heads,
                 "num_key_value_heads": self.num_key_value_heads,
-                "dropout": self.dropout,
-                "use_bias": self.use_bias,
-                "sliding_window": self.sliding_window,
-                "flash_attention": self.flash_attention,
-                **projection_settings_config(self, constraints=True),
                 "activity_regularizer": keras.regularizers.serialize(self.activity_regularizer),
-                "use_gate": self.use_gate,
-                "seed": self.seed,
-                "implementation": self.implementation,
-                "rotary_max_wavelength": self.rotary_max_wavelength,
+                **self._shared_settings_config(),
             }
         )
         return config

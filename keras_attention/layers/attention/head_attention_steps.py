@@ -7,20 +7,49 @@ once; each layer supplies how a mask reaches the layout of its scores
 (`_to_scores_layout`) and of its positions (`_padding_mask_layout`).
 """
 
+import math
 from typing import NamedTuple
 
+import keras
 from keras import ops
 
 from keras_attention.layers.attention.attention_results import attention_output_spec
 from keras_attention.layers.attention.attention_results import attention_results
 from keras_attention.layers.attention.call_arguments import call_arguments
+from keras_attention.layers.attention.head_attention_checks import check_flash_attention
 from keras_attention.layers.attention.head_attention_checks import without_keras_mask
+from keras_attention.layers.attention.projection_settings import projection_settings_config
+from keras_attention.layers.attention.projection_settings import set_projection_settings
+from keras_attention.layers.position.rotary_embedding import check_rotary
+from keras_attention.ops.attention import check_implementation
 from keras_attention.ops.attention import dot_product_attention
 from keras_attention.ops.attention import kernel_for_call
 from keras_attention.ops.masks import boolean_mask
 from keras_attention.ops.masks import causal_mask
 from keras_attention.ops.masks import sliding_window_mask
 from keras_attention.ops.rotary import apply_rotary
+from keras_attention.validation import check_bool
+from keras_attention.validation import check_positive_int
+from keras_attention.validation import check_rate
+from keras_attention.validation import check_seed
+
+# The constructor arguments both layers take besides their head sizes, kept as
+# attributes of the same names and written into their configs.
+SHARED_SETTINGS = (
+    "dropout",
+    "use_bias",
+    "sliding_window",
+    "flash_attention",
+    "use_gate",
+    "seed",
+    "implementation",
+    "rotary_max_wavelength",
+)
+_PROJECTION_ARGUMENTS = tuple(
+    f"{weight}_{kind}"
+    for kind in ("initializer", "regularizer", "constraint")
+    for weight in ("kernel", "bias")
+)
 
 
 class CacheState(NamedTuple):
@@ -58,6 +87,37 @@ class HeadAttentionSteps:
     projected_query, projected_key)` and `_padding_mask_layout(mask, name,
     reference)`.
     """
+
+    def _keep_shared_settings(self, arguments, head_size):
+        """Checks the `SHARED_SETTINGS` and projection settings of `arguments`; keeps them.
+
+        Args:
+            arguments: the constructor's arguments by name (its `locals()`).
+            head_size: the size of a query head, for the scale and the
+                rotary embedding's check.
+        """
+        check_rate("dropout", arguments["dropout"])
+        check_bool("use_bias", arguments["use_bias"])
+        check_bool("use_gate", arguments["use_gate"])
+        check_positive_int("sliding_window", arguments["sliding_window"], allow_none=True)
+        check_implementation(arguments["implementation"])
+        check_flash_attention(arguments["flash_attention"], arguments["implementation"])
+        check_rotary(arguments["rotary_max_wavelength"], head_size)
+        check_seed(arguments["seed"])
+        for name in SHARED_SETTINGS:
+            setattr(self, name, arguments[name])
+        kernel_and_bias = [arguments[name] for name in _PROJECTION_ARGUMENTS]
+        set_projection_settings(self, *zip(kernel_and_bias[::2], kernel_and_bias[1::2]))
+        self.supports_masking = True
+        self._scale = 1.0 / math.sqrt(float(head_size))
+        self._seed_generator = keras.random.SeedGenerator(self.seed) if self.dropout > 0 else None
+
+    def _shared_settings_config(self):
+        """The config entries of the `SHARED_SETTINGS` and the projection settings."""
+        return {
+            **{name: getattr(self, name) for name in SHARED_SETTINGS},
+            **projection_settings_config(self, constraints=True),
+        }
 
     # The projections, under the names keras' attention layers use.
     @property

@@ -1,6 +1,5 @@
 """Multi-head attention: a superset of `keras.layers.MultiHeadAttention`."""
 
-import math
 import numbers
 import string
 
@@ -8,21 +7,12 @@ import keras
 from keras import ops
 
 from keras_attention.layers.attention.head_attention_checks import check_attention_bias
-from keras_attention.layers.attention.head_attention_checks import check_flash_attention
 from keras_attention.layers.attention.head_attention_checks import check_key_value_shapes
 from keras_attention.layers.attention.head_attention_checks import sizes_match
 from keras_attention.layers.attention.head_attention_steps import HeadAttentionSteps
-from keras_attention.layers.attention.projection_settings import projection_settings_config
 from keras_attention.layers.attention.projection_settings import projection_sublayer_kwargs
-from keras_attention.layers.attention.projection_settings import set_projection_settings
-from keras_attention.layers.position.rotary_embedding import check_rotary
-from keras_attention.ops.attention import check_implementation
 from keras_attention.ops.masks import boolean_mask
 from keras_attention.ops.masks import merge_masks
-from keras_attention.validation import check_bool
-from keras_attention.validation import check_positive_int
-from keras_attention.validation import check_rate
-from keras_attention.validation import check_seed
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
@@ -183,14 +173,7 @@ class MultiHeadAttention(HeadAttentionSteps, keras.layers.Layer):
         _check_head_size("num_heads", num_heads)
         _check_head_size("key_dim", key_dim)
         _check_head_size("value_dim", value_dim, allow_none=True)
-        check_rate("dropout", dropout)
-        check_bool("use_bias", use_bias)
-        check_bool("use_gate", use_gate)
-        check_positive_int("sliding_window", sliding_window, allow_none=True)
-        check_implementation(implementation)
-        check_rotary(rotary_max_wavelength, key_dim)
-        check_seed(seed)
-        check_flash_attention(flash_attention, implementation)
+        self._keep_shared_settings(locals(), head_size=key_dim)
         # Kept private as in keras: a public `output_shape` attribute is read
         # by `Model.summary()` as the layer's output shape.
         self._output_shape = _normalize_output_shape(output_shape)
@@ -198,24 +181,7 @@ class MultiHeadAttention(HeadAttentionSteps, keras.layers.Layer):
         self.num_heads = num_heads
         self.key_dim = key_dim
         self.value_dim = value_dim
-        self.dropout = dropout
-        self.use_bias = use_bias
-        self.sliding_window = sliding_window
-        self.flash_attention = flash_attention
-        set_projection_settings(
-            self,
-            (kernel_initializer, bias_initializer),
-            (kernel_regularizer, bias_regularizer),
-            (kernel_constraint, bias_constraint),
-        )
-        self.use_gate = use_gate
-        self.seed = seed
-        self.implementation = implementation
-        self.rotary_max_wavelength = rotary_max_wavelength
-        self.supports_masking = True
         self._head_value_dim = value_dim if value_dim is not None else key_dim
-        self._scale = 1.0 / math.sqrt(float(key_dim))
-        self._seed_generator = keras.random.SeedGenerator(seed) if dropout > 0 else None
 
     # The projections, under the names keras.layers.MultiHeadAttention uses.
 
@@ -703,17 +669,9 @@ class MultiHeadAttention(HeadAttentionSteps, keras.layers.Layer):
                 "num_heads": self.num_heads,
                 "key_dim": self.key_dim,
                 "value_dim": self.value_dim,
-                "dropout": self.dropout,
-                "use_bias": self.use_bias,
                 "output_shape": self._output_shape,
                 "attention_axes": self.attention_axes,
-                "sliding_window": self.sliding_window,
-                "flash_attention": self.flash_attention,
-                **projection_settings_config(self, constraints=True),
-                "use_gate": self.use_gate,
-                "seed": self.seed,
-                "implementation": self.implementation,
-                "rotary_max_wavelength": self.rotary_max_wavelength,
+                **self._shared_settings_config(),
             }
         )
         return config
