@@ -11,16 +11,16 @@ import numpy as np
 import pytest
 from tiny_models import tiny_rnn_attention_translator
 from tiny_models import tiny_show_attend_tell_captioner
+from tiny_models import tiny_swin_transformer
 from tiny_models import tiny_transformer_captioner
 from tiny_models import tiny_transformer_translator
 from tiny_models import tiny_vision_transformer
+from tiny_models import tiny_vit_captioner
 
 from keras_attention.callbacks.atomic_checkpoint import AtomicModelCheckpoint
 from keras_attention.layers.attention.multi_head_attention import MultiHeadAttention
 from keras_attention.layers.position.position_embedding import PositionEmbedding
 from keras_attention.layers.transformer.transformer_encoder_block import TransformerEncoderBlock
-from keras_attention.models.captioning.vit_captioner import vit_captioner
-from keras_attention.models.vision.swin_transformer import SwinTransformer
 from keras_attention.tasks.translation import model_from_flags as translation_model_arguments
 from keras_attention.tasks.translation.flags import parse_translation_arguments
 
@@ -64,33 +64,10 @@ def _cases(folder):
         "rnn_attention_translator": (tiny_rnn_attention_translator(), translator_inputs),
         "show_attend_tell_captioner": (tiny_show_attend_tell_captioner(), captioner_inputs),
         "transformer_captioner": (tiny_transformer_captioner(), captioner_inputs),
-        "vit_captioner": (
-            vit_captioner(
-                vocabulary_size=10,
-                max_caption_length=6,
-                image_size=16,
-                patch_size=4,
-                hidden_dim=16,
-                num_layers=1,
-                num_heads=2,
-                intermediate_dim=16,
-                encoder_layers=1,
-                dropout=0.0,
-            ),
-            captioner_inputs,
-        ),
+        "vit_captioner": (tiny_vit_captioner(), captioner_inputs),
         "vision_transformer": (tiny_vision_transformer(), IMAGES_8),
         "swin_transformer": (
-            SwinTransformer(
-                image_size=(40, 24),
-                patch_size=4,
-                num_classes=3,
-                embed_dim=8,
-                depths=(2, 2),
-                num_heads=(2, 4),
-                window_size=4,
-                class_names=["a", "b", "c"],
-            ),
+            tiny_swin_transformer(),
             IMAGES_SWIN,
         ),
     }

@@ -8,8 +8,10 @@ sizes passes them as keyword arguments, which win over the defaults.
 
 from keras_attention.models.captioning.show_attend_tell_captioner import show_attend_tell_captioner
 from keras_attention.models.captioning.transformer_captioner import transformer_captioner
+from keras_attention.models.captioning.vit_captioner import vit_captioner
 from keras_attention.models.translation.rnn_attention_translator import rnn_attention_translator
 from keras_attention.models.translation.transformer_translator import transformer_translator
+from keras_attention.models.vision.swin_transformer import SwinTransformer
 from keras_attention.models.vision.vision_transformer import vision_transformer
 
 # What every tiny captioner shares: 10 token ids, 16-pixel images (a 4x4 grid).
@@ -22,6 +24,17 @@ RNN_SIZES = dict(embedding_dim=8, units=16)
 # A 2x2 grid of 4-pixel patches, three classes.
 VISION_TRANSFORMER_SIZES = dict(
     image_size=8, patch_size=4, num_classes=3, hidden_dim=8, num_layers=1, num_heads=2, mlp_dim=8
+)
+# A 10 x 6 grid of 4-pixel patches in 4-patch windows, two stages, three named classes.
+SWIN_SIZES = dict(
+    image_size=(40, 24),
+    patch_size=4,
+    num_classes=3,
+    embed_dim=8,
+    depths=(2, 2),
+    num_heads=(2, 4),
+    window_size=4,
+    class_names=["a", "b", "c"],
 )
 
 
@@ -49,3 +62,14 @@ def tiny_rnn_attention_translator(**overrides):
 def tiny_vision_transformer(**overrides):
     """A `vision_transformer` over 8-pixel images: one 8-wide block, three classes."""
     return vision_transformer(**{**VISION_TRANSFORMER_SIZES, **overrides})
+
+
+def tiny_vit_captioner(**overrides):
+    """A `vit_captioner` over 16-pixel images in 4-pixel patches, one 16-wide block a side."""
+    sizes = {**CAPTIONER_SIZES, **TRANSFORMER_SIZES, "patch_size": 4, "encoder_layers": 1}
+    return vit_captioner(**{**sizes, **overrides})
+
+
+def tiny_swin_transformer(**overrides):
+    """A `SwinTransformer` of `SWIN_SIZES`: 40 x 24 images, two 8- and 16-wide stages."""
+    return SwinTransformer(**{**SWIN_SIZES, **overrides})

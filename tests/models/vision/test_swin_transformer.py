@@ -6,6 +6,7 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
+from tiny_models import SWIN_SIZES
 
 import keras_attention as ka
 from keras_attention.models.vision.swin_presets import SWIN_PRESETS
@@ -15,16 +16,7 @@ from keras_attention.models.vision.swin_transformer import SwinTransformer
 from keras_attention.serving.image_classifier_export import export_image_classifier
 
 RNG = np.random.default_rng(2)
-SMALL = dict(
-    image_size=(40, 24),
-    patch_size=4,
-    num_classes=3,
-    embed_dim=8,
-    depths=(2, 2),
-    num_heads=(2, 4),
-    window_size=4,
-    class_names=["a", "b", "c"],
-)
+SMALL = SWIN_SIZES  # 40 x 24 images, two stages, three named classes
 
 
 def swin_parameters(embed_dim, depths, num_heads, window, patch, channels, classes):
