@@ -574,6 +574,7 @@ def run_case(case, output_dir, quick, timeout, ours_metrics=None, previous=None)
     if previous is not None:
         command = previous["command"].split(" ")
         code, wall, cpu, tail = 0, previous["wall_s"], previous["cpu_s"], []
+        trained_utc = previous.get("trained_utc")
     else:
         if os.path.isdir(run_dir):
             shutil.rmtree(run_dir)  # a leftover backup would resume an old run
@@ -583,6 +584,7 @@ def run_case(case, output_dir, quick, timeout, ours_metrics=None, previous=None)
         # The log sits beside the run folder: the script refuses an output folder
         # that holds files it did not write.
         code, wall, cpu, tail = run_command(command, run_dir + ".log", timeout)
+        trained_utc = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
     record = {
         "case": case.name,
         "family": case.family,
@@ -595,6 +597,7 @@ def run_case(case, output_dir, quick, timeout, ours_metrics=None, previous=None)
         "command": " ".join(command),
         "cpu_s": round(cpu, 1),
         "wall_s": round(wall, 1),
+        "trained_utc": trained_utc,  # rows of one table may come from several runs
         "script_metrics": _read_metrics(run_dir),
         "scores": None,
         "error": None,
@@ -671,8 +674,8 @@ def markdown_table(payload):
         f"Keras {machine.get('keras')}, keras-hub {machine.get('keras_hub')}.",
         "",
         "| model | data set | tune/report | train | held out | score(s) on held out | "
-        "CPU s | epochs |",
-        "|---|---|---|---|---|---|---|---|",
+        "CPU s | epochs | trained (UTC) |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for record in payload["results"]:
         unit = _UNITS[record["family"]]
@@ -688,6 +691,7 @@ def markdown_table(payload):
                     summary_cell(record),
                     f"{record['cpu_s']:.0f}",
                     str(_epochs(record)),
+                    record.get("trained_utc") or "?",
                 ]
             )
             + " |"
@@ -754,6 +758,15 @@ def _merge(previous_path, records):
     by_case.update({record["case"]: record for record in records})
     order = {case.name: index for index, case in enumerate(all_cases())}
     return sorted(by_case.values(), key=lambda record: order.get(record["case"], len(order)))
+
+
+def _notes(previous_path, quick):
+    """`NOTES`, then the notes written by hand into the previous JSON file (kept across runs)."""
+    kept = []
+    if not quick and os.path.exists(previous_path):
+        with open(previous_path) as handle:
+            kept = [note for note in json.load(handle).get("notes", []) if note not in NOTES]
+    return [*NOTES, *kept]
 
 
 def _log(message):
@@ -833,7 +846,7 @@ def main(argv=None):
         args.quick,
         "cpu",
         settings={"output_dir": output_dir, "only": args.only},
-        notes=NOTES,
+        notes=_notes(results_path, args.quick),
     )
     path = timing.write_json(payload, os.path.dirname(results_path))
     if os.path.basename(results_path) != "learning.json":

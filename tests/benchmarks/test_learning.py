@@ -312,6 +312,18 @@ def test_merge_keeps_earlier_cases_and_replaces_rerun_ones(tmp_path):
     assert merged[1]["error"] is None
 
 
+def test_rows_say_when_they_were_trained_and_hand_written_notes_survive_a_rerun(tmp_path):
+    # Rows of one table come from several runs; each says when it was trained.
+    table = learning.markdown_table(_payload([dict(_RECORDS[0], trained_utc="2026-11-26 21:25")]))
+    assert table.splitlines()[4].endswith("| 40 | 2026-11-26 21:25 |")
+    assert "| 40 | ? |" in learning.markdown_table(_payload(_RECORDS[:1]))  # not recorded
+    path = tmp_path / "learning.json"
+    hand_written = "The vit rows were trained before the augmentation changed."
+    path.write_text(json.dumps({"notes": [*learning.NOTES, hand_written]}))
+    assert learning._notes(str(path), quick=False) == [*learning.NOTES, hand_written]
+    assert learning._notes(str(path), quick=True) == list(learning.NOTES)
+
+
 @pytest.mark.parametrize("module", [learning, scores, keras_hub_vit_peer])
 def test_docstring_examples_run(module):
     results = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
