@@ -51,6 +51,7 @@ from keras_attention.tasks import translation  # noqa: E402  (the built-in corpu
 
 
 def main(argv=None):
+    """The whole tour in one function on purpose: it reads top to bottom, step by step."""
     args = parse_args(argv)
     require_tensorflow_backend("examples/quickstart.py")
     # The export replaces only an earlier export: refuse a folder of other files before training.

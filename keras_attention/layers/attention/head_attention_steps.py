@@ -45,11 +45,6 @@ SHARED_SETTINGS = (
     "implementation",
     "rotary_max_wavelength",
 )
-_PROJECTION_ARGUMENTS = tuple(
-    f"{weight}_{kind}"
-    for kind in ("initializer", "regularizer", "constraint")
-    for weight in ("kernel", "bias")
-)
 
 
 class CacheState(NamedTuple):
@@ -92,7 +87,11 @@ class HeadAttentionSteps:
         """Checks the `SHARED_SETTINGS` and projection settings of `arguments`; keeps them.
 
         Args:
-            arguments: the constructor's arguments by name (its `locals()`).
+            arguments: the constructor's arguments by name (its `locals()`):
+                at least the `SHARED_SETTINGS` and the six projection
+                arguments (`kernel_initializer`, `bias_initializer`,
+                `kernel_regularizer`, `bias_regularizer`, `kernel_constraint`,
+                `bias_constraint`).
             head_size: the size of a query head, for the scale and the
                 rotary embedding's check.
         """
@@ -101,13 +100,17 @@ class HeadAttentionSteps:
         check_bool("use_gate", arguments["use_gate"])
         check_positive_int("sliding_window", arguments["sliding_window"], allow_none=True)
         check_implementation(arguments["implementation"])
-        check_flash_attention(arguments["flash_attention"], arguments["implementation"])
         check_rotary(arguments["rotary_max_wavelength"], head_size)
         check_seed(arguments["seed"])
+        check_flash_attention(arguments["flash_attention"], arguments["implementation"])
         for name in SHARED_SETTINGS:
             setattr(self, name, arguments[name])
-        kernel_and_bias = [arguments[name] for name in _PROJECTION_ARGUMENTS]
-        set_projection_settings(self, *zip(kernel_and_bias[::2], kernel_and_bias[1::2]))
+        set_projection_settings(
+            self,
+            (arguments["kernel_initializer"], arguments["bias_initializer"]),
+            (arguments["kernel_regularizer"], arguments["bias_regularizer"]),
+            (arguments["kernel_constraint"], arguments["bias_constraint"]),
+        )
         self.supports_masking = True
         self._scale = 1.0 / math.sqrt(float(head_size))
         self._seed_generator = keras.random.SeedGenerator(self.seed) if self.dropout > 0 else None

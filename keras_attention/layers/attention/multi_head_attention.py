@@ -183,8 +183,6 @@ class MultiHeadAttention(HeadAttentionSteps, keras.layers.Layer):
         self.value_dim = value_dim
         self._head_value_dim = value_dim if value_dim is not None else key_dim
 
-    # The projections, under the names keras.layers.MultiHeadAttention uses.
-
     # The private attributes of keras.layers.MultiHeadAttention that its
     # subclasses read (in `_compute_attention` overrides, say), read-only.
     @property

@@ -119,8 +119,8 @@ class TransformerDecoderBlock(common.TransformerBlock):
         decoder_sequence_shape=None,
         encoder_sequence_shape=None,
     ):
-        # keras names the shapes after the call arguments used, ours or keras-hub's.
         """Build self-attention, cross-attention (when given a context), norms, MLP, dropouts."""
+        # keras names the shapes after the call arguments used, ours or keras-hub's.
         inputs_shape = common.pick_alias(
             "inputs_shape", inputs_shape, "decoder_sequence_shape", decoder_sequence_shape
         )
