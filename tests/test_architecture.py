@@ -99,6 +99,11 @@ def _targets(module, names):
             yield parts + [name]
 
 
+# Collected once, with ids that name the module: the same in every test process.
+MODULES = list(_modules())
+MODULE_IDS = [str(path.relative_to(PACKAGE)) for path, _, _ in MODULES]
+
+
 def test_every_subpackage_has_a_rule():
     subpackages = {parts[0] for _, parts, _ in _modules()}
     assert subpackages == set(ALLOWED_IMPORTS)
@@ -114,7 +119,7 @@ def test_every_layer_module_sits_in_a_kind():
     assert kinds == set(LAYER_KINDS) and not loose
 
 
-@pytest.mark.parametrize("path, parts, tree", list(_modules()), ids=lambda v: str(v)[-60:])
+@pytest.mark.parametrize("path, parts, tree", MODULES, ids=MODULE_IDS)
 def test_imports_go_one_way_and_touch_no_private_names(path, parts, tree):
     level = parts[0]
     for module, names in _imports(tree):
@@ -128,7 +133,7 @@ def test_imports_go_one_way_and_touch_no_private_names(path, parts, tree):
             assert not private, f"{path.name} imports private {private} from {module}"
 
 
-@pytest.mark.parametrize("path, parts, tree", list(_modules()), ids=lambda v: str(v)[-60:])
+@pytest.mark.parametrize("path, parts, tree", MODULES, ids=MODULE_IDS)
 def test_families_are_rooms_of_their_own(path, parts, tree):
     """A family never imports another family; the shared root never imports a family.
 
