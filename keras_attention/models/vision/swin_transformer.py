@@ -156,11 +156,18 @@ class SwinTransformer(PixelClassifier):
         self._make_head(num_classes, layer_norm_epsilon, keras.layers.GlobalAveragePooling2D)
 
         self._build_functional(channels, name, **kwargs)
+        # The config keeps plain int tuples, whatever sequence the caller passed.
         depths, num_heads = tuple(int(d) for d in depths), tuple(int(h) for h in num_heads)
         self.keep_config(locals())
 
     def _make_stages(
-        self, depths, num_heads, stochastic_depth_rate, window_size, **block_arguments
+        self,
+        depths,
+        num_heads,
+        stochastic_depth_rate,
+        window_size,
+        layer_norm_epsilon,
+        **block_arguments,
     ):
         """Makes `stages`, one `SwinTransformerBlock` list per stage, and `patch_merging`.
 
@@ -172,9 +179,7 @@ class SwinTransformer(PixelClassifier):
         for stage, (depth, heads) in enumerate(zip(depths, num_heads)):
             if stage:
                 self.patch_merging.append(
-                    PatchMerging(
-                        block_arguments["layer_norm_epsilon"], name=f"patch_merging_{stage}"
-                    )
+                    PatchMerging(layer_norm_epsilon, name=f"patch_merging_{stage}")
                 )
             first = sum(depths[:stage])
             self.stages.append(
@@ -188,6 +193,7 @@ class SwinTransformer(PixelClassifier):
                         * (first + index)
                         / max(total_blocks - 1, 1),
                         name=f"stage_{stage}_block_{index}",
+                        layer_norm_epsilon=layer_norm_epsilon,
                         **block_arguments,
                     )
                     for index in range(depth)
