@@ -31,6 +31,7 @@ import warnings
 import numpy as np
 
 from benchmarks import timing
+from benchmarks.flop_counts import vit_flops_per_image
 
 TITLE = "End to end: training throughput of the example models"
 FULL = {"warmup": 2, "repeats": 15, "steps_per_epoch": 100, "caption_length": 16}
@@ -259,25 +260,6 @@ def captioner_case(settings, quick):
 
 # ---------------------------------------------------------------------------
 # ViT-B/16 on a GPU
-
-
-def vit_flops_per_image(image_size, patch_size, hidden_dim, num_layers, mlp_dim, num_classes):
-    """Training FLOPs of one image through a ViT: 3 x the forward multiply-adds x 2.
-
-    Counts the matrix products (patch projection, attention projections,
-    scores, weighted sums, MLP, head); elementwise work is left out, as
-    usual for MFU.
-    """
-    tokens = (image_size // patch_size) ** 2 + 1
-    patch_inputs = patch_size * patch_size * 3
-    per_layer = (
-        4 * tokens * hidden_dim * hidden_dim  # q, k, v, output projections
-        + 2 * tokens * tokens * hidden_dim  # scores and weighted sum
-        + 2 * tokens * hidden_dim * mlp_dim  # MLP
-    )
-    forward = (tokens - 1) * patch_inputs * hidden_dim + num_layers * per_layer
-    forward += hidden_dim * num_classes
-    return 3 * 2 * forward
 
 
 def bf16_matmul_rate(size=8192, repeats=10):

@@ -1,7 +1,6 @@
 """Argument checks, XLA compilation and tensor plumbing shared by the searches."""
 
 import numpy as np
-import tensorflow as tf
 from keras import ops
 
 from keras_attention.generation.decoding_protocol import MEMORY_MASK
@@ -52,6 +51,8 @@ def compiled_search(decoder, key, make_search, jit_compile):
     instance dict where Keras does not track them, so that decoding again
     with inputs of the same shapes reuses the compiled XLA program.
     """
+    import tensorflow as tf  # here: models import this module on every backend
+
     functions = vars(decoder).setdefault("_compiled_searches", {})
     key = key + (bool(jit_compile),)
     if key not in functions:

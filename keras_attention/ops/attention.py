@@ -295,7 +295,9 @@ def dot_product_attention(
         implementation: "xla" materialises the scores; "chunked" walks over
             blocks of keys in O(length) extra memory with the same result;
             "fused" calls `keras.ops.dot_product_attention` (the backend's
-            fused kernel where it has one); "auto" picks "chunked" for long
+            fused kernel where it has one); "auto" picks "fused" where it
+            runs as cuDNN flash attention (JAX on a GPU, float16/bfloat16,
+            no mask or bias, no dropout or weights), else "chunked" for long
             sequences without dropout or weights, else "xla".
         seed: int or `keras.random.SeedGenerator` for dropout.
         bias: optional float tensor added to the scaled scores before the
@@ -364,7 +366,9 @@ def dot_product_attention(
     bias = normalize_bias(bias, query, key)
     if implementation == "auto":
         use_dropout = bool(training) and dropout_rate > 0.0
-        implementation = _choose_implementation(query, key, use_dropout, return_weights)
+        implementation = _choose_implementation(
+            query, key, value, mask, bias, sliding_window, use_dropout, return_weights
+        )
     if sliding_window is not None and implementation != "chunked":
         # Only the chunked kernel walks the band; the others mask the scores.
         band = _positions_mask(ops.shape(query)[1], ops.shape(key)[1], is_causal, sliding_window)
@@ -617,15 +621,51 @@ def kernel_for_call(implementation, return_weights, use_dropout):
     return implementation
 
 
-def _choose_implementation(query, key, use_dropout, return_weights):
+def _choose_implementation(
+    query, key, value, mask, bias, sliding_window, use_dropout, return_weights
+):
     if use_dropout or return_weights:
         return "xla"
+    if sliding_window is None and _cudnn_flash_attention_applies(query, key, value, mask, bias):
+        return "fused"
     query_length, key_length = query.shape[1], key.shape[1]
     if query_length is None or key_length is None:
         return "xla"
     if query_length * key_length >= _AUTO_CHUNKED_MIN_SCORES:
         return "chunked"
     return "xla"
+
+
+def _on_jax_gpu():
+    if keras.backend.backend() != "jax":
+        return False
+    import jax
+
+    return jax.devices()[0].platform == "gpu"
+
+
+def _cudnn_flash_attention_applies(query, key, value, mask, bias):
+    """Whether keras' fused kernel runs this call as cuDNN flash attention (JAX on a GPU).
+
+    On an H200 it took 0.04-0.16 GiB and 1.2-9.6 ms for causal attention
+    at 8k-32k tokens, where the chunked kernel took 16-219 ms
+    (benchmarks/README.md, GPU section). cuDNN takes float16 or bfloat16,
+    equal query and value head sizes that are multiples of 8 up to 128, the
+    same number of query and key heads, and even lengths (in training).
+    keras hands a mask or bias to it as a bias it often cannot use, then
+    falls back with an error in the log: those calls stay with our kernels.
+    """
+    if mask is not None or bias is not None or not _on_jax_gpu():
+        return False
+    if keras.backend.standardize_dtype(query.dtype) not in ("float16", "bfloat16"):
+        return False
+    head_dim, value_dim = query.shape[-1], value.shape[-1]
+    if head_dim != value_dim or head_dim % 8 or head_dim > 128:
+        return False
+    if query.shape[2] != key.shape[2]:
+        return False
+    lengths = (query.shape[1], key.shape[1])
+    return all(length is not None and length % 2 == 0 for length in lengths)
 
 
 def _fused_attention(query, key, value, mask, is_causal, scale, bias=None):

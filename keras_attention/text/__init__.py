@@ -11,9 +11,28 @@ exports with TensorFlow alone; the models' training scripts use it.
 [b'hola, mundo']
 """
 
-from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
-from keras_attention.text.reversible_tokenizer import normalize_whitespace
-from keras_attention.text.scores import corpus_bleu
-from keras_attention.text.scores import corpus_chrf
-from keras_attention.text.subword_encoder import SubwordEncoder
-from keras_attention.text.wordpiece_vocabulary import train_wordpiece_vocabulary
+import importlib
+
+# Public name -> the module that defines it. They load on first use (PEP 562),
+# so that `keras_attention.text.word_pieces`, which models and plots use on
+# every backend, does not pull in the tokenizers and TensorFlow with it.
+_PUBLIC_NAMES = {
+    "ReversibleTokenizer": "reversible_tokenizer",
+    "normalize_whitespace": "reversible_tokenizer",
+    "corpus_bleu": "scores",
+    "corpus_chrf": "scores",
+    "SubwordEncoder": "subword_encoder",
+    "train_wordpiece_vocabulary": "wordpiece_vocabulary",
+}
+__all__ = sorted(_PUBLIC_NAMES)
+
+
+def __getattr__(name):
+    if name in _PUBLIC_NAMES:
+        module = importlib.import_module(f"keras_attention.text.{_PUBLIC_NAMES[name]}")
+        return getattr(module, name)
+    raise AttributeError(f"module 'keras_attention.text' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_PUBLIC_NAMES))

@@ -436,6 +436,30 @@ def check_model_forward(name):
     assert outputs[0].shape[0] == 2, outputs[0].shape
 
 
+def check_model_fit(name):
+    """Two steps of `fit` on two examples: a finite loss and moved weights.
+
+    Two, because the ViT's head starts at zero (as the paper's does): the first
+    step moves only the head, the second everything behind it.
+    """
+    makers, inputs = small_models()
+    model = makers[name]()
+    if name == "vision_transformer":
+        labels = RNG.integers(0, 3, (2,))
+        loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    else:
+        target = inputs[name].get("target", inputs[name].get("caption"))
+        labels = RNG.integers(1, 12, target.shape)
+        loss = ka.losses.masked_sparse_categorical_crossentropy
+    model.compile(optimizer=keras.optimizers.Adam(1e-2), loss=loss)
+    before = to_numpy(model.trainable_weights)
+    history = model.fit(inputs[name], labels, batch_size=2, epochs=2, verbose=0)
+    assert np.isfinite(history.history["loss"][-1]), history.history
+    after = to_numpy(model.trainable_weights)
+    moved = sum(not np.array_equal(b, a) for b, a in zip(before, after))
+    assert moved > len(before) // 2, f"only {moved} of {len(before)} weights changed"
+
+
 # ---------------------------------------------------------------------------
 # `.keras` files saved on TensorFlow, loaded on this backend.
 
@@ -570,6 +594,7 @@ def checks(saved_dir=None):
     found["losses and metrics"] = check_losses_and_metrics
     for name in small_models()[1]:
         found[f"model {name} forward"] = lambda name=name: check_model_forward(name)
+        found[f"model {name} fit"] = lambda name=name: check_model_fit(name)
     found["ops dot_product_attention weights"] = check_attention_weights
     found["keras file saved on tensorflow"] = lambda: check_saved_file(saved_dir)
     for module_name, function_name in TENSORFLOW_ONLY:

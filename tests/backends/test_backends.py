@@ -25,9 +25,6 @@ BACKENDS = {"jax": "jax", "torch": "torch"}
 # failure (strict): a fix upstream shows up as a failing test, to update this and
 # the README's "Backends" table.
 KNOWN_FAILURES = {
-    ("jax", "gradients AttentionDecoder"): (
-        "keras.ops.while_loop is lax.while_loop on JAX, which has no reverse-mode gradient"
-    ),
     ("torch", "model "): (
         "the models set their layers before keras.Model.__init__, which torch.nn.Module refuses"
     ),

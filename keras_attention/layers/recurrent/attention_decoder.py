@@ -402,29 +402,20 @@ class AttentionDecoder(keras.layers.Layer):
             positions = ops.shape(memory_sequence)[1]
         keys = self.attention.precompute_keys(memory_sequence)  # once, not per step
 
-        dtype = self.compute_dtype
         time_major = ops.transpose(inputs, (1, 0, 2))  # (T, B, E)
-        outputs = ops.zeros((steps, batch, self._output_dim(self._memory_dim)), dtype)  # (T, B, O)
-        alignments = ops.zeros((steps, batch, positions), dtype)  # (T, B, S)
-
-        def body(t, outputs, alignments, states):
-            output_t, states, alignment_t = self._decode_step(
-                time_major[t], states, memory_sequence, memory_mask, keys, training
-            )
-            row = ops.reshape(t, (1, 1))  # scatter index of row t
-            outputs = ops.scatter_update(outputs, row, output_t[None])
-            alignments = ops.scatter_update(alignments, row, alignment_t[None])
-            return t + 1, outputs, alignments, states
-
         self._set_dropout_masks(batch, states, training)
-        # `maximum_iterations` lets XLA size the loop's gradient accumulators;
-        # scatter_update has a gradient where slice_update has none in TensorFlow.
-        _, outputs, alignments, states = ops.while_loop(
-            lambda t, *_: t < steps,
-            body,
-            (0, outputs, alignments, states),
-            maximum_iterations=steps,
-        )
+        loop = self._while_loop if keras.backend.backend() == "tensorflow" else self._scan
+        outputs, alignments, states = loop(
+            time_major,
+            steps,
+            batch,
+            positions,
+            states,
+            memory_sequence,
+            memory_mask,
+            keys,
+            training,
+        )  # (T, B, O), (T, B, S)
         self._reset_dropout_masks()
 
         outputs = ops.transpose(outputs, (1, 0, 2))  # (B, T, O)
@@ -435,6 +426,51 @@ class AttentionDecoder(keras.layers.Layer):
         if return_state:
             return outputs, alignments, list(states)
         return outputs, alignments
+
+    def _while_loop(
+        self, time_major, steps, batch, positions, states, memory, memory_mask, keys, training
+    ):
+        """The steps as one `while_loop` writing rows of preallocated outputs (TensorFlow)."""
+        dtype = self.compute_dtype
+        outputs = ops.zeros((steps, batch, self._output_dim(self._memory_dim)), dtype)  # (T, B, O)
+        alignments = ops.zeros((steps, batch, positions), dtype)  # (T, B, S)
+
+        def body(t, outputs, alignments, states):
+            output_t, states, alignment_t = self._decode_step(
+                time_major[t], states, memory, memory_mask, keys, training
+            )
+            row = ops.reshape(t, (1, 1))  # scatter index of row t
+            outputs = ops.scatter_update(outputs, row, output_t[None])
+            alignments = ops.scatter_update(alignments, row, alignment_t[None])
+            return t + 1, outputs, alignments, states
+
+        # `maximum_iterations` lets XLA size the loop's gradient accumulators;
+        # scatter_update has a gradient where slice_update has none in TensorFlow.
+        _, outputs, alignments, states = ops.while_loop(
+            lambda t, *_: t < steps,
+            body,
+            (0, outputs, alignments, states),
+            maximum_iterations=steps,
+        )
+        return outputs, alignments, states
+
+    def _scan(
+        self, time_major, steps, batch, positions, states, memory, memory_mask, keys, training
+    ):
+        """The steps as one `scan` over time (JAX and PyTorch).
+
+        JAX differentiates a loop only when it is a scan (a `while_loop` has
+        no reverse-mode gradient there), and the shapes are static anyway.
+        """
+
+        def step(states, inputs_t):
+            output_t, states, alignment_t = self._decode_step(
+                inputs_t, states, memory, memory_mask, keys, training
+            )
+            return states, (output_t, alignment_t)
+
+        states, (outputs, alignments) = ops.scan(step, states, time_major)
+        return outputs, alignments, states
 
     def _decode_step(self, inputs_t, states, memory, memory_mask, keys, training):
         """One step of the recurrence on validated tensors; see the class docstring."""
