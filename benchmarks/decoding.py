@@ -21,98 +21,42 @@ shape (1 means it was compiled once and reused).
 import numpy as np
 
 from benchmarks import timing
+from benchmarks.decoding_setup import END_ID
+from benchmarks.decoding_setup import SMALL_TRANSLATOR
+from benchmarks.decoding_setup import START_ID
+from benchmarks.decoding_setup import TINY_TRANSLATOR
+from benchmarks.decoding_setup import decoding_sources
+from benchmarks.decoding_setup import rerun_greedy as rerun_greedy_function
+from benchmarks.decoding_setup import translator_that_never_ends
 
 TITLE = "Greedy decoding: cached vs re-running the model each step"
-START_ID, END_ID = 1, 2
-FULL = {
-    "batch": 8,
-    "tokens": 64,
-    "source_length": 32,
-    "vocabulary": 1000,
-    "hidden_dim": 256,
-    "num_layers": 2,
-    "num_heads": 4,
-    "intermediate_dim": 1024,
-    "beam_width": 4,
-    "warmup": 1,
-    "repeats": 7,
-}
-QUICK = {
-    "batch": 2,
-    "tokens": 6,
-    "source_length": 5,
-    "vocabulary": 20,
-    "hidden_dim": 16,
-    "num_layers": 1,
-    "num_heads": 2,
-    "intermediate_dim": 32,
-    "beam_width": 2,
-    "warmup": 0,
-    "repeats": 2,
-}
+FULL = {**SMALL_TRANSLATOR, "beam_width": 4, "warmup": 1, "repeats": 7}
+QUICK = {**TINY_TRANSLATOR, "beam_width": 2, "warmup": 0, "repeats": 2}
 
 
 def _model(settings):
-    import keras
-
-    from keras_attention.models.translation.transformer_translator import transformer_translator
-
-    keras.utils.set_random_seed(0)
-    model = transformer_translator(
-        source_vocabulary_size=settings["vocabulary"],
-        target_vocabulary_size=settings["vocabulary"],
-        max_source_length=settings["source_length"],
-        max_target_length=settings["tokens"],
-        hidden_dim=settings["hidden_dim"],
-        num_layers=settings["num_layers"],
-        num_heads=settings["num_heads"],
-        intermediate_dim=settings["intermediate_dim"],
-        dropout=0.0,
+    sizes = ("hidden_dim", "num_layers", "num_heads", "intermediate_dim")
+    return translator_that_never_ends(
+        settings["vocabulary"],
+        settings["source_length"],
+        settings["tokens"],
+        **{name: settings[name] for name in sizes},
     )
-    # Never end early: every method then decodes the same number of steps.
-    logits_layer = model.logits_layer
-    bias = np.asarray(logits_layer.bias).copy()
-    bias[END_ID] = -1e4
-    logits_layer.bias.assign(bias)
-    return model
 
 
 def rerun_greedy(model, tokens_to_produce):
     """Greedy decoding that runs the whole model on the prefix at every step (XLA)."""
     import tensorflow as tf
-    from keras import ops
 
-    def decode(source):
-        batch = ops.shape(source)[0]
-        tokens = ops.concatenate(
-            [
-                ops.full((batch, 1), START_ID, "int32"),
-                ops.zeros((batch, tokens_to_produce), "int32"),
-            ],
-            axis=1,
-        )  # (B, 1 + steps)
-
-        def step(position, tokens):
-            logits = model(
-                {"source": source, "target": tokens[:, :tokens_to_produce]}, training=False
-            )  # (B, steps, V)
-            newest = ops.take(logits, position, axis=1)  # (B, V)
-            # As the searches do, never produce the padding id 0.
-            best = ops.cast(ops.argmax(newest[:, 1:], axis=-1), "int32") + 1  # (B,)
-            return ops.slice_update(tokens, [0, position + 1], best[:, None])
-
-        tokens = ops.fori_loop(0, tokens_to_produce, step, tokens)
-        return tokens[:, 1:]
-
-    return tf.function(decode, jit_compile=True, autograph=False)
+    return tf.function(
+        rerun_greedy_function(model, tokens_to_produce), jit_compile=True, autograph=False
+    )
 
 
 def _sources(settings, seed):
-    rng = np.random.default_rng(seed)
-    shape = (settings["batch"], settings["source_length"])
-    sources = rng.integers(3, settings["vocabulary"], size=shape).astype("int32")
-    sources[:, -max(1, shape[1] // 4) :] = 0  # some padding at the end
-    return sources
+    return decoding_sources(
+        settings["batch"], settings["source_length"], settings["vocabulary"], seed
+    )
 
 
 def _count_encodes(decoder):

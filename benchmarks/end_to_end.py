@@ -32,6 +32,7 @@ import numpy as np
 
 from benchmarks import timing
 from benchmarks.flop_counts import vit_flops_per_image
+from benchmarks.peer_models import keras_hub_vit_classifier
 
 TITLE = "End to end: training throughput of the example models"
 FULL = {"warmup": 2, "repeats": 15, "steps_per_epoch": 100, "caption_length": 16}
@@ -81,7 +82,6 @@ def _rng():
 def vit_case(settings, quick):
     """Our ViT at the example's defaults against keras-hub's ViTBackbone."""
     import keras
-    import keras_hub
 
     from keras_attention.tasks.image_classification import model_from_flags as vit_model_arguments
     from keras_attention.tasks.image_classification.builtin_shapes import (
@@ -109,18 +109,7 @@ def vit_case(settings, quick):
     if getattr(args, "patch_size", None):
         architecture["patch_size"] = args.patch_size
 
-    inputs = keras.Input((size, size, 3))
-    scaled = keras.layers.Rescaling(1 / 127.5, offset=-1.0)(inputs)
-    tokens = keras_hub.models.ViTBackbone(
-        image_shape=(size, size, 3),
-        patch_size=architecture["patch_size"],
-        num_layers=architecture["num_layers"],
-        num_heads=architecture["num_heads"],
-        hidden_dim=architecture["hidden_dim"],
-        mlp_dim=architecture["mlp_dim"],
-    )(scaled)
-    logits = keras.layers.Dense(num_classes)(tokens[:, 0])
-    theirs = keras.Model(inputs, logits)
+    theirs = keras_hub_vit_classifier(size, architecture, num_classes)
     theirs.compile(
         optimizer=keras.optimizers.AdamW(1e-3, weight_decay=args.weight_decay),
         loss=keras.losses.CategoricalCrossentropy(

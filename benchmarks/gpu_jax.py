@@ -52,8 +52,18 @@ os.environ.setdefault("KERAS_BACKEND", "jax")
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
-SECTIONS = ("peaks", "vit_b16", "attention", "decoding", "models", "long_sequences")
-RESULTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "gpu")
+from benchmarks.decoding_setup import END_ID  # noqa: E402
+from benchmarks.decoding_setup import SMALL_TRANSLATOR  # noqa: E402
+from benchmarks.decoding_setup import START_ID  # noqa: E402
+from benchmarks.decoding_setup import TINY_TRANSLATOR  # noqa: E402
+from benchmarks.decoding_setup import decoding_sources  # noqa: E402
+from benchmarks.decoding_setup import rerun_greedy  # noqa: E402
+from benchmarks.decoding_setup import translator_that_never_ends  # noqa: E402
+from benchmarks.gpu_report import RESULTS_DIR  # noqa: E402
+from benchmarks.gpu_report import SECTIONS  # noqa: E402
+from benchmarks.gpu_report import update_readme  # noqa: E402
+from benchmarks.peer_models import keras_hub_vit_classifier  # noqa: E402
+
 # NVIDIA's datasheet dense bf16 rate of the H100 and H200 SXM parts (no sparsity).
 DATASHEET_BF16_TFLOPS = {"H100": 989.4, "H200": 989.4}
 FULL = {
@@ -64,17 +74,9 @@ FULL = {
     "vit_image_size": 224,
     "attention": {"batch": 32, "length": 512, "heads": 12, "head_dim": 64},
     "decoding_cases": (
+        SMALL_TRANSLATOR,
         {
-            "batch": 8,
-            "tokens": 64,
-            "source_length": 32,
-            "vocabulary": 1000,
-            "hidden_dim": 256,
-            "num_layers": 2,
-            "num_heads": 4,
-            "intermediate_dim": 1024,
-        },
-        {
+            **SMALL_TRANSLATOR,
             "batch": 64,
             "tokens": 128,
             "source_length": 64,
@@ -101,18 +103,7 @@ QUICK = {
     "vit_preset": "Ti/16",
     "vit_image_size": 32,
     "attention": {"batch": 2, "length": 16, "heads": 2, "head_dim": 8},
-    "decoding_cases": (
-        {
-            "batch": 2,
-            "tokens": 6,
-            "source_length": 5,
-            "vocabulary": 20,
-            "hidden_dim": 16,
-            "num_layers": 1,
-            "num_heads": 2,
-            "intermediate_dim": 32,
-        },
-    ),
+    "decoding_cases": (TINY_TRANSLATOR,),
     "models_batch": 2,
     "models_steps": 2,
     "long_lengths": (64,),
@@ -122,7 +113,6 @@ QUICK = {
     "warmup": 0,
     "repeats": 2,
 }
-START_ID, END_ID = 1, 2
 PRODUCTS_PER_CALL = 8
 
 
@@ -291,24 +281,6 @@ def _on_device(*arrays):
     return tuple(jax.device_put(array) for array in arrays)
 
 
-def _keras_hub_vit(image_size, architecture, num_classes):
-    """keras-hub's ViTBackbone with our model's rescaling and a class-token head."""
-    import keras_hub
-
-    inputs = keras.Input((image_size, image_size, 3))
-    scaled = keras.layers.Rescaling(1 / 127.5, offset=-1.0)(inputs)
-    tokens = keras_hub.models.ViTBackbone(
-        image_shape=(image_size, image_size, 3),
-        patch_size=architecture["patch_size"],
-        num_layers=architecture["num_layers"],
-        num_heads=architecture["num_heads"],
-        hidden_dim=architecture["hidden_dim"],
-        mlp_dim=architecture["mlp_dim"],
-    )(scaled)
-    logits = keras.layers.Dense(num_classes, dtype="float32")(tokens[:, 0])
-    return keras.Model(inputs, logits)
-
-
 def vit_b16(settings, peaks):
     """Training step of ViT-B/16 at 224 px: ours ("auto", "fused") and keras-hub's."""
 
@@ -324,7 +296,7 @@ def vit_b16(settings, peaks):
             image_size=size, num_classes=num_classes, implementation=implementation, **architecture
         )
     keras.utils.set_random_seed(0)
-    models["keras_hub"] = _keras_hub_vit(size, architecture, num_classes)
+    models["keras_hub"] = keras_hub_vit_classifier(size, architecture, num_classes)
     for model in models.values():
         model.compile(
             optimizer=keras.optimizers.AdamW(1e-3),
@@ -485,57 +457,6 @@ def _peer_row(times, peer, target, **extra):
 # Decoding
 
 
-def _decoding_translator(shape):
-
-    import keras_attention as ka
-
-    keras.utils.set_random_seed(0)
-    model = ka.models.transformer_translator(
-        source_vocabulary_size=shape["vocabulary"],
-        target_vocabulary_size=shape["vocabulary"],
-        max_source_length=shape["source_length"],
-        max_target_length=shape["tokens"],
-        dropout=0.0,
-        **{
-            name: shape[name]
-            for name in ("hidden_dim", "num_layers", "num_heads", "intermediate_dim")
-        },
-    )
-    # Never end early: every method then decodes the same number of steps.
-    bias = np.asarray(model.logits_layer.bias).copy()
-    bias[END_ID] = -1e4
-    model.logits_layer.bias.assign(bias)
-    return model
-
-
-def _rerun_greedy(model, tokens_to_produce):
-    """Greedy decoding that runs the whole model on the padded prefix at every step."""
-    from keras import ops
-
-    def decode(source):
-        batch = ops.shape(source)[0]
-        tokens = ops.concatenate(
-            [
-                ops.full((batch, 1), START_ID, "int32"),
-                ops.zeros((batch, tokens_to_produce), "int32"),
-            ],
-            axis=1,
-        )  # (B, 1 + steps)
-
-        def step(position, tokens):
-            logits = model(
-                {"source": source, "target": tokens[:, :tokens_to_produce]}, training=False
-            )  # (B, steps, V)
-            newest = ops.take(logits, position, axis=1)  # (B, V)
-            # As the searches do, never produce the padding id 0.
-            best = ops.cast(ops.argmax(newest[:, 1:], axis=-1), "int32") + 1  # (B,)
-            return ops.slice_update(tokens, [0, position + 1], best[:, None])
-
-        return ops.fori_loop(0, tokens_to_produce, step, tokens)[:, 1:]
-
-    return decode
-
-
 def decoding(settings):
     """Cached greedy decoding against re-running the model, and beam search, in float32.
 
@@ -556,15 +477,19 @@ def _decoding_case(shape, settings):
     from keras_attention.generation.beam_search import _beam_loop
     from keras_attention.generation.greedy_search import _greedy_loop
 
-    model = _decoding_translator(shape)
+    sizes = ("hidden_dim", "num_layers", "num_heads", "intermediate_dim")
+    model = translator_that_never_ends(
+        shape["vocabulary"],
+        shape["source_length"],
+        shape["tokens"],
+        **{name: shape[name] for name in sizes},
+    )
     tokens = shape["tokens"]
     cached = jax.jit(lambda source: _greedy_loop(model, source, START_ID, END_ID, tokens)[0])
-    rerun = jax.jit(_rerun_greedy(model, tokens))
+    rerun = jax.jit(rerun_greedy(model, tokens))
     beam = jax.jit(lambda source: _beam_loop(model, source, START_ID, END_ID, tokens, 4, 0.6)[0])
-    rng = np.random.default_rng(0)
-    sources = rng.integers(3, shape["vocabulary"], (shape["batch"], shape["source_length"]))
-    sources[:, -max(1, shape["source_length"] // 4) :] = 0  # some padding at the end
-    (sources,) = _on_device(sources.astype("int32"))
+    sources = decoding_sources(shape["batch"], shape["source_length"], shape["vocabulary"], 0)
+    (sources,) = _on_device(sources)
     cached_tokens, rerun_tokens = np.asarray(cached(sources)), np.asarray(rerun(sources))
     times = alternating_times(
         {
@@ -870,6 +795,11 @@ def parse_args(argv):
         help="sections that would start later than this are skipped",
     )
     parser.add_argument("--results-dir", default=None)
+    parser.add_argument(
+        "--readme-only",
+        action="store_true",
+        help="measure nothing: rewrite the GPU section of benchmarks/README.md from the JSON",
+    )
     return parser.parse_args(argv)
 
 
@@ -884,6 +814,9 @@ def write_section(directory, name, payload):
 def main(argv=None):
     """Run the sections in order within the budget; returns {section: payload}."""
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.readme_only:
+        update_readme(args.results_dir or RESULTS_DIR)
+        return {}
     began = time.perf_counter()
     deadline = began + args.budget_s
     settings = QUICK if args.quick else FULL

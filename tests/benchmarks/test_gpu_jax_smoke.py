@@ -11,6 +11,8 @@ import sys
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
 WITHOUT_TENSORFLOW = ROOT / "tests" / "without_tensorflow"
 SECTIONS = ("peaks", "vit_b16", "attention", "decoding", "models", "long_sequences")
 
@@ -27,7 +29,9 @@ def sections(tmp_path_factory):
         command, cwd=ROOT, env=environment, capture_output=True, text=True, timeout=1200
     )
     assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-3000:]
-    return {name: json.loads((results / f"{name}.json").read_text()) for name in SECTIONS}
+    payloads = {name: json.loads((results / f"{name}.json").read_text()) for name in SECTIONS}
+    payloads["directory"] = results
+    return payloads
 
 
 def _positive(value):
@@ -85,3 +89,13 @@ def test_long_sequence_kernels_agree_and_report_memory(sections):
     for row in results["rows"]:
         assert row["temp_gib"] is None or row["temp_gib"] >= 0
         assert _positive(row["tflops_per_second"])
+
+
+def test_the_readme_tables_render_from_the_json(sections):
+    from benchmarks import gpu_report
+
+    markdown = gpu_report.gpu_markdown(str(sections["directory"]))
+    for title, _ in gpu_report.RENDERERS.values():
+        assert f"#### {title}" in markdown
+    assert "Not measured" not in markdown
+    assert markdown.count("| TransformerTranslator |") == 1

@@ -470,7 +470,9 @@ class AttentionDecoder(keras.layers.Layer):
             return states, (output_t, alignment_t)
 
         states, (outputs, alignments) = ops.scan(step, states, time_major)
-        return outputs, alignments, states
+        # The same dtypes as the TensorFlow loop's preallocated rows.
+        dtype = self.compute_dtype
+        return ops.cast(outputs, dtype), ops.cast(alignments, dtype), states
 
     def _decode_step(self, inputs_t, states, memory, memory_mask, keys, training):
         """One step of the recurrence on validated tensors; see the class docstring."""
