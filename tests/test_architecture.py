@@ -36,7 +36,7 @@ ALLOWED_IMPORTS = {
     "visualization": {"text", "validation"},
     "serving": {"backend_support", "generation", "text", "validation"},
     "training": {"backend_support", "callbacks", "data", "durable_files", "validation"},
-    "models": {"layers", "ops", "generation", "losses", "text", "serving", "validation"},
+    "models": {"layers", "ops", "generation", "losses", "metrics", "text", "serving", "validation"},
     "tasks": {
         "backend_support",
         "callbacks",

@@ -7,6 +7,7 @@ from keras import ops
 from keras_attention.models.captioning.image_backbones import image_size_pair
 from keras_attention.models.constructor_config import ConstructorConfig
 from keras_attention.models.constructor_config import check_sizes_and_dropout
+from keras_attention.models.default_compile import DefaultCompile
 from keras_attention.text.word_pieces import group_pieces
 from keras_attention.validation import check_positive_int
 
@@ -15,7 +16,7 @@ from keras_attention.validation import check_positive_int
 MEMORY_MASK = "memory_mask"
 
 
-class ImageCaptioner(ConstructorConfig, keras.Model):
+class ImageCaptioner(DefaultCompile, ConstructorConfig, keras.Model):
     """Base class of the captioners: a functional model that decodes itself.
 
     A subclass builds its graph in `__init__` (image and caption ids in,

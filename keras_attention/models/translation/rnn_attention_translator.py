@@ -17,6 +17,7 @@ from keras_attention.layers.recurrent.attention_decoder import AttentionDecoder
 from keras_attention.models import recurrent_decoding
 from keras_attention.models.constructor_config import ConstructorConfig
 from keras_attention.models.constructor_config import model_builder
+from keras_attention.models.default_compile import DefaultCompile
 from keras_attention.models.translation.text_translation_mixin import TextTranslationMixin
 from keras_attention.ops.masks import PADDING_ID
 
@@ -34,7 +35,7 @@ def _attention_layer(attention, units):
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
-class RNNAttentionTranslator(TextTranslationMixin, ConstructorConfig, keras.Model):
+class RNNAttentionTranslator(TextTranslationMixin, DefaultCompile, ConstructorConfig, keras.Model):
     """An attentional RNN encoder-decoder for translation.
 
     The encoder is a bidirectional GRU or LSTM over the embedded source; its
@@ -96,6 +97,9 @@ class RNNAttentionTranslator(TextTranslationMixin, ConstructorConfig, keras.Mode
     >>> tuple(logits.shape), tuple(attention.shape)
     ((1, 30), (1, 4))
     """
+
+    # `compile()` alone: the example script's peak learning rate for this model.
+    DEFAULT_LEARNING_RATE = 3e-3
 
     def __init__(
         self,

@@ -17,6 +17,7 @@ from keras_attention.models import transformer_decoding
 from keras_attention.models.constructor_config import ConstructorConfig
 from keras_attention.models.constructor_config import check_heads_divide_width
 from keras_attention.models.constructor_config import model_builder
+from keras_attention.models.default_compile import DefaultCompile
 from keras_attention.models.transformer_decoding import MEMORY
 from keras_attention.models.translation.text_translation_mixin import TextTranslationMixin
 from keras_attention.ops.masks import PADDING_ID
@@ -25,7 +26,7 @@ from keras_attention.validation import check_positive_int
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
-class TransformerTranslator(TextTranslationMixin, ConstructorConfig, keras.Model):
+class TransformerTranslator(TextTranslationMixin, DefaultCompile, ConstructorConfig, keras.Model):
     """An encoder-decoder Transformer for sequence-to-sequence translation.
 
     The model of Vaswani et al. 2017 (https://arxiv.org/abs/1706.03762),

@@ -5,13 +5,14 @@ import numpy as np
 from keras import ops
 
 from keras_attention.models.constructor_config import ConstructorConfig
+from keras_attention.models.default_compile import DefaultCompile
 from keras_attention.models.vision.pixel_classifier_inputs import augmentation_config
 from keras_attention.models.vision.pixel_classifier_inputs import check_pixel_classifier_arguments
 from keras_attention.models.vision.pixel_classifier_inputs import pixel_layers
 from keras_attention.validation import check_positive_int
 
 
-class PixelClassifier(ConstructorConfig, keras.Model):
+class PixelClassifier(DefaultCompile, ConstructorConfig, keras.Model):
     """Base class of the classifiers that map raw pixels to logits through encoder blocks.
 
     A subclass's `__init__` calls, in this order (the layers' creation order
@@ -38,6 +39,19 @@ class PixelClassifier(ConstructorConfig, keras.Model):
     >>> isinstance(model, PixelClassifier), list(model.get_config())[:3]
     (True, ['image_size', 'patch_size', 'num_classes'])
     """
+
+    # `compile()` alone: the example script's peak rate and weight decay, and
+    # integer labels, as `fit` is usually given them.
+    DEFAULT_LEARNING_RATE = 2e-3
+    DEFAULT_WEIGHT_DECAY = 0.05
+
+    def default_loss(self):
+        """Cross-entropy of the logits against integer class labels."""
+        return keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+    def default_metrics(self):
+        """Accuracy against integer class labels."""
+        return [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
 
     def _make_pixel_layers(
         self, image_size, patch_size, num_classes, channels, augmentation, rescaling, class_names
