@@ -15,8 +15,8 @@ from keras_attention.serving.grouped_decoding import decode_in_groups
 from keras_attention.serving.image_classifier_export import warm_up_images
 from keras_attention.serving.image_inputs import checked_images
 from keras_attention.serving.image_inputs import image_input_spec
+from keras_attention.serving.image_signatures import add_image_endpoints
 from keras_attention.serving.saved_model_kinds import CAPTIONER
-from keras_attention.serving.serving_signature import SERVING_SIGNATURE
 from keras_attention.serving.serving_signature import load_serving_signature
 from keras_attention.text.subword_encoder import SubwordEncoder
 from keras_attention.validation import check_positive_int
@@ -181,7 +181,10 @@ def export_captioner(model, path, encoder, max_length, beam_width=1, *, decode_b
     `caption` `(B,)` string, `attention` `(B, max_length, h, w)` float32 and
     `caption_tokens` `(B, max_length)` string: the graph of
     `make_caption_function`, whose input checks, resizing, XLA-compiled
-    decoding and detokenization all run inside the SavedModel. It needs only TensorFlow
+    decoding and detokenization all run inside the SavedModel. `serving_uint8`
+    (uint8 pixels) and `serving_bytes` (`image_bytes`, encoded JPEG/PNG files
+    `(B,)` string) answer alike (`keras_attention.serving.image_signatures`).
+    It needs only TensorFlow
     to run (`tf.saved_model.load(path).signatures["serving_default"]
     (images=...)`), and `saved_model_cli show --all --dir path` describes it.
 
@@ -221,7 +224,9 @@ def export_captioner(model, path, encoder, max_length, beam_width=1, *, decode_b
     )
     archive = keras.export.ExportArchive()
     archive.track(model)
-    archive.add_endpoint(name=SERVING_SIGNATURE, fn=caption)
+    # Decoded bytes are resized as `caption` resizes pixels: antialiased, to the model's size.
+    size = tuple(int(side) for side in model.image_shape)
+    add_image_endpoints(archive, caption, 3, size, antialias=True)
     path = str(path)
     archive.write_out(path, verbose=False)
     return path

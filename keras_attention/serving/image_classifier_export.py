@@ -6,9 +6,8 @@ import tensorflow as tf
 
 from keras_attention.backend_support import require_tensorflow_backend
 from keras_attention.serving.image_inputs import checked_images
-from keras_attention.serving.image_inputs import image_input_spec
+from keras_attention.serving.image_signatures import add_image_endpoints
 from keras_attention.serving.saved_model_kinds import IMAGE_CLASSIFIER
-from keras_attention.serving.serving_signature import SERVING_SIGNATURE
 from keras_attention.serving.serving_signature import load_serving_signature
 
 # The SavedModel's variable collection holding the channel count the model takes.
@@ -37,6 +36,15 @@ def _check_classifier(model):
             f"Received: model output shape={tuple(model.outputs[0].shape)}"
         )
     return image_shape, num_classes
+
+
+def _bytes_size(model, image_shape):
+    """The `(height, width)` encoded images are resized to: the model's own size, if known."""
+    if image_shape[1] is not None and image_shape[2] is not None:
+        return tuple(image_shape[1:3])
+    # The library's classifiers take any size and resize to theirs in a `resize` layer.
+    size = getattr(getattr(model, "resize", None), "size", None)
+    return None if size is None else tuple(int(side) for side in size)
 
 
 def _check_class_names(class_names, num_classes, model):
@@ -68,7 +76,10 @@ def export_image_classifier(model, path, class_names=None):
     NumPy uint8 arrays, as images are stored, are converted by the call), and
     returns `probabilities` `(B, num_classes)` float32 (softmax of the
     model's logits) and `labels` `(B,)` string (the most probable class
-    name). The SavedModel needs only TensorFlow to run
+    name). Two more signatures answer alike: `serving_uint8` takes uint8
+    pixels, `serving_bytes` encoded JPEG/PNG/GIF/BMP files `image_bytes`
+    `(B,)` string, each decoded and resized to the model's size
+    (`keras_attention.serving.image_signatures`). The SavedModel needs only TensorFlow to run
     (`tf.saved_model.load(path).signatures["serving_default"](images=...)`),
     and `saved_model_cli show --all --dir path` describes it (`images` of
     unknown rank, so that the signature itself can check it).
@@ -126,7 +137,7 @@ def export_image_classifier(model, path, class_names=None):
 
     archive = keras.export.ExportArchive()
     archive.track(model)
-    archive.add_endpoint(name=SERVING_SIGNATURE, fn=serve, input_signature=[image_input_spec()])
+    add_image_endpoints(archive, serve, channels, _bytes_size(model, image_shape))
     # A signature of unknown rank does not say how many channels: the loader reads them here.
     archive.add_variable_collection(
         CHANNELS_COLLECTION, [tf.Variable(channels, trainable=False, name=CHANNELS_COLLECTION)]

@@ -15,7 +15,8 @@ def _check_texts(texts):
     raise ValueError(f"`texts` must be a string or a list of strings. Received: texts={texts!r}")
 
 
-def _length(model, name, value):
+def length_or_models(model, name, value):
+    """`value`, or the model's own `name` (`max_source_length`, ...) when `value` is None."""
     if value is None:
         value = getattr(model, name, None)
         if value is None:
@@ -86,8 +87,8 @@ def translate_texts(
     """
     require_tensorflow_backend("translate_texts (a translator's translate)")
     batch, is_scalar = _check_texts(texts)
-    source_length = _length(model, "max_source_length", max_source_length)
-    target_length = _length(model, "max_target_length", max_target_length)
+    source_length = length_or_models(model, "max_source_length", max_source_length)
+    target_length = length_or_models(model, "max_target_length", max_target_length)
     settings = (source_length, target_length, beam_width, length_penalty)
     translate = _translation_function(model, source_encoder, target_encoder, settings)
     outputs = translate(tf.constant(batch, dtype=tf.string))

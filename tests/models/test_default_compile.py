@@ -51,10 +51,9 @@ def test_compile_alone_makes_the_model_learn(name):
     model, inputs, labels = _data(name)
     model.compile()
     assert isinstance(model.optimizer, keras.optimizers.AdamW)
-    # Past the warm-up: four examples learnt by heart.
-    history = model.fit(
-        inputs, labels, batch_size=4, epochs=DEFAULT_WARMUP_STEPS + 60, verbose=0
-    ).history
+    # Past the warm-up (one step an epoch): four examples learnt by heart.
+    epochs = DEFAULT_WARMUP_STEPS + 60
+    history = model.fit(inputs, labels, batch_size=4, epochs=epochs, verbose=0).history
     losses = history["loss"]
     assert np.all(np.isfinite(losses))
     assert losses[-1] < 0.5 * losses[0], (losses[0], losses[-1])

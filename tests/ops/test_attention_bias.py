@@ -184,7 +184,7 @@ def test_bias_under_xla_matches_numpy(implementation, dtype, tolerance, is_causa
 def test_auto_chooses_chunked_with_a_bias_and_matches_numpy():
     q = rng.normal(size=(1, 4096, 1, 4)).astype("float32")
     bias = _bias((1, 1, 1, 4096))
-    assert attention._choose_implementation(q, q, False, False) == "chunked"
+    assert attention._choose_implementation(q, q, q, None, bias, None, False, False) == "chunked"
     got = attention.dot_product_attention(q[:, :8], q, q, bias=bias, implementation="auto")
     expected, _ = reference(q[:, :8], q, q, bias=bias)
     np.testing.assert_allclose(np.asarray(got), expected, atol=1e-5)

@@ -154,6 +154,52 @@ class ImageCaptioner(DefaultCompile, ConstructorConfig, keras.Model):
             return captions
         return (captions, *_whole_words(tokenizer, outputs["caption_tokens"], outputs["attention"]))
 
+    def export(
+        self,
+        filepath,
+        encoder=None,
+        *,
+        max_length=None,
+        beam_width=1,
+        teacher_forced=False,
+        **kwargs,
+    ):
+        """Writes a SavedModel that captions raw images: `ka.serving.export_captioner`.
+
+        `model.export(path, tokenizer)` writes `serving_default` (float32
+        pixels), `serving_uint8` and `serving_bytes` (encoded JPEG/PNG), each
+        returning `caption`, `attention` and `caption_tokens`. keras' own
+        `export` of this model would serve the teacher-forced graph (images
+        and caption ids in, logits out): `teacher_forced=True` writes that one,
+        with `**kwargs` going to `keras.Model.export`.
+
+        Args:
+            filepath: folder to write the SavedModel to.
+            encoder: the tokenizer the captions were encoded with, or a
+                WordPiece vocabulary.
+            max_length: most tokens per caption; defaults to the model's.
+            beam_width: 1 for greedy search, more for beam search.
+            teacher_forced: write keras' export of the teacher-forced graph instead.
+
+        Returns:
+            `filepath` as a string (None with `teacher_forced`, as keras returns).
+        """
+        if teacher_forced:
+            return keras.Model.export(self, filepath, **kwargs)
+        if encoder is None or kwargs:
+            raise ValueError(
+                f"{type(self).__name__}.export writes a captioner with the tokenizer of its "
+                "captions: export(path, tokenizer) (or ka.serving.export_captioner); "
+                "export(path, teacher_forced=True) writes keras' ids-to-logits graph. "
+                f"Received: encoder={encoder!r}, other arguments {sorted(kwargs)}"
+            )
+        # Serving sits above the models: imported here.
+        from keras_attention.serving.caption_export import export_captioner
+
+        if max_length is None:  # as `caption` does
+            max_length = self.max_length or self.max_caption_length
+        return export_captioner(self, filepath, encoder, max_length, beam_width)
+
     def _caption_function(self, encoder, max_length, beam_width, decode_batch_size):
         """`(tokenizer, compiled caption function)` for `encoder` and these settings.
 

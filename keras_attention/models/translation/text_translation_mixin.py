@@ -149,6 +149,65 @@ class TextTranslationMixin:
             return_attention=return_attention,
         )
 
+    def export(
+        self,
+        filepath,
+        source_encoder=None,
+        target_encoder=None,
+        *,
+        max_source_length=None,
+        max_target_length=None,
+        beam_width=1,
+        teacher_forced=False,
+        **kwargs,
+    ):
+        """Writes a SavedModel that translates strings: `ka.serving.export_translator`.
+
+        `model.export(path, source_tokenizer, target_tokenizer)` writes the
+        `serving_default` signature `text` (a string or a batch) ->
+        `translation`, `attention`, with the tokenizers, the XLA-compiled
+        search and detokenization inside. keras' own `export` of this model
+        would serve the teacher-forced graph (ids in, next-token logits out),
+        which translates nothing: `teacher_forced=True` writes that one, and
+        `**kwargs` (`format`, `input_signature`, ...) go to
+        `keras.Model.export` then.
+
+        Args:
+            filepath: folder to write the SavedModel to.
+            source_encoder: the tokenizer of the source ids.
+            target_encoder: the tokenizer of the target ids.
+            max_source_length: source pieces read; defaults to the model's.
+            max_target_length: most target pieces produced; defaults to the model's.
+            beam_width: 1 for greedy search, more for beam search.
+            teacher_forced: write keras' ids-to-logits export instead.
+
+        Returns:
+            `filepath` as a string (None with `teacher_forced`, as keras returns).
+        """
+        if teacher_forced:
+            return keras.Model.export(self, filepath, **kwargs)
+        if source_encoder is None or target_encoder is None or kwargs:
+            raise ValueError(
+                f"{type(self).__name__}.export writes a translator from the tokenizers of its "
+                "ids: export(path, source_tokenizer, target_tokenizer) (or "
+                "ka.serving.export_translator); export(path, teacher_forced=True) writes keras' "
+                f"ids-to-logits graph. Received: source_encoder={source_encoder!r}, "
+                f"target_encoder={target_encoder!r}, other arguments {sorted(kwargs)}"
+            )
+        # serving builds on models: imported here, not at the top, to avoid a cycle.
+        from keras_attention.serving.text_translation import length_or_models
+        from keras_attention.serving.translator_export import export_translator
+
+        return export_translator(
+            self,
+            filepath,
+            source_encoder,
+            target_encoder,
+            length_or_models(self, "max_source_length", max_source_length),
+            length_or_models(self, "max_target_length", max_target_length),
+            beam_width,
+        )
+
     def attention_examples(self, texts, source_encoder, target_encoder, **translate_arguments):
         """Translates `texts` and gathers, per text, every attention map the model gives.
 
