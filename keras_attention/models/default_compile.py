@@ -75,6 +75,7 @@ class DefaultCompile:
         self,
         optimizer=AUTO,
         loss=AUTO,
+        loss_weights=None,
         metrics=AUTO,
         *,
         learning_rate=None,
@@ -87,6 +88,8 @@ class DefaultCompile:
             optimizer: "auto" (AdamW on the default schedule) or anything
                 `keras.Model.compile` takes.
             loss: "auto" (`default_loss()`) or anything `keras.Model.compile` takes.
+            loss_weights: as `keras.Model.compile` takes it (in its place among
+                the arguments, so positional calls mean what they mean in keras).
             metrics: "auto" (`default_metrics()`) or a list, or None.
             learning_rate: the peak rate of the "auto" optimizer (default
                 `DEFAULT_LEARNING_RATE`).
@@ -107,7 +110,9 @@ class DefaultCompile:
             loss = self.default_loss()
         if _is_auto(metrics):
             metrics = self.default_metrics()
-        super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
+        super().compile(
+            optimizer=optimizer, loss=loss, loss_weights=loss_weights, metrics=metrics, **kwargs
+        )
 
     def compile_from_config(self, config):
         """Compiles as the saved model was (keras skips a custom `compile` without this)."""

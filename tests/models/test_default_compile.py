@@ -68,6 +68,9 @@ def test_explicit_arguments_win():
     assert model.loss == "mse"
     model.compile(loss=masked_sparse_categorical_crossentropy)  # the optimizer still "auto"
     assert isinstance(model.optimizer, keras.optimizers.AdamW)
+    # Positional arguments keep keras' order: optimizer, loss, loss_weights, metrics.
+    model.compile("adam", "mse", None, ["mae"])
+    assert isinstance(model.optimizer, keras.optimizers.Adam) and model.loss == "mse"
 
 
 def test_learning_rate_and_total_steps_shape_only_the_auto_optimizer():
