@@ -216,7 +216,7 @@ def prepare_run_folder(output_dir, arguments, overwrite=False, ignored=()):
     keras_attention.training.run_folder.RunFolderError: ... epochs=2 there, epochs=3 now...
     """
     arguments = _recorded(arguments, ignored)
-    state = run_folder_state(output_dir, arguments, overwrite)
+    state = run_folder_state(output_dir, arguments, overwrite, ignored)
     if state == "overwrite":
         for name in _entries(output_dir):
             _remove(os.path.join(output_dir, name))
@@ -248,6 +248,8 @@ def run_folder_state(output_dir, arguments, overwrite=False, ignored=()):
             f"{_list_entries(existing)}. --overwrite empties only the folder of an earlier "
             "run; choose another --output-dir (or a new sub-folder of this one)."
         )
+    # A folder written when `ignored` named fewer flags still recorded them.
+    previous = {key: value for key, value in previous.items() if key not in set(ignored)}
     if previous == arguments:
         return "resume"
     if overwrite:

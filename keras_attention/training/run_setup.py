@@ -38,7 +38,20 @@ from keras_attention.training.worker_folders import redirect_outputs
 from keras_attention.training.worker_folders import shared_output_dir
 
 # Arguments that change where results go, not what the run computes.
-_NOT_PART_OF_THE_RUN = ("export", "html", "overwrite", "output_dir", "recipe")
+# Flags that change what is written or evaluated after training, not the training:
+# a run resumes whatever they are now.
+_NOT_PART_OF_THE_RUN = (
+    "beam_width",
+    "eval_images",
+    "eval_sentences",
+    "export",
+    "html",
+    "overwrite",
+    "output_dir",
+    "plots",
+    "recipe",
+    "samples",
+)
 BACKUP_FOLDER = "backup"
 
 

@@ -4,6 +4,7 @@ Each test is named for the case it covers; nothing here trains a model.
 """
 
 import argparse
+import json
 import os
 import socket
 import stat
@@ -251,6 +252,40 @@ def test_a_second_run_on_the_same_output_dir_stops_naming_the_first(tmp_path):
         first.kill()  # as kill -9: the system releases its lock
         first.wait()
     assert _prepare(_args(output_dir)) == "resume"
+
+
+@pytest.mark.parametrize(
+    "name, first, then",
+    [
+        ("beam_width", 1, 4),
+        ("samples", 5, 0),
+        ("plots", 3, 1),
+        ("eval_sentences", None, 50),
+        ("eval_images", None, 20),
+    ],
+)
+def test_evaluation_only_flags_never_block_a_resume(tmp_path, name, first, then):
+    output_dir = tmp_path / "run"
+    args = _args(output_dir)
+    setattr(args, name, first)
+    assert _prepare(args) == "new"
+    setattr(args, name, then)
+    assert _prepare(args) == "resume"
+    # A flag that shapes the training is still named with both values.
+    args.epochs = 3
+    with pytest.raises(SystemExit, match="epochs=2 there, epochs=3 now"):
+        _prepare(args)
+
+
+def test_a_run_that_recorded_an_evaluation_flag_still_resumes(tmp_path):
+    output_dir = tmp_path / "run"
+    args = _args(output_dir)
+    assert _prepare(args) == "new"
+    recorded = json.loads((output_dir / "run_arguments.json").read_text())
+    recorded["beam_width"] = 2  # as runs recorded it before the flag was evaluation-only
+    (output_dir / "run_arguments.json").write_text(json.dumps(recorded))
+    args.beam_width = 1
+    assert _prepare(args) == "resume"
 
 
 def test_the_lock_is_held_from_prepare_output_to_finish_run(tmp_path):
