@@ -66,6 +66,18 @@ class DefaultCompile:
     loss and metrics of `default_loss()` / `default_metrics()`. A subclass
     sets `DEFAULT_LEARNING_RATE` and `DEFAULT_WEIGHT_DECAY` (the example
     scripts' values) and may override the two methods.
+
+    Example:
+
+    >>> from keras_attention.models.vision.vision_transformer import vision_transformer
+    >>> model = vision_transformer(image_size=8, patch_size=4, num_classes=2, hidden_dim=8,
+    ...                            num_layers=1, num_heads=2, mlp_dim=8)
+    >>> model.compile()
+    >>> type(model.optimizer).__name__, round(model.optimizer.weight_decay, 3)
+    ('AdamW', 0.05)
+    >>> model.compile(optimizer="sgd")  # what you pass wins; the loss stays the model's
+    >>> type(model.optimizer).__name__, type(model.loss).__name__
+    ('SGD', 'SparseCategoricalCrossentropy')
     """
 
     DEFAULT_LEARNING_RATE = 2e-3
