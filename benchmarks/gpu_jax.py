@@ -1,6 +1,7 @@
 """GPU figures on Keras' JAX backend: every model under XLA and bf16, ViT-B/16 MFU, attention.
 
     python -m benchmarks.gpu_jax [--quick] [--only SECTION ...] [--budget-s S] [--results-dir DIR]
+    python -m benchmarks.gpu_jax --readme-only
 
 The GPU machines this project is measured on carry JAX with CUDA and no
 TensorFlow, so this runs the library on Keras' JAX backend, where
@@ -19,17 +20,17 @@ under the `mixed_bfloat16` policy. Sections, in the order they run:
   against `keras.layers.MultiHeadAttention` with the same weights (outputs
   checked equal first), and of `TransformerEncoderBlock` against keras-hub's
   `TransformerEncoder`, with and without padding.
-- "decoding": a Transformer translator decoding 64 tokens for 8 sources with
-  the key/value caches (`greedy_search`'s loop), by re-running the model on
-  the prefix every step, and with beam search (width 4); cached and re-run
-  tokens checked equal first.
+- "decoding": Transformer translators (2 x 256, batch 8, 64 tokens; 6 x 512,
+  batch 64, 128 tokens) decoding with the key/value caches (`greedy_search`'s
+  loop), by re-running the model on the prefix every step, and with beam
+  search (width 4), in float32; how many cached and re-run tokens agree.
 - "models": every model family (both translators, the three captioners, ViT,
   Swin) compiled with `jit_compile=True`, trained two epochs with `fit`: the
   compile count of the second epoch (0: no retracing across steps) and its
   examples/s.
 - "long_sequences": causal attention of one 8-head sequence at 8k-32k
-  tokens, forward and backward: our chunked kernel, the materialised "xla"
-  one and keras' fused one (cuDNN on a GPU), compiled temporary memory (XLA's
+  tokens, forward and backward: "auto", our chunked kernel, the materialised
+  "xla" one and keras' fused one (cuDNN on a GPU), compiled temporary memory (XLA's
   memory analysis) and TFLOP/s; banded attention (window 512) at 32k against
   full causal attention.
 
@@ -37,6 +38,8 @@ Each section's JSON is written to `results/gpu/<section>.json` (quick runs:
 `results/gpu/quick/`) as soon as it is measured, so a run cut short keeps what
 it finished; a section started after `--budget-s` seconds is skipped and says
 so. `--quick` runs tiny sizes, on a CPU too, to check the code.
+`--readme-only` measures nothing and rebuilds the GPU tables of
+benchmarks/README.md from the JSON (`benchmarks/gpu_report.py`).
 """
 
 import argparse
