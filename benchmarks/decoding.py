@@ -34,28 +34,12 @@ FULL = {**SMALL_TRANSLATOR, "beam_width": 4, "warmup": 1, "repeats": 7}
 QUICK = {**TINY_TRANSLATOR, "beam_width": 2, "warmup": 0, "repeats": 2}
 
 
-def _model(settings):
-    sizes = ("hidden_dim", "num_layers", "num_heads", "intermediate_dim")
-    return translator_that_never_ends(
-        settings["vocabulary"],
-        settings["source_length"],
-        settings["tokens"],
-        **{name: settings[name] for name in sizes},
-    )
-
-
 def rerun_greedy(model, tokens_to_produce):
     """Greedy decoding that runs the whole model on the prefix at every step (XLA)."""
     import tensorflow as tf
 
     return tf.function(
         rerun_greedy_function(model, tokens_to_produce), jit_compile=True, autograph=False
-    )
-
-
-def _sources(settings, seed):
-    return decoding_sources(
-        settings["batch"], settings["source_length"], settings["vocabulary"], seed
     )
 
 
@@ -93,10 +77,10 @@ def run(quick=False, device="cpu"):
         )
     steps = settings["tokens"]
     with timing.tf_device(device):
-        model = _model(settings)
+        model = translator_that_never_ends(settings)
         decoder = model  # a translator implements the decoding protocol itself
         encodes = _count_encodes(decoder)
-        sources = _sources(settings, 0)
+        sources = decoding_sources(settings, 0)
         rerun = rerun_greedy(model, steps)
 
         def cached():
@@ -115,7 +99,7 @@ def run(quick=False, device="cpu"):
         # Compiled once: new sources of the same shape reuse the traced search.
         traces_before = encodes["count"]
         for seed in (1, 2, 3):
-            greedy_search(decoder, _sources(settings, seed), START_ID, END_ID, steps)
+            greedy_search(decoder, decoding_sources(settings, seed), START_ID, END_ID, steps)
         retraces = encodes["count"] - traces_before
         timing.log(f"decoding: {steps} tokens, batch {settings['batch']}")
         samples = timing.compare(

@@ -31,22 +31,27 @@ TINY_TRANSLATOR = {
 }
 
 
-def translator_that_never_ends(vocabulary, source_length, tokens, **sizes):
+def translator_that_never_ends(sizes):
     """A `transformer_translator` (random weights, no dropout) whose end token never wins.
 
-    Every method then decodes all `tokens` steps. `sizes`: `hidden_dim`,
-    `num_layers`, `num_heads`, `intermediate_dim`.
+    Every method then decodes all `sizes["tokens"]` steps. `sizes` is a dict
+    such as `SMALL_TRANSLATOR`: `vocabulary`, `source_length`, `tokens`,
+    `hidden_dim`, `num_layers`, `num_heads`, `intermediate_dim` (other keys
+    are ignored).
     """
     from keras_attention.models.translation.transformer_translator import transformer_translator
 
     keras.utils.set_random_seed(0)
     model = transformer_translator(
-        source_vocabulary_size=vocabulary,
-        target_vocabulary_size=vocabulary,
-        max_source_length=source_length,
-        max_target_length=tokens,
+        source_vocabulary_size=sizes["vocabulary"],
+        target_vocabulary_size=sizes["vocabulary"],
+        max_source_length=sizes["source_length"],
+        max_target_length=sizes["tokens"],
+        hidden_dim=sizes["hidden_dim"],
+        num_layers=sizes["num_layers"],
+        num_heads=sizes["num_heads"],
+        intermediate_dim=sizes["intermediate_dim"],
         dropout=0.0,
-        **sizes,
     )
     bias = np.asarray(model.logits_layer.bias).copy()
     bias[END_ID] = -1e4
@@ -54,11 +59,12 @@ def translator_that_never_ends(vocabulary, source_length, tokens, **sizes):
     return model
 
 
-def decoding_sources(batch, source_length, vocabulary, seed):
-    """Random source ids `(batch, source_length)` int32, the last quarter padding."""
+def decoding_sources(sizes, seed):
+    """Random source ids `(batch, source_length)` int32 of `sizes`, the last quarter padding."""
     rng = np.random.default_rng(seed)
-    sources = rng.integers(3, vocabulary, size=(batch, source_length)).astype("int32")
-    sources[:, -max(1, source_length // 4) :] = 0
+    shape = (sizes["batch"], sizes["source_length"])
+    sources = rng.integers(3, sizes["vocabulary"], size=shape).astype("int32")
+    sources[:, -max(1, shape[1] // 4) :] = 0
     return sources
 
 

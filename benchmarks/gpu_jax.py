@@ -480,18 +480,12 @@ def _decoding_case(shape, settings):
     from keras_attention.generation.beam_search import _beam_loop
     from keras_attention.generation.greedy_search import _greedy_loop
 
-    sizes = ("hidden_dim", "num_layers", "num_heads", "intermediate_dim")
-    model = translator_that_never_ends(
-        shape["vocabulary"],
-        shape["source_length"],
-        shape["tokens"],
-        **{name: shape[name] for name in sizes},
-    )
+    model = translator_that_never_ends(shape)
     tokens = shape["tokens"]
     cached = jax.jit(lambda source: _greedy_loop(model, source, START_ID, END_ID, tokens)[0])
     rerun = jax.jit(rerun_greedy(model, tokens))
     beam = jax.jit(lambda source: _beam_loop(model, source, START_ID, END_ID, tokens, 4, 0.6)[0])
-    sources = decoding_sources(shape["batch"], shape["source_length"], shape["vocabulary"], 0)
+    sources = decoding_sources(shape, 0)
     (sources,) = _on_device(sources)
     cached_tokens, rerun_tokens = np.asarray(cached(sources)), np.asarray(rerun(sources))
     times = alternating_times(

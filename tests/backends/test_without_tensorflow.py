@@ -7,15 +7,12 @@ fails as if it were not installed, and KERAS_BACKEND=jax.
 
 import importlib.util
 import json
-import os
-import pathlib
 import subprocess
 import sys
 
 import pytest
+from without_tensorflow_environment import without_tensorflow_environment
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-WITHOUT_TENSORFLOW = ROOT / "tests" / "without_tensorflow"
 # Packages that must import and work without TensorFlow (the rest is built on it).
 BACKEND_NEUTRAL = (
     "ops",
@@ -63,14 +60,6 @@ print(json.dumps({
     "tokens_shape": list(np.asarray(tokens).shape),
 }))
 """
-
-
-def without_tensorflow_environment():
-    """Environment for a subprocess on JAX in which `import tensorflow` fails."""
-    environment = dict(os.environ, KERAS_BACKEND="jax", TF_CPP_MIN_LOG_LEVEL="3")
-    paths = [str(WITHOUT_TENSORFLOW), str(ROOT), environment.get("PYTHONPATH", "")]
-    environment["PYTHONPATH"] = os.pathsep.join(path for path in paths if path)
-    return environment
 
 
 def test_the_import_blocker_works():

@@ -3,17 +3,16 @@
 import importlib.util
 import json
 import math
-import os
 import pathlib
 import subprocess
 import sys
 
 import pytest
+from without_tensorflow_environment import without_tensorflow_environment
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
-WITHOUT_TENSORFLOW = ROOT / "tests" / "without_tensorflow"
 SECTIONS = ("peaks", "vit_b16", "attention", "decoding", "models", "long_sequences")
 
 
@@ -22,8 +21,7 @@ def sections(tmp_path_factory):
     if importlib.util.find_spec("jax") is None:
         pytest.skip("jax is not installed: pip install -e '.[backends]'")
     results = tmp_path_factory.mktemp("gpu_jax")
-    environment = dict(os.environ, KERAS_BACKEND="jax", TF_CPP_MIN_LOG_LEVEL="3")
-    environment["PYTHONPATH"] = os.pathsep.join([str(WITHOUT_TENSORFLOW), str(ROOT)])
+    environment = without_tensorflow_environment()
     command = [sys.executable, "-m", "benchmarks.gpu_jax", "--quick", "--results-dir", str(results)]
     completed = subprocess.run(
         command, cwd=ROOT, env=environment, capture_output=True, text=True, timeout=1200
