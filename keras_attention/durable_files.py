@@ -100,6 +100,31 @@ def left_by_a_dead_process(name, prefix):
     return pid is not None and not process_is_alive(pid)
 
 
+def numbered_entries(folder, prefix, suffix=""):
+    """`(number, path)` of the entries named `<prefix><digits><suffix>` in `folder`, highest first.
+
+    Writers publish numbered files whole under such names (per-epoch
+    checkpoints, backups); hidden temporary names never match.
+
+    Example:
+
+    >>> import os, tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> for name in ("epoch_002.keras", "epoch_010.keras", ".partial_1_epoch_011.keras"):
+    ...     open(os.path.join(folder, name), "w").close()
+    >>> [number for number, _ in numbered_entries(folder, "epoch_", ".keras")]
+    [10, 2]
+    """
+    if folder is None or not os.path.isdir(folder):
+        return []
+    found = []
+    for name in os.listdir(folder):
+        digits = name[len(prefix) : len(name) - len(suffix)]
+        if name.startswith(prefix) and name.endswith(suffix) and digits.isdigit():
+            found.append((int(digits), os.path.join(folder, name)))
+    return sorted(found, reverse=True)
+
+
 def make_folder(parent, prefix):
     """Creates a new folder `parent/<temporary_name(prefix)>` with the umask's permissions.
 

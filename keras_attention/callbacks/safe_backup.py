@@ -11,6 +11,7 @@ from keras_attention.durable_files import fsync_directory
 from keras_attention.durable_files import fsync_tree
 from keras_attention.durable_files import left_by_a_dead_process
 from keras_attention.durable_files import make_folder
+from keras_attention.durable_files import numbered_entries
 from keras_attention.durable_files import write_file_atomically
 
 _PREFIX = "epoch_"
@@ -40,10 +41,19 @@ class SafeBackupAndRestore(keras.callbacks.Callback):
     epoch (also when the first one stopped early), so a run that failed
     after training (evaluating, exporting) goes on from the trained model.
 
+    With `checkpoint_dir`, a `fit` that finds no backup it can read (the
+    run finished and its backup was removed, or the backup is lost)
+    restores the newest whole `epoch_NNN.keras` there, as
+    `AtomicModelCheckpoint` writes them: its weights, optimizer state and
+    epoch. `fit` then goes on from epoch NNN: a run asked for more epochs
+    continues, and one that had trained all of them trains no epoch again.
+
     Args:
         backup_dir: folder of the backups; used by nothing else.
         delete_at_end: remove `backup_dir` when `fit` finishes; with False
             the caller removes it once the run's results are written.
+        checkpoint_dir: folder of per-epoch `epoch_NNN.keras` checkpoints
+            to restore from when no backup can be read, or None.
 
     Example:
 
@@ -59,7 +69,7 @@ class SafeBackupAndRestore(keras.callbacks.Callback):
 
     writes_backups = True  # False in a subclass that only restores
 
-    def __init__(self, backup_dir, delete_at_end=True):
+    def __init__(self, backup_dir, delete_at_end=True, checkpoint_dir=None):
         super().__init__()
         if not backup_dir:
             raise ValueError(
@@ -67,21 +77,14 @@ class SafeBackupAndRestore(keras.callbacks.Callback):
             )
         self.backup_dir = os.fspath(backup_dir)
         self.delete_at_end = delete_at_end
+        self.checkpoint_dir = None if checkpoint_dir is None else os.fspath(checkpoint_dir)
         self.restored_from = None
         self.restored_epoch = None
         self.restored_finished = False
 
     def backups(self):
         """Complete backups, newest first, as folder paths."""
-        if not os.path.isdir(self.backup_dir):
-            return []
-        names = [
-            name
-            for name in os.listdir(self.backup_dir)
-            if name.startswith(_PREFIX) and name[len(_PREFIX) :].isdigit()
-        ]
-        names.sort(key=lambda name: int(name[len(_PREFIX) :]), reverse=True)
-        return [os.path.join(self.backup_dir, name) for name in names]
+        return [path for _, path in numbered_entries(self.backup_dir, _PREFIX)]
 
     def on_train_begin(self, logs=None):
         self.restored_from, self.restored_epoch, self.restored_finished = None, None, False
@@ -110,15 +113,37 @@ class SafeBackupAndRestore(keras.callbacks.Callback):
                 epoch = max(epoch, epochs or epoch)
             self.model._initial_epoch = epoch
             return
+        self._restore_newest_checkpoint()
+
+    def _restore_newest_checkpoint(self):
+        """No backup could be read: go on from the newest checkpoint that loads."""
+        for epoch, path in numbered_entries(self.checkpoint_dir, _PREFIX, ".keras"):
+            try:
+                self._load_state(path)
+            except Exception as error:  # a truncated zip, wrong shapes
+                warnings.warn(
+                    f"Skipping the checkpoint {path}: it cannot be read "
+                    f"({type(error).__name__}: {error}). Trying an older one.",
+                    stacklevel=2,
+                )
+                continue
+            self.restored_from, self.restored_epoch = path, epoch
+            # Past `epochs` (a run asked for fewer now): fit trains nothing.
+            self.model._initial_epoch = epoch
+            return
 
     def _restore(self, folder):
         with open(os.path.join(folder, _METADATA)) as file:
             epoch = int(json.load(file)["epoch"])
+        self._load_state(os.path.join(folder, _WEIGHTS))
+        return epoch
+
+    def _load_state(self, path):
+        """Loads weights and optimizer state from a `.weights.h5` or `.keras` file."""
         if self.model.optimizer is not None and not self.model.optimizer.built:
             # Optimizer variables must exist before their values load.
             self.model.optimizer.build(self.model.trainable_variables)
-        self.model.load_weights(os.path.join(folder, _WEIGHTS))
-        return epoch
+        self.model.load_weights(path)
 
     def on_epoch_end(self, epoch, logs=None):
         os.makedirs(self.backup_dir, exist_ok=True)

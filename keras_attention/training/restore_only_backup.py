@@ -8,7 +8,8 @@ class RestoreOnlyBackup(SafeBackupAndRestore):
 
     Every worker of a multi-worker run must restart at the same epoch with
     the same weights, so each restores the chief's backup (in the shared
-    `--output-dir`); only the chief writes and finally removes it.
+    `--output-dir`), or the chief's newest checkpoint where it has no
+    backup (`checkpoint_dir`); only the chief writes and finally removes it.
 
     Example:
 
@@ -24,8 +25,8 @@ class RestoreOnlyBackup(SafeBackupAndRestore):
 
     writes_backups = False  # not even to clear leftovers: the chief's may be on another machine
 
-    def __init__(self, backup_dir):
-        super().__init__(backup_dir, delete_at_end=False)
+    def __init__(self, backup_dir, checkpoint_dir=None):
+        super().__init__(backup_dir, delete_at_end=False, checkpoint_dir=checkpoint_dir)
 
     def on_epoch_end(self, epoch, logs=None):
         pass  # the chief writes the backups

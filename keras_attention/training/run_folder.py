@@ -21,6 +21,7 @@ import os
 import shutil
 import tempfile
 
+from keras_attention.durable_files import numbered_entries
 from keras_attention.durable_files import write_file_atomically
 
 ARGUMENTS_FILE = "run_arguments.json"
@@ -38,7 +39,9 @@ _LEFTOVER_PREFIXES = (
     REMOVED_BACKUP_PREFIX,
     *(f".{name}.partial_" for name in (ARGUMENTS_FILE, "metrics.json")),
 )
-_LISTED_ENTRIES = 3  # entries a message shows of a folder that is refused
+_LISTED_ENTRIES = 3
+# The one argument a run goes on with when it changes: more epochs continue it.
+_CONTINUED_BY = "epochs"  # entries a message shows of a folder that is refused
 
 
 class RunFolderError(ValueError):
@@ -184,6 +187,9 @@ def prepare_run_folder(output_dir, arguments, overwrite=False, ignored=()):
     - an absent or empty folder: a new run;
     - a folder whose `run_arguments.json` holds the same arguments: the same
       run, resumed from its backup (returns "resume");
+    - the same arguments but `epochs`: the same run, trained on to the new
+      count (returns "continue"); fewer epochs than its checkpoints hold
+      are refused, naming both counts;
     - a folder of another run (other arguments): `RunFolderError` naming the
       arguments that differ, unless `overwrite`, which empties it first;
     - a folder with files but no `run_arguments.json` (not a run of these
@@ -200,20 +206,22 @@ def prepare_run_folder(output_dir, arguments, overwrite=False, ignored=()):
         ignored: argument names that do not change the run (e.g. "export").
 
     Returns:
-        "new", "resume" or "overwrite".
+        "new", "resume", "continue" or "overwrite".
 
     Example:
 
     >>> import tempfile
     >>> folder = tempfile.mkdtemp()
-    >>> prepare_run_folder(folder, {"epochs": 2})
+    >>> prepare_run_folder(folder, {"epochs": 2, "dataset": "builtin"})
     'new'
-    >>> prepare_run_folder(folder, {"epochs": 2})
+    >>> prepare_run_folder(folder, {"epochs": 2, "dataset": "builtin"})
     'resume'
-    >>> prepare_run_folder(folder, {"epochs": 3})
+    >>> prepare_run_folder(folder, {"epochs": 3, "dataset": "builtin"})
+    'continue'
+    >>> prepare_run_folder(folder, {"epochs": 3, "dataset": "tsv:pairs.tsv"})
     Traceback (most recent call last):
     ...
-    keras_attention.training.run_folder.RunFolderError: ... epochs=2 there, epochs=3 now...
+    keras_attention.training.run_folder.RunFolderError: ... dataset='builtin' there, dataset='tsv:pairs.tsv' now...
     """
     arguments = _recorded(arguments, ignored)
     state = run_folder_state(output_dir, arguments, overwrite, ignored)
@@ -228,7 +236,7 @@ def run_folder_state(output_dir, arguments, overwrite=False, ignored=()):
     """What `prepare_run_folder` would do with `output_dir`, deciding without writing.
 
     Returns:
-        "new", "resume" or "overwrite".
+        "new", "resume", "continue" or "overwrite".
 
     Raises:
         RunFolderError: the folder cannot be used (see `prepare_run_folder`).
@@ -252,6 +260,9 @@ def run_folder_state(output_dir, arguments, overwrite=False, ignored=()):
     previous = {key: value for key, value in previous.items() if key not in set(ignored)}
     if previous == arguments:
         return "resume"
+    if _without_epochs(previous) == _without_epochs(arguments) and not overwrite:
+        _check_more_epochs(output_dir, previous, arguments)
+        return "continue"
     if overwrite:
         return "overwrite"
     raise RunFolderError(
@@ -259,6 +270,39 @@ def run_folder_state(output_dir, arguments, overwrite=False, ignored=()):
         "Run with the same arguments to resume it, pass --overwrite to replace it, "
         "or choose another --output-dir."
     )
+
+
+def trained_epochs(output_dir):
+    """The epochs a run folder's newest checkpoint (`checkpoints/epoch_NNN.keras`) holds, or 0.
+
+    Example:
+
+    >>> import os, tempfile
+    >>> run = tempfile.mkdtemp()
+    >>> os.makedirs(os.path.join(run, "checkpoints"))
+    >>> open(os.path.join(run, "checkpoints", "epoch_007.keras"), "w").close()
+    >>> trained_epochs(run)
+    7
+    """
+    checkpoints = numbered_entries(os.path.join(output_dir, "checkpoints"), "epoch_", ".keras")
+    return checkpoints[0][0] if checkpoints else 0
+
+
+def _without_epochs(arguments):
+    return {key: value for key, value in arguments.items() if key != _CONTINUED_BY}
+
+
+def _check_more_epochs(output_dir, previous, arguments):
+    """A run goes on to more epochs, never back to fewer than it trained."""
+    asked = arguments.get(_CONTINUED_BY)
+    trained = trained_epochs(output_dir)
+    if isinstance(asked, int) and asked < trained:
+        raise RunFolderError(
+            f"--output-dir {output_dir!r} holds this run trained for {trained} epochs "
+            f"(epochs={previous.get(_CONTINUED_BY)!r} there, epochs={asked!r} now): a run "
+            f"continues to more epochs, never back to fewer. Ask for --epochs {trained} or "
+            "more, evaluate one of its checkpoints, or choose another --output-dir."
+        )
 
 
 def remove_run_leftovers(output_dir):

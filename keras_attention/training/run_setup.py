@@ -31,6 +31,7 @@ from keras_attention.training.run_folder import check_export_path
 from keras_attention.training.run_folder import prepare_run_folder
 from keras_attention.training.run_folder import remove_run_leftovers
 from keras_attention.training.run_folder import run_folder_state
+from keras_attention.training.run_folder import trained_epochs
 from keras_attention.training.run_lock import hold_run_lock
 from keras_attention.training.run_lock import holds_run_lock
 from keras_attention.training.run_lock import release_run_lock
@@ -53,6 +54,7 @@ _NOT_PART_OF_THE_RUN = (
     "samples",
 )
 BACKUP_FOLDER = "backup"
+CHECKPOINT_FOLDER = "checkpoints"
 
 
 def prepare_output(args):
@@ -62,8 +64,10 @@ def prepare_output(args):
     expanded and are checked for writing. `--export` must be absent, empty
     or an earlier export of this library, and must not be `--output-dir`
     nor hold it (`check_export_path`). A folder that holds this same run
-    (same arguments) is resumed from its backup, one that holds another run
-    is refused unless `--overwrite`, and one that is not a run is refused
+    (same arguments) is resumed from its backup (or, without one, from its
+    newest checkpoint), one that differs only in `--epochs` trains on to
+    the new count, one that holds another run is refused unless
+    `--overwrite`, and one that is not a run is refused
     (`prepare_run_folder`). The folder is then locked for the whole run
     (`run_lock`): a second run on it stops here, naming the first. Under the
     lock, what killed writes left is removed (`remove_run_leftovers`,
@@ -78,7 +82,8 @@ def prepare_output(args):
         args: the parsed `argparse.Namespace`; its paths are expanded in place.
 
     Returns:
-        "new", "resume" or "overwrite"; "worker" for a non-chief worker.
+        "new", "resume", "continue" (more `--epochs`) or "overwrite"; "worker"
+        for a non-chief worker.
 
     Raises:
         SystemExit: with the reason, when a path cannot be used or another
@@ -110,7 +115,7 @@ def prepare_output(args):
             release_run_lock(args.output_dir)
         raise SystemExit(f"error: {error}") from None
     _clean_leftovers(args.output_dir, args.export)
-    print(_starting_point(args.output_dir, state))
+    print(_starting_point(args.output_dir, state, getattr(args, "epochs", None)))
     return state
 
 
@@ -127,22 +132,31 @@ def _clean_leftovers(output_dir, export):
         print(f"removed {path}, left by an interrupted write")
 
 
-def _starting_point(output_dir, state):
-    """The line that says where training starts, as the backup on disk tells."""
+def _starting_point(output_dir, state, epochs):
+    """The line that says where training starts, as the backup or checkpoints on disk tell."""
     from keras_attention.callbacks.safe_backup import backup_status
 
-    if state != "resume":
+    if state not in ("resume", "continue"):
         return f"{output_dir}: a new run, training starts at epoch 1"
+    if state == "resume":
+        same = f"{output_dir} holds this run (same arguments)"
+    else:
+        same = f"{output_dir} holds this run, now asked for epochs={epochs!r}"
     epoch, finished = backup_status(os.path.join(output_dir, BACKUP_FOLDER))
-    same = f"{output_dir} holds this run (same arguments)"
-    if epoch is None:
-        return f"{same}, with no training backup: training starts at epoch 1"
-    if finished:
-        return (
-            f"{same}, trained to its end (epoch {epoch}): resuming from that backup, "
-            "no epoch is trained again"
-        )
-    return f"{same}: resuming from its backup after epoch {epoch}, at epoch {epoch + 1}"
+    if epoch is not None:
+        if finished and state == "resume":
+            return (
+                f"{same}, trained to its end (epoch {epoch}): resuming from that backup, "
+                "no epoch is trained again"
+            )
+        return f"{same}: resuming from its backup after epoch {epoch}, at epoch {epoch + 1}"
+    epoch = trained_epochs(output_dir)
+    if not epoch:
+        return f"{same}, with no training backup nor checkpoint: training starts at epoch 1"
+    source = os.path.join(CHECKPOINT_FOLDER, f"epoch_{epoch:03d}.keras")
+    if isinstance(epochs, int) and epoch >= epochs:
+        return f"{same}, trained to epoch {epoch}: restoring {source}, no epoch is trained again"
+    return f"{same}: restoring {source} (no backup), training on at epoch {epoch + 1}"
 
 
 def export_folder(path, write):
@@ -308,7 +322,9 @@ def training_callbacks(output_dir):
     - `SafeBackupAndRestore` keeps the training state (weights, optimizer,
       epoch) in `output_dir/backup`: running the same command again after
       an interruption resumes from the last finished epoch, or after the
-      end of training goes straight to evaluation and export. The backup is
+      end of training goes straight to evaluation and export; without a
+      backup (the run had finished) the newest checkpoint is restored, so a
+      run asked for more epochs trains on from there. The backup is
       kept when training ends and removed by `finish_run` once the run's
       results are written. Each backup is written whole before the previous
       one is deleted; one that cannot be read is skipped with a warning;
@@ -344,14 +360,19 @@ def training_callbacks(output_dir):
     from keras_attention.callbacks.safe_backup import SafeBackupAndRestore
     from keras_attention.training.restore_only_backup import RestoreOnlyBackup
 
-    os.makedirs(os.path.join(output_dir, "checkpoints"), exist_ok=True)
+    checkpoints = os.path.join(output_dir, CHECKPOINT_FOLDER)
+    os.makedirs(checkpoints, exist_ok=True)
     shared = shared_output_dir(output_dir)
     if shared is None:
-        backup = SafeBackupAndRestore(os.path.join(output_dir, BACKUP_FOLDER), delete_at_end=False)
+        backup = SafeBackupAndRestore(
+            os.path.join(output_dir, BACKUP_FOLDER), delete_at_end=False, checkpoint_dir=checkpoints
+        )
     else:
-        backup = RestoreOnlyBackup(os.path.join(shared, BACKUP_FOLDER))
+        backup = RestoreOnlyBackup(
+            os.path.join(shared, BACKUP_FOLDER), os.path.join(shared, CHECKPOINT_FOLDER)
+        )
     callbacks = [
-        AtomicModelCheckpoint(os.path.join(output_dir, "checkpoints", "epoch_{epoch:03d}.keras")),
+        AtomicModelCheckpoint(os.path.join(checkpoints, "epoch_{epoch:03d}.keras")),
         backup,
     ]
     if tensorboard_available():

@@ -272,8 +272,8 @@ def test_evaluation_only_flags_never_block_a_resume(tmp_path, name, first, then)
     setattr(args, name, then)
     assert _prepare(args) == "resume"
     # A flag that shapes the training is still named with both values.
-    args.epochs = 3
-    with pytest.raises(SystemExit, match="epochs=2 there, epochs=3 now"):
+    args.max_length = 40
+    with pytest.raises(SystemExit, match="max_length=None there, max_length=40 now"):
         _prepare(args)
 
 

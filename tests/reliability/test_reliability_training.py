@@ -195,9 +195,47 @@ def test_run_failing_at_export_resumes_at_the_end_of_training_saying_so(tmp_path
     run_setup.finish_run(args, {"loss": 0.5}, export)
     assert not os.path.exists(os.path.join(args.output_dir, "backup"))  # removed at the very end
     assert sorted(os.listdir(args.export)) == [EXPORT_MARKER, "saved_model.pb"]
-    run_setup.prepare_output(args)  # once more: the run is complete, nothing to resume from
-    assert "with no training backup: training starts at epoch 1" in capsys.readouterr().out
+    run_setup.prepare_output(args)  # once more: the backup is gone, the checkpoints are not
+    printed = capsys.readouterr().out
+    assert "trained to epoch 2: restoring checkpoints/epoch_002.keras, no epoch is trained again" in (
+        printed
+    )
+    assert _fit(_model(), 2, run_setup.training_callbacks(args.output_dir)).history == {}
     release_run_lock(args.output_dir)
+
+
+def test_more_epochs_continue_a_finished_run_from_its_newest_checkpoint(tmp_path, capsys):
+    args = _run_args(tmp_path)
+    run_setup.prepare_output(args)
+    first = _model()
+    _fit(first, 2, run_setup.training_callbacks(args.output_dir))
+    trained = first.get_weights()
+    run_setup.finish_run(args, {"loss": 0.5}, lambda folder: None)  # the backup is removed
+    assert not os.path.exists(os.path.join(args.output_dir, "backup"))
+
+    args.epochs = 4
+    assert run_setup.prepare_output(args) == "continue"
+    assert "now asked for epochs=4: restoring checkpoints/epoch_002.keras (no backup), " in (
+        capsys.readouterr().out
+    )
+    assert json.load(open(os.path.join(args.output_dir, "run_arguments.json")))["epochs"] == 4
+    second, starts = _model(), []
+    record = keras.callbacks.LambdaCallback(
+        on_train_begin=lambda logs: starts.append(second.get_weights())
+    )
+    history = _fit(second, 4, run_setup.training_callbacks(args.output_dir) + [record])
+    assert len(history.history["loss"]) == 2  # epochs 3 and 4 only
+    for restored, saved in zip(starts[0], trained, strict=True):
+        np.testing.assert_array_equal(restored, saved)
+    assert int(second.optimizer.iterations) == 8  # 2 steps an epoch, the count restored
+    release_run_lock(args.output_dir)
+
+    args.epochs = 3  # fewer than the 4 it holds now: refused, both counts named
+    with pytest.raises(SystemExit, match=r"trained for 4 epochs \(epochs=4 there, epochs=3 now\)"):
+        run_setup.prepare_output(args)
+    args.epochs, args.dataset = 4, "another"  # anything else that changes is still refused
+    with pytest.raises(SystemExit, match=r"dataset=None there, dataset='another' now"):
+        run_setup.prepare_output(args)
 
 
 def test_interrupted_run_says_from_which_epoch_it_resumes(tmp_path, capsys):
@@ -264,8 +302,8 @@ def test_reused_output_dir_with_the_same_arguments_is_resumed(tmp_path):
 
 def test_reused_output_dir_with_other_arguments_is_refused_naming_them(tmp_path):
     prepare_run_folder(str(tmp_path), {"epochs": 2, "dataset": "builtin"})
-    with pytest.raises(RunFolderError, match=r"epochs=2 there, epochs=5 now.*--overwrite"):
-        prepare_run_folder(str(tmp_path), {"epochs": 5, "dataset": "builtin"})
+    with pytest.raises(RunFolderError, match=r"dataset='builtin' there, dataset='tsv' now.*--overw"):
+        prepare_run_folder(str(tmp_path), {"epochs": 5, "dataset": "tsv"})
     train_vit = _load_example("train_vit")
     run = str(tmp_path / "vit")
     os.makedirs(run)
