@@ -59,6 +59,7 @@ def main(argv=None):
     # Model: trained with teacher forcing; the recipe's schedule sets the learning rate.
     with run.strategy.scope():
         model = models.captioner_from_arguments(args, encoder.vocabulary_size, max_length)
+    model.attach_tokenizers(encoder)  # kept in every checkpoint, for generate()
     model.summary()
     schedule = recipe.learning_rate_schedule()  # it stops the run once the loss stalls
     batches = (data.train, data.validation)

@@ -65,6 +65,7 @@ def main(argv=None):
     # Model: built and compiled under the distribution strategy.
     with run.strategy.scope():
         model = models.translator_from_arguments(args, *(e.vocabulary_size for e in encoders))
+        model.attach_tokenizers(*encoders)  # kept in every checkpoint, for generate()
         steps_per_epoch = run.steps_per_epoch(data.train)
         models.compile_translator(model, args, steps_per_epoch, run.jit_compile)
     model.summary()

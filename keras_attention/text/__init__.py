@@ -23,6 +23,8 @@ _PUBLIC_NAMES = {
     "corpus_chrf": "scores",
     "SubwordEncoder": "subword_encoder",
     "train_wordpiece_vocabulary": "wordpiece_vocabulary",
+    "save_tokenizer": "tokenizer_files",
+    "load_tokenizer": "tokenizer_files",
 }
 __all__ = sorted(_PUBLIC_NAMES)
 

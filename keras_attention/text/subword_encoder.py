@@ -103,6 +103,22 @@ class SubwordEncoder(FixedLengthEncoder):
     end_id = _special_token_id("_end_token", "Id of the end-of-sequence token.")
 
     @property
+    def special_tokens(self):
+        """The special tokens' constructor arguments, as `load` takes them back.
+
+        Example:
+
+        >>> SubwordEncoder(["[PAD]", "[UNK]", "[START]", "[END]"]).special_tokens["end_token"]
+        '[END]'
+        """
+        return {
+            "pad_token": self._pad_token,
+            "unknown_token": self._unknown_token,
+            "start_token": self._start_token,
+            "end_token": self._end_token,
+        }
+
+    @property
     def tokenizer(self):
         """The underlying `keras_hub.tokenizers.WordPieceTokenizer`."""
         return self._tokenizer

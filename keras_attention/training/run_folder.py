@@ -218,10 +218,10 @@ def prepare_run_folder(output_dir, arguments, overwrite=False, ignored=()):
     'resume'
     >>> prepare_run_folder(folder, {"epochs": 3, "dataset": "builtin"})
     'continue'
-    >>> prepare_run_folder(folder, {"epochs": 3, "dataset": "tsv:pairs.tsv"})
+    >>> prepare_run_folder(folder, {"epochs": 3, "dataset": "tsv:a.tsv"})
     Traceback (most recent call last):
     ...
-    keras_attention.training.run_folder.RunFolderError: ... dataset='builtin' there, dataset='tsv:pairs.tsv' now...
+    keras_attention.training.run_folder.RunFolderError: ...dataset='builtin' there, dataset=...
     """
     arguments = _recorded(arguments, ignored)
     state = run_folder_state(output_dir, arguments, overwrite, ignored)

@@ -197,8 +197,9 @@ def test_run_failing_at_export_resumes_at_the_end_of_training_saying_so(tmp_path
     assert sorted(os.listdir(args.export)) == [EXPORT_MARKER, "saved_model.pb"]
     run_setup.prepare_output(args)  # once more: the backup is gone, the checkpoints are not
     printed = capsys.readouterr().out
-    assert "trained to epoch 2: restoring checkpoints/epoch_002.keras, no epoch is trained again" in (
-        printed
+    assert (
+        "trained to epoch 2: restoring checkpoints/epoch_002.keras, no epoch is trained again"
+        in printed
     )
     assert _fit(_model(), 2, run_setup.training_callbacks(args.output_dir)).history == {}
     release_run_lock(args.output_dir)
@@ -302,7 +303,9 @@ def test_reused_output_dir_with_the_same_arguments_is_resumed(tmp_path):
 
 def test_reused_output_dir_with_other_arguments_is_refused_naming_them(tmp_path):
     prepare_run_folder(str(tmp_path), {"epochs": 2, "dataset": "builtin"})
-    with pytest.raises(RunFolderError, match=r"dataset='builtin' there, dataset='tsv' now.*--overw"):
+    with pytest.raises(
+        RunFolderError, match=r"dataset='builtin' there, dataset='tsv' now.*--overw"
+    ):
         prepare_run_folder(str(tmp_path), {"epochs": 5, "dataset": "tsv"})
     train_vit = _load_example("train_vit")
     run = str(tmp_path / "vit")

@@ -1,4 +1,4 @@
-"""What the image captioners share: the decoding protocol's attributes and `caption(images)`."""
+"""What the image captioners share: the decoding protocol's attributes, `generate` and `caption`."""
 
 import keras
 import numpy as np
@@ -8,6 +8,7 @@ from keras_attention.models.captioning.image_backbones import image_size_pair
 from keras_attention.models.constructor_config import ConstructorConfig
 from keras_attention.models.constructor_config import check_sizes_and_dropout
 from keras_attention.models.default_compile import DefaultCompile
+from keras_attention.models.held_tokenizers import HeldTokenizers
 from keras_attention.text.word_pieces import group_pieces
 from keras_attention.validation import check_positive_int
 
@@ -16,7 +17,7 @@ from keras_attention.validation import check_positive_int
 MEMORY_MASK = "memory_mask"
 
 
-class ImageCaptioner(DefaultCompile, ConstructorConfig, keras.Model):
+class ImageCaptioner(HeldTokenizers, DefaultCompile, ConstructorConfig, keras.Model):
     """Base class of the captioners: a functional model that decodes itself.
 
     A subclass builds its graph in `__init__` (image and caption ids in,
@@ -48,12 +49,20 @@ class ImageCaptioner(DefaultCompile, ConstructorConfig, keras.Model):
     >>> tuple(logits.shape), tuple(attention.shape)  # attention over the 4x4 grid
     ((2, 20), (2, 4, 4))
 
-    This class adds `caption(images, encoder)`, which captions raw images as
-    the exported SavedModel does. The model holds no tokenizer: the caption
-    encoder the training captions were made with is passed to `caption`, as
-    it is to `export_captioner`. Its config is its constructor's arguments
-    (`ConstructorConfig`), `image_size` and the caption sizes among them.
+    This class adds `generate(images)` and `caption(images, encoder)`,
+    which caption raw images as the exported SavedModel does, and
+    `export(path)`. The caption tokenizer is the one the model holds
+    (`attach_tokenizers(tokenizer)`, kept in its `.keras` file; see
+    `HeldTokenizers`) or the one given. Its config is its constructor's
+    arguments (`ConstructorConfig`), `image_size` and the caption sizes
+    among them.
     """
+
+    tokenizer_roles = ("caption",)
+
+    def tokenizer_vocabulary_sizes(self):
+        """The caption vocabulary size, which the tokenizer must have."""
+        return (self.vocabulary_size,)
 
     @staticmethod
     def _check_caption_arguments(arguments, sizes):
@@ -83,10 +92,54 @@ class ImageCaptioner(DefaultCompile, ConstructorConfig, keras.Model):
         """`{"image", "caption"}` -> float32 images and int32 caption ids."""
         return ops.cast(inputs["image"], "float32"), ops.cast(inputs["caption"], "int32")
 
+    def generate(
+        self, inputs, max_length=None, *, beam_width=1, return_attention=False, batch_size=8
+    ):
+        """Captions images with the tokenizer the model holds, as keras-hub's `generate`.
+
+        `caption(inputs, tokenizer, ...)` with the tokenizer of
+        `attach_tokenizers` (the example scripts attach theirs, and the
+        model's `.keras` files keep it).
+
+        Args:
+            inputs: `(B, H, W, 3)` pixels in 0..255, uint8 or float.
+            max_length: the most tokens per caption, the end token
+                included; default `max_caption_length`.
+            beam_width: 1 for greedy search, more for beam search.
+            return_attention: also return the attention maps and words
+                (see `caption`).
+            batch_size: images decoded together by one compiled search.
+
+        Returns:
+            a list of `B` captions; with `return_attention`, see `caption`.
+
+        Raises:
+            ValueError: the model holds no tokenizer.
+
+        Example:
+
+        >>> import numpy as np
+        >>> import keras_attention as ka
+        >>> tokenizer = ka.text.SubwordEncoder(["[PAD]", "[UNK]", "[START]", "[END]", "a"])
+        >>> model = ka.models.ShowAttendTellCaptioner(vocabulary_size=5, max_caption_length=4,
+        ...     image_size=16, embedding_dim=8, units=16, attention_units=8)
+        >>> len(model.attach_tokenizers(tokenizer).generate(np.zeros((3, 16, 16, 3), "uint8")))
+        3
+        """
+        (tokenizer,) = self.held_tokenizers("generate")
+        return self.caption(
+            inputs,
+            tokenizer,
+            max_length=max_length,
+            beam_width=beam_width,
+            return_attention=return_attention,
+            decode_batch_size=batch_size,
+        )
+
     def caption(
         self,
         images,
-        encoder,
+        encoder=None,
         *,
         max_length=None,
         beam_width=1,
@@ -107,7 +160,8 @@ class ImageCaptioner(DefaultCompile, ConstructorConfig, keras.Model):
             encoder: the tokenizer the captions were encoded with (a
                 `ReversibleTokenizer`, a `SubwordEncoder`, any object with
                 `encode`, `decode`, `start_id`, `end_id`, `pad_id` (0) and
-                `vocabulary_size`), or a WordPiece vocabulary (a list).
+                `vocabulary_size`), or a WordPiece vocabulary (a list);
+                default: the tokenizer the model holds.
             max_length: the most tokens per caption, the end token included;
                 default `max_caption_length`.
             beam_width: 1 for greedy search, more for beam search.
@@ -142,6 +196,8 @@ class ImageCaptioner(DefaultCompile, ConstructorConfig, keras.Model):
         if max_length is None:
             max_length = self.max_length or self.max_caption_length
         check_positive_int("decode_batch_size", decode_batch_size)
+        if encoder is None:
+            (encoder,) = self.held_tokenizers("caption")
         tokenizer, function = self._caption_function(
             encoder, max_length, beam_width, decode_batch_size
         )
@@ -166,6 +222,7 @@ class ImageCaptioner(DefaultCompile, ConstructorConfig, keras.Model):
     ):
         """Writes a SavedModel that captions raw images: `ka.serving.export_captioner`.
 
+        `model.export(path)` (with the tokenizer the model holds) or
         `model.export(path, tokenizer)` writes `serving_default` (float32
         pixels), `serving_uint8` and `serving_bytes` (encoded JPEG/PNG), each
         returning `caption`, `attention` and `caption_tokens`. keras' own
@@ -176,7 +233,7 @@ class ImageCaptioner(DefaultCompile, ConstructorConfig, keras.Model):
         Args:
             filepath: folder to write the SavedModel to.
             encoder: the tokenizer the captions were encoded with, or a
-                WordPiece vocabulary.
+                WordPiece vocabulary; default: the tokenizer the model holds.
             max_length: most tokens per caption; defaults to the model's.
             beam_width: 1 for greedy search, more for beam search.
             teacher_forced: write keras' export of the teacher-forced graph instead.
@@ -186,10 +243,11 @@ class ImageCaptioner(DefaultCompile, ConstructorConfig, keras.Model):
         """
         if teacher_forced:
             return keras.Model.export(self, filepath, **kwargs)
-        if encoder is None or kwargs:
+        if (encoder is None and not self.tokenizers) or kwargs:
             raise ValueError(
                 f"{type(self).__name__}.export writes a captioner with the tokenizer of its "
-                "captions: export(path, tokenizer) (or ka.serving.export_captioner); "
+                "captions: export(path) with the tokenizer it holds (attach_tokenizers), "
+                "export(path, tokenizer) or ka.serving.export_captioner; "
                 "export(path, teacher_forced=True) writes keras' ids-to-logits graph. "
                 f"Received: encoder={encoder!r}, other arguments {sorted(kwargs)}"
             )
@@ -198,6 +256,8 @@ class ImageCaptioner(DefaultCompile, ConstructorConfig, keras.Model):
 
         if max_length is None:  # as `caption` does
             max_length = self.max_length or self.max_caption_length
+        if encoder is None:
+            (encoder,) = self.held_tokenizers("export")
         return export_captioner(self, filepath, encoder, max_length, beam_width)
 
     def _caption_function(self, encoder, max_length, beam_width, decode_batch_size):

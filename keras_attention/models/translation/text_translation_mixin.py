@@ -1,13 +1,14 @@
-"""`translate(texts, ...)`: strings in, strings out, for the translator models."""
+"""`generate(texts)` and `translate(texts, ...)`: strings in, strings out, for the translators."""
 
 import keras
 import numpy as np
 
 from keras_attention.models.constructor_config import check_sizes_and_dropout
+from keras_attention.models.held_tokenizers import HeldTokenizers
 
 
-class TextTranslationMixin:
-    """Adds `translate` to a model that implements the decoding protocol.
+class TextTranslationMixin(HeldTokenizers):
+    """Adds `generate`, `translate` and a string-in `export` to a decoding model.
 
     The translators are functional `keras.Model`s built from `keras.Input`s,
     so `summary()`, `fit` (with `jit_compile=True`) and `.keras` files work
@@ -16,8 +17,9 @@ class TextTranslationMixin:
     protocol of `keras_attention.generation` (`vocabulary_size`,
     `max_length`, `encode`, `initial_cache`, `step`): `greedy_search`,
     `beam_search` and `export_translator` take the model itself, and
-    `translate` turns strings into strings with the source and target
-    tokenizers it is given.
+    `generate` / `translate` turn strings into strings with the source and
+    target tokenizers it holds (`attach_tokenizers(source, target)`, kept in
+    its `.keras` file; see `HeldTokenizers`) or is given.
 
     The model (a `keras.Model` listing this class first among its bases)
     provides `encode`, `initial_cache`, `step`, `target_vocabulary_size`
@@ -33,6 +35,12 @@ class TextTranslationMixin:
     >>> issubclass(RNNAttentionTranslator, TextTranslationMixin)
     True
     """
+
+    tokenizer_roles = ("source", "target")
+
+    def tokenizer_vocabulary_sizes(self):
+        """The source and target vocabulary sizes, which the tokenizers must have."""
+        return self.source_vocabulary_size, self.target_vocabulary_size
 
     @property
     def vocabulary_size(self):
@@ -69,11 +77,81 @@ class TextTranslationMixin:
         )
         return self.logits_layer(decoded)
 
+    def generate(
+        self,
+        inputs,
+        max_length=None,
+        *,
+        max_source_length=None,
+        beam_width=1,
+        length_penalty=0.6,
+        return_attention=False,
+    ):
+        """Translates `inputs` with the tokenizers the model holds, as keras-hub's `generate`.
+
+        `translate(inputs, source_tokenizer, target_tokenizer, ...)` with the
+        tokenizers of `attach_tokenizers` (the example scripts attach theirs,
+        and the model's `.keras` files keep them).
+
+        Args:
+            inputs: one string, or a list of strings.
+            max_length: most target pieces produced, the end token included;
+                defaults to the model's `max_target_length` (needed for a
+                model without one, the RNN translator).
+            max_source_length: source pieces read; defaults to the model's
+                (needed for the RNN translator too).
+            beam_width: 1 for greedy search, more for beam search.
+            length_penalty: GNMT length penalty of beam search (>= 0).
+            return_attention: also return the alignments (see `translate`).
+
+        Returns:
+            a string for a string, a list of strings for a list; with
+            `return_attention`, also the alignments.
+
+        Raises:
+            ValueError: the model holds no tokenizers, or a length is missing.
+
+        Example:
+
+        >>> from keras_attention.models.translation.transformer_translator import (
+        ...     TransformerTranslator)
+        >>> from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
+        >>> source = ReversibleTokenizer.train(["the cat", "a dog"], 300)
+        >>> target = ReversibleTokenizer.train(["el gato", "un perro"], 300)
+        >>> model = TransformerTranslator(
+        ...     source_vocabulary_size=source.vocabulary_size,
+        ...     target_vocabulary_size=target.vocabulary_size, max_source_length=6,
+        ...     max_target_length=5, hidden_dim=8, num_layers=1, num_heads=2, intermediate_dim=8)
+        >>> translations = model.attach_tokenizers(source, target).generate(["the cat", "a dog"])
+        >>> len(translations), isinstance(translations[0], str)
+        (2, True)
+        """
+        source_encoder, target_encoder = self.held_tokenizers("generate")
+        for name, value, own in (
+            ("max_length", max_length, "max_target_length"),
+            ("max_source_length", max_source_length, "max_source_length"),
+        ):
+            if value is None and getattr(self, own, None) is None:
+                raise ValueError(
+                    f"`{name}` must be given to {type(self).__name__}.generate: the model has "
+                    f"no `{own}` of its own. Received: {name}=None"
+                )
+        return self.translate(
+            inputs,
+            source_encoder,
+            target_encoder,
+            max_source_length=max_source_length,
+            max_target_length=max_length,
+            beam_width=beam_width,
+            length_penalty=length_penalty,
+            return_attention=return_attention,
+        )
+
     def translate(
         self,
         texts,
-        source_encoder,
-        target_encoder,
+        source_encoder=None,
+        target_encoder=None,
         *,
         max_source_length=None,
         max_target_length=None,
@@ -86,17 +164,17 @@ class TextTranslationMixin:
         Runs the graph that `keras_attention.serving.export_translator`
         saves (`make_translation_function`): the same tokenization,
         XLA-compiled search and detokenization, so it answers as the
-        exported SavedModel does. The tokenizers are arguments rather than
-        parts of the model: they are the ones the training ids came from
-        (the example scripts save them next to the model), and the `.keras`
-        file holds the network alone.
+        exported SavedModel does. The tokenizers are the ones the training
+        ids came from: those the model holds (`attach_tokenizers`) unless
+        others are given.
 
         Args:
             texts: one string, or a list of strings.
             source_encoder: the tokenizer of the source ids (a
-                `ReversibleTokenizer` or a WordPiece `SubwordEncoder`).
+                `ReversibleTokenizer` or a WordPiece `SubwordEncoder`);
+                default: the one the model holds.
             target_encoder: the tokenizer of the target ids; its start and
-                end tokens start and stop decoding.
+                end tokens start and stop decoding; default: the one held.
             max_source_length: source pieces read (longer texts are cut);
                 defaults to the model's `max_source_length`, and must be
                 given for a model without one (the RNN translator).
@@ -137,6 +215,9 @@ class TextTranslationMixin:
         # serving builds on models: imported here, not at the top, to avoid a cycle.
         from keras_attention.serving.text_translation import translate_texts
 
+        source_encoder, target_encoder = self._given_or_held(
+            "translate", source_encoder, target_encoder
+        )
         return translate_texts(
             self,
             texts,
@@ -163,6 +244,7 @@ class TextTranslationMixin:
     ):
         """Writes a SavedModel that translates strings: `ka.serving.export_translator`.
 
+        `model.export(path)` (with the tokenizers the model holds) or
         `model.export(path, source_tokenizer, target_tokenizer)` writes the
         `serving_default` signature `text` (a string or a batch) ->
         `translation`, `attention`, with the tokenizers, the XLA-compiled
@@ -174,8 +256,8 @@ class TextTranslationMixin:
 
         Args:
             filepath: folder to write the SavedModel to.
-            source_encoder: the tokenizer of the source ids.
-            target_encoder: the tokenizer of the target ids.
+            source_encoder: the tokenizer of the source ids; default: the one held.
+            target_encoder: the tokenizer of the target ids; default: the one held.
             max_source_length: source pieces read; defaults to the model's.
             max_target_length: most target pieces produced; defaults to the model's.
             beam_width: 1 for greedy search, more for beam search.
@@ -186,14 +268,19 @@ class TextTranslationMixin:
         """
         if teacher_forced:
             return keras.Model.export(self, filepath, **kwargs)
-        if source_encoder is None or target_encoder is None or kwargs:
+        missing = (source_encoder is None or target_encoder is None) and not self.tokenizers
+        if missing or kwargs:
             raise ValueError(
                 f"{type(self).__name__}.export writes a translator from the tokenizers of its "
-                "ids: export(path, source_tokenizer, target_tokenizer) (or "
-                "ka.serving.export_translator); export(path, teacher_forced=True) writes keras' "
+                "ids: export(path) with the tokenizers it holds (attach_tokenizers), "
+                "export(path, source_tokenizer, target_tokenizer) or "
+                "ka.serving.export_translator; export(path, teacher_forced=True) writes keras' "
                 f"ids-to-logits graph. Received: source_encoder={source_encoder!r}, "
                 f"target_encoder={target_encoder!r}, other arguments {sorted(kwargs)}"
             )
+        source_encoder, target_encoder = self._given_or_held(
+            "export", source_encoder, target_encoder
+        )
         # serving builds on models: imported here, not at the top, to avoid a cycle.
         from keras_attention.serving.text_translation import length_or_models
         from keras_attention.serving.translator_export import export_translator
@@ -206,6 +293,16 @@ class TextTranslationMixin:
             length_or_models(self, "max_source_length", max_source_length),
             length_or_models(self, "max_target_length", max_target_length),
             beam_width,
+        )
+
+    def _given_or_held(self, method, source_encoder, target_encoder):
+        """The tokenizers given, the ones held in place of those not given."""
+        if source_encoder is not None and target_encoder is not None:
+            return source_encoder, target_encoder
+        held_source, held_target = self.held_tokenizers(method)
+        return (
+            held_source if source_encoder is None else source_encoder,
+            held_target if target_encoder is None else target_encoder,
         )
 
     def attention_examples(self, texts, source_encoder, target_encoder, **translate_arguments):
