@@ -37,6 +37,8 @@ ALLOWED_IMPORTS = {
     "serving": {"backend_support", "generation", "text", "validation"},
     "training": {"backend_support", "callbacks", "data", "durable_files", "validation"},
     "models": {"layers", "ops", "generation", "losses", "metrics", "text", "serving", "validation"},
+    # `python -m keras_attention.export`: a command line over the tasks, as the examples are.
+    "export": {"tasks", "training"},
     "tasks": {
         "backend_support",
         "callbacks",

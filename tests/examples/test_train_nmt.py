@@ -193,3 +193,40 @@ def test_run_killed_at_export_resumes_at_the_end_of_training(train_nmt, tmp_path
         np.testing.assert_array_equal(restored, trained)
     assert (export_dir / "saved_model.pb").exists()
     assert not (output_dir / "backup").exists()  # removed once the export is in place
+
+
+def test_finished_run_exports_later_and_trains_on_when_given_more_epochs(
+    train_nmt, tmp_path, monkeypatch, capsys
+):
+    from keras_attention import export
+
+    run = tmp_path / "run"
+    argv = ["--model", "rnn", "--builtin-pairs", "120", "--epochs", "1", *TINY]
+    argv += ["--output-dir", str(run), "--no-html"]
+    watchers = watch_training(monkeypatch)
+    watchers.append(TrainingWatcher())
+    train_nmt.main(argv)  # finished, without --export: its backup is removed
+    assert not (run / "backup").exists()
+
+    # The SavedModel, written afterwards from the last checkpoint: no retraining.
+    served = export.main([str(run), "--export", str(tmp_path / "served")])
+    checkpoint = keras.saving.load_model(run / "checkpoints" / "epoch_001.keras")
+    outputs = load_translator(served)(["the dog sleeps", "a cat"])
+    translations = [text.decode() for text in outputs["translation"].numpy()]
+    assert translations == checkpoint.generate(
+        ["the dog sleeps", "a cat"], max_length=12, max_source_length=12
+    )
+
+    # More epochs (and another beam width, which only evaluation uses) go on from epoch 1.
+    capsys.readouterr()
+    more = TrainingWatcher()
+    watchers.append(more)
+    argv[argv.index("--epochs") + 1] = "2"
+    metrics = train_nmt.main(argv + ["--beam-width", "2"])
+    assert (
+        "now asked for epochs=2: restoring checkpoints/epoch_001.keras" in capsys.readouterr().out
+    )
+    assert more.epochs == [1]
+    for restored, saved in zip(more.start_weights, checkpoint.get_weights(), strict=True):
+        np.testing.assert_array_equal(restored, saved)
+    assert metrics["epochs"] == 2 and (run / "checkpoints" / "epoch_002.keras").exists()
