@@ -5,7 +5,7 @@ import warnings
 import tensorflow as tf
 
 
-def undecodable_images(paths):
+def undecodable_images(paths, progress=None):
     """The entries of `paths` that `tf.io.decode_image` cannot read, in order.
 
     Every file is read and decoded once, in parallel; a truncated, empty,
@@ -14,6 +14,8 @@ def undecodable_images(paths):
 
     Args:
         paths: list of file paths (str).
+        progress: None, or an object whose `add(count)` is called as files
+            are checked (a `keras_attention.progress.ProgressBar`).
 
     Returns:
         list of str.
@@ -38,7 +40,13 @@ def undecodable_images(paths):
         ),
         num_parallel_calls=tf.data.AUTOTUNE,
     ).ignore_errors()
-    readable = {path.numpy().decode("utf-8") for path, _ in dataset}
+    readable = set()
+    for path, _ in dataset:
+        readable.add(path.numpy().decode("utf-8"))
+        if progress is not None:
+            progress.add(1)
+    if progress is not None:
+        progress.add(len(paths) - len(readable))  # the files that failed count as checked
     return [path for path in paths if path not in readable]
 
 

@@ -17,6 +17,7 @@ import time
 from keras_attention.callbacks.learning_monitor import LearningMonitor
 from keras_attention.data.dataset_length import dataset_length
 from keras_attention.data.dataset_length import with_known_length
+from keras_attention.progress import set_quiet
 from keras_attention.training import run_setup
 
 
@@ -55,6 +56,7 @@ class TrainingRun:
     def __init__(self, args):
         import keras
 
+        set_quiet(getattr(args, "quiet", False))  # progress as lines, not bars
         run_setup.prepare_output(args)  # before any training: refuse unusable paths now
         keras.utils.set_random_seed(args.seed)
         self.args = args

@@ -194,7 +194,7 @@ class ReversibleTokenizer(FixedLengthEncoder, tf.Module):
         )
 
     @classmethod
-    def train(cls, texts, vocabulary_size, min_frequency=2):
+    def train(cls, texts, vocabulary_size, min_frequency=2, progress=None):
         """Learn a vocabulary from text: every character seen, then the commonest pieces.
 
         Args:
@@ -205,6 +205,9 @@ class ReversibleTokenizer(FixedLengthEncoder, tf.Module):
                 when the text has fewer distinct characters and pieces.
             min_frequency: pieces seen fewer times than this are left to be
                 spelled with characters.
+            progress: None, or an object whose `add(count)` is called with
+                the texts counted so far, batch by batch (a
+                `keras_attention.progress.ProgressBar`).
 
         Returns:
             a `ReversibleTokenizer`.
@@ -230,6 +233,8 @@ class ReversibleTokenizer(FixedLengthEncoder, tf.Module):
         piece_counts = collections.Counter()
         for batch in text_batches(texts):
             piece_counts.update(split_pieces(batch).flat_values.numpy().tolist())
+            if progress is not None:
+                progress.add(int(batch.shape[0]))
         character_counts = collections.Counter()
         for piece, count in piece_counts.items():
             for character in piece.decode("utf-8"):

@@ -26,8 +26,8 @@ def add_common_arguments(
     """Adds the flags every example script shares to an `argparse` parser.
 
     Flags: `--dataset`, `--data-dir`, `--strict`, `--epochs`, `--batch-size`, `--output-dir`,
-    `--export DIR` (write a SavedModel there), `--strategy
-    {default,mirrored,multiworker,tpu}` and `--mixed-precision`.
+    `--overwrite`, `--export DIR` (write a SavedModel there), `--strategy
+    {default,mirrored,multiworker,tpu}`, `--mixed-precision`, `--html` and `--quiet`.
 
     Args:
         parser: an `argparse.ArgumentParser`.
@@ -81,7 +81,15 @@ def _common_flags(*, epochs, batch_size, output_dir):
                 "data, instead of skipping it with a warning naming it",
             ),
         ),
-        ("--epochs", dict(type=positive_int, default=epochs, help="training epochs")),
+        (
+            "--epochs",
+            dict(
+                type=positive_int,
+                default=epochs,
+                help="training epochs; run again with more, the same --output-dir trains on "
+                "from where it stopped",
+            ),
+        ),
         ("--batch-size", dict(type=positive_int, default=batch_size, help="global batch size")),
         (
             "--output-dir",
@@ -137,6 +145,14 @@ def _common_flags(*, epochs, batch_size, output_dir):
                 help="write attention_explorer.html beside the figures: one page that opens "
                 "from disk, to step through the test examples' attention by layer, head and "
                 "word",
+            ),
+        ),
+        (
+            "--quiet",
+            dict(
+                action="store_true",
+                help="one line per epoch and per stage (vocabulary, image check, decoding, "
+                "export) instead of progress bars, as when the output is not a terminal",
             ),
         ),
     )

@@ -14,12 +14,13 @@ import importlib.util
 import json
 import os
 import shutil
-import sys
+import time
 import warnings
 
 from keras_attention.backend_support import require_tensorflow_backend
 from keras_attention.durable_files import make_folder
 from keras_attention.durable_files import write_file_atomically
+from keras_attention.progress import shows_bars
 from keras_attention.training.cluster_config import read_worker_role
 from keras_attention.training.command_line import STRATEGIES
 from keras_attention.training.command_line import expand_path
@@ -50,6 +51,7 @@ _NOT_PART_OF_THE_RUN = (
     "overwrite",
     "output_dir",
     "plots",
+    "quiet",
     "recipe",
     "samples",
 )
@@ -191,8 +193,10 @@ def finish_run(args, metrics, write_export=None):
                 "`write_export` must write the SavedModel when --export is given. "
                 f"Received: write_export=None, --export={args.export!r}"
             )
+        print(f"writing the SavedModel to {args.export} ...", flush=True)
+        start = time.time()
         export_folder(args.export, write_export)
-        print(f"SavedModel written to {args.export}")
+        print(f"SavedModel written to {args.export} in {time.time() - start:.0f} s")
     if shared_output_dir(args.output_dir) is None:  # the chief's, or a one-process run's
         remove_backup(args.output_dir)
     release_run_lock(args.output_dir)
@@ -429,9 +433,10 @@ def progress_verbosity():
 
     Progress bars redraw themselves with control characters, which fill a log
     file written by `python train.py > run.log` with thousands of partial lines.
+    `--quiet` asks for the lines on a terminal too (`progress.set_quiet`).
 
     Returns:
-        1 when standard output is a terminal, else 2.
+        1 when standard output is a terminal and not quiet, else 2.
 
     Example:
 
@@ -439,4 +444,4 @@ def progress_verbosity():
     >>> progress_verbosity() in (1, 2)
     True
     """
-    return 1 if sys.stdout.isatty() else 2
+    return 1 if shows_bars() else 2

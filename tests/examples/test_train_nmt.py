@@ -207,6 +207,9 @@ def test_finished_run_exports_later_and_trains_on_when_given_more_epochs(
     watchers.append(TrainingWatcher())
     train_nmt.main(argv)  # finished, without --export: its backup is removed
     assert not (run / "backup").exists()
+    printed = capsys.readouterr().out  # not a terminal: one line per stage
+    assert "learning the target vocabulary: 108 sentences in " in printed
+    assert "translating the held-out split (greedy search): 4 sentences in " in printed
 
     # The SavedModel, written afterwards from the last checkpoint: no retraining.
     served = export.main([str(run), "--export", str(tmp_path / "served")])
@@ -222,7 +225,7 @@ def test_finished_run_exports_later_and_trains_on_when_given_more_epochs(
     more = TrainingWatcher()
     watchers.append(more)
     argv[argv.index("--epochs") + 1] = "2"
-    metrics = train_nmt.main(argv + ["--beam-width", "2"])
+    metrics = train_nmt.main(argv + ["--beam-width", "2", "--quiet"])
     assert (
         "now asked for epochs=2: restoring checkpoints/epoch_001.keras" in capsys.readouterr().out
     )

@@ -42,6 +42,7 @@ from keras_attention.data.dataset_splits import DatasetSplits
 from keras_attention.data.held_out_splits import every_other
 from keras_attention.data.held_out_splits import seeded_split
 from keras_attention.data.image_files import undecodable_images
+from keras_attention.progress import ProgressBar
 from keras_attention.tasks.captioning.layouts.caption_listing import ALL
 
 
@@ -93,7 +94,11 @@ def _usable_images(listing, source, strict):
     """`listing.images` without the images that are missing or cannot be decoded (reported)."""
     listed = sorted({path for images in listing.images.values() for path in images})
     missing = [path for path in listed if not os.path.isfile(path)]
-    unreadable = undecodable_images([path for path in listed if os.path.isfile(path)])
+    present = [path for path in listed if os.path.isfile(path)]
+    with ProgressBar(
+        f"checking that the {len(present)} images decode", len(present), "images"
+    ) as bar:
+        unreadable = undecodable_images(present, progress=bar)
     if missing or unreadable:
 
         def names(paths):

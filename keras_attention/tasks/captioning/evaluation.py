@@ -16,6 +16,7 @@ Example:
 
 import numpy as np
 
+from keras_attention.progress import ProgressBar
 from keras_attention.text.scores import corpus_bleu
 from keras_attention.validation import check_positive_int
 
@@ -23,7 +24,7 @@ from keras_attention.validation import check_positive_int
 EVALUATION_BATCH_SIZE = 50
 
 
-def caption_split(caption, pairs, limit=None, batch_size=EVALUATION_BATCH_SIZE):
+def caption_split(caption, pairs, limit=None, batch_size=EVALUATION_BATCH_SIZE, progress=None):
     """Captions of the images of `pairs` with their references, one entry per image.
 
     Args:
@@ -33,6 +34,9 @@ def caption_split(caption, pairs, limit=None, batch_size=EVALUATION_BATCH_SIZE):
             one image next to each other.
         limit: the pairs read at most (None: all).
         batch_size: images captioned per call of `caption`.
+        progress: None, or a function called with the count of images, then
+            returning an object whose `add(count)` is called with the images
+            of each batch captioned (`ProgressBar` partly applied).
 
     Returns:
         `(images, references, hypotheses, outputs)`: lists of the images, of
@@ -65,12 +69,17 @@ def caption_split(caption, pairs, limit=None, batch_size=EVALUATION_BATCH_SIZE):
             images.append(image)
             references.append([text.decode("utf-8")])
     hypotheses, attention, words = [], [], []
+    bar = None if progress is None else progress(len(images))
     for start in range(0, len(images), batch_size):
         batch = np.stack(images[start : start + batch_size])
         batch_captions, batch_attention, batch_words = caption(batch)
         hypotheses += batch_captions
         attention.append(batch_attention)
         words += batch_words
+        if bar is not None:
+            bar.add(len(batch))
+    if bar is not None:
+        bar.close()
     outputs = {"attention": np.concatenate(attention), "words": words}
     return images, references, hypotheses, outputs
 
@@ -104,7 +113,12 @@ def caption_with_model(
             decode_batch_size=batch_size,
         )
 
-    return caption_split(caption, pairs, limit, batch_size)
+    search = "greedy search" if beam_width == 1 else f"beam search of width {beam_width}"
+
+    def progress(total):
+        return ProgressBar(f"captioning the test images ({search})", total, "images")
+
+    return caption_split(caption, pairs, limit, batch_size, progress=progress)
 
 
 def bleu_references(references):

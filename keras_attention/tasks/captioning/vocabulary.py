@@ -26,6 +26,8 @@ import os
 import numpy as np
 import tensorflow as tf
 
+from keras_attention.progress import ProgressBar
+from keras_attention.progress import dataset_size
 from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
 from keras_attention.validation import check_positive_int
 
@@ -52,7 +54,10 @@ def train_caption_vocabulary(train_pairs, vocabulary_size, output_dir):
     Returns:
         the trained `ReversibleTokenizer`.
     """
-    tokenizer = ReversibleTokenizer.train(_captions(train_pairs), vocabulary_size)
+    with ProgressBar(
+        "learning the caption vocabulary", dataset_size(train_pairs), "captions"
+    ) as bar:
+        tokenizer = ReversibleTokenizer.train(_captions(train_pairs), vocabulary_size, progress=bar)
     tokenizer.save(os.path.join(output_dir, "vocabulary"))
     return tokenizer
 

@@ -12,6 +12,7 @@ Example:
 import numpy as np
 
 from keras_attention.losses.prior_cross_entropy import prior_cross_entropy
+from keras_attention.progress import shows_bars
 from keras_attention.validation import check_positive_int
 
 
@@ -28,7 +29,10 @@ def evaluate_classifier(model, test_batches, num_images):
         `(num_images, H, W, C)` images (fewer where the test set is smaller).
     """
     check_positive_int("num_images", num_images)
-    predictions = np.argmax(model.predict(test_batches, verbose=0), axis=-1)
+    # keras' bar on a terminal, one line otherwise (`--quiet` too).
+    print("classifying the test images:")
+    scores = model.predict(test_batches, verbose=1 if shows_bars() else 2)
+    predictions = np.argmax(scores, axis=-1)
     labels = np.concatenate([np.argmax(one_hot, axis=-1) for _, one_hot in test_batches])
     first = test_batches.unbatch().batch(num_images).take(1)
     images = np.concatenate([images.numpy() for images, _ in first])

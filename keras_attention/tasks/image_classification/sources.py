@@ -56,6 +56,7 @@ from keras_attention.data.image_arguments import image_size_pair
 from keras_attention.data.image_files import report_undecodable_images
 from keras_attention.data.image_files import undecodable_images
 from keras_attention.data.tfds_download import load_tfds
+from keras_attention.progress import ProgressBar
 from keras_attention.tasks.image_classification.builtin_shapes import shape_classification_splits
 from keras_attention.tasks.image_classification.image_folders import find_image_folder_layout
 
@@ -145,7 +146,8 @@ class ImageClassificationData:
 
 def _decodable_paths(paths, dataset, strict):
     """`paths` without the files TensorFlow cannot decode, which are reported."""
-    bad = set(undecodable_images(paths))
+    with ProgressBar(f"checking that the {len(paths)} images decode", len(paths), "images") as bar:
+        bad = set(undecodable_images(paths, progress=bar))
     report_undecodable_images(sorted(bad), dataset, strict)
     return [path for path in paths if path not in bad]
 
@@ -319,7 +321,14 @@ def _hf(dataset, size, validation_fraction, test_fraction, seed, strict):
         lambda index, pair: (index, tf.size(tf.io.decode_image(pair[0], expand_animations=False))),
         num_parallel_calls=tf.data.AUTOTUNE,
     ).ignore_errors()
-    readable = {int(index) for index, _ in checked.as_numpy_iterator()}
+    readable = set()
+    with ProgressBar(
+        f"checking that the {len(listed)} images decode", len(listed), "images"
+    ) as bar:
+        for index, _ in checked.as_numpy_iterator():
+            readable.add(int(index))
+            bar.add(1)
+        bar.add(len(listed) - len(readable))  # the rows that failed count as checked
     bad = [entry for index, entry in enumerate(listed) if index not in readable]
     report_undecodable_images(
         [f"{split} row {row + 1}" for (split, row), _ in bad], dataset, strict

@@ -19,6 +19,8 @@ Example:
 
 import numpy as np
 
+from keras_attention.progress import ProgressBar
+from keras_attention.progress import dataset_size
 from keras_attention.serving.translator_export import make_translation_function
 from keras_attention.text.scores import corpus_bleu
 from keras_attention.text.scores import corpus_chrf
@@ -29,7 +31,7 @@ def _texts(strings):
     return [text.decode("utf-8") for text in strings]
 
 
-def translate_pairs(translate, pairs, limit=None, batch_size=64):
+def translate_pairs(translate, pairs, limit=None, batch_size=64, progress=None):
     """Translations of `pairs` (at most `limit`), with their sources and references.
 
     Args:
@@ -38,6 +40,8 @@ def translate_pairs(translate, pairs, limit=None, batch_size=64):
         pairs: a `tf.data.Dataset` of `(source, reference)` strings.
         limit: the most pairs to translate, or None for all.
         batch_size: sentences given to `translate` at once.
+        progress: None, or an object whose `add(count)` is called with the
+            sentences of each batch translated (a `ProgressBar`).
 
     Returns:
         `(sources, references, hypotheses, outputs)`: three lists of str and
@@ -61,6 +65,8 @@ def translate_pairs(translate, pairs, limit=None, batch_size=64):
         sources += _texts(source.numpy())
         references += _texts(reference.numpy())
         outputs.append({name: value.numpy() for name, value in translate(source).items()})
+        if progress is not None:
+            progress.add(len(outputs[-1]["translation"]))
     if not outputs:
         raise ValueError("`pairs` must hold at least one sentence pair. Received: an empty dataset")
     outputs = {name: np.concatenate([batch[name] for batch in outputs]) for name in outputs[0]}
@@ -116,7 +122,10 @@ def translate_held_out(model, encoders, pairs, args, batch_size=64):
         beam_width=args.beam_width,
         decode_batch_size=batch_size,
     )
-    sources, references, hypotheses, outputs = translate_pairs(
-        translate, pairs, args.eval_sentences, batch_size
-    )
+    total = args.eval_sentences or dataset_size(pairs)
+    search = "greedy search" if args.beam_width == 1 else f"beam search of width {args.beam_width}"
+    with ProgressBar(f"translating the held-out split ({search})", total, "sentences") as bar:
+        sources, references, hypotheses, outputs = translate_pairs(
+            translate, pairs, args.eval_sentences, batch_size, progress=bar
+        )
     return sources, references, hypotheses, outputs, score_translations(hypotheses, references)

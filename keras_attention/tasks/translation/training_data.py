@@ -21,6 +21,8 @@ import numpy as np
 
 from keras_attention.data.dataset_length import dataset_length
 from keras_attention.losses.prior_cross_entropy import prior_cross_entropy
+from keras_attention.progress import ProgressBar
+from keras_attention.progress import dataset_size
 from keras_attention.tasks.translation.batches import make_translation_batches
 from keras_attention.tasks.translation.recipe_from_flags import apply_translation_recipe
 from keras_attention.tasks.translation.sources import load_translation_pairs
@@ -93,7 +95,8 @@ def train_translation_vocabularies(train_pairs, vocabulary_size, output_dir):
     }
     encoders = []
     for name, side in texts.items():
-        encoder = ReversibleTokenizer.train(side, vocabulary_size)
+        with ProgressBar(f"learning the {name} vocabulary", dataset_size(side), "sentences") as bar:
+            encoder = ReversibleTokenizer.train(side, vocabulary_size, progress=bar)
         encoder.save(os.path.join(output_dir, "vocabulary", name))
         encoders.append(encoder)
     return tuple(encoders)
