@@ -96,41 +96,32 @@ class SafeBackupAndRestore(keras.callbacks.Callback):
             os.remove(finished)  # this fit trains on: its end is not that one
 
     def _restore_newest(self):
-        for folder in self.backups():
-            try:
-                epoch = self._restore(folder)
-            except Exception as error:  # h5py's OSError, JSON, missing keys, wrong shapes
-                warnings.warn(
-                    f"Skipping the training backup {folder}: it cannot be read "
-                    f"({type(error).__name__}: {error}). Trying an older one.",
-                    stacklevel=2,
-                )
-                continue
-            self.restored_from, self.restored_epoch = folder, epoch
-            epochs = self.params.get("epochs")
-            self.restored_finished = _read_finished(self.backup_dir) == (epoch, epochs)
-            if self.restored_finished:  # the same fit ended there (maybe early): skip to its end
-                epoch = max(epoch, epochs or epoch)
-            self.model._initial_epoch = epoch
+        found = _first_that_loads(self.backups(), self._restore, "training backup")
+        if found is None:
+            self._restore_newest_checkpoint()
             return
-        self._restore_newest_checkpoint()
+        self.restored_from, epoch = found
+        self.restored_epoch = epoch
+        epochs = self.params.get("epochs")
+        self.restored_finished = _read_finished(self.backup_dir) == (epoch, epochs)
+        if self.restored_finished:  # the same fit ended there (maybe early): skip to its end
+            epoch = max(epoch, epochs or epoch)
+        self.model._initial_epoch = epoch
 
     def _restore_newest_checkpoint(self):
         """No backup could be read: go on from the newest checkpoint that loads."""
-        for epoch, path in numbered_entries(self.checkpoint_dir, _PREFIX, ".keras"):
-            try:
-                self._load_state(path)
-            except Exception as error:  # a truncated zip, wrong shapes
-                warnings.warn(
-                    f"Skipping the checkpoint {path}: it cannot be read "
-                    f"({type(error).__name__}: {error}). Trying an older one.",
-                    stacklevel=2,
-                )
-                continue
-            self.restored_from, self.restored_epoch = path, epoch
+        checkpoints = numbered_entries(self.checkpoint_dir, _PREFIX, ".keras")
+        epoch_of = {path: epoch for epoch, path in checkpoints}
+
+        def restore(path):
+            self._load_state(path)
+            return epoch_of[path]
+
+        found = _first_that_loads([path for _, path in checkpoints], restore, "checkpoint")
+        if found is not None:
+            self.restored_from, self.restored_epoch = found
             # Past `epochs` (a run asked for fewer now): fit trains nothing.
-            self.model._initial_epoch = epoch
-            return
+            self.model._initial_epoch = self.restored_epoch
 
     def _restore(self, folder):
         with open(os.path.join(folder, _METADATA)) as file:
@@ -205,6 +196,20 @@ def backup_status(backup_dir):
         finished = _read_finished(backup_dir)
         return epoch, finished is not None and finished[0] == epoch
     return None, False
+
+
+def _first_that_loads(paths, restore, kind):
+    """`(path, restore(path))` for the first of `paths` that restores; the others are named."""
+    for path in paths:
+        try:
+            return path, restore(path)
+        except Exception as error:  # h5py's OSError, a cut zip, JSON, missing keys, wrong shapes
+            warnings.warn(
+                f"Skipping the {kind} {path}: it cannot be read "
+                f"({type(error).__name__}: {error}). Trying an older one.",
+                stacklevel=4,
+            )
+    return None
 
 
 def _read_finished(backup_dir):

@@ -30,19 +30,14 @@ class HeldTokenizers:
     Example:
 
     >>> import os, tempfile, keras
-    >>> from keras_attention.models.translation.transformer_translator import (
-    ...     TransformerTranslator)
-    >>> from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
-    >>> tokenizer = ReversibleTokenizer.train(["a b a", "b a b"], 300)
-    >>> size = tokenizer.vocabulary_size
-    >>> model = TransformerTranslator(
-    ...     source_vocabulary_size=size, target_vocabulary_size=size, max_source_length=4,
-    ...     max_target_length=3, hidden_dim=8, num_layers=1, num_heads=2, intermediate_dim=8)
-    >>> _ = model.attach_tokenizers(tokenizer, tokenizer)
-    >>> path = os.path.join(tempfile.mkdtemp(), "translator.keras")
-    >>> model.save(path)
-    >>> sorted(keras.saving.load_model(path).tokenizers)
-    ['source', 'target']
+    >>> import keras_attention as ka
+    >>> tokenizer = ka.text.SubwordEncoder(["[PAD]", "[UNK]", "[START]", "[END]", "a", "dog"])
+    >>> model = ka.models.ShowAttendTellCaptioner(vocabulary_size=6, max_caption_length=4,
+    ...     image_size=16, embedding_dim=8, units=16, attention_units=8)
+    >>> path = os.path.join(tempfile.mkdtemp(), "captioner.keras")
+    >>> model.attach_tokenizers(tokenizer).save(path)
+    >>> keras.saving.load_model(path).tokenizers["caption"].vocabulary[-1]
+    'dog'
     """
 
     tokenizer_roles = ()
