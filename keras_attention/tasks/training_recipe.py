@@ -58,6 +58,29 @@ class TrainingRecipe:
     # The fields `summary_lines` prints, in order (a class attribute, not a field).
     SUMMARY_FIELDS = ()
 
+    @classmethod
+    def of_choices(cls, reasons, batch_size, epochs, steps_per_epoch, warmup_steps, **fields):
+        """The recipe of these choices as ints, `total_steps` being `epochs * steps_per_epoch`.
+
+        `**fields` are the family's own fields, kept as they are.
+
+        Example:
+
+        >>> from keras_attention.tasks.training_recipe import TrainingRecipe
+        >>> recipe = TrainingRecipe.of_choices({}, 8.0, epochs=2, steps_per_epoch=5, warmup_steps=1)
+        >>> recipe.batch_size, recipe.total_steps
+        (8, 10)
+        """
+        return cls(
+            batch_size=int(batch_size),
+            epochs=int(epochs),
+            steps_per_epoch=int(steps_per_epoch),
+            total_steps=int(epochs) * int(steps_per_epoch),
+            warmup_steps=int(warmup_steps),
+            reasons=reasons,
+            **fields,
+        )
+
     def summary_lines(self):
         """One line per choice of `SUMMARY_FIELDS`: `name value: reason`."""
         return [self._summary_line(name, getattr(self, name)) for name in self.SUMMARY_FIELDS]

@@ -233,16 +233,15 @@ def captioning_training_recipe(
     reasons["learning_rate"] = _schedule_reason(
         learning_rate, warmup_steps, earliest_decay_step, patience
     )
-    return CaptioningTrainingRecipe(
-        batch_size=batch_size,
-        epochs=epochs,
-        steps_per_epoch=steps_per_epoch,
-        total_steps=total_steps,
-        warmup_steps=warmup_steps,
+    return CaptioningTrainingRecipe.of_choices(
+        reasons,
+        batch_size,
+        epochs,
+        steps_per_epoch,
+        warmup_steps,
         patience=patience,
         earliest_decay_step=earliest_decay_step,
         learning_rate=learning_rate,
-        reasons=reasons,
     )
 
 

@@ -242,16 +242,8 @@ def vit_training_recipe(
         f"linear warm-up over a tenth of the {total_steps} steps (at most {MAX_WARMUP_EPOCHS} "
         "epochs), then cosine decay to 0"
     )
-    return ViTTrainingRecipe(
-        image_size=image_size,
-        patch_size=int(patch_size),
-        batch_size=int(batch_size),
-        epochs=int(epochs),
-        steps_per_epoch=int(steps_per_epoch),
-        total_steps=int(total_steps),
-        warmup_steps=int(warmup_steps),
-        reasons=reasons,
-    )
+    choices = (reasons, batch_size, epochs, steps_per_epoch, warmup_steps)
+    return ViTTrainingRecipe.of_choices(*choices, image_size=image_size, patch_size=int(patch_size))
 
 
 def _derived_epochs(num_train_images):

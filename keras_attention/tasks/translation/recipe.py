@@ -116,15 +116,8 @@ def translation_training_recipe(
     total_steps = epochs * steps_per_epoch
     warmup_steps = max(1, int(WARMUP_FRACTION * total_steps))
     reasons["warmup_steps"] = f"a tenth of the {total_steps} steps, then cosine decay to 0"
-    return TranslationTrainingRecipe(
-        max_length=int(max_length),
-        batch_size=int(batch_size),
-        epochs=int(epochs),
-        steps_per_epoch=int(steps_per_epoch),
-        total_steps=int(total_steps),
-        warmup_steps=int(warmup_steps),
-        reasons=reasons,
-    )
+    steps = (batch_size, epochs, steps_per_epoch, warmup_steps)
+    return TranslationTrainingRecipe.of_choices(reasons, *steps, max_length=int(max_length))
 
 
 def _derived_length(longest):
