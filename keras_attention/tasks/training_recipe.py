@@ -23,6 +23,31 @@ import dataclasses
 from keras_attention.validation import check_positive_int
 
 USER_SET = "set by the user"
+# Every recipe warms the learning rate up over this fraction of its steps (some cap it).
+WARMUP_FRACTION = 0.1
+
+
+@dataclasses.dataclass(frozen=True)
+class Bounds:
+    """The smallest and largest value a derived choice may take.
+
+    Example:
+
+    >>> from keras_attention.tasks.training_recipe import Bounds
+    >>> epochs = Bounds(3, 100)
+    >>> epochs.clamp(1), epochs.clamp(40), f"({epochs} epochs)"
+    (3, 40, '(between 3 and 100 epochs)')
+    """
+
+    low: int
+    high: int
+
+    def clamp(self, value):
+        """`value` moved into `low..high`."""
+        return max(self.low, min(self.high, value))
+
+    def __str__(self):
+        return f"between {self.low} and {self.high}"
 
 
 @dataclasses.dataclass(kw_only=True)

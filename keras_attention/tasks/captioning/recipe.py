@@ -42,7 +42,6 @@ MIN_STEPS_PER_EPOCH = 30
 # cells of the feature grid (96 pixels are 24 cells of the small CNN).
 MAX_DERIVED_SIDE = {"small_cnn": 96}
 MAX_DERIVED_SIDE_APPLICATIONS = 224
-WARMUP_FRACTION = 0.1
 WARMUP_STEPS = 150
 # Steps without a 1% better validation loss that start the final decay (in whole epochs).
 PATIENCE_STEPS = 250
@@ -180,7 +179,7 @@ def captioning_training_recipe(
       gives `MIN_STEPS_PER_EPOCH` steps an epoch (at least `MIN_BATCH_SIZE`);
     - epochs: at most enough for about `train_steps` optimizer steps;
     - schedule: a linear warm-up from 0 over `WARMUP_STEPS` (at most
-      `WARMUP_FRACTION` of the steps) to `learning_rate`, held for at least
+      `training_recipe.WARMUP_FRACTION` of the steps) to `learning_rate`, held for at least
       `earliest_decay_step` steps and while the validation loss improves,
       then a cosine decay to 0 once it has not improved for about
       `PATIENCE_STEPS` steps (or when the epochs left are just enough for
@@ -227,7 +226,9 @@ def captioning_training_recipe(
         _GIVEN_EPOCHS,
     )
     total_steps = epochs * steps_per_epoch
-    warmup_steps = max(1, min(WARMUP_STEPS, int(round(WARMUP_FRACTION * total_steps))))
+    warmup_steps = max(
+        1, min(WARMUP_STEPS, int(round(training_recipe.WARMUP_FRACTION * total_steps)))
+    )
     patience = max(2, math.ceil(PATIENCE_STEPS / steps_per_epoch))
     earliest_decay_step = min(earliest_decay_step, total_steps)
     reasons["learning_rate"] = _schedule_reason(

@@ -32,13 +32,10 @@ TARGET_STEPS_PER_EPOCH = 32
 # 6144 built-in images for 16 epochs in batches of 128 are 768 steps and reached
 # 95.7% test accuracy; in batches of 32 (3072 steps) 96.7%.
 MIN_TOTAL_STEPS = 3000
-MIN_BATCH_SIZE = 16
-MAX_BATCH_SIZE = 128
+BATCH_SIZES = training_recipe.Bounds(16, 128)
 # Images seen over the whole run: small sets get many epochs, large ones few.
 TARGET_IMAGES_SEEN = 100_000
-MIN_EPOCHS = 10
-MAX_EPOCHS = 200
-WARMUP_FRACTION = 0.1
+EPOCHS = training_recipe.Bounds(10, 200)
 MAX_WARMUP_EPOCHS = 10
 
 
@@ -172,7 +169,12 @@ def warmup_steps_for(total_steps, steps_per_epoch):
     """
     check_positive_int("total_steps", total_steps)
     check_positive_int("steps_per_epoch", steps_per_epoch)
-    return max(1, min(int(total_steps * WARMUP_FRACTION), MAX_WARMUP_EPOCHS * steps_per_epoch))
+    return max(
+        1,
+        min(
+            int(total_steps * training_recipe.WARMUP_FRACTION), MAX_WARMUP_EPOCHS * steps_per_epoch
+        ),
+    )
 
 
 def _power_of_two_at_most(value):
@@ -250,25 +252,23 @@ def _derived_epochs(num_train_images):
     """Epochs for about `TARGET_IMAGES_SEEN` images seen, within the bounds, and why."""
     epochs = int(round(TARGET_IMAGES_SEEN / num_train_images))
     reason = (
-        f"about {TARGET_IMAGES_SEEN:,} images seen in all from {num_train_images} "
-        f"(between {MIN_EPOCHS} and {MAX_EPOCHS} epochs)"
+        f"about {TARGET_IMAGES_SEEN:,} images seen in all from {num_train_images} ({EPOCHS} epochs)"
     )
-    return int(min(max(epochs, MIN_EPOCHS), MAX_EPOCHS)), reason
+    return int(EPOCHS.clamp(epochs)), reason
 
 
 def _derived_batch_size(num_train_images, epochs):
     """A power of two giving enough steps per epoch and in all, within the bounds, and why."""
     batch_size = _power_of_two_at_most(num_train_images / TARGET_STEPS_PER_EPOCH)
-    batch_size = int(min(max(batch_size, MIN_BATCH_SIZE), MAX_BATCH_SIZE, num_train_images))
+    batch_size = int(min(BATCH_SIZES.clamp(batch_size), num_train_images))
     # A ViT from scratch needs optimizer steps more than large batches: halve
     # the batch until the run has MIN_TOTAL_STEPS (the images seen stay the same).
     while (
-        batch_size > MIN_BATCH_SIZE and epochs * (num_train_images // batch_size) < MIN_TOTAL_STEPS
+        batch_size > BATCH_SIZES.low and epochs * (num_train_images // batch_size) < MIN_TOTAL_STEPS
     ):
         batch_size //= 2
     reason = (
         f"{num_train_images} training images: at least {TARGET_STEPS_PER_EPOCH} steps per "
-        f"epoch and {MIN_TOTAL_STEPS:,} steps in all where possible, between "
-        f"{MIN_BATCH_SIZE} and {MAX_BATCH_SIZE}"
+        f"epoch and {MIN_TOTAL_STEPS:,} steps in all where possible, {BATCH_SIZES}"
     )
     return batch_size, reason

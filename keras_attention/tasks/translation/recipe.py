@@ -27,13 +27,10 @@ from keras_attention.validation import check_positive_int
 # Sentence pairs seen over a run: enough for the built-in corpus and for small
 # formatting tasks alike (the built-in corpus: 3 epochs of 18,000 pairs).
 TARGET_PAIRS_SEEN = 54_000
-MIN_EPOCHS = 3
-MAX_EPOCHS = 100
+EPOCHS = training_recipe.Bounds(3, 100)
 # Steps per epoch the batch size aims for, at least.
 MIN_STEPS_PER_EPOCH = 50
-MIN_BATCH_SIZE = 16
-MAX_BATCH_SIZE = 64
-WARMUP_FRACTION = 0.1
+BATCH_SIZES = training_recipe.Bounds(16, 64)
 # Lengths are rounded up to a multiple of this (room for a little longer input).
 LENGTH_MULTIPLE = 8
 MAX_DERIVED_LENGTH = 256
@@ -114,7 +111,7 @@ def translation_training_recipe(
         reasons, "epochs", epochs, lambda: _derived_epochs(num_train_pairs)
     )
     total_steps = epochs * steps_per_epoch
-    warmup_steps = max(1, int(WARMUP_FRACTION * total_steps))
+    warmup_steps = max(1, int(training_recipe.WARMUP_FRACTION * total_steps))
     reasons["warmup_steps"] = f"a tenth of the {total_steps} steps, then cosine decay to 0"
     steps = (batch_size, epochs, steps_per_epoch, warmup_steps)
     return TranslationTrainingRecipe.of_choices(reasons, *steps, max_length=int(max_length))
@@ -131,10 +128,10 @@ def _derived_length(longest):
 
 def _derived_batch_size(num_train_pairs):
     """A power of two giving enough steps per epoch, within the bounds, and why."""
-    batch_size = max(MIN_BATCH_SIZE, min(MAX_BATCH_SIZE, num_train_pairs // MIN_STEPS_PER_EPOCH))
+    batch_size = BATCH_SIZES.clamp(num_train_pairs // MIN_STEPS_PER_EPOCH)
     reason = (
         f"{num_train_pairs} training pairs: at least {MIN_STEPS_PER_EPOCH} steps per epoch, "
-        f"between {MIN_BATCH_SIZE} and {MAX_BATCH_SIZE} pairs per step"
+        f"{BATCH_SIZES} pairs per step"
     )
     return 2 ** int(math.log2(batch_size)), reason
 
@@ -142,8 +139,5 @@ def _derived_batch_size(num_train_pairs):
 def _derived_epochs(num_train_pairs):
     """Epochs for about `TARGET_PAIRS_SEEN` pairs seen, within the bounds, and why."""
     wanted = math.ceil(TARGET_PAIRS_SEEN / num_train_pairs)
-    reason = (
-        f"about {TARGET_PAIRS_SEEN} sentence pairs seen over the run "
-        f"({MIN_EPOCHS} to {MAX_EPOCHS} epochs)"
-    )
-    return max(MIN_EPOCHS, min(MAX_EPOCHS, wanted)), reason
+    reason = f"about {TARGET_PAIRS_SEEN} sentence pairs seen over the run ({EPOCHS} epochs)"
+    return EPOCHS.clamp(wanted), reason
