@@ -61,7 +61,7 @@ class PixelClassifier(DefaultCompile, ConstructorConfig, keras.Model):
             image_size, patch_size, num_classes, channels, rescaling, class_names
         )
         self.resize, self.augmentation, self.rescale = pixel_layers(
-            (height, width), augmentation, rescaling
+            (height, width), augmentation, rescaling, channels
         )
         return height, width
 

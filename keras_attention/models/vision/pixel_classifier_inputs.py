@@ -2,10 +2,10 @@
 
 import keras
 
-from keras_attention.models.vision.vit_image_preprocessing import RESCALINGS
 from keras_attention.models.vision.vit_image_preprocessing import ResizeToModelSize
 from keras_attention.models.vision.vit_image_preprocessing import TrainingAugmentation
 from keras_attention.models.vision.vit_image_preprocessing import image_size_pair
+from keras_attention.models.vision.vit_image_preprocessing import rescaling_scale_offset
 from keras_attention.validation import check_positive_int
 
 
@@ -33,10 +33,7 @@ def check_pixel_classifier_arguments(
             "`image_size` must be a multiple of `patch_size`. "
             f"Received: image_size={image_size}, patch_size={patch_size}"
         )
-    if rescaling not in RESCALINGS:
-        raise ValueError(
-            f"`rescaling` must be one of {tuple(RESCALINGS)}. Received: rescaling={rescaling!r}"
-        )
+    rescaling_scale_offset(rescaling, channels)  # raises for a bad `rescaling`
     if class_names is not None and len(class_names) != num_classes:
         raise ValueError(
             "`class_names` must hold one name per class (`num_classes` names). "
@@ -45,13 +42,15 @@ def check_pixel_classifier_arguments(
     return height, width
 
 
-def pixel_layers(image_size, augmentation, rescaling):
+def pixel_layers(image_size, augmentation, rescaling, channels=3):
     """The layers from raw pixels to the model's input: resize, augmentation, rescale.
 
     Args:
         image_size: `(height, width)` the model works at.
         augmentation: list of Keras layers applied only while training, or None.
-        rescaling: a key of `RESCALINGS`.
+        rescaling: a key of `RESCALINGS`, or per-channel "mean" and "std"
+            (see `rescaling_scale_offset`).
+        channels: the images' channels.
 
     Returns:
         `(resize, augmentation or None, rescale)`.
@@ -62,7 +61,7 @@ def pixel_layers(image_size, augmentation, rescaling):
     >>> [None if layer is None else layer.name for layer in pixel_layers((8, 8), None, "unit")]
     ['resize', None, 'rescale']
     """
-    scale, offset = RESCALINGS[rescaling]
+    scale, offset = rescaling_scale_offset(rescaling, channels)
     # Not `keras.layers.Resizing`: that layer's call defaults to training=True
     # and hands it on to every later layer, so a plain `model(images)` would
     # run dropout and augmentation.

@@ -81,7 +81,9 @@ class SwinTransformer(PixelClassifier):
         channels: number of image channels C.
         augmentation: optional list of Keras layers applied after resizing,
             only while training (see `VisionTransformer`).
-        rescaling: `"symmetric"` maps pixels to [-1, 1], `"unit"` to [0, 1].
+        rescaling: `"symmetric"` maps pixels to [-1, 1], `"unit"` to [0, 1];
+            `{"mean": [...], "std": [...]}` (per channel, for pixels in 0..1)
+            normalises as a Hugging Face image processor does.
         layer_norm_epsilon: epsilon of every LayerNorm.
         class_names: optional `num_classes` names, saved with the model.
         name: model name.

@@ -77,7 +77,9 @@ class VisionTransformer(PixelClassifier):
             compile some of them with XLA (`RandomTranslation`,
             `RandomRotation`, `RandomZoom`, `RandomCrop`): with those,
             `fit(jit_compile=True)` warns and runs without XLA.
-        rescaling: `"symmetric"` maps pixels to [-1, 1], `"unit"` to [0, 1].
+        rescaling: `"symmetric"` maps pixels to [-1, 1], `"unit"` to [0, 1];
+            `{"mean": [...], "std": [...]}` (per channel, for pixels in 0..1)
+            normalises as a Hugging Face image processor does.
         layer_norm_epsilon: epsilon of every LayerNorm.
         implementation: attention kernel, see `ka.ops.dot_product_attention`.
         class_names: optional `num_classes` names, kept as the model's
@@ -193,6 +195,51 @@ class VisionTransformer(PixelClassifier):
         scores = [] if return_attention_scores else None
         x = self._run_blocks(self.encoder_blocks, x, training, scores)
         return self._logits(x, scores)
+
+    @classmethod
+    def from_preset(cls, preset, **kwargs):
+        """A Vision Transformer from a pretrained checkpoint folder, or a size by name.
+
+        keras-hub's convention: `preset` is
+        - a Hugging Face ViT folder (`ViTForImageClassification` or
+          `ViTModel`, as `save_pretrained` writes it): the architecture,
+          weights, pixel normalisation, input size and class names of the
+          checkpoint (`vit_checkpoints.vision_transformer_from_huggingface`);
+        - or a size name of `VIT_PRESETS` ("B/16", ...): that architecture
+          with fresh weights (`vision_transformer_from_preset`).
+
+        Args:
+            preset: a folder path or a size name.
+            **kwargs: more `VisionTransformer` arguments: `num_classes` (a
+                new head where it differs from the checkpoint's),
+                `image_size` (the position table is resized), `dropout`, ...
+
+        Returns:
+            a `VisionTransformer`.
+
+        Example:
+
+        >>> from keras_attention.models.vision.vision_transformer import VisionTransformer
+        >>> VisionTransformer.from_preset("Ti/16", image_size=32, num_classes=10).count_params()
+        5345866
+        """
+        # Imported here: both modules build on this one.
+        from keras_attention.models.checkpoint_folders import checkpoint_kind
+        from keras_attention.models.vision.vit_checkpoints import (
+            vision_transformer_from_huggingface,
+        )
+        from keras_attention.models.vision.vit_presets import VIT_PRESETS
+        from keras_attention.models.vision.vit_presets import vision_transformer_from_preset
+
+        if isinstance(preset, str) and preset in VIT_PRESETS:
+            return vision_transformer_from_preset(preset, **kwargs)
+        kind = checkpoint_kind(preset)
+        if kind == "huggingface":
+            return vision_transformer_from_huggingface(preset, **kwargs)
+        raise ValueError(
+            f"`preset` must be a Hugging Face ViT folder or one of {sorted(VIT_PRESETS)}; "
+            f"{kind} folders are not read yet. Received: preset={preset!r}"
+        )
 
     @property
     def token_layout(self):

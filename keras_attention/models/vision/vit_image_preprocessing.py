@@ -11,6 +11,31 @@ RESCALINGS = {
 }
 
 
+def rescaling_scale_offset(rescaling, channels):
+    """`(scale, offset)` of `keras.layers.Rescaling` for a classifier's `rescaling` option.
+
+    `rescaling` is a name of `RESCALINGS`, or `{"mean": [...], "std": [...]}`
+    with one value per channel for pixels in 0..1, as Hugging Face image
+    processors give them: a pixel `x` in 0..255 becomes `(x / 255 - mean) / std`.
+
+    Example:
+
+    >>> scale, offset = rescaling_scale_offset({"mean": [0.5] * 3, "std": [0.5] * 3}, 3)
+    >>> [round(s * 255, 6) for s in scale], offset
+    ([2.0, 2.0, 2.0], [-1.0, -1.0, -1.0])
+    """
+    if isinstance(rescaling, str) and rescaling in RESCALINGS:
+        return RESCALINGS[rescaling]
+    if isinstance(rescaling, dict) and set(rescaling) == {"mean", "std"}:
+        mean, std = (list(rescaling[key]) for key in ("mean", "std"))
+        if len(mean) == len(std) == channels and all(value > 0 for value in std):
+            return [1.0 / (255.0 * s) for s in std], [-m / s for m, s in zip(mean, std)]
+    raise ValueError(
+        f"`rescaling` must be one of {tuple(RESCALINGS)} or a dict of per-channel 'mean' and "
+        f"'std' ({channels} values each, std > 0). Received: rescaling={rescaling!r}"
+    )
+
+
 def image_size_pair(image_size, name="image_size"):
     """`image_size` (a side, or `(height, width)`) as a `(height, width)` pair of positive ints.
 

@@ -1,0 +1,192 @@
+"""A `VisionTransformer` from a pretrained Hugging Face ViT checkpoint folder.
+
+`ViTForImageClassification` and `ViTModel` folders (as `save_pretrained`
+writes them) map one to one onto our Vision Transformer: a pre-norm
+encoder with exact GELU, a class token, a learned position table and
+token pooling. `vision_transformer_from_huggingface` reads the
+architecture from `config.json`, the pixel normalisation and input size
+from `preprocessor_config.json`, the class names from `id2label`, and the
+weights from `model.safetensors`.
+"""
+
+import numpy as np
+
+from keras_attention.models.checkpoint_folders import assign_weights
+from keras_attention.models.checkpoint_folders import read_json
+from keras_attention.models.checkpoint_folders import read_state_dict
+from keras_attention.models.vision.vision_transformer import VisionTransformer
+
+PREPROCESSOR_FILE = "preprocessor_config.json"
+
+
+def vision_transformer_from_huggingface(folder, *, num_classes=None, class_names=None, **kwargs):
+    """Builds a `VisionTransformer` holding the weights of a Hugging Face ViT folder.
+
+    Args:
+        folder: the checkpoint folder (`config.json`, `model.safetensors`,
+            optionally `preprocessor_config.json`).
+        num_classes: the classes of the head. Default: the checkpoint's
+            classifier; a backbone-only `ViTModel` needs it. Another number
+            than the checkpoint's gives a new, zero-initialised head (for
+            fine-tuning on other classes).
+        class_names: names of those classes. Default: the checkpoint's
+            `id2label` when its head is kept.
+        **kwargs: other `VisionTransformer` arguments (`image_size` to work
+            at another resolution, with the position table resized;
+            `dropout`, `augmentation`, `implementation`, ...).
+
+    Returns:
+        a `VisionTransformer`.
+
+    Raises:
+        ValueError: a checkpoint of another architecture, or options our
+            model does not have (another activation, no query/key/value
+            biases).
+    """
+    config = read_json(folder, "config.json")
+    if config.get("model_type") != "vit":
+        raise ValueError(
+            f"`folder` must hold a Hugging Face ViT checkpoint (model_type 'vit'). "
+            f"Received: model_type={config.get('model_type')!r} in {folder!r}"
+        )
+    for option, expected in (("hidden_act", "gelu"), ("qkv_bias", True)):
+        if config.get(option, expected) != expected:
+            raise ValueError(
+                f"The checkpoint's {option}={config[option]!r} has no equivalent in "
+                f"VisionTransformer (which has {option}={expected!r}). Received: {folder!r}"
+            )
+    weights = _without_prefix(read_state_dict(folder))
+    checkpoint_classes = (
+        weights["classifier.weight"].shape[0] if "classifier.weight" in weights else None
+    )
+    keep_head = num_classes is None or num_classes == checkpoint_classes
+    if num_classes is None:
+        if checkpoint_classes is None:
+            raise ValueError(
+                f"`num_classes` must be given for a checkpoint without a classifier (a ViTModel). "
+                f"Received: num_classes=None, folder={folder!r}"
+            )
+        num_classes = checkpoint_classes
+    if class_names is None and keep_head:
+        class_names = _class_names(config, num_classes)
+    checkpoint_size = _pair(config["image_size"])
+    arguments = dict(
+        image_size=_input_size(folder, checkpoint_size),
+        patch_size=config["patch_size"],
+        num_classes=num_classes,
+        hidden_dim=config["hidden_size"],
+        num_layers=config["num_hidden_layers"],
+        num_heads=config["num_attention_heads"],
+        mlp_dim=config["intermediate_size"],
+        channels=config.get("num_channels", 3),
+        rescaling=_rescaling(folder, config.get("num_channels", 3)),
+        layer_norm_epsilon=config.get("layer_norm_eps", 1e-12),
+        class_names=class_names,
+    )
+    arguments.update(kwargs)
+    model = VisionTransformer(**arguments)
+    values = _our_weights(weights, config, model, keep_head)
+    assign_weights(model, values, folder)
+    return model
+
+
+def _without_prefix(weights):
+    """A classifier's `vit.` prefix removed, so both folder kinds read alike."""
+    return {name.removeprefix("vit."): value for name, value in weights.items()}
+
+
+def _pair(size):
+    return tuple(size) if isinstance(size, (list, tuple)) else (size, size)
+
+
+def _class_names(config, num_classes):
+    labels = config.get("id2label") or {}
+    names = [labels.get(str(index), labels.get(index)) for index in range(num_classes)]
+    return None if any(name is None for name in names) else [str(name) for name in names]
+
+
+def _input_size(folder, checkpoint_size):
+    """The `(height, width)` the checkpoint's image processor resizes to."""
+    size = read_json(folder, PREPROCESSOR_FILE, required=False).get("size")
+    if isinstance(size, dict) and "height" in size and "width" in size:
+        return (int(size["height"]), int(size["width"]))
+    if isinstance(size, dict) and "shortest_edge" in size:
+        return _pair(int(size["shortest_edge"]))
+    return checkpoint_size
+
+
+def _rescaling(folder, channels):
+    """Our `rescaling` option for the checkpoint's rescale and normalisation."""
+    processor = read_json(folder, PREPROCESSOR_FILE, required=False)
+    if not processor.get("do_normalize", True):
+        return "unit"
+    mean = list(processor.get("image_mean", [0.5] * channels))
+    std = list(processor.get("image_std", [0.5] * channels))
+    if mean == [0.5] * channels and std == [0.5] * channels:
+        return "symmetric"  # (x / 255 - 0.5) / 0.5 = x / 127.5 - 1
+    return {"mean": mean, "std": std}
+
+
+def _our_weights(weights, config, model, keep_head):
+    """`{our variable path: value}` from the checkpoint's `weights` (PyTorch layouts)."""
+    hidden = config["hidden_size"]
+    heads = config["num_attention_heads"]
+    head_dim = hidden // heads
+    rows, cols = model.position_embedding.grid_size
+    positions = weights["embeddings.position_embeddings"][0]  # (1 + h * w, D)
+    grid = positions[1:]
+    side = int(round(len(grid) ** 0.5))
+    if side * side != len(grid):
+        raise ValueError(
+            f"The checkpoint's position table has {len(grid)} patch rows: not a square grid"
+        )
+    grid = grid.reshape(side, side, hidden)  # (h, w, D), row-major as the patches
+    if (side, side) != (rows, cols):
+        from keras_attention.layers.position.position_grid import resize_position_grid
+
+        grid = np.asarray(resize_position_grid(grid, (rows, cols)))
+    values = {
+        # Conv2d (D, C, P, P) -> Keras (P, P, C, D)
+        "patch_embedding/projection/kernel": weights[
+            "embeddings.patch_embeddings.projection.weight"
+        ].transpose(2, 3, 1, 0),
+        "patch_embedding/projection/bias": weights["embeddings.patch_embeddings.projection.bias"],
+        "class_token/token": weights["embeddings.cls_token"],
+        "position_embedding/prefix_embeddings": positions[:1],
+        "position_embedding/grid_embeddings": grid,
+        "final_norm/gamma": weights["layernorm.weight"],
+        "final_norm/beta": weights["layernorm.bias"],
+    }
+    for index in range(config["num_hidden_layers"]):
+        ours, theirs = f"encoder_block_{index}", f"encoder.layer.{index}"
+        attention = f"{ours}/self_attention_layer"
+        for name in ("query", "key", "value"):
+            kernel = weights[f"{theirs}.attention.attention.{name}.weight"]  # (D out, D in)
+            values[f"{attention}/{name}/kernel"] = kernel.T.reshape(hidden, heads, head_dim)
+            values[f"{attention}/{name}/bias"] = weights[
+                f"{theirs}.attention.attention.{name}.bias"
+            ].reshape(heads, head_dim)
+        output = weights[f"{theirs}.attention.output.dense.weight"]  # (D out, D in)
+        values[f"{attention}/attention_output/kernel"] = output.T.reshape(heads, head_dim, hidden)
+        values[f"{attention}/attention_output/bias"] = weights[
+            f"{theirs}.attention.output.dense.bias"
+        ]
+        for norm, their_norm in (
+            ("self_attention_layer_norm", "layernorm_before"),
+            ("feedforward_layer_norm", "layernorm_after"),
+        ):
+            values[f"{ours}/{norm}/gamma"] = weights[f"{theirs}.{their_norm}.weight"]
+            values[f"{ours}/{norm}/beta"] = weights[f"{theirs}.{their_norm}.bias"]
+        for dense, their_dense in (
+            ("feedforward_intermediate_dense", "intermediate.dense"),
+            ("feedforward_output_dense", "output.dense"),
+        ):
+            values[f"{ours}/{dense}/kernel"] = weights[f"{theirs}.{their_dense}.weight"].T
+            values[f"{ours}/{dense}/bias"] = weights[f"{theirs}.{their_dense}.bias"]
+    if keep_head:
+        values["head/kernel"] = weights["classifier.weight"].T
+        values["head/bias"] = weights["classifier.bias"]
+    else:  # a new head: the model's own initial (zero) weights
+        values["head/kernel"] = np.asarray(model.head.kernel)
+        values["head/bias"] = np.asarray(model.head.bias)
+    return values
