@@ -45,7 +45,15 @@ print("TENSORFLOW", "tensorflow" in sys.modules)
 
 
 @pytest.mark.parametrize(
-    "script", ["quickstart", "train_nmt", "train_captioning", "train_vit", "keras_attention.export"]
+    "script",
+    [
+        "quickstart",
+        "train_nmt",
+        "train_captioning",
+        "train_vit",
+        "keras_attention.export",
+        "keras_attention.convert",
+    ],
 )
 def test_every_command_answers_help_without_loading_tensorflow(script):
     if script.startswith("keras_attention"):

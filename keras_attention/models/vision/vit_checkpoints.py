@@ -19,7 +19,29 @@ from keras_attention.models.vision.vision_transformer import VisionTransformer
 PREPROCESSOR_FILE = "preprocessor_config.json"
 
 
-def vision_transformer_from_huggingface(folder, *, num_classes=None, class_names=None, **kwargs):
+def huggingface_vit_input(folder):
+    """`(patch_size, (height, width))` a Hugging Face ViT folder's model reads its images at.
+
+    Raises:
+        ValueError: the folder is not a ViT checkpoint.
+    """
+    config = _vit_config(folder)
+    return config["patch_size"], _input_size(folder, _pair(config["image_size"]))
+
+
+def _vit_config(folder):
+    config = read_json(folder, "config.json")
+    if config.get("model_type") != "vit":
+        raise ValueError(
+            f"`folder` must hold a Hugging Face ViT checkpoint (model_type 'vit'). "
+            f"Received: model_type={config.get('model_type')!r} in {folder!r}"
+        )
+    return config
+
+
+def vision_transformer_from_huggingface(
+    folder, *, num_classes=None, class_names=None, include_head=True, **kwargs
+):
     """Builds a `VisionTransformer` holding the weights of a Hugging Face ViT folder.
 
     Args:
@@ -31,6 +53,8 @@ def vision_transformer_from_huggingface(folder, *, num_classes=None, class_names
             fine-tuning on other classes).
         class_names: names of those classes. Default: the checkpoint's
             `id2label` when its head is kept.
+        include_head: keep the checkpoint's classifier where its classes
+            are `num_classes`; False always starts a new head.
         **kwargs: other `VisionTransformer` arguments (`image_size` to work
             at another resolution, with the position table resized;
             `dropout`, `augmentation`, `implementation`, ...).
@@ -43,12 +67,7 @@ def vision_transformer_from_huggingface(folder, *, num_classes=None, class_names
             model does not have (another activation, no query/key/value
             biases).
     """
-    config = read_json(folder, "config.json")
-    if config.get("model_type") != "vit":
-        raise ValueError(
-            f"`folder` must hold a Hugging Face ViT checkpoint (model_type 'vit'). "
-            f"Received: model_type={config.get('model_type')!r} in {folder!r}"
-        )
+    config = _vit_config(folder)
     for option, expected in (("hidden_act", "gelu"), ("qkv_bias", True)):
         if config.get(option, expected) != expected:
             raise ValueError(
@@ -59,19 +78,19 @@ def vision_transformer_from_huggingface(folder, *, num_classes=None, class_names
     checkpoint_classes = (
         weights["classifier.weight"].shape[0] if "classifier.weight" in weights else None
     )
-    keep_head = num_classes is None or num_classes == checkpoint_classes
+    keep_head = include_head and num_classes in (None, checkpoint_classes)
     if num_classes is None:
-        if checkpoint_classes is None:
+        if checkpoint_classes is None or not include_head:
             raise ValueError(
-                f"`num_classes` must be given for a checkpoint without a classifier (a ViTModel). "
-                f"Received: num_classes=None, folder={folder!r}"
+                "`num_classes` must be given for a new head (a ViTModel checkpoint has no "
+                f"classifier; include_head={include_head}). Received: num_classes=None, "
+                f"folder={folder!r}"
             )
         num_classes = checkpoint_classes
     if class_names is None and keep_head:
         class_names = _class_names(config, num_classes)
-    checkpoint_size = _pair(config["image_size"])
     arguments = dict(
-        image_size=_input_size(folder, checkpoint_size),
+        image_size=huggingface_vit_input(folder)[1],
         patch_size=config["patch_size"],
         num_classes=num_classes,
         hidden_dim=config["hidden_size"],
@@ -97,6 +116,13 @@ def _without_prefix(weights):
 
 def _pair(size):
     return tuple(size) if isinstance(size, (list, tuple)) else (size, size)
+
+
+def huggingface_class_names(folder):
+    """The class names of a Hugging Face classifier folder (`id2label`), or None."""
+    config = _vit_config(folder)
+    weights_classes = len(config.get("id2label") or {})
+    return _class_names(config, weights_classes) if weights_classes else None
 
 
 def _class_names(config, num_classes):

@@ -108,6 +108,14 @@ def build_vit_parser(description=None):
         type=cli.positive_int,
         help="patch side (default: about 8 patches a side for 'small', the preset's otherwise)",
     )
+    add(
+        "--init-from",
+        metavar="CHECKPOINT",
+        help="start from a pretrained Hugging Face ViT folder (ViTForImageClassification or "
+        "ViTModel, as save_pretrained writes it) instead of random weights: its architecture, "
+        "patch size and image size (unless given), and its head where the classes are its own "
+        "(a new head otherwise)",
+    )
     add("--pooling", choices=("token", "gap"), default="token", help="ViT only (Swin: 'gap')")
     add("--learning-rate", type=cli.positive_float, default=2e-3, help="peak learning rate")
     add("--weight-decay", type=cli.non_negative_float, default=0.05)

@@ -23,7 +23,9 @@ import keras
 
 from keras_attention.models.vision.swin_presets import swin_transformer_preset
 from keras_attention.models.vision.swin_transformer import SwinTransformer
+from keras_attention.models.vision.vision_transformer import VisionTransformer
 from keras_attention.models.vision.vision_transformer import vision_transformer
+from keras_attention.models.vision.vit_checkpoints import huggingface_class_names
 from keras_attention.models.vision.vit_presets import vision_transformer_preset
 from keras_attention.serving.image_classifier_export import export_image_classifier
 from keras_attention.tasks.image_classification.flags import SMALL_SWIN_PRESET
@@ -48,6 +50,8 @@ def vision_transformer_from_arguments(args, num_classes, class_names, image_shap
     Returns:
         a `VisionTransformer` named after its preset.
     """
+    if getattr(args, "init_from", None):
+        return _pretrained_vision_transformer(args, num_classes, class_names, image_shape)
     if args.preset == SMALL_VIT_PRESET:
         architecture = dict(SMALL_VIT_ARCHITECTURE)
     else:
@@ -63,6 +67,25 @@ def vision_transformer_from_arguments(args, num_classes, class_names, image_shap
         class_names=class_names,
         name=f"vit_{args.preset.replace('/', '_')}",
         **architecture,
+    )
+
+
+def _pretrained_vision_transformer(args, num_classes, class_names, image_shape):
+    """`--init-from`: the checkpoint's ViT, its head kept only for its own classes."""
+    same_classes = huggingface_class_names(args.init_from) == list(class_names or [])
+    print(
+        f"starting from {args.init_from}: "
+        + ("its classifier kept" if same_classes else f"a new head for {num_classes} classes")
+    )
+    return VisionTransformer.from_preset(
+        args.init_from,
+        num_classes=num_classes,
+        class_names=class_names,
+        include_head=same_classes,
+        image_size=image_shape or vit_image_size(args),
+        dropout=args.dropout,
+        stochastic_depth_rate=args.stochastic_depth,
+        name="vit_pretrained",
     )
 
 

@@ -14,6 +14,7 @@ Example:
 """
 
 from keras_attention.models.vision.swin_presets import swin_transformer_preset
+from keras_attention.models.vision.vit_checkpoints import huggingface_vit_input
 from keras_attention.models.vision.vit_presets import vision_transformer_preset
 from keras_attention.tasks.image_classification.flags import SMALL_VIT_PRESET
 from keras_attention.tasks.image_classification.flags import SWIN_PRESET_NAMES
@@ -22,6 +23,7 @@ from keras_attention.tasks.image_classification.flags import check_model_preset
 from keras_attention.tasks.image_classification.flags import vit_image_size
 from keras_attention.tasks.image_classification.recipe import vit_input_shape
 from keras_attention.tasks.image_classification.recipe import vit_training_recipe
+from keras_attention.training.command_line import expand_path
 
 
 def vit_patch_size_flag(args):
@@ -89,6 +91,24 @@ def resolve_vit_recipe(args, num_train_images, native_size):
     return recipe
 
 
+def _take_checkpoint_input(parser, args):
+    """`--init-from`: the checkpoint's patch size and image size where the flags leave them."""
+    if args.model != "vit" or args.preset != SMALL_VIT_PRESET:
+        parser.error(
+            "--init-from reads the architecture of a ViT checkpoint: use it with --model vit "
+            f"and no --preset. Received: --model {args.model}, --preset {args.preset}"
+        )
+    args.init_from = expand_path(args.init_from)
+    try:
+        patch_size, (height, width) = huggingface_vit_input(args.init_from)
+    except ValueError as error:
+        parser.error(f"--init-from {args.init_from}: {error}")
+    if args.patch_size is None:
+        args.patch_size = patch_size
+    if args.image_size is None:
+        args.image_size = max(height, width)
+
+
 def parse_vit_arguments(argv=None, parser=None):
     """Parsed flags; on the built-in data, with the recipe already resolved.
 
@@ -109,6 +129,8 @@ def parse_vit_arguments(argv=None, parser=None):
     parser = parser or build_vit_parser()
     args = parser.parse_args(argv)
     check_model_preset(parser, args)
+    if args.init_from:
+        _take_checkpoint_input(parser, args)
     args.recipe = None
     if args.dataset == "builtin":
         # The built-in set's size is known from the flags: choose now, so that
