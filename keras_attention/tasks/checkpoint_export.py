@@ -20,7 +20,10 @@ from keras_attention.models.checkpoint_folders import read_json
 from keras_attention.training.run_folder import check_export_path
 
 # Hugging Face `model_type`s converted, and what they become.
-CONVERTED_MODEL_TYPES = {"vit": "an image classifier (VisionTransformer)"}
+CONVERTED_MODEL_TYPES = {
+    "vit": "an image classifier (VisionTransformer)",
+    "keras_hub": "an image classifier (VisionTransformer, from a keras-hub ViT preset)",
+}
 
 
 def export_checkpoint(checkpoint, export_path, *, beam_width=None, max_length=None, say=print):
@@ -56,9 +59,8 @@ def export_checkpoint(checkpoint, export_path, *, beam_width=None, max_length=No
     )
     if model_type not in CONVERTED_MODEL_TYPES:
         raise ValueError(
-            f"`checkpoint` must be a Hugging Face folder of a model_type converted here "
-            f"({', '.join(sorted(CONVERTED_MODEL_TYPES))}). Received: {model_type!r} in "
-            f"{checkpoint!r}"
+            "`checkpoint` must be a keras-hub ViT preset or a Hugging Face folder of a "
+            f"model_type converted here (vit). Received: {model_type!r} in {checkpoint!r}"
         )
     for name, value in (("beam_width", beam_width), ("max_length", max_length)):
         if value is not None:
@@ -69,14 +71,15 @@ def export_checkpoint(checkpoint, export_path, *, beam_width=None, max_length=No
     say(f"reading {checkpoint} ...")
     model = VisionTransformer.from_preset(checkpoint)
     height, width = model.image_size
+    # A checkpoint without names (a keras-hub preset) answers its class indices as labels.
+    class_names = model.class_names or [str(index) for index in range(model.num_classes)]
+    named = "named" if model.class_names else "unnamed (labels are their indices)"
     say(
         f"{CONVERTED_MODEL_TYPES[model_type]}: {model.count_params():,} weights, "
-        f"{height}x{width} input, {len(model.class_names or [])} named classes"
+        f"{height}x{width} input, {len(class_names)} {named} classes"
     )
     say(f"writing the SavedModel to {export_path} ...")
     start = time.time()
-    export_folder(
-        export_path, lambda folder: export_image_classifier(model, folder, model.class_names)
-    )
+    export_folder(export_path, lambda folder: export_image_classifier(model, folder, class_names))
     say(f"SavedModel written to {export_path} in {time.time() - start:.0f} s")
     return export_path

@@ -53,4 +53,3 @@ def test_what_is_not_converted_is_refused_with_its_reason(tmp_path):
         "model.safetensors",
         "preprocessor_config.json",
     ]
-

@@ -205,6 +205,9 @@ class VisionTransformer(PixelClassifier):
           `ViTModel`, as `save_pretrained` writes it): the architecture,
           weights, pixel normalisation, input size and class names of the
           checkpoint (`vit_checkpoints.vision_transformer_from_huggingface`);
+        - a keras-hub ViT preset folder (`ViTBackbone` or `ViTImageClassifier`,
+          as `save_to_preset` writes it): its architecture, weights and pixel
+          scaling (`vit_keras_hub_presets.vision_transformer_from_keras_hub`);
         - or a size name of `VIT_PRESETS` ("B/16", ...): that architecture
           with fresh weights (`vision_transformer_from_preset`).
 
@@ -228,18 +231,17 @@ class VisionTransformer(PixelClassifier):
         from keras_attention.models.vision.vit_checkpoints import (
             vision_transformer_from_huggingface,
         )
+        from keras_attention.models.vision.vit_keras_hub_presets import (
+            vision_transformer_from_keras_hub,
+        )
         from keras_attention.models.vision.vit_presets import VIT_PRESETS
         from keras_attention.models.vision.vit_presets import vision_transformer_from_preset
 
         if isinstance(preset, str) and preset in VIT_PRESETS:
             return vision_transformer_from_preset(preset, **kwargs)
-        kind = checkpoint_kind(preset)
-        if kind == "huggingface":
-            return vision_transformer_from_huggingface(preset, **kwargs)
-        raise ValueError(
-            f"`preset` must be a Hugging Face ViT folder or one of {sorted(VIT_PRESETS)}; "
-            f"{kind} folders are not read yet. Received: preset={preset!r}"
-        )
+        if checkpoint_kind(preset) == "keras_hub":
+            return vision_transformer_from_keras_hub(preset, **kwargs)
+        return vision_transformer_from_huggingface(preset, **kwargs)
 
     @property
     def token_layout(self):

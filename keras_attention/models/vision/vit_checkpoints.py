@@ -153,36 +153,58 @@ def _rescaling(folder, channels):
     return {"mean": mean, "std": std}
 
 
+def position_table_values(positions, checkpoint_grid, model):
+    """Our position weights from a checkpoint's `(1 + h * w, D)` table (class token first).
+
+    The patch rows, row-major over the checkpoint's `(h, w)` grid, are
+    bilinearly resized where `model` works on another grid.
+    """
+    rows, cols = model.position_embedding.grid_size
+    grid = positions[1:]
+    if len(grid) != checkpoint_grid[0] * checkpoint_grid[1]:
+        raise ValueError(
+            f"The checkpoint's position table has {len(grid)} patch rows, not the "
+            f"{checkpoint_grid[0]}x{checkpoint_grid[1]} of its image and patch sizes"
+        )
+    grid = grid.reshape(*checkpoint_grid, positions.shape[-1])  # (h, w, D)
+    if tuple(checkpoint_grid) != (rows, cols):
+        from keras_attention.layers.position.position_grid import resize_position_grid
+
+        grid = np.asarray(resize_position_grid(grid, (rows, cols)))
+    return {
+        "position_embedding/prefix_embeddings": positions[:1],
+        "position_embedding/grid_embeddings": grid,
+    }
+
+
+def new_head_values(model):
+    """A new head's values: the model's own initial (zero) weights."""
+    return {"head/kernel": np.asarray(model.head.kernel), "head/bias": np.asarray(model.head.bias)}
+
+
 def _our_weights(weights, config, model, keep_head):
     """`{our variable path: value}` from the checkpoint's `weights` (PyTorch layouts)."""
     hidden = config["hidden_size"]
     heads = config["num_attention_heads"]
     head_dim = hidden // heads
-    rows, cols = model.position_embedding.grid_size
+    patch = config["patch_size"]
+    checkpoint_grid = tuple(side // patch for side in _pair(config["image_size"]))
     positions = weights["embeddings.position_embeddings"][0]  # (1 + h * w, D)
-    grid = positions[1:]
-    side = int(round(len(grid) ** 0.5))
-    if side * side != len(grid):
-        raise ValueError(
-            f"The checkpoint's position table has {len(grid)} patch rows: not a square grid"
-        )
-    grid = grid.reshape(side, side, hidden)  # (h, w, D), row-major as the patches
-    if (side, side) != (rows, cols):
-        from keras_attention.layers.position.position_grid import resize_position_grid
-
-        grid = np.asarray(resize_position_grid(grid, (rows, cols)))
-    values = {
-        # Conv2d (D, C, P, P) -> Keras (P, P, C, D)
-        "patch_embedding/projection/kernel": weights[
-            "embeddings.patch_embeddings.projection.weight"
-        ].transpose(2, 3, 1, 0),
-        "patch_embedding/projection/bias": weights["embeddings.patch_embeddings.projection.bias"],
-        "class_token/token": weights["embeddings.cls_token"],
-        "position_embedding/prefix_embeddings": positions[:1],
-        "position_embedding/grid_embeddings": grid,
-        "final_norm/gamma": weights["layernorm.weight"],
-        "final_norm/beta": weights["layernorm.bias"],
-    }
+    values = position_table_values(positions, checkpoint_grid, model)
+    values.update(
+        {
+            # Conv2d (D, C, P, P) -> Keras (P, P, C, D)
+            "patch_embedding/projection/kernel": weights[
+                "embeddings.patch_embeddings.projection.weight"
+            ].transpose(2, 3, 1, 0),
+            "patch_embedding/projection/bias": weights[
+                "embeddings.patch_embeddings.projection.bias"
+            ],
+            "class_token/token": weights["embeddings.cls_token"],
+            "final_norm/gamma": weights["layernorm.weight"],
+            "final_norm/beta": weights["layernorm.bias"],
+        }
+    )
     for index in range(config["num_hidden_layers"]):
         ours, theirs = f"encoder_block_{index}", f"encoder.layer.{index}"
         attention = f"{ours}/self_attention_layer"
@@ -212,7 +234,6 @@ def _our_weights(weights, config, model, keep_head):
     if keep_head:
         values["head/kernel"] = weights["classifier.weight"].T
         values["head/bias"] = weights["classifier.bias"]
-    else:  # a new head: the model's own initial (zero) weights
-        values["head/kernel"] = np.asarray(model.head.kernel)
-        values["head/bias"] = np.asarray(model.head.bias)
+    else:
+        values.update(new_head_values(model))
     return values

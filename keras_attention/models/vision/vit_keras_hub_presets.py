@@ -1,0 +1,168 @@
+"""A `VisionTransformer` from a keras-hub ViT preset folder (`ViTBackbone`, `ViTImageClassifier`).
+
+A folder written by keras-hub's `save_to_preset` is loaded with keras-hub
+itself (a dependency of this package), and its weights move one to one onto
+our Vision Transformer: the same pre-norm blocks with exact GELU, class
+token, learned position table and token pooling; its image converter's
+`scale` and `offset` become our `rescaling`.
+"""
+
+import numpy as np
+
+from keras_attention.models.checkpoint_folders import assign_weights
+from keras_attention.models.checkpoint_folders import read_json
+from keras_attention.models.vision.vision_transformer import VisionTransformer
+from keras_attention.models.vision.vit_checkpoints import new_head_values
+from keras_attention.models.vision.vit_checkpoints import position_table_values
+
+# keras-hub's block parts -> ours.
+_BLOCK_PARTS = {
+    "ln_1": "self_attention_layer_norm",
+    "mha": "self_attention_layer",
+    "ln_2": "feedforward_layer_norm",
+    "mlp/dense_1": "feedforward_intermediate_dense",
+    "mlp/dense_2": "feedforward_output_dense",
+}
+
+
+def vision_transformer_from_keras_hub(folder, *, num_classes=None, include_head=True, **kwargs):
+    """Builds a `VisionTransformer` holding the weights of a keras-hub ViT preset folder.
+
+    Args:
+        folder: the preset folder (`config.json`, `model.weights.h5`, and for
+            a classifier `task.json` and `task.weights.h5`).
+        num_classes: the classes of the head. Default: the classifier's; a
+            backbone-only preset needs it. Another number gives a new,
+            zero-initialised head.
+        include_head: keep the preset's classifier where its classes are
+            `num_classes`; False always starts a new head.
+        **kwargs: other `VisionTransformer` arguments (`image_size`,
+            `class_names`, `dropout`, ...).
+
+    Returns:
+        a `VisionTransformer`.
+
+    Raises:
+        ValueError: a preset of another model, or options ours does not have
+            (no class token, biases left out, a pre-logits layer).
+    """
+    import keras_hub
+
+    config = read_json(folder, "config.json")
+    if config.get("class_name") != "ViTBackbone":
+        raise ValueError(
+            "`folder` must hold a keras-hub ViT preset (a ViTBackbone). Received: "
+            f"{config.get('class_name')!r} in {folder!r}"
+        )
+    settings = config["config"]
+    for option in ("use_class_token", "use_mha_bias", "use_mlp_bias", "use_patch_bias"):
+        if not settings.get(option, True):
+            raise ValueError(
+                f"The preset's {option}=False has no equivalent in VisionTransformer. "
+                f"Received: {folder!r}"
+            )
+    task = read_json(folder, "task.json", required=False)
+    if task:
+        source = keras_hub.models.ViTImageClassifier.from_preset(folder)
+        _check_task(task["config"], folder)
+        scale, offset = _converter_scale_offset(source.preprocessor)
+    else:
+        source = keras_hub.models.ViTBackbone.from_preset(folder)
+        scale, offset = 1 / 127.5, -1.0  # keras-hub's ViT converter default
+    weights = {weight.path: np.asarray(weight) for weight in source.weights}
+    checkpoint_classes = weights["predictions/kernel"].shape[1] if task else None
+    keep_head = include_head and task and num_classes in (None, checkpoint_classes)
+    if num_classes is None:
+        if not keep_head:
+            raise ValueError(
+                "`num_classes` must be given for a new head (a backbone preset has no "
+                f"classifier; include_head={include_head}). Received: num_classes=None"
+            )
+        num_classes = checkpoint_classes
+    height, width, channels = settings["image_shape"]
+    patch_rows, patch_cols = _pair(settings["patch_size"])
+    if patch_rows != patch_cols:
+        raise ValueError(
+            f"VisionTransformer has square patches. Received: {settings['patch_size']}"
+        )
+    arguments = dict(
+        image_size=(height, width),
+        patch_size=patch_rows,
+        num_classes=num_classes,
+        hidden_dim=settings["hidden_dim"],
+        num_layers=settings["num_layers"],
+        num_heads=settings["num_heads"],
+        mlp_dim=settings["mlp_dim"],
+        channels=channels,
+        rescaling=_rescaling(scale, offset, channels),
+        layer_norm_epsilon=settings.get("layer_norm_epsilon", 1e-6),
+    )
+    arguments.update(kwargs)
+    model = VisionTransformer(**arguments)
+    grid = (height // patch_rows, width // patch_cols)
+    values = _our_weights(weights, settings["num_layers"], grid, model)
+    values.update(
+        {"head/kernel": weights["predictions/kernel"], "head/bias": weights["predictions/bias"]}
+        if keep_head
+        else new_head_values(model)
+    )
+    assign_weights(model, values, folder)
+    return model
+
+
+def _pair(size):
+    return tuple(size) if isinstance(size, (list, tuple)) else (size, size)
+
+
+def _check_task(task_config, folder):
+    if task_config.get("pooling", "token") != "token" or task_config.get("intermediate_dim"):
+        raise ValueError(
+            "VisionTransformer's head is a Dense layer on the class token: the preset's "
+            f"pooling={task_config.get('pooling')!r}, intermediate_dim="
+            f"{task_config.get('intermediate_dim')!r} have no equivalent. Received: {folder!r}"
+        )
+
+
+def _converter_scale_offset(preprocessor):
+    converter = getattr(preprocessor, "image_converter", None)
+    if converter is None:
+        return 1 / 127.5, -1.0
+    return converter.scale, converter.offset
+
+
+def _rescaling(scale, offset, channels):
+    """Our `rescaling` for keras-hub's `x * scale + offset` on pixels 0..255."""
+    scales = np.broadcast_to(np.asarray(scale, "float64"), (channels,))
+    offsets = np.broadcast_to(np.asarray(offset, "float64"), (channels,))
+    if np.allclose(scales, 1 / 127.5) and np.allclose(offsets, -1.0):
+        return "symmetric"
+    if np.allclose(scales, 1 / 255) and np.allclose(offsets, 0.0):
+        return "unit"
+    std = 1 / (255 * scales)  # x * scale + offset = (x / 255 - mean) / std
+    return {"mean": (-offsets * std).tolist(), "std": std.tolist()}
+
+
+def _our_weights(weights, num_layers, grid, model):
+    """`{our variable path: value}` from keras-hub's `{variable path: value}`."""
+    embedding = "vit_patching_and_embedding"
+    positions = weights[f"{embedding}/position_embedding/embeddings"]  # (1 + h * w, D)
+    values = position_table_values(positions, grid, model)
+    values.update(
+        {
+            "patch_embedding/projection/kernel": weights[f"{embedding}/patch_embedding/kernel"],
+            "patch_embedding/projection/bias": weights[f"{embedding}/patch_embedding/bias"],
+            "class_token/token": weights[f"{embedding}/class_token"],
+            "final_norm/gamma": weights["vit_encoder/ln/gamma"],
+            "final_norm/beta": weights["vit_encoder/ln/beta"],
+        }
+    )
+    for index in range(num_layers):
+        theirs = f"vit_encoder/transformer_block_{index + 1}/"
+        for path, value in weights.items():
+            if not path.startswith(theirs):
+                continue
+            part, variable = path[len(theirs) :].rsplit("/", 1)
+            part, _, sublayer = part.partition("/") if part.startswith("mha/") else (part, "", "")
+            ours = _BLOCK_PARTS[part] + (f"/{sublayer}" if sublayer else "")
+            values[f"encoder_block_{index}/{ours}/{variable}"] = value
+    return values
