@@ -8,25 +8,23 @@ saved vocabulary): see `keras_attention.tasks.run_export`.
     python -m keras_attention.export runs/captioning --export served --beam-width 3
 """
 
-import argparse
 import os
 import sys
+
+from keras_attention.training.command_line import run_export_command
 
 
 def build_parser():
     """The command line; it imports no TensorFlow, so `--help` answers at once."""
+    from keras_attention.training.command_line import export_command_parser
     from keras_attention.training.command_line import positive_int
 
-    parser = argparse.ArgumentParser(
-        prog="python -m keras_attention.export",
-        description=__doc__.split("\n")[0].split(": ", 1)[1],
-    )
-    parser.add_argument("run_dir", help="the --output-dir of a training run")
-    parser.add_argument(
-        "--export",
-        required=True,
-        help="folder to write the SavedModel to: absent, empty or an earlier export, which "
-        "it replaces whole; never one of the run's own folders",
+    parser = export_command_parser(
+        "python -m keras_attention.export",
+        __doc__,
+        "run_dir",
+        "the --output-dir of a training run",
+        "; never one of the run's own folders",
     )
     parser.add_argument(
         "--checkpoint",
@@ -48,24 +46,21 @@ def build_parser():
 
 
 def main(argv=None):
-    """Parses the flags, then exports; a path that cannot be used ends with its reason."""
+    """Parses the flags, then exports; what cannot be exported ends with its reason."""
     args = build_parser().parse_args(argv)
-    os.environ.setdefault("KERAS_BACKEND", "tensorflow")
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    from keras_attention.tasks.run_export import export_run
-    from keras_attention.training.run_folder import RunFolderError
 
-    try:
-        path, _ = export_run(
+    def write():
+        from keras_attention.tasks.run_export import export_run
+
+        return export_run(
             os.path.expanduser(args.run_dir),
             args.export,
             checkpoint=args.checkpoint,
             beam_width=args.beam_width,
             max_length=args.max_length,
-        )
-    except RunFolderError as error:
-        raise SystemExit(f"error: {error}") from None
-    return path
+        )[0]
+
+    return run_export_command(write)
 
 
 if __name__ == "__main__":

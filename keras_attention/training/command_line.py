@@ -20,6 +20,55 @@ import os
 STRATEGIES = ("default", "mirrored", "multiworker", "tpu")
 
 
+def export_command_parser(prog, doc, source, source_help, export_help):
+    """The parser of a command that writes a SavedModel from `source` to `--export OUT`.
+
+    `python -m keras_attention.export` and `python -m keras_attention.convert`
+    read one folder and write one export; their description is the part of
+    their module docstring's first line after ": ".
+
+    Example:
+
+    >>> from keras_attention.training.command_line import export_command_parser
+    >>> parser = export_command_parser("demo", "`demo`: a model served.", "run_dir", "a run", "")
+    >>> vars(parser.parse_args(["runs/a", "--export", "served"]))
+    {'run_dir': 'runs/a', 'export': 'served'}
+    """
+    parser = argparse.ArgumentParser(prog=prog, description=doc.split("\n")[0].split(": ", 1)[1])
+    parser.add_argument(source, help=source_help)
+    parser.add_argument(
+        "--export",
+        required=True,
+        help="folder to write the SavedModel to: absent, empty or an earlier export, which "
+        "it replaces whole" + export_help,
+    )
+    return parser
+
+
+def run_export_command(write):
+    """Runs `write()` with Keras on TensorFlow, quietly; a ValueError ends with its message.
+
+    The export commands' bodies: what cannot be read or written (a path,
+    a folder of another kind) is said in one line, not a traceback.
+
+    Example:
+
+    >>> from keras_attention.training.command_line import run_export_command
+    >>> def refuse():
+    ...     raise ValueError("`checkpoint` must be a folder")
+    >>> run_export_command(refuse)
+    Traceback (most recent call last):
+    ...
+    SystemExit: error: `checkpoint` must be a folder
+    """
+    os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    try:
+        return write()
+    except ValueError as error:  # RunFolderError included
+        raise SystemExit(f"error: {error}") from None
+
+
 def add_common_arguments(
     parser, *, epochs, batch_size, output_dir, dataset="builtin", dataset_formats=None
 ):
