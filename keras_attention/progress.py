@@ -75,7 +75,8 @@ class ProgressBar:
         if self._bar is not None:
             self._bar.update(self.count, finalize=True)
         else:
-            print(f"{self.description}: {self.count} {self.unit} in {seconds:.1f} s")
+            unit = self.unit[:-1] if self.count == 1 and self.unit.endswith("s") else self.unit
+            print(f"{self.description}: {self.count} {unit} in {seconds:.1f} s")
 
     def __enter__(self):
         return self

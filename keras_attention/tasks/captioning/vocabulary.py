@@ -17,6 +17,7 @@ Example:
 >>> captions = ["a red circle", "a blue square", "a red square"] * 2
 >>> pairs = tf.data.Dataset.from_tensor_slices((np.zeros((6, 8, 8, 3), "float32"), captions))
 >>> tokenizer = train_caption_vocabulary(pairs, 300, tempfile.mkdtemp())
+learning the caption vocabulary: 6 captions in ... s
 >>> caption_length(pairs, tokenizer)  # three words and the start (or end) token
 4
 """

@@ -85,6 +85,8 @@ def train_translation_vocabularies(train_pairs, vocabulary_size, output_dir):
     ...     train_translation_vocabularies)
     >>> pairs = tf.data.Dataset.from_tensor_slices((["the cat"], ["el gato"]))
     >>> source, target = train_translation_vocabularies(pairs, 300, tempfile.mkdtemp())
+    learning the source vocabulary: 1 sentence in ... s
+    learning the target vocabulary: 1 sentence in ... s
     >>> target.decode(target.encode(["el gato"], 12)).numpy().tolist()
     [b'el gato']
     """
@@ -225,6 +227,8 @@ def prepare_translation_data(splits, args):
     >>> from keras_attention.tasks.translation.training_data import prepare_translation_data
     >>> args = parse_translation_arguments(["--output-dir", tempfile.mkdtemp()])
     >>> data = prepare_translation_data(load_translation_pairs("builtin", num_pairs=200), args)
+    learning the source vocabulary: 180 sentences in ... s
+    learning the target vocabulary: 180 sentences in ... s
     >>> data.held_out, data.num_train, args.batch_size, args.epochs
     ('test', 180, 16, 100)
     >>> data.split_sizes, data.summary_lines()[0]
