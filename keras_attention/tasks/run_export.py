@@ -130,6 +130,12 @@ def _serving_writer(model, run_dir, recorded, beam_width, max_length):
             "max_source_length": getattr(model, "max_source_length", None) or length,
             "max_target_length": max_length or getattr(model, "max_target_length", None) or length,
         }
+        if None in lengths.values():
+            raise RunFolderError(
+                f"--max-length must be given for this {type(model).__name__}: it has no length "
+                "of its own, and the run recorded none (derived from the data, it is in "
+                f"metrics.json once the run ends). Received: run_dir={run_dir!r}"
+            )
         return lambda folder: model.export(folder, *tokenizers, beam_width=beam_width, **lengths)
     if "caption" in roles:
         return lambda folder: model.export(

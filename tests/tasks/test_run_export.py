@@ -76,6 +76,8 @@ def test_an_older_checkpoint_takes_the_runs_saved_vocabularies(tmp_path):
     run = _run_folder(tmp_path / "run", model, epoch=2, max_length=None)
     source.save(run / "vocabulary" / "source")
     target.save(run / "vocabulary" / "target")
+    with pytest.raises(SystemExit, match=r"--max-length must be given for this RNNAttentionT"):
+        export.main([str(run), "--export", str(tmp_path / "served")])  # interrupted: no metrics
     (run / "metrics.json").write_text(json.dumps({"max_length": 7}))  # the derived length
     path = export.main([str(run), "--export", str(tmp_path / "served")])
     serve = tf.saved_model.load(path).signatures["serving_default"]
