@@ -2,8 +2,9 @@
 
 Reads a Hugging Face checkpoint folder (as `save_pretrained` writes it) into
 the library's model and writes its TensorFlow SavedModel: see
-`keras_attention.tasks.checkpoint_export`. ViT image classifiers
-(`ViTForImageClassification`) are converted.
+`keras_attention.tasks.checkpoint_export`. Image classifiers are converted:
+Hugging Face `ViTForImageClassification` and `SwinForImageClassification`,
+and keras-hub ViT presets.
 
     python -m keras_attention.convert ~/checkpoints/vit-base-patch16-224 --export served/vit
 """

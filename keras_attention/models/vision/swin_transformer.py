@@ -202,6 +202,47 @@ class SwinTransformer(PixelClassifier):
                 ]
             )
 
+    @classmethod
+    def from_preset(cls, preset, **kwargs):
+        """A Swin Transformer from a pretrained checkpoint folder, or a size by name.
+
+        keras-hub's convention: `preset` is a Hugging Face Swin folder
+        (`SwinForImageClassification` or `SwinModel`, as `save_pretrained`
+        writes it): the architecture, weights, pixel normalisation, input
+        size and class names of the checkpoint
+        (`swin_checkpoints.swin_transformer_from_huggingface`); or a size
+        name of `SWIN_PRESETS` ("swin_tiny_224", ...): that architecture with
+        fresh weights (`swin_transformer_from_preset`).
+
+        Args:
+            preset: a folder path or a size name.
+            **kwargs: more `SwinTransformer` arguments: `num_classes` (a new
+                head where it differs from the checkpoint's), `dropout`, ...
+
+        Returns:
+            a `SwinTransformer`.
+
+        Example:
+
+        >>> from keras_attention.models.vision.swin_transformer import SwinTransformer
+        >>> SwinTransformer.from_preset("swin_glyphs_32", num_classes=3).embed_dim
+        64
+        """
+        # Imported here: both modules build on this one.
+        from keras_attention.models.checkpoint_folders import checkpoint_kind
+        from keras_attention.models.vision.swin_checkpoints import swin_transformer_from_huggingface
+        from keras_attention.models.vision.swin_presets import SWIN_PRESETS
+        from keras_attention.models.vision.swin_presets import swin_transformer_from_preset
+
+        if isinstance(preset, str) and preset in SWIN_PRESETS:
+            return swin_transformer_from_preset(preset, **kwargs)
+        if checkpoint_kind(preset) != "huggingface":
+            raise ValueError(
+                f"`preset` must be a Hugging Face Swin folder or one of {sorted(SWIN_PRESETS)}. "
+                f"Received: preset={preset!r}, a keras-hub preset folder"
+            )
+        return swin_transformer_from_huggingface(preset, **kwargs)
+
     def forward(self, images, training=None, return_attention_scores=False):
         """The forward pass, symbolic or eager.
 

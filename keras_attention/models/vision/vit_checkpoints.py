@@ -12,11 +12,15 @@ weights from `model.safetensors`.
 import numpy as np
 
 from keras_attention.models.checkpoint_folders import assign_weights
-from keras_attention.models.checkpoint_folders import read_json
 from keras_attention.models.checkpoint_folders import read_state_dict
+from keras_attention.models.vision.hf_image_checkpoints import checkpoint_config
+from keras_attention.models.vision.hf_image_checkpoints import classifier_settings
+from keras_attention.models.vision.hf_image_checkpoints import pair
+from keras_attention.models.vision.hf_image_checkpoints import processor_settings
 from keras_attention.models.vision.vision_transformer import VisionTransformer
 
-PREPROCESSOR_FILE = "preprocessor_config.json"
+# Config options of a Hugging Face ViT, and the value our VisionTransformer has.
+_OPTIONS = {"hidden_act": "gelu", "qkv_bias": True}
 
 
 def huggingface_vit_input(folder):
@@ -25,18 +29,8 @@ def huggingface_vit_input(folder):
     Raises:
         ValueError: the folder is not a ViT checkpoint.
     """
-    config = _vit_config(folder)
-    return config["patch_size"], _input_size(folder, _pair(config["image_size"]))
-
-
-def _vit_config(folder):
-    config = read_json(folder, "config.json")
-    if config.get("model_type") != "vit":
-        raise ValueError(
-            f"`folder` must hold a Hugging Face ViT checkpoint (model_type 'vit'). "
-            f"Received: model_type={config.get('model_type')!r} in {folder!r}"
-        )
-    return config
+    config = checkpoint_config(folder, "vit", "VisionTransformer", {})
+    return config["patch_size"], processor_settings(folder, config)[0]
 
 
 def vision_transformer_from_huggingface(
@@ -67,90 +61,30 @@ def vision_transformer_from_huggingface(
             model does not have (another activation, no query/key/value
             biases).
     """
-    config = _vit_config(folder)
-    for option, expected in (("hidden_act", "gelu"), ("qkv_bias", True)):
-        if config.get(option, expected) != expected:
-            raise ValueError(
-                f"The checkpoint's {option}={config[option]!r} has no equivalent in "
-                f"VisionTransformer (which has {option}={expected!r}). Received: {folder!r}"
-            )
-    weights = _without_prefix(read_state_dict(folder))
-    checkpoint_classes = (
-        weights["classifier.weight"].shape[0] if "classifier.weight" in weights else None
-    )
-    keep_head = include_head and num_classes in (None, checkpoint_classes)
-    if num_classes is None:
-        if checkpoint_classes is None or not include_head:
-            raise ValueError(
-                "`num_classes` must be given for a new head (a ViTModel checkpoint has no "
-                f"classifier; include_head={include_head}). Received: num_classes=None, "
-                f"folder={folder!r}"
-            )
-        num_classes = checkpoint_classes
-    if class_names is None and keep_head:
-        class_names = _class_names(config, num_classes)
+    config = checkpoint_config(folder, "vit", "VisionTransformer", _OPTIONS)
+    # A classifier's `vit.` prefix removed, so both folder kinds read alike.
+    weights = {name.removeprefix("vit."): value for name, value in read_state_dict(folder).items()}
+    head = classifier_settings(config, weights, num_classes, class_names, include_head, folder)
+    image_size, rescaling = processor_settings(folder, config)
     arguments = dict(
-        image_size=huggingface_vit_input(folder)[1],
+        image_size=image_size,
         patch_size=config["patch_size"],
-        num_classes=num_classes,
+        num_classes=head.num_classes,
         hidden_dim=config["hidden_size"],
         num_layers=config["num_hidden_layers"],
         num_heads=config["num_attention_heads"],
         mlp_dim=config["intermediate_size"],
         channels=config.get("num_channels", 3),
-        rescaling=_rescaling(folder, config.get("num_channels", 3)),
+        rescaling=rescaling,
         layer_norm_epsilon=config.get("layer_norm_eps", 1e-12),
-        class_names=class_names,
+        class_names=head.class_names,
     )
     arguments.update(kwargs)
     model = VisionTransformer(**arguments)
-    values = _our_weights(weights, config, model, keep_head)
+    values = _our_weights(weights, config, model)
+    values.update(head.values(weights, model))
     assign_weights(model, values, folder)
     return model
-
-
-def _without_prefix(weights):
-    """A classifier's `vit.` prefix removed, so both folder kinds read alike."""
-    return {name.removeprefix("vit."): value for name, value in weights.items()}
-
-
-def _pair(size):
-    return tuple(size) if isinstance(size, (list, tuple)) else (size, size)
-
-
-def huggingface_class_names(folder):
-    """The class names of a Hugging Face classifier folder (`id2label`), or None."""
-    config = _vit_config(folder)
-    weights_classes = len(config.get("id2label") or {})
-    return _class_names(config, weights_classes) if weights_classes else None
-
-
-def _class_names(config, num_classes):
-    labels = config.get("id2label") or {}
-    names = [labels.get(str(index), labels.get(index)) for index in range(num_classes)]
-    return None if any(name is None for name in names) else [str(name) for name in names]
-
-
-def _input_size(folder, checkpoint_size):
-    """The `(height, width)` the checkpoint's image processor resizes to."""
-    size = read_json(folder, PREPROCESSOR_FILE, required=False).get("size")
-    if isinstance(size, dict) and "height" in size and "width" in size:
-        return (int(size["height"]), int(size["width"]))
-    if isinstance(size, dict) and "shortest_edge" in size:
-        return _pair(int(size["shortest_edge"]))
-    return checkpoint_size
-
-
-def _rescaling(folder, channels):
-    """Our `rescaling` option for the checkpoint's rescale and normalisation."""
-    processor = read_json(folder, PREPROCESSOR_FILE, required=False)
-    if not processor.get("do_normalize", True):
-        return "unit"
-    mean = list(processor.get("image_mean", [0.5] * channels))
-    std = list(processor.get("image_std", [0.5] * channels))
-    if mean == [0.5] * channels and std == [0.5] * channels:
-        return "symmetric"  # (x / 255 - 0.5) / 0.5 = x / 127.5 - 1
-    return {"mean": mean, "std": std}
 
 
 def position_table_values(positions, checkpoint_grid, model):
@@ -177,18 +111,13 @@ def position_table_values(positions, checkpoint_grid, model):
     }
 
 
-def new_head_values(model):
-    """A new head's values: the model's own initial (zero) weights."""
-    return {"head/kernel": np.asarray(model.head.kernel), "head/bias": np.asarray(model.head.bias)}
-
-
-def _our_weights(weights, config, model, keep_head):
+def _our_weights(weights, config, model):
     """`{our variable path: value}` from the checkpoint's `weights` (PyTorch layouts)."""
     hidden = config["hidden_size"]
     heads = config["num_attention_heads"]
     head_dim = hidden // heads
     patch = config["patch_size"]
-    checkpoint_grid = tuple(side // patch for side in _pair(config["image_size"]))
+    checkpoint_grid = tuple(side // patch for side in pair(config["image_size"]))
     positions = weights["embeddings.position_embeddings"][0]  # (1 + h * w, D)
     values = position_table_values(positions, checkpoint_grid, model)
     values.update(
@@ -231,9 +160,4 @@ def _our_weights(weights, config, model, keep_head):
         ):
             values[f"{ours}/{dense}/kernel"] = weights[f"{theirs}.{their_dense}.weight"].T
             values[f"{ours}/{dense}/bias"] = weights[f"{theirs}.{their_dense}.bias"]
-    if keep_head:
-        values["head/kernel"] = weights["classifier.weight"].T
-        values["head/bias"] = weights["classifier.bias"]
-    else:
-        values.update(new_head_values(model))
     return values

@@ -11,8 +11,8 @@ import numpy as np
 
 from keras_attention.models.checkpoint_folders import assign_weights
 from keras_attention.models.checkpoint_folders import read_json
+from keras_attention.models.vision.hf_image_checkpoints import new_head_values
 from keras_attention.models.vision.vision_transformer import VisionTransformer
-from keras_attention.models.vision.vit_checkpoints import new_head_values
 from keras_attention.models.vision.vit_checkpoints import position_table_values
 
 # keras-hub's block parts -> ours.

@@ -1,0 +1,122 @@
+"""What Hugging Face image-classification checkpoints share: config checks, processor, head.
+
+A `*ForImageClassification` folder (ViT, Swin) holds a `classifier`
+(`Linear(hidden, num_labels)`) and `id2label` in `config.json`, and a
+`preprocessor_config.json` saying how images are resized and normalised;
+a backbone folder (`ViTModel`, `SwinModel`) holds neither classifier nor
+labels. The readers of each family (`vit_checkpoints`, `swin_checkpoints`)
+map the encoder; this module the rest.
+"""
+
+from typing import NamedTuple
+
+import numpy as np
+
+from keras_attention.models.checkpoint_folders import read_json
+
+PREPROCESSOR_FILE = "preprocessor_config.json"
+
+
+def pair(size):
+    """`(height, width)` of a size given as one side or two."""
+    return tuple(size) if isinstance(size, (list, tuple)) else (size, size)
+
+
+def checkpoint_config(folder, model_type, model_name, options):
+    """The folder's `config.json`, checked to be of `model_type` with the `options` we have.
+
+    Args:
+        folder: the checkpoint folder.
+        model_type: the Hugging Face `model_type`, e.g. "vit".
+        model_name: our model's class name, for the messages.
+        options: `{config key: the value our model has}`; a checkpoint with
+            another value is refused.
+    """
+    config = read_json(folder, "config.json")
+    if config.get("model_type") != model_type:
+        raise ValueError(
+            f"`folder` must hold a Hugging Face {model_name} checkpoint (model_type "
+            f"{model_type!r}). Received: model_type={config.get('model_type')!r} in {folder!r}"
+        )
+    for option, expected in options.items():
+        if config.get(option, expected) != expected:
+            raise ValueError(
+                f"The checkpoint's {option}={config[option]!r} has no equivalent in "
+                f"{model_name} (which has {option}={expected!r}). Received: {folder!r}"
+            )
+    return config
+
+
+def processor_settings(folder, config):
+    """`(image_size, rescaling)`: the size the image processor resizes to and our rescaling."""
+    processor = read_json(folder, PREPROCESSOR_FILE, required=False)
+    size = processor.get("size")
+    if isinstance(size, dict) and "height" in size and "width" in size:
+        image_size = (int(size["height"]), int(size["width"]))
+    elif isinstance(size, dict) and "shortest_edge" in size:
+        image_size = pair(int(size["shortest_edge"]))
+    else:
+        image_size = pair(config["image_size"])
+    channels = config.get("num_channels", 3)
+    if not processor.get("do_normalize", True):
+        return image_size, "unit"
+    mean = list(processor.get("image_mean", [0.5] * channels))
+    std = list(processor.get("image_std", [0.5] * channels))
+    if mean == [0.5] * channels and std == [0.5] * channels:
+        return image_size, "symmetric"  # (x / 255 - 0.5) / 0.5 = x / 127.5 - 1
+    return image_size, {"mean": mean, "std": std}
+
+
+class HeadSettings(NamedTuple):
+    """The head a model from a checkpoint gets: its classes, their names, whether it is kept."""
+
+    num_classes: int
+    class_names: object
+    kept: bool
+
+    def values(self, weights, model):
+        """Our head's values: the checkpoint's classifier, or the model's fresh (zero) head."""
+        if not self.kept:
+            return new_head_values(model)
+        return {
+            "head/kernel": weights["classifier.weight"].T,
+            "head/bias": weights["classifier.bias"],
+        }
+
+
+def classifier_settings(config, weights, num_classes, class_names, include_head, folder):
+    """The `HeadSettings` for the arguments a reader was given (see its docstring)."""
+    checkpoint_classes = (
+        weights["classifier.weight"].shape[0] if "classifier.weight" in weights else None
+    )
+    kept = include_head and checkpoint_classes is not None
+    kept = kept and num_classes in (None, checkpoint_classes)
+    if num_classes is None:
+        if not kept:
+            raise ValueError(
+                "`num_classes` must be given for a new head (a backbone checkpoint has no "
+                f"classifier; include_head={include_head}). Received: num_classes=None, "
+                f"folder={folder!r}"
+            )
+        num_classes = checkpoint_classes
+    if class_names is None and kept:
+        class_names = _class_names(config, num_classes)
+    return HeadSettings(num_classes, class_names, kept)
+
+
+def new_head_values(model):
+    """A new head's values: the model's own initial (zero) weights."""
+    return {"head/kernel": np.asarray(model.head.kernel), "head/bias": np.asarray(model.head.bias)}
+
+
+def huggingface_class_names(folder):
+    """The class names of a Hugging Face classifier folder (its `id2label`), or None."""
+    config = read_json(folder, "config.json")
+    count = len(config.get("id2label") or {})
+    return _class_names(config, count) if count else None
+
+
+def _class_names(config, num_classes):
+    labels = config.get("id2label") or {}
+    names = [labels.get(str(index), labels.get(index)) for index in range(num_classes)]
+    return None if any(name is None for name in names) else [str(name) for name in names]

@@ -1,0 +1,128 @@
+"""A `SwinTransformer` from a pretrained Hugging Face Swin checkpoint folder.
+
+`SwinForImageClassification` and `SwinModel` folders (as `save_pretrained`
+writes them) follow the Swin paper's layout as our Swin Transformer does:
+patch embedding and its norm, stages of window attention with a relative
+position bias table per block, patch merging of the four interleaved
+sub-grids in the same order, a final norm and average pooling. The
+query, key and value projections, separate in the checkpoint, become our
+one fused `qkv` projection.
+"""
+
+import numpy as np
+
+from keras_attention.models.checkpoint_folders import assign_weights
+from keras_attention.models.checkpoint_folders import read_state_dict
+from keras_attention.models.vision.hf_image_checkpoints import checkpoint_config
+from keras_attention.models.vision.hf_image_checkpoints import classifier_settings
+from keras_attention.models.vision.hf_image_checkpoints import processor_settings
+from keras_attention.models.vision.swin_transformer import SwinTransformer
+
+# Config options of a Hugging Face Swin, and the value our SwinTransformer has.
+_OPTIONS = {"hidden_act": "gelu", "qkv_bias": True, "use_absolute_embeddings": False}
+# The checkpoint's block parts -> ours, for weights that only need a transpose (Linear) or none.
+_BLOCK_NORMS = {"layernorm_before": "attention_norm", "layernorm_after": "feedforward_norm"}
+_BLOCK_DENSES = {"intermediate.dense": "intermediate_dense", "output.dense": "output_dense"}
+# The names the checkpoint files use (transformers' in-memory names may differ).
+_QUERY_KEY_VALUE = ("query", "key", "value")
+
+
+def swin_transformer_from_huggingface(
+    folder, *, num_classes=None, class_names=None, include_head=True, **kwargs
+):
+    """Builds a `SwinTransformer` holding the weights of a Hugging Face Swin folder.
+
+    Args:
+        folder: the checkpoint folder (`config.json`, `model.safetensors`,
+            optionally `preprocessor_config.json`).
+        num_classes: the classes of the head. Default: the checkpoint's;
+            a backbone-only `SwinModel` needs it. Another number gives a new,
+            zero-initialised head.
+        class_names: names of those classes. Default: the checkpoint's
+            `id2label` when its head is kept.
+        include_head: keep the checkpoint's classifier where its classes
+            are `num_classes`; False always starts a new head.
+        **kwargs: other `SwinTransformer` arguments (`dropout`,
+            `stochastic_depth_rate`, `augmentation`, ...).
+
+    Returns:
+        a `SwinTransformer`.
+
+    Raises:
+        ValueError: a checkpoint of another architecture, or options our
+            model does not have.
+    """
+    config = checkpoint_config(folder, "swin", "SwinTransformer", _OPTIONS)
+    weights = {name.removeprefix("swin."): value for name, value in read_state_dict(folder).items()}
+    head = classifier_settings(config, weights, num_classes, class_names, include_head, folder)
+    image_size, rescaling = processor_settings(folder, config)
+    arguments = dict(
+        image_size=image_size,
+        patch_size=config["patch_size"],
+        num_classes=head.num_classes,
+        embed_dim=config["embed_dim"],
+        depths=tuple(config["depths"]),
+        num_heads=tuple(config["num_heads"]),
+        window_size=config["window_size"],
+        mlp_ratio=config.get("mlp_ratio", 4.0),
+        channels=config.get("num_channels", 3),
+        rescaling=rescaling,
+        layer_norm_epsilon=config.get("layer_norm_eps", 1e-5),
+        stochastic_depth_rate=config.get("drop_path_rate", 0.1),
+        class_names=head.class_names,
+    )
+    arguments.update(kwargs)
+    model = SwinTransformer(**arguments)
+    values = _our_weights(weights, config)
+    values.update(head.values(weights, model))
+    assign_weights(model, values, folder)
+    return model
+
+
+def _our_weights(weights, config):
+    """`{our variable path: value}` from the checkpoint's `weights` (PyTorch layouts)."""
+    values = {
+        # Conv2d (C_out, C_in, P, P) -> Keras (P, P, C_in, C_out)
+        "patch_embedding/projection/kernel": weights[
+            "embeddings.patch_embeddings.projection.weight"
+        ].transpose(2, 3, 1, 0),
+        "patch_embedding/projection/bias": weights["embeddings.patch_embeddings.projection.bias"],
+        "patch_norm/gamma": weights["embeddings.norm.weight"],
+        "patch_norm/beta": weights["embeddings.norm.bias"],
+        "final_norm/gamma": weights["layernorm.weight"],
+        "final_norm/beta": weights["layernorm.bias"],
+    }
+    for stage, depth in enumerate(config["depths"]):
+        for index in range(depth):
+            theirs = f"encoder.layers.{stage}.blocks.{index}."
+            ours = f"stage_{stage}_block_{index}/"
+            attention = theirs + "attention.self."
+            values[ours + "window_attention/qkv/kernel"] = np.concatenate(
+                [weights[f"{attention}{name}.weight"].T for name in _QUERY_KEY_VALUE], axis=1
+            )  # (C, 3C): queries, keys, values, each head after head
+            values[ours + "window_attention/qkv/bias"] = np.concatenate(
+                [weights[f"{attention}{name}.bias"] for name in _QUERY_KEY_VALUE]
+            )
+            values[ours + "window_attention/relative_position_bias"] = weights[
+                attention + "relative_position_bias_table"
+            ]
+            output = theirs + "attention.output.dense."
+            values[ours + "window_attention/output_projection/kernel"] = weights[
+                output + "weight"
+            ].T
+            values[ours + "window_attention/output_projection/bias"] = weights[output + "bias"]
+            for their_norm, our_norm in _BLOCK_NORMS.items():
+                values[f"{ours}{our_norm}/gamma"] = weights[f"{theirs}{their_norm}.weight"]
+                values[f"{ours}{our_norm}/beta"] = weights[f"{theirs}{their_norm}.bias"]
+            for their_dense, our_dense in _BLOCK_DENSES.items():
+                values[f"{ours}{our_dense}/kernel"] = weights[f"{theirs}{their_dense}.weight"].T
+                values[f"{ours}{our_dense}/bias"] = weights[f"{theirs}{their_dense}.bias"]
+        if stage + 1 < len(config["depths"]):
+            merging, downsample = (
+                f"patch_merging_{stage + 1}/",
+                f"encoder.layers.{stage}.downsample.",
+            )
+            values[merging + "reduction/kernel"] = weights[downsample + "reduction.weight"].T
+            values[merging + "norm/gamma"] = weights[downsample + "norm.weight"]
+            values[merging + "norm/beta"] = weights[downsample + "norm.bias"]
+    return values
