@@ -33,7 +33,8 @@ RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 MODES = ("plain load", "load_translator (warmed)")
 
 
-def _export(folder, quick):
+def export_serving_translator(folder, quick):
+    """The translator these benchmarks serve, exported under `folder`; `(path, sentences)`."""
     os.environ.setdefault("KERAS_BACKEND", "tensorflow")
     import keras
 
@@ -110,7 +111,7 @@ def run(quick=False):
         "modes": {},
     }
     with tempfile.TemporaryDirectory() as folder:
-        path, sentences = _export(folder, quick)
+        path, sentences = export_serving_translator(folder, quick)
         sentences_path = os.path.join(folder, "sentences.json")
         with open(sentences_path, "w") as file:
             json.dump(sentences[:500], file)

@@ -223,8 +223,9 @@ class VisionTransformer(PixelClassifier):
         Example:
 
         >>> from keras_attention.models.vision.vision_transformer import VisionTransformer
-        >>> VisionTransformer.from_preset("Ti/16", image_size=32, num_classes=10).count_params()
-        5345866
+        >>> model = VisionTransformer.from_preset("Ti/16", image_size=32, num_classes=10)
+        >>> model.patch_embedding.hidden_dim, model.output_shape
+        (192, (None, 10))
         """
         # Imported here: both modules build on this one.
         from keras_attention.models.checkpoint_folders import checkpoint_kind

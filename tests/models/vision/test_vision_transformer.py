@@ -577,7 +577,7 @@ def test_keras_file_round_trip(tmp_path):
         ),
         (
             {"rescaling": "imagenet"},
-            r"`rescaling` must be one of \('symmetric', 'unit'\). Received: rescaling='imagenet'",
+            r"`rescaling` must be one of \('symmetric', 'unit'\) or a dict of per-channel 'mean' and 'std' .*Received: rescaling='imagenet'",
         ),
         (
             {"class_names": ["a"]},
