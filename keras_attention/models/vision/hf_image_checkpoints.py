@@ -47,6 +47,52 @@ def checkpoint_config(folder, model_type, model_name, options):
     return config
 
 
+def classifier_from_checkpoint(folder, model_class, model_type, options, family, head, overrides):
+    """Builds `model_class` holding a Hugging Face image-classifier folder's weights.
+
+    What the families share: the config checked (`checkpoint_config`), the
+    weights read (the `vit.` / `swin.` prefix of a classifier removed, so
+    that classifier and backbone folders read alike), the input size and
+    normalisation of the image processor, and the head (`HeadSettings`).
+
+    Args:
+        folder: the checkpoint folder.
+        model_class: our model class, e.g. `VisionTransformer`.
+        model_type, options: see `checkpoint_config`.
+        family: `(architecture, weight_values)`: `architecture(config)` gives
+            the family's constructor arguments, `weight_values(weights,
+            config, model)` its `{our variable path: value}` but the head's.
+        head: the reader's `num_classes`, `class_names` and `include_head`.
+        overrides: constructor arguments the caller gave, which win.
+
+    Returns:
+        the model, its weights assigned.
+    """
+    from keras_attention.models.checkpoint_folders import assign_weights
+    from keras_attention.models.checkpoint_folders import read_state_dict
+
+    architecture, weight_values = family
+    config = checkpoint_config(folder, model_type, model_class.__name__, options)
+    prefix = model_type + "."
+    weights = {name.removeprefix(prefix): value for name, value in read_state_dict(folder).items()}
+    head = classifier_settings(config, weights, folder=folder, **head)
+    image_size, rescaling = processor_settings(folder, config)
+    arguments = dict(
+        image_size=image_size,
+        patch_size=config["patch_size"],
+        num_classes=head.num_classes,
+        channels=config.get("num_channels", 3),
+        rescaling=rescaling,
+        class_names=head.class_names,
+        **architecture(config),
+    )
+    model = model_class(**{**arguments, **overrides})
+    values = weight_values(weights, config, model)
+    values.update(head.values(weights, model))
+    assign_weights(model, values, folder)
+    return model
+
+
 def processor_settings(folder, config):
     """`(image_size, rescaling)`: the size the image processor resizes to and our rescaling."""
     processor = read_json(folder, PREPROCESSOR_FILE, required=False)

@@ -11,11 +11,7 @@ one fused `qkv` projection.
 
 import numpy as np
 
-from keras_attention.models.checkpoint_folders import assign_weights
-from keras_attention.models.checkpoint_folders import read_state_dict
-from keras_attention.models.vision.hf_image_checkpoints import checkpoint_config
-from keras_attention.models.vision.hf_image_checkpoints import classifier_settings
-from keras_attention.models.vision.hf_image_checkpoints import processor_settings
+from keras_attention.models.vision.hf_image_checkpoints import classifier_from_checkpoint
 from keras_attention.models.vision.swin_transformer import SwinTransformer
 
 # Config options of a Hugging Face Swin, and the value our SwinTransformer has.
@@ -52,35 +48,32 @@ def swin_transformer_from_huggingface(
         ValueError: a checkpoint of another architecture, or options our
             model does not have.
     """
-    config = checkpoint_config(folder, "swin", "SwinTransformer", _OPTIONS)
-    weights = {name.removeprefix("swin."): value for name, value in read_state_dict(folder).items()}
-    head = classifier_settings(config, weights, num_classes, class_names, include_head, folder)
-    image_size, rescaling = processor_settings(folder, config)
-    arguments = dict(
-        image_size=image_size,
-        patch_size=config["patch_size"],
-        num_classes=head.num_classes,
+    head = dict(num_classes=num_classes, class_names=class_names, include_head=include_head)
+    family = (_architecture, _our_weights)
+    return classifier_from_checkpoint(
+        folder, SwinTransformer, "swin", _OPTIONS, family, head, kwargs
+    )
+
+
+def _architecture(config):
+    """Our constructor arguments for a Hugging Face Swin config, beyond the shared ones."""
+    return dict(
         embed_dim=config["embed_dim"],
         depths=tuple(config["depths"]),
         num_heads=tuple(config["num_heads"]),
         window_size=config["window_size"],
         mlp_ratio=config.get("mlp_ratio", 4.0),
-        channels=config.get("num_channels", 3),
-        rescaling=rescaling,
         layer_norm_epsilon=config.get("layer_norm_eps", 1e-5),
         stochastic_depth_rate=config.get("drop_path_rate", 0.1),
-        class_names=head.class_names,
     )
-    arguments.update(kwargs)
-    model = SwinTransformer(**arguments)
-    values = _our_weights(weights, config)
-    values.update(head.values(weights, model))
-    assign_weights(model, values, folder)
-    return model
 
 
-def _our_weights(weights, config):
-    """`{our variable path: value}` from the checkpoint's `weights` (PyTorch layouts)."""
+def _our_weights(weights, config, model):
+    """`{our variable path: value}` from the checkpoint's `weights` (PyTorch layouts).
+
+    `model` is not read: Swin's tables have the window's size, not the image's.
+    """
+    del model
     values = {
         # Conv2d (C_out, C_in, P, P) -> Keras (P, P, C_in, C_out)
         "patch_embedding/projection/kernel": weights[

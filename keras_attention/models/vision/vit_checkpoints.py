@@ -11,10 +11,8 @@ weights from `model.safetensors`.
 
 import numpy as np
 
-from keras_attention.models.checkpoint_folders import assign_weights
-from keras_attention.models.checkpoint_folders import read_state_dict
 from keras_attention.models.vision.hf_image_checkpoints import checkpoint_config
-from keras_attention.models.vision.hf_image_checkpoints import classifier_settings
+from keras_attention.models.vision.hf_image_checkpoints import classifier_from_checkpoint
 from keras_attention.models.vision.hf_image_checkpoints import pair
 from keras_attention.models.vision.hf_image_checkpoints import processor_settings
 from keras_attention.models.vision.vision_transformer import VisionTransformer
@@ -61,30 +59,22 @@ def vision_transformer_from_huggingface(
             model does not have (another activation, no query/key/value
             biases).
     """
-    config = checkpoint_config(folder, "vit", "VisionTransformer", _OPTIONS)
-    # A classifier's `vit.` prefix removed, so both folder kinds read alike.
-    weights = {name.removeprefix("vit."): value for name, value in read_state_dict(folder).items()}
-    head = classifier_settings(config, weights, num_classes, class_names, include_head, folder)
-    image_size, rescaling = processor_settings(folder, config)
-    arguments = dict(
-        image_size=image_size,
-        patch_size=config["patch_size"],
-        num_classes=head.num_classes,
+    head = dict(num_classes=num_classes, class_names=class_names, include_head=include_head)
+    family = (_architecture, _our_weights)
+    return classifier_from_checkpoint(
+        folder, VisionTransformer, "vit", _OPTIONS, family, head, kwargs
+    )
+
+
+def _architecture(config):
+    """Our constructor arguments for a Hugging Face ViT config, beyond the shared ones."""
+    return dict(
         hidden_dim=config["hidden_size"],
         num_layers=config["num_hidden_layers"],
         num_heads=config["num_attention_heads"],
         mlp_dim=config["intermediate_size"],
-        channels=config.get("num_channels", 3),
-        rescaling=rescaling,
         layer_norm_epsilon=config.get("layer_norm_eps", 1e-12),
-        class_names=head.class_names,
     )
-    arguments.update(kwargs)
-    model = VisionTransformer(**arguments)
-    values = _our_weights(weights, config, model)
-    values.update(head.values(weights, model))
-    assign_weights(model, values, folder)
-    return model
 
 
 def position_table_values(positions, checkpoint_grid, model):
