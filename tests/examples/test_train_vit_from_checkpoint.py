@@ -51,3 +51,28 @@ def test_init_from_is_refused_with_a_preset_or_a_folder_that_is_not_a_vit(
     with pytest.raises(SystemExit):
         train_vit.main(["--init-from", str(tmp_path / "nothing")])
     assert "--init-from " + str(tmp_path / "nothing") in capsys.readouterr().err
+
+
+def test_a_keras_hub_preset_gives_its_sizes_and_encoder(tmp_path, capsys):
+    import keras
+    import keras_hub
+
+    from keras_attention.tasks.image_classification import model_from_flags
+    from keras_attention.tasks.image_classification.recipe_from_flags import parse_vit_arguments
+
+    keras.utils.set_random_seed(0)
+    backbone = keras_hub.models.ViTBackbone(
+        image_shape=(32, 32, 3), patch_size=8, num_layers=1, num_heads=2, hidden_dim=16, mlp_dim=16
+    )
+    backbone.save_to_preset(str(tmp_path / "preset"))
+    args = parse_vit_arguments(["--init-from", str(tmp_path / "preset"), "--epochs", "1"])
+    assert (args.patch_size, args.image_size) == (8, 32)
+    names = [f"class_{index}" for index in range(12)]
+    model = model_from_flags.image_classifier_from_arguments(args, 12, names, (32, 32))
+    assert "a new head for 12 classes" in capsys.readouterr().out
+    ours = {w.path: np.asarray(w) for w in model.weights}
+    theirs = {w.path: np.asarray(w) for w in backbone.weights}
+    np.testing.assert_array_equal(
+        ours["encoder_block_0/self_attention_layer/query/kernel"],
+        theirs["vit_encoder/transformer_block_1/mha/query/kernel"],
+    )

@@ -11,6 +11,8 @@ weights from `model.safetensors`.
 
 import numpy as np
 
+from keras_attention.models.checkpoint_folders import checkpoint_kind
+from keras_attention.models.checkpoint_folders import read_json
 from keras_attention.models.vision.hf_image_checkpoints import checkpoint_config
 from keras_attention.models.vision.hf_image_checkpoints import classifier_from_checkpoint
 from keras_attention.models.vision.hf_image_checkpoints import pair
@@ -21,12 +23,20 @@ from keras_attention.models.vision.vision_transformer import VisionTransformer
 _OPTIONS = {"hidden_act": "gelu", "qkv_bias": True}
 
 
-def huggingface_vit_input(folder):
-    """`(patch_size, (height, width))` a Hugging Face ViT folder's model reads its images at.
+def vit_checkpoint_input(folder):
+    """`(patch_size, (height, width))` a ViT checkpoint folder's model reads its images at.
+
+    A Hugging Face ViT folder (its image processor's size) or a keras-hub
+    ViT preset folder (its backbone's `image_shape`).
 
     Raises:
-        ValueError: the folder is not a ViT checkpoint.
+        ValueError: the folder is neither.
     """
+    if checkpoint_kind(folder) == "keras_hub":
+        settings = read_json(folder, "config.json").get("config", {})
+        if "image_shape" not in settings or "patch_size" not in settings:
+            raise ValueError(f"`folder` must hold a keras-hub ViT preset. Received: {folder!r}")
+        return pair(settings["patch_size"])[0], tuple(settings["image_shape"][:2])
     config = checkpoint_config(folder, "vit", "VisionTransformer", {})
     return config["patch_size"], processor_settings(folder, config)[0]
 

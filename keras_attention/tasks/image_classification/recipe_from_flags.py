@@ -14,7 +14,7 @@ Example:
 """
 
 from keras_attention.models.vision.swin_presets import swin_transformer_preset
-from keras_attention.models.vision.vit_checkpoints import huggingface_vit_input
+from keras_attention.models.vision.vit_checkpoints import vit_checkpoint_input
 from keras_attention.models.vision.vit_presets import vision_transformer_preset
 from keras_attention.tasks.image_classification.flags import SMALL_VIT_PRESET
 from keras_attention.tasks.image_classification.flags import SWIN_PRESET_NAMES
@@ -95,12 +95,13 @@ def _take_checkpoint_input(parser, args):
     """`--init-from`: the checkpoint's patch size and image size where the flags leave them."""
     if args.model != "vit" or args.preset != SMALL_VIT_PRESET:
         parser.error(
-            "--init-from reads the architecture of a ViT checkpoint: use it with --model vit "
+            "--init-from reads the architecture of a ViT checkpoint (a Hugging Face ViT folder "
+            "or a keras-hub ViT preset): use it with --model vit "
             f"and no --preset. Received: --model {args.model}, --preset {args.preset}"
         )
     args.init_from = expand_path(args.init_from)
     try:
-        patch_size, (height, width) = huggingface_vit_input(args.init_from)
+        patch_size, (height, width) = vit_checkpoint_input(args.init_from)
     except ValueError as error:
         parser.error(f"--init-from {args.init_from}: {error}")
     if args.patch_size is None:
