@@ -166,12 +166,10 @@ def measure_case(path, mode, length, peak, repeats, torch_threads):
 def run(quick=False, threads=2, repeats=5):
     """Measures the matmul rate, then every case; returns the JSON payload."""
     os.environ.setdefault("KERAS_BACKEND", "tensorflow")
-    import tensorflow as tf
 
     from benchmarks import timing
 
-    tf.config.threading.set_intra_op_parallelism_threads(threads)
-    tf.config.threading.set_inter_op_parallelism_threads(threads)
+    tensorflow_threads = timing.set_tensorflow_threads(threads)
     lengths = (128, 256) if quick else (1024, 4096)
     peak, rates = matmul_rate((256,) if quick else (1024, 2048), 2 if quick else repeats)
     timing.log(f"matmul rate: {peak / 1e9:.1f} GFLOP/s")
@@ -186,6 +184,7 @@ def run(quick=False, threads=2, repeats=5):
                 results.append(row)
     settings = {
         "threads": threads,
+        "tensorflow_threads": tensorflow_threads,
         "heads": HEADS,
         "head_dim": HEAD_DIM,
         "window": WINDOW,

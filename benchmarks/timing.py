@@ -381,6 +381,23 @@ def _json_default(value):
     raise TypeError(f"cannot write {type(value).__name__} to JSON")
 
 
+def set_tensorflow_threads(threads):
+    """Gives TensorFlow `threads` threads (intra- and inter-op) if it has not started yet.
+
+    Returns:
+        the intra-op threads in force: `threads`, or what an earlier start
+        of TensorFlow in this process fixed (0: TensorFlow's own choice).
+    """
+    import tensorflow as tf
+
+    try:
+        tf.config.threading.set_intra_op_parallelism_threads(threads)
+        tf.config.threading.set_inter_op_parallelism_threads(threads)
+    except RuntimeError:  # TensorFlow ran already in this process: its setting stays
+        pass
+    return tf.config.threading.get_intra_op_parallelism_threads()
+
+
 def log(message):
     """Progress line on stderr (stdout stays free for results)."""
     print(message, file=sys.stderr, flush=True)

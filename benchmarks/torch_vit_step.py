@@ -105,12 +105,10 @@ def torch_steps(images, labels, threads):
 def run(quick=False, threads=2, batch=64, steps=20):
     """Measures every step; returns the JSON payload."""
     os.environ.setdefault("KERAS_BACKEND", "tensorflow")
-    import tensorflow as tf
 
     from benchmarks import timing
 
-    tf.config.threading.set_intra_op_parallelism_threads(threads)
-    tf.config.threading.set_inter_op_parallelism_threads(threads)
+    tensorflow_threads = timing.set_tensorflow_threads(threads)
     steps = 2 if quick else steps
     rng = np.random.default_rng(0)
     side = SIZES["image"]
@@ -134,7 +132,8 @@ def run(quick=False, threads=2, batch=64, steps=20):
         }
         for name, value in seconds.items()
     ]
-    settings = {"threads": threads, "batch": batch, "steps": steps, **SIZES}
+    settings = {"threads": threads, "tensorflow_threads": tensorflow_threads, "batch": batch}
+    settings.update(steps=steps, **SIZES)
     return timing.make_payload(
         "torch_vit_step", "ViT training step against PyTorch", results, quick, "cpu", settings,
         skipped=skipped,

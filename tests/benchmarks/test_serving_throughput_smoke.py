@@ -4,6 +4,7 @@ import json
 import pathlib
 import sys
 import threading
+import time
 
 import numpy as np
 
@@ -35,6 +36,7 @@ def test_the_batcher_answers_each_request_with_its_own_row():
 
     def serve(batch):
         calls.append(len(batch))
+        time.sleep(0.05)  # the requests that arrive meanwhile queue up for the next call
         return {"double": batch * 2}
 
     batcher = serving_throughput.Batcher(serve, np.stack, max_batch=4, window_s=0.05)
