@@ -39,9 +39,9 @@ _LEFTOVER_PREFIXES = (
     REMOVED_BACKUP_PREFIX,
     *(f".{name}.partial_" for name in (ARGUMENTS_FILE, "metrics.json")),
 )
-_LISTED_ENTRIES = 3
+_LISTED_ENTRIES = 3  # entries a message shows of a folder that is refused
 # The one argument a run goes on with when it changes: more epochs continue it.
-_CONTINUED_BY = "epochs"  # entries a message shows of a folder that is refused
+_CONTINUED_BY = "epochs"
 
 
 class RunFolderError(ValueError):
