@@ -49,6 +49,9 @@ def test_init_from_is_refused_with_a_preset_or_a_folder_that_is_not_a_vit(
         train_vit.main(["--init-from", str(tmp_path / "vit"), "--preset", "B/16"])
     assert "use it with --model vit and no --preset" in capsys.readouterr().err
     with pytest.raises(SystemExit):
+        train_vit.main(["--init-from", str(tmp_path / "vit"), "--patch-size", "4"])
+    assert "the checkpoint's patches are 8 pixels" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
         train_vit.main(["--init-from", str(tmp_path / "nothing")])
     assert "--init-from " + str(tmp_path / "nothing") in capsys.readouterr().err
 

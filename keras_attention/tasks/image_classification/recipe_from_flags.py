@@ -104,8 +104,12 @@ def _take_checkpoint_input(parser, args):
         patch_size, (height, width) = vit_checkpoint_input(args.init_from)
     except ValueError as error:
         parser.error(f"--init-from {args.init_from}: {error}")
-    if args.patch_size is None:
-        args.patch_size = patch_size
+    if args.patch_size not in (None, patch_size):
+        parser.error(
+            f"--patch-size {args.patch_size}: the checkpoint's patches are {patch_size} pixels "
+            "(its patch embedding and positions are made for them); leave --patch-size out"
+        )
+    args.patch_size = patch_size
     if args.image_size is None:
         args.image_size = max(height, width)
 
