@@ -218,10 +218,7 @@ def main(argv=None):
     from benchmarks import timing
 
     payload = run(args.quick, args.threads, args.repeats)
-    directory = args.results_dir or (
-        os.path.join(timing.RESULTS_DIR, "quick") if args.quick else timing.RESULTS_DIR
-    )
-    path = timing.write_json(payload, directory)
+    path = timing.write_json(payload, timing.results_directory(args.results_dir, args.quick))
     print(f"matmul rate {payload['settings']['matmul_rate'] / 1e9:.1f} GFLOP/s (float32, XLA)")
     print(results_table(payload))
     timing.log(f"wrote {path}")

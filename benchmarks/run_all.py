@@ -54,9 +54,7 @@ def main(argv=None):
     from benchmarks import timing
 
     timing.configure_device(args.device, cpu_standin=args.quick)
-    results_dir = args.results_dir or (
-        os.path.join(timing.RESULTS_DIR, "quick") if args.quick else timing.RESULTS_DIR
-    )
+    results_dir = timing.results_directory(args.results_dir, args.quick)
     paths = []
     for name in args.only or BENCHMARKS:
         module = importlib.import_module(f"benchmarks.{name}")

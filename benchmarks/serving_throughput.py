@@ -252,10 +252,7 @@ def main(argv=None):
     from benchmarks import timing
 
     payload = run(args.quick, args.seconds, args.max_batch, args.window_ms)
-    directory = args.results_dir or (
-        os.path.join(timing.RESULTS_DIR, "quick") if args.quick else timing.RESULTS_DIR
-    )
-    path = timing.write_json(payload, directory)
+    path = timing.write_json(payload, timing.results_directory(args.results_dir, args.quick))
     print(results_table(payload))
     timing.log(f"wrote {path}")
     return path

@@ -363,6 +363,13 @@ def make_payload(name, title, results, quick, device, settings, skipped=(), note
     }
 
 
+def results_directory(results_dir, quick):
+    """Where a run's JSON goes: `results_dir` if given, else `results/` (`results/quick/` quick)."""
+    if results_dir:
+        return results_dir
+    return os.path.join(RESULTS_DIR, "quick") if quick else RESULTS_DIR
+
+
 def write_json(payload, directory=RESULTS_DIR):
     """Write `payload` to `<directory>/<payload["benchmark"]>.json`; returns the path."""
     os.makedirs(directory, exist_ok=True)

@@ -147,10 +147,7 @@ def main(argv=None):
     from benchmarks import timing
 
     payload = run(args.quick, args.threads, args.batch, args.steps)
-    directory = args.results_dir or (
-        os.path.join(timing.RESULTS_DIR, "quick") if args.quick else timing.RESULTS_DIR
-    )
-    path = timing.write_json(payload, directory)
+    path = timing.write_json(payload, timing.results_directory(args.results_dir, args.quick))
     print("| model | step ms | images/s | ours / this |\n|---|---|---|---|")
     for row in payload["results"]:
         print(

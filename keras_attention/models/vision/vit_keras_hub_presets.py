@@ -12,6 +12,7 @@ import numpy as np
 from keras_attention.models.checkpoint_folders import assign_weights
 from keras_attention.models.checkpoint_folders import read_json
 from keras_attention.models.vision.hf_image_checkpoints import new_head_values
+from keras_attention.models.vision.hf_image_checkpoints import pair
 from keras_attention.models.vision.vision_transformer import VisionTransformer
 from keras_attention.models.vision.vit_checkpoints import position_table_values
 
@@ -80,7 +81,7 @@ def vision_transformer_from_keras_hub(folder, *, num_classes=None, include_head=
             )
         num_classes = checkpoint_classes
     height, width, channels = settings["image_shape"]
-    patch_rows, patch_cols = _pair(settings["patch_size"])
+    patch_rows, patch_cols = pair(settings["patch_size"])
     if patch_rows != patch_cols:
         raise ValueError(
             f"VisionTransformer has square patches. Received: {settings['patch_size']}"
@@ -108,10 +109,6 @@ def vision_transformer_from_keras_hub(folder, *, num_classes=None, include_head=
     )
     assign_weights(model, values, folder)
     return model
-
-
-def _pair(size):
-    return tuple(size) if isinstance(size, (list, tuple)) else (size, size)
 
 
 def _check_task(task_config, folder):
