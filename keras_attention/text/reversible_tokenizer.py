@@ -3,7 +3,8 @@
 Text is cut into pieces that keep their leading space ("it's a dog" ->
 "it", "'", "s", " a", " dog"), so joining the pieces gives the text back:
 no rule has to guess where spaces went, and "15.04.1957" stays
-"15.04.1957". A piece the vocabulary does not hold is spelled with its
+"15.04.1957". A piece the vocabulary does not hold is spelled with the
+longest subwords it holds (" Sonnen", "blumen", "feld"), down to single
 characters, and a character it does not hold with its UTF-8 bytes, so every
 string has ids and comes back unchanged.
 
@@ -20,6 +21,8 @@ import tensorflow as tf
 
 from keras_attention.text.id_rows import check_ids
 from keras_attention.text.id_rows import from_end_on
+from keras_attention.text.longest_match import longest_match_ids
+from keras_attention.text.subword_merges import learn_subword_merges
 from keras_attention.text.text_batches import text_batches
 from keras_attention.text.tokenizer_base import FixedLengthEncoder
 from keras_attention.text.tokenizer_base import check_vocabulary
@@ -32,6 +35,16 @@ NUM_BYTES = 256
 # change `decode(encode(text))` makes to a text.
 _WHITESPACE_RUN = r"[ \t\n\r\f\v]+"
 _LETTER = r"[\pL\pM]"
+# How a piece the vocabulary does not hold whole is spelled: with the longest
+# tokens it holds ("subwords"), or with single characters ("characters", as
+# vocabulary files written before subwords were learned are read).
+UNKNOWN_PIECES = ("subwords", "characters")
+# Longest subword tried inside an unknown piece, in characters: each
+# character more is one more table lookup per character spelled.
+LONGEST_SUBWORD = 24
+# Rare pieces that subwords are learned from, at most (the commonest first):
+# more would lengthen learning without changing the commonest subwords much.
+MAX_RARE_PIECES = 50_000
 
 
 def _byte_token(value):
@@ -137,9 +150,11 @@ class ReversibleTokenizer(FixedLengthEncoder, tf.Module):
 
     The vocabulary starts with the special tokens `[PAD]` (id 0), `[UNK]`,
     `[START]`, `[END]`, then the 256 byte tokens `<0x00>` ... `<0xFF>`, then
-    the space, characters and frequent pieces learned by `train`. Encoding
-    looks each piece up whole, then falls back to its characters, then to
-    their bytes; decoding joins the pieces of the ids. So
+    the space, characters, frequent pieces and subwords learned by `train`.
+    Encoding looks each piece up whole, then spells it with the longest
+    tokens the vocabulary holds, left to right (`unknown_pieces="subwords"`)
+    or with its characters (`"characters"`), then with the bytes of any
+    character it lacks; decoding joins the pieces of the ids. So
     `decode(encode(text)) == normalize_whitespace(text)` for every string,
     however little of it the vocabulary holds; `[UNK]` is never produced.
 
@@ -149,6 +164,8 @@ class ReversibleTokenizer(FixedLengthEncoder, tf.Module):
     Args:
         vocabulary: list of distinct tokens in id order, as `train` makes:
             the special tokens and the byte tokens first.
+        unknown_pieces: `"subwords"` or `"characters"`: how a piece the
+            vocabulary does not hold whole is spelled.
 
     Example:
 
@@ -164,9 +181,14 @@ class ReversibleTokenizer(FixedLengthEncoder, tf.Module):
     # How a piece marks the start of a word (`keras_attention.text.word_pieces`).
     word_continuation = "leading_space"
 
-    def __init__(self, vocabulary):
+    def __init__(self, vocabulary, unknown_pieces="subwords"):
         super().__init__(name="reversible_tokenizer")
         check_vocabulary(vocabulary)
+        if unknown_pieces not in UNKNOWN_PIECES:
+            raise ValueError(
+                f"`unknown_pieces` must be one of {UNKNOWN_PIECES}. "
+                f"Received: unknown_pieces={unknown_pieces!r}"
+            )
         expected_head = list(SPECIAL_TOKENS) + [_byte_token(value) for value in range(NUM_BYTES)]
         if list(vocabulary[: len(expected_head)]) != expected_head:
             raise ValueError(
@@ -182,6 +204,12 @@ class ReversibleTokenizer(FixedLengthEncoder, tf.Module):
         surfaces += [token.encode("utf-8") for token in self._vocabulary[self._num_head :]]
         self._surfaces = tf.constant(surfaces, dtype=tf.string)
         learned = self._vocabulary[self._num_head :]
+        self._unknown_pieces = unknown_pieces
+        self._longest_subword = (
+            min(LONGEST_SUBWORD, max((len(token) for token in learned), default=1))
+            if unknown_pieces == "subwords"
+            else 1
+        )
         self._piece_ids = tf.lookup.StaticHashTable(
             tf.lookup.KeyValueTensorInitializer(
                 tf.constant(learned or [""], dtype=tf.string),
@@ -195,7 +223,12 @@ class ReversibleTokenizer(FixedLengthEncoder, tf.Module):
 
     @classmethod
     def train(cls, texts, vocabulary_size, min_frequency=2, progress=None):
-        """Learn a vocabulary from text: every character seen, then the commonest pieces.
+        """Learn a vocabulary from text: every character, the commonest pieces, then subwords.
+
+        Room the characters and the pieces seen `min_frequency` times leave
+        in the vocabulary goes to subwords of the other pieces, learned by
+        byte-pair merges (`learn_subword_merges`): the parts a rare word
+        shares with others, such as those of a compound.
 
         Args:
             texts: a list of strings, or a `tf.data.Dataset` of strings
@@ -204,7 +237,8 @@ class ReversibleTokenizer(FixedLengthEncoder, tf.Module):
                 256 byte tokens included; the vocabulary comes out smaller
                 when the text has fewer distinct characters and pieces.
             min_frequency: pieces seen fewer times than this are left to be
-                spelled with characters.
+                spelled with subwords, and subwords seen fewer times than
+                this are not learned.
             progress: None, or an object whose `add(count)` is called with
                 the texts counted so far, batch by batch (a
                 `keras_attention.progress.ProgressBar`).
@@ -217,7 +251,9 @@ class ReversibleTokenizer(FixedLengthEncoder, tf.Module):
         >>> from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
         >>> tokenizer = ReversibleTokenizer.train(["one two", "two one", "one"], 300)
         >>> tokenizer.vocabulary[260:]  # " two", "two" and " one" are seen once only
-        ['o', 'n', 'e', ' ', 't', 'w', 'one']
+        ['o', 'n', 'e', ' ', 't', 'w', 'one', 'tw', 'two']
+        >>> tokenizer.tokenize(["two one"]).to_list()  # "two", then " one" as " " and "one"
+        [[268, 263, 266]]
         """
         num_head = len(SPECIAL_TOKENS) + NUM_BYTES
         if (
@@ -242,15 +278,21 @@ class ReversibleTokenizer(FixedLengthEncoder, tf.Module):
         # Counter.most_common keeps first-seen order among ties: deterministic.
         learned = [character for character, _ in character_counts.most_common()]
         known = set(learned)
+        rare = {}  # piece -> count, of the pieces left to subwords
         for piece, count in piece_counts.most_common():
             text = piece.decode("utf-8")
             if count < min_frequency:
-                break
-            if text not in known:
+                if len(rare) < MAX_RARE_PIECES:
+                    rare[text] = count
+            elif text not in known:
                 learned.append(text)
                 known.add(text)
+        learned = learned[: vocabulary_size - num_head]
+        learned += learn_subword_merges(
+            rare, vocabulary_size - num_head - len(learned), known, min_frequency
+        )
         head = list(SPECIAL_TOKENS) + [_byte_token(value) for value in range(NUM_BYTES)]
-        return cls(head + learned[: vocabulary_size - num_head])
+        return cls(head + learned)
 
     @property
     def pad_id(self):
@@ -287,23 +329,28 @@ class ReversibleTokenizer(FixedLengthEncoder, tf.Module):
         >>> tokenizer = ReversibleTokenizer.train(["ab ab ab"], 300)
         >>> tokenizer.vocabulary[260:]
         ['a', 'b', ' ', ' ab']
-        >>> tokenizer.tokenize(["ab abc"]).to_list()  # "c" is unknown: its byte, 4 + 99
-        [[260, 261, 262, 260, 261, 103]]
+        >>> # "ab" is spelled "a", "b"; " abc" is " ab" and "c", unknown: its byte, 4 + 99
+        >>> tokenizer.tokenize(["ab abc"]).to_list()
+        [[260, 261, 263, 103]]
         """
         pieces = split_pieces(strings)  # (B, P) ragged
         ids = self._piece_ids_with_fallback(pieces.flat_values)  # (P, None)
         return pieces.with_flat_values(ids).merge_dims(1, 2)  # (B, None)
 
-    def _piece_ids_with_fallback(self, pieces):
-        """Ids `(P, None)` ragged of pieces `(P,)`: the piece, else its characters, else bytes."""
-        return _ids_with_fallback(self._piece_ids.lookup(pieces), pieces, self._character_ids)
+    @property
+    def unknown_pieces(self):
+        """How a piece the vocabulary does not hold whole is spelled: "subwords" or "characters"."""
+        return self._unknown_pieces
 
-    def _character_ids(self, pieces):
-        """Ids `(P, None)` of unknown pieces `(P,)`: each character's, else its bytes."""
-        characters = tf.strings.unicode_split(pieces, "UTF-8")  # (P, C)
-        flat = characters.flat_values  # (N,)
-        ids = _ids_with_fallback(self._piece_ids.lookup(flat), flat, _byte_ids)  # (N, None)
-        return characters.with_flat_values(ids).merge_dims(1, 2)  # (P, None)
+    def _piece_ids_with_fallback(self, pieces):
+        """Ids `(P, None)` ragged of pieces `(P,)`: the piece, else its subwords, else bytes."""
+        return _ids_with_fallback(self._piece_ids.lookup(pieces), pieces, self._subword_ids)
+
+    def _subword_ids(self, pieces):
+        """Ids `(P, None)` of unknown pieces `(P,)`: the longest tokens held, else bytes."""
+        ids, tokens = longest_match_ids(pieces, self._piece_ids, self._longest_subword)
+        flat = _ids_with_fallback(ids.flat_values, tokens.flat_values, _byte_ids)  # (N, None)
+        return ids.with_flat_values(flat).merge_dims(1, 2)  # (P, None)
 
     def decode(self, ids):
         """Turn ids back into text, one string per row.
@@ -346,6 +393,10 @@ class ReversibleTokenizer(FixedLengthEncoder, tf.Module):
     def save(self, directory):
         """Write the vocabulary to `directory/vocabulary.json` (tokens may hold any character).
 
+        The file holds `{"tokens": [...], "unknown_pieces": "subwords"}`; a
+        tokenizer that spells unknown pieces with characters writes the bare
+        list of tokens, as it was written before subwords were learned.
+
         Args:
             directory: folder to write to; created if missing.
 
@@ -363,11 +414,12 @@ class ReversibleTokenizer(FixedLengthEncoder, tf.Module):
         ...      ReversibleTokenizer.load(directory).vocabulary == tokenizer.vocabulary)
         (True, True)
         """
-        return self._write_vocabulary(
-            directory,
-            VOCABULARY_FILENAME,
-            lambda file, tokens: json.dump(tokens, file, ensure_ascii=False, indent=0),
-        )
+        def write(file, tokens):
+            if self._unknown_pieces != "characters":
+                tokens = {"tokens": tokens, "unknown_pieces": self._unknown_pieces}
+            json.dump(tokens, file, ensure_ascii=False, indent=0)
+
+        return self._write_vocabulary(directory, VOCABULARY_FILENAME, write)
 
     @classmethod
     def load(cls, directory):
@@ -379,7 +431,15 @@ class ReversibleTokenizer(FixedLengthEncoder, tf.Module):
         Returns:
             a `ReversibleTokenizer`.
         """
-        return cls(cls._read_vocabulary(directory, VOCABULARY_FILENAME, json.load))
+        contents = cls._read_vocabulary(directory, VOCABULARY_FILENAME, json.load)
+        if isinstance(contents, list):  # written before subwords were learned
+            return cls(contents, unknown_pieces="characters")
+        if not isinstance(contents, dict) or "tokens" not in contents:
+            raise ValueError(
+                f"`directory` must hold a {VOCABULARY_FILENAME} written by `save`: a list of "
+                f"tokens or an object with 'tokens'. Received: directory={directory!r}"
+            )
+        return cls(contents["tokens"], contents.get("unknown_pieces", "subwords"))
 
 
 def _byte_ids(characters):

@@ -74,7 +74,7 @@ def test_train_captioning_end_to_end(train_captioning, tmp_path, capsys):
     assert page.startswith("<!DOCTYPE html>") and "test image 0" in page
     # The checkpoint is a complete model, the captioner class with its methods.
     restored = keras.saving.load_model(output_dir / "checkpoints" / "epoch_001.keras")
-    vocabulary = json.loads((output_dir / "vocabulary" / "vocabulary.json").read_text())
+    vocabulary = json.loads((output_dir / "vocabulary" / "vocabulary.json").read_text())["tokens"]
     assert restored.output_shape[-1] == len(vocabulary)
     assert type(restored).__name__ == "ShowAttendTellCaptioner"
     # The export serves pixels (its round trip is tested in tests/serving).

@@ -1,5 +1,6 @@
 """ReversibleTokenizer: exact round trips (hypothesis), pieces, fallbacks, graphs and SavedModels."""
 
+import json
 import os
 import subprocess
 import sys
@@ -244,3 +245,61 @@ def test_constructor_and_calls_reject_bad_arguments(tokenizer):
         tokenizer.encode([["a"]], 4)
     with pytest.raises(ValueError, match=r"`ids` must be integer ids .* dtype=float32"):
         tokenizer.decode(np.zeros((1, 2), "float32"))
+
+
+COMPOUND_PARTS = ["Sonnen", "blumen", "feld", "haus", "wasser", "berg", "bahn", "schiff"]
+
+
+def _compounds(count, seed):
+    rng = np.random.default_rng(seed)
+    words = []
+    for _ in range(count):
+        chosen = rng.choice(len(COMPOUND_PARTS), size=rng.integers(2, 5), replace=False)
+        word = "".join(COMPOUND_PARTS[index] for index in chosen)
+        words.append(word[0].upper() + word[1:])
+    return words
+
+
+def test_rare_compounds_are_spelled_with_learned_subwords():
+    training = [f"das {word} ist da" for word in _compounds(400, seed=0)]
+    tokenizer = ReversibleTokenizer.train(training, vocabulary_size=400)
+    assert tokenizer.unknown_pieces == "subwords"
+    unseen = "das Schiffbergwasserfeld ist da"
+    assert unseen not in training
+    pieces = [tokenizer.vocabulary[i] for i in tokenizer.tokenize([unseen]).to_list()[0]]
+    assert "".join(pieces) == unseen
+    # Each part a token or two, not a token per character.
+    assert len(pieces) <= 10, pieces
+    assert {"wasser", "feld"} <= set(pieces), pieces
+    texts = [f"das {word} ist da" for word in _compounds(50, seed=1)]
+    assert _round_trip(tokenizer, texts) == texts
+
+
+def test_vocabulary_files_written_before_subwords_are_read_as_characters(tmp_path):
+    trained = ReversibleTokenizer.train(["ab ab ab", "abc abc"], 300)
+    assert " ab" in trained.vocabulary
+    # The file layout of earlier versions: the bare list of tokens.
+    (tmp_path / "vocabulary.json").write_text(json.dumps(trained.vocabulary))
+    loaded = ReversibleTokenizer.load(str(tmp_path))
+    assert loaded.unknown_pieces == "characters"
+    vocabulary = loaded.vocabulary
+    # " abd" is unknown: spelled by characters, where subwords make it " ab" + "d".
+    by_characters = [vocabulary.index(c) for c in " ab"] + [4 + ord("d")]
+    assert loaded.tokenize(["x abd"]).to_list()[0][1:] == by_characters
+    assert trained.tokenize(["x abd"]).to_list()[0][1:] == [vocabulary.index(" ab"), 4 + ord("d")]
+    loaded.save(str(tmp_path / "again"))
+    assert isinstance(json.loads((tmp_path / "again" / "vocabulary.json").read_text()), list)
+
+
+def test_save_and_load_keep_how_unknown_pieces_are_spelled(tmp_path):
+    tokenizer = ReversibleTokenizer.train(["ab ab ab", "abc abc"], 300)
+    tokenizer.save(str(tmp_path))
+    contents = json.loads((tmp_path / "vocabulary.json").read_text())
+    assert contents["unknown_pieces"] == "subwords"
+    loaded = ReversibleTokenizer.load(str(tmp_path))
+    assert loaded.unknown_pieces == "subwords" and loaded.vocabulary == tokenizer.vocabulary
+    (tmp_path / "vocabulary.json").write_text(json.dumps({"words": []}))
+    with pytest.raises(ValueError, match=r"a list of tokens or an object with 'tokens'"):
+        ReversibleTokenizer.load(str(tmp_path))
+    with pytest.raises(ValueError, match=r"`unknown_pieces` must be one of .* Received: unknown_pieces='bytes'"):
+        ReversibleTokenizer(tokenizer.vocabulary, unknown_pieces="bytes")
