@@ -48,6 +48,7 @@ from keras_attention.tasks.training_run import TrainingRun
 
 
 def main(argv=None):
+    """Trains a captioner from the command line `argv`, evaluates it and exports it."""
     args = cli.with_captioner_defaults(build_parser().parse_args(argv))
     run = TrainingRun(args)  # the run's folder claimed, precision and strategy set
 

@@ -53,6 +53,7 @@ from keras_attention.tasks.translation import training_data  # noqa: E402
 
 
 def main(argv=None):
+    """Trains a translator from the command line `argv`, evaluates it and exports it."""
     args = flags.parse_translation_arguments(argv, build_parser())
     run = TrainingRun(args)  # the run's folder claimed, precision and strategy set
 

@@ -65,6 +65,7 @@ from keras_attention.tasks.training_run import TrainingRun  # noqa: E402
 
 
 def main(argv=None):
+    """Trains an image classifier from the command line `argv`, evaluates it and exports it."""
     args = recipes.parse_vit_arguments(argv, build_parser())
     run = TrainingRun(args)  # the run's folder claimed, precision and strategy set
 

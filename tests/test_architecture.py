@@ -184,6 +184,31 @@ def test_examples_are_short():
     assert not long_ones, f"examples of 150 lines or more: {long_ones}"
 
 
+def _functions(root):
+    """`(path, function node, lines of code after its docstring)` of every function under root."""
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                has_docstring = ast.get_docstring(node) is not None and len(node.body) > 1
+                first = node.body[1 if has_docstring else 0].lineno
+                yield path, node, node.end_lineno - first + 1
+
+
+def test_long_functions_have_docstrings_and_very_long_ones_say_why():
+    """Over 30 lines: a docstring; over 80 lines of code: one that says why ("on purpose")."""
+    undocumented, unexplained = [], []
+    for root in (PACKAGE, ROOT / "examples"):
+        for path, node, code_lines in _functions(root):
+            docstring = ast.get_docstring(node) or ""
+            name = f"{path.relative_to(ROOT)}:{node.name}"
+            if node.end_lineno - node.lineno + 1 > 30 and not docstring:
+                undocumented.append(name)
+            if code_lines > 80 and "on purpose" not in docstring:
+                unexplained.append(f"{name} ({code_lines} lines)")
+    assert not undocumented, f"functions over 30 lines without a docstring: {undocumented}"
+    assert not unexplained, f"functions over 80 lines of code with no reason: {unexplained}"
+
+
 def test_the_command_line_of_every_family_imports_no_tensorflow():
     """`flags` modules are what `--help` loads: only the standard library and light modules."""
     heavy = {"tensorflow", "keras", "numpy", "keras_hub"}

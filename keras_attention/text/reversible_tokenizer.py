@@ -182,6 +182,7 @@ class ReversibleTokenizer(FixedLengthEncoder, tf.Module):
     word_continuation = "leading_space"
 
     def __init__(self, vocabulary, unknown_pieces="subwords"):
+        """Checks the vocabulary; makes the lookup table and the text of every id."""
         super().__init__(name="reversible_tokenizer")
         check_vocabulary(vocabulary)
         if unknown_pieces not in UNKNOWN_PIECES:
