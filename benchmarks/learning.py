@@ -6,6 +6,7 @@ Usage:
     python -m benchmarks.learning --quick            # tiny sizes, 1 epoch, one set per model
     python -m benchmarks.learning --only vit         # a family, model, data set or case name
     python -m benchmarks.learning --only captioning/transformer/glyph_digits
+    python -m benchmarks.learning --missing          # the cases not yet run (or failed)
 
 For every model (captioning: Show, Attend and Tell and Transformer; ViT;
 translation: Transformer and RNN) and each of its data sets (made by
@@ -800,6 +801,12 @@ def parse_args(argv):
         "the JSON file (after a change of the scores)",
     )
     parser.add_argument(
+        "--missing",
+        action="store_true",
+        help="of the selected cases, only those with no successful run in the JSON file "
+        "(to finish a long benchmark that stopped)",
+    )
+    parser.add_argument(
         "--timeout",
         type=float,
         default=None,
@@ -828,7 +835,15 @@ def main(argv=None):
                 _log(f"{case.name}: no successful run recorded in {results_path}; skipped")
                 continue
             records.append(run_case(case, output_dir, args.quick, timeout, previous=previous))
-    for case in [] if args.score_only else select_cases(args.only, args.quick):
+    selected = select_cases(args.only, args.quick)
+    if args.missing:
+        recorded = _previous_records(results_path)
+        selected = [
+            case
+            for case in selected
+            if case.name not in recorded or recorded[case.name].get("error")
+        ]
+    for case in [] if args.score_only else selected:
         if case.model == PEER_MODEL and case.data.name not in ours:
             # The peer trains for our ViT's epochs: run ours first when it was not selected.
             ours_case = Case(case.family, "ours", case.data)

@@ -4,6 +4,8 @@
 exports with TensorFlow alone; the models' training scripts use it.
 `SubwordEncoder` is keras-hub's WordPiece (its SavedModels need
 `import tensorflow_text` before loading, and it puts spaces around punctuation).
+`SentencePieceTokenizer` cuts text with a SentencePiece model and numbers the
+pieces with a vocabulary of its own, as pretrained Marian (opus-mt) translators do.
 
 >>> from keras_attention import text
 >>> tokenizer = text.ReversibleTokenizer.train(["hola, mundo"], 300)
@@ -22,6 +24,7 @@ _PUBLIC_NAMES = {
     "corpus_bleu": "scores",
     "corpus_chrf": "scores",
     "SubwordEncoder": "subword_encoder",
+    "SentencePieceTokenizer": "sentencepiece_tokenizer",
     "train_wordpiece_vocabulary": "wordpiece_vocabulary",
     "save_tokenizer": "tokenizer_files",
     "load_tokenizer": "tokenizer_files",

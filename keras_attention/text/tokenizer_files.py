@@ -4,7 +4,8 @@
 `tokenizer.json`, which names its class and special tokens;
 `load_tokenizer` reads such a folder back, and also a bare vocabulary
 folder written by `save` alone (`vocabulary.json`: a `ReversibleTokenizer`,
-`vocabulary.txt`: a `SubwordEncoder` with the default special tokens), as
+`vocabulary.txt`: a `SubwordEncoder` with the default special tokens;
+`sentencepiece_vocabulary.json`: a `SentencePieceTokenizer`), as
 the example scripts leave under `OUTPUT_DIR/vocabulary`.
 
 Example:
@@ -23,8 +24,10 @@ import json
 import os
 
 from keras_attention.text import reversible_tokenizer
+from keras_attention.text import sentencepiece_tokenizer
 from keras_attention.text import subword_encoder
 from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
+from keras_attention.text.sentencepiece_tokenizer import SentencePieceTokenizer
 from keras_attention.text.subword_encoder import SubwordEncoder
 
 TOKENIZER_FILE = "tokenizer.json"
@@ -32,6 +35,10 @@ TOKENIZER_FILE = "tokenizer.json"
 _KINDS = {
     "ReversibleTokenizer": (ReversibleTokenizer, reversible_tokenizer.VOCABULARY_FILENAME),
     "SubwordEncoder": (SubwordEncoder, subword_encoder.VOCABULARY_FILENAME),
+    "SentencePieceTokenizer": (
+        SentencePieceTokenizer,
+        sentencepiece_tokenizer.VOCABULARY_FILENAME,
+    ),
 }
 
 

@@ -13,7 +13,9 @@ from keras_attention.validation import check_position_window
 from keras_attention.validation import check_positive_int
 from keras_attention.validation import check_rank
 
-POSITION_MODES = ("learned", "sinusoidal")
+# "sinusoidal" interleaves sines and cosines (the paper's formula);
+# "sinusoidal_split" puts all sines first (tensor2tensor, fairseq, Marian).
+POSITION_MODES = ("learned", "sinusoidal", "sinusoidal_split")
 
 _BEYOND_LENGTH = (
     "The positions start_index .. start_index + length - 1 must be below "
@@ -31,6 +33,11 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
     the token embeddings by `sqrt(embedding_dim)` and uses sinusoids) and of
     BERT/GPT (learned positions, no scaling).
 
+    Called with `reverse=True` on features `(B, T, embedding_dim)`, it gives
+    logits over the tokens with the same table, `features @ table^T [+ bias]`
+    in float32: the output projection of a model that ties it to its input
+    embedding (Press and Wolf, https://arxiv.org/abs/1608.05859).
+
     Args:
         vocabulary_size: number of token ids.
         sequence_length: the longest sequence (plus `start_index`) accepted;
@@ -38,20 +45,26 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
         embedding_dim: width of the embeddings.
         mask_zero: whether id 0 is padding: the output then carries the
             Keras mask `ids != 0` for the layers that follow.
-        position: `"learned"` (a `PositionEmbedding` table) or
-            `"sinusoidal"` (a fixed `SinusoidalPositionEncoding`; then
-            `embedding_dim` must be even).
+        position: `"learned"` (a `PositionEmbedding` table),
+            `"sinusoidal"` (a fixed `SinusoidalPositionEncoding`, sines and
+            cosines interleaved) or `"sinusoidal_split"` (all sines, then all
+            cosines); sinusoids need an even `embedding_dim`.
         scale_embeddings: multiply the token embeddings by
             `sqrt(embedding_dim)` before adding the positions.
         embeddings_initializer: initializer of the token table and of the
             learned position table (cloned for each).
         max_wavelength: longest wavelength of the sinusoids.
+        output_bias: give the `reverse=True` logits a trainable bias per
+            token (zeros at first; Marian's `final_logits_bias`).
         **kwargs: base layer arguments (`name`, `dtype`, ...).
 
     Call arguments:
-        inputs: integer token ids `(B, T)`.
+        inputs: integer token ids `(B, T)`; with `reverse=True`, features
+            `(B, T, embedding_dim)`.
         start_index: position of the first token (int or scalar integer
             tensor), for decoding one token at a time with a cache.
+        reverse: project features to float32 token logits
+            `(B, T, vocabulary_size)` instead of embedding ids.
 
     Returns:
         `(B, T, embedding_dim)` in the compute dtype, with the Keras mask
@@ -84,6 +97,7 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
         scale_embeddings=False,
         embeddings_initializer="uniform",
         max_wavelength=10000,
+        output_bias=False,
         **kwargs,
     ):
         """Check the arguments and keep them; the embeddings are made in `build`."""
@@ -95,7 +109,7 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
             raise ValueError(
                 f"`position` must be one of {POSITION_MODES}. Received: position={position!r}"
             )
-        if position == "sinusoidal" and embedding_dim % 2:
+        if position != "learned" and embedding_dim % 2:
             raise ValueError(
                 "`embedding_dim` must be even for sinusoidal positions. "
                 f"Received: embedding_dim={embedding_dim}"
@@ -106,6 +120,8 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
         self.embedding_dim = embedding_dim
         check_bool("mask_zero", mask_zero)
         check_bool("scale_embeddings", scale_embeddings)
+        check_bool("output_bias", output_bias)
+        self.output_bias = output_bias
         self.mask_zero = mask_zero
         self.position = position
         self.scale_embeddings = scale_embeddings
@@ -134,9 +150,16 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
             )
         else:
             self.position_embedding = SinusoidalPositionEncoding(
-                self.max_wavelength, dtype=self.dtype_policy, name="position_embedding"
+                self.max_wavelength,
+                interleave=self.position == "sinusoidal",
+                dtype=self.dtype_policy,
+                name="position_embedding",
             )
         self.position_embedding.build(embedded_shape)
+        if self.output_bias:
+            self.logits_bias = self.add_weight(
+                shape=(self.vocabulary_size,), initializer="zeros", name="logits_bias"
+            )
 
     def _clone_initializer(self):
         return self.embeddings_initializer.__class__.from_config(
@@ -146,7 +169,9 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
     def _check_length(self, length, start_index):
         check_position_window(length, start_index, self.sequence_length, _BEYOND_LENGTH)
 
-    def call(self, inputs, start_index=0):
+    def call(self, inputs, start_index=0, reverse=False):
+        if reverse:
+            return self._token_logits(inputs)
         self._check_length(inputs.shape[1], start_index)
         tokens = self.token_embedding(inputs)  # (B, T, D)
         if self.scale_embeddings:
@@ -154,13 +179,28 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
         positions = self.position_embedding(tokens, start_index=start_index)  # (B, T, D)
         return tokens + positions
 
-    def compute_mask(self, inputs, mask=None):
-        if not self.mask_zero:
+    def _token_logits(self, features):
+        """float32 logits `(B, T, V)` of features `(B, T, D)` against the token table."""
+        table = ops.cast(self.token_embedding.embeddings, "float32")  # (V, D)
+        logits = ops.matmul(ops.cast(features, "float32"), ops.transpose(table))  # (B, T, V)
+        if self.output_bias:
+            logits = logits + ops.cast(self.logits_bias, "float32")
+        return logits
+
+    def compute_mask(self, inputs, mask=None, reverse=False):
+        if reverse or not self.mask_zero:
             return None
         return ops.not_equal(inputs, 0)
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape) + (self.embedding_dim,)
+
+    def compute_output_spec(self, inputs, start_index=0, reverse=False):
+        if reverse:  # features (B, T, D) -> float32 logits (B, T, V)
+            return keras.KerasTensor(
+                tuple(inputs.shape[:-1]) + (self.vocabulary_size,), dtype="float32"
+            )
+        return keras.KerasTensor(self.compute_output_shape(inputs.shape), dtype=self.compute_dtype)
 
     def get_config(self):
         config = super().get_config()
@@ -174,6 +214,7 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
                 "scale_embeddings": self.scale_embeddings,
                 "embeddings_initializer": keras.initializers.serialize(self.embeddings_initializer),
                 "max_wavelength": self.max_wavelength,
+                "output_bias": self.output_bias,
             }
         )
         return config

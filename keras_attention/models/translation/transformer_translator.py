@@ -10,6 +10,7 @@ import numpy as np
 from keras import ops
 
 from keras_attention.generation.decoding_protocol import MEMORY_MASK
+from keras_attention.layers.position.token_and_position_embedding import POSITION_MODES
 from keras_attention.layers.position.token_and_position_embedding import TokenAndPositionEmbedding
 from keras_attention.layers.transformer.transformer_decoder_block import TransformerDecoderBlock
 from keras_attention.layers.transformer.transformer_encoder_block import TransformerEncoderBlock
@@ -43,6 +44,12 @@ class TransformerTranslator(TextTranslationMixin, DefaultCompile, ConstructorCon
     every attention, so they do not change the logits. With `norm_first=True`
     the blocks are pre-norm and a final LayerNorm closes each stack.
 
+    The options that other Transformers of this shape use (Marian's opus-mt
+    models, read by `from_preset`): sinusoidal positions, token embeddings
+    scaled by `sqrt(hidden_dim)`, another MLP activation, and one embedding
+    table for both languages that is also the output projection
+    (`tie_embeddings`, with a bias per token).
+
     A functional model that decodes itself, as every translator
     (`TextTranslationMixin` says what they share).
 
@@ -62,6 +69,16 @@ class TransformerTranslator(TextTranslationMixin, DefaultCompile, ConstructorCon
             heads of grouped-query attention in every block (1: multi-query
             attention); it must divide `num_heads`. The decoding caches then
             hold `num_key_value_heads` heads instead of `num_heads`.
+        position_encoding: `"learned"` position tables, `"sinusoidal"`
+            (sines and cosines interleaved, the paper's formula) or
+            `"sinusoidal_split"` (all sines, then all cosines: Marian).
+        scale_embeddings: multiply the token embeddings by `sqrt(hidden_dim)`.
+        activation: the activation of the blocks' MLPs (`"relu"`, `"gelu"`,
+            `"silu"` / `"swish"`, ...).
+        tie_embeddings: one token table for the source, the target and the
+            output projection (`logits = y @ table^T + bias`); the two
+            vocabularies must then be one (equal sizes), and the source and
+            target share their position encoding too.
         **kwargs: `keras.Model` arguments (`name`, `trainable`).
 
     Call arguments:
@@ -97,6 +114,10 @@ class TransformerTranslator(TextTranslationMixin, DefaultCompile, ConstructorCon
         dropout=0.1,
         norm_first=False,
         num_key_value_heads=None,
+        position_encoding="learned",
+        scale_embeddings=False,
+        activation="relu",
+        tie_embeddings=False,
         **kwargs,
     ):
         """Checks the arguments; makes the layers, wiring each as it is made, into the graph."""
@@ -107,6 +128,20 @@ class TransformerTranslator(TextTranslationMixin, DefaultCompile, ConstructorCon
         check_positive_int("intermediate_dim", intermediate_dim)
         check_heads_divide_width(hidden_dim, num_heads)
         check_bool("norm_first", norm_first)
+        check_bool("scale_embeddings", scale_embeddings)
+        check_bool("tie_embeddings", tie_embeddings)
+        if position_encoding not in POSITION_MODES:
+            raise ValueError(
+                f"`position_encoding` must be one of {POSITION_MODES}. "
+                f"Received: position_encoding={position_encoding!r}"
+            )
+        if tie_embeddings and source_vocabulary_size != target_vocabulary_size:
+            raise ValueError(
+                "`tie_embeddings=True` needs one vocabulary for both languages: "
+                "`source_vocabulary_size` must equal `target_vocabulary_size`. Received: "
+                f"source_vocabulary_size={source_vocabulary_size}, "
+                f"target_vocabulary_size={target_vocabulary_size}"
+            )
         kwargs.setdefault("name", "transformer_translator")
 
         # === Layers, wired as they are made ===
@@ -124,9 +159,21 @@ class TransformerTranslator(TextTranslationMixin, DefaultCompile, ConstructorCon
             "dropout": dropout,
             "norm_first": norm_first,
             "num_key_value_heads": num_key_value_heads,
+            "activation": activation,
         }
-        sizes = (source_vocabulary_size, max_source_length, hidden_dim)
-        embedding = TokenAndPositionEmbedding(*sizes, name="source_embedding")
+        embedding_options = {"position": position_encoding, "scale_embeddings": scale_embeddings}
+        if tie_embeddings:
+            # One table for both sides and the output: as long as the longer side.
+            sizes = (source_vocabulary_size, max(max_source_length, max_target_length), hidden_dim)
+            shared = TokenAndPositionEmbedding(
+                *sizes, output_bias=True, name="shared_embedding", **embedding_options
+            )
+        else:
+            sizes = (source_vocabulary_size, max_source_length, hidden_dim)
+            shared = None
+        embedding = shared or TokenAndPositionEmbedding(
+            *sizes, name="source_embedding", **embedding_options
+        )
         x = self._embed_with_dropout("source", embedding, source, dropout)  # (B, S, D)
         # Both stacks: `num_layers` blocks of the same sizes.
         stack = functools.partial(_block_stack, num_layers, block_arguments)
@@ -134,7 +181,9 @@ class TransformerTranslator(TextTranslationMixin, DefaultCompile, ConstructorCon
             "encoder", TransformerEncoderBlock, x, padding_mask=source_mask
         )
         sizes = (target_vocabulary_size, max_target_length, hidden_dim)
-        embedding = TokenAndPositionEmbedding(*sizes, name="target_embedding")
+        embedding = shared or TokenAndPositionEmbedding(
+            *sizes, name="target_embedding", **embedding_options
+        )
         y = self._embed_with_dropout("target", embedding, target, dropout)  # (B, T, D)
         self.decoder_blocks, self.decoder_final_norm, y = stack(
             "decoder",
@@ -144,10 +193,43 @@ class TransformerTranslator(TextTranslationMixin, DefaultCompile, ConstructorCon
             padding_mask=target_mask,
             context_padding_mask=source_mask,
         )
-        logits = self._logits(y, target_vocabulary_size)  # (B, T, V)
+        if tie_embeddings:
+            self.shared_embedding = shared
+            logits = shared(y, reverse=True)  # (B, T, V) float32
+        else:
+            logits = self._logits(y, target_vocabulary_size)  # (B, T, V)
         super().__init__(inputs={"source": source, "target": target}, outputs=logits, **kwargs)
 
         self.keep_config(locals())
+
+    @classmethod
+    def from_preset(cls, preset, **kwargs):
+        """A translator from a pretrained Marian (opus-mt) checkpoint folder, keras-hub's way.
+
+        `preset` is a Hugging Face `MarianMTModel` folder as `save_pretrained`
+        writes it (`config.json`, `model.safetensors` or `pytorch_model.bin`,
+        and the tokenizer's `source.spm`, `target.spm`, `vocab.json`): the
+        architecture, the weights and, where the folder has them, the
+        tokenizers (`marian_checkpoints.translator_from_marian`), read without
+        transformers or torch.
+
+        Args:
+            preset: the checkpoint folder.
+            **kwargs: more `TransformerTranslator` arguments (`dropout`,
+                `max_source_length`, `max_target_length`, `name`).
+
+        Returns:
+            a `TransformerTranslator`; `generate(["..."])` translates.
+        """
+        from keras_attention.models.checkpoint_folders import checkpoint_kind
+        from keras_attention.models.translation.marian_checkpoints import translator_from_marian
+
+        if checkpoint_kind(preset) != "huggingface":
+            raise ValueError(
+                "`preset` must be a Hugging Face Marian (opus-mt) checkpoint folder. "
+                f"Received: preset={preset!r}, a keras-hub preset"
+            )
+        return translator_from_marian(preset, **kwargs)
 
     # === Decoding protocol (keras_attention.generation) ===
 
@@ -275,7 +357,10 @@ class TransformerTranslator(TextTranslationMixin, DefaultCompile, ConstructorCon
         )
         if self.decoder_final_norm is not None:
             y = self.decoder_final_norm(y)
-        logits = self.logits_layer(y)[:, 0]  # (B, 1, V) -> (B, V)
+        if self.tie_embeddings:
+            logits = self.shared_embedding(y, reverse=True)[:, 0]  # (B, 1, V) -> (B, V)
+        else:
+            logits = self.logits_layer(y)[:, 0]  # (B, 1, V) -> (B, V)
         return logits, new_cache, attention
 
 
