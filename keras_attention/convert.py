@@ -2,11 +2,14 @@
 
 Reads a Hugging Face checkpoint folder (as `save_pretrained` writes it) into
 the library's model and writes its TensorFlow SavedModel: see
-`keras_attention.tasks.checkpoint_export`. Image classifiers are converted:
-Hugging Face `ViTForImageClassification` and `SwinForImageClassification`,
-and keras-hub ViT presets.
+`keras_attention.tasks.checkpoint_export`. Converted: image classifiers
+(Hugging Face `ViTForImageClassification` and `SwinForImageClassification`,
+keras-hub ViT presets: pixels in, `probabilities` and `labels` out) and
+translators (Hugging Face `MarianMTModel`, opus-mt, with its tokenizer files:
+strings in, `translation` out; load it after `import tensorflow_text`).
 
     python -m keras_attention.convert ~/checkpoints/vit-base-patch16-224 --export served/vit
+    python -m keras_attention.convert ~/checkpoints/opus-mt-en-de --export served/en-de --beam-width 4
 """
 
 import os
@@ -24,14 +27,16 @@ def build_parser():
         "python -m keras_attention.convert",
         __doc__,
         "checkpoint",
-        "a Hugging Face checkpoint folder or a keras-hub ViT preset folder",
+        "a Hugging Face checkpoint folder (ViT, Swin, Marian) or a keras-hub ViT preset folder",
         "",
     )
     parser.add_argument(
         "--beam-width", type=positive_int, help="translators: 1 for greedy search (default)"
     )
     parser.add_argument(
-        "--max-length", type=positive_int, help="translators: the longest translation in tokens"
+        "--max-length",
+        type=positive_int,
+        help="translators: the longest source and translation in pieces (default: 128)",
     )
     return parser
 

@@ -6,7 +6,10 @@ library's model and writes the serving model the training scripts' `--export`
 writes: for an image classifier (ViT, Swin), pixels 0..255 of any size
 `(B, H, W, 3)` (also uint8, and encoded image bytes) in, resized and
 normalised as the checkpoint's `preprocessor_config.json` says,
-`probabilities` and `labels` (its `id2label`) out.
+`probabilities` and `labels` (its `id2label`) out; for a Marian (opus-mt)
+translator, strings in, `translation` out, with its SentencePiece tokenizers
+and the XLA-compiled search inside (loading it needs `import tensorflow_text`
+first; TensorFlow Serving has the op built in).
 
     python -m keras_attention.convert ~/checkpoints/vit-base-patch16-224 --export served/vit
 """
@@ -19,27 +22,27 @@ from keras_attention.models.checkpoint_folders import checkpoint_kind
 from keras_attention.models.checkpoint_folders import read_json
 from keras_attention.training.run_folder import check_export_path
 
-# Hugging Face `model_type`s converted (and "keras_hub" for a keras-hub preset): the
-# model class that reads them, and what they become.
+# Hugging Face `model_type`s converted (and "keras_hub" for a keras-hub preset): what they become.
 CONVERTED_MODEL_TYPES = {
-    "vit": ("VisionTransformer", "an image classifier (VisionTransformer)"),
-    "swin": ("SwinTransformer", "an image classifier (SwinTransformer)"),
-    "keras_hub": (
-        "VisionTransformer",
-        "an image classifier (VisionTransformer, from a keras-hub ViT preset)",
-    ),
+    "vit": "an image classifier (VisionTransformer)",
+    "swin": "an image classifier (SwinTransformer)",
+    "keras_hub": "an image classifier (VisionTransformer, from a keras-hub ViT preset)",
+    "marian": "a translator (TransformerTranslator, from a Marian checkpoint)",
 }
+# Translations read and written by default, in pieces (Marian's models take 512).
+DEFAULT_MAX_LENGTH = 128
 
 
 def export_checkpoint(checkpoint, export_path, *, beam_width=None, max_length=None, say=print):
     """Writes the SavedModel of the checkpoint folder `checkpoint` to `export_path`.
 
     Args:
-        checkpoint: a Hugging Face checkpoint folder.
+        checkpoint: a Hugging Face checkpoint folder, or a keras-hub ViT preset folder.
         export_path: the folder to write: absent, empty or an earlier export
             of this library (replaced whole).
-        beam_width, max_length: search settings of translators; None for
-            image classifiers.
+        beam_width: a translator's search: 1 (greedy, the default) or the beams.
+        max_length: a translator's longest translation, and longest source,
+            in pieces (default `DEFAULT_MAX_LENGTH`, at most the model's).
         say: where the one line per stage goes.
 
     Returns:
@@ -51,10 +54,6 @@ def export_checkpoint(checkpoint, export_path, *, beam_width=None, max_length=No
         RunFolderError: `export_path` cannot be used.
     """
     from keras_attention.backend_support import require_tensorflow_backend
-    from keras_attention.models.vision.swin_transformer import SwinTransformer
-    from keras_attention.models.vision.vision_transformer import VisionTransformer
-    from keras_attention.serving.image_classifier_export import export_image_classifier
-    from keras_attention.training.run_setup import export_folder
 
     require_tensorflow_backend("Converting a checkpoint")
     export_path = os.path.abspath(os.path.expanduser(export_path))
@@ -66,19 +65,38 @@ def export_checkpoint(checkpoint, export_path, *, beam_width=None, max_length=No
     if model_type not in CONVERTED_MODEL_TYPES:
         raise ValueError(
             "`checkpoint` must be a keras-hub ViT preset or a Hugging Face folder of a "
-            "model_type converted here (swin, vit). Received: "
-            f"{model_type!r} in {checkpoint!r}"
+            f"model_type converted here ({', '.join(sorted(set(CONVERTED_MODEL_TYPES) - {'keras_hub'}))}). "
+            f"Received: {model_type!r} in {checkpoint!r}"
         )
-    class_name, description = CONVERTED_MODEL_TYPES[model_type]
-    for name, value in (("beam_width", beam_width), ("max_length", max_length)):
-        if value is not None:
-            raise ValueError(
-                f"`{name}` sets a translator's search; {checkpoint!r} holds "
-                f"{description}. Received: {name}={value!r}"
-            )
+    description = CONVERTED_MODEL_TYPES[model_type]
+    if model_type == "marian":
+        write = _translator_writer(checkpoint, description, beam_width, max_length, say)
+    else:
+        for name, value in (("beam_width", beam_width), ("max_length", max_length)):
+            if value is not None:
+                raise ValueError(
+                    f"`{name}` sets a translator's search; {checkpoint!r} holds "
+                    f"{description}. Received: {name}={value!r}"
+                )
+        write = _image_classifier_writer(checkpoint, model_type, description, say)
+    from keras_attention.training.run_setup import export_folder
+
+    say(f"writing the SavedModel to {export_path} ...")
+    start = time.time()
+    export_folder(export_path, write)
+    say(f"SavedModel written to {export_path} in {time.time() - start:.0f} s")
+    return export_path
+
+
+def _image_classifier_writer(checkpoint, model_type, description, say):
+    """Reads the image classifier; returns `write(folder)`, its SavedModel writer."""
+    from keras_attention.models.vision.swin_transformer import SwinTransformer
+    from keras_attention.models.vision.vision_transformer import VisionTransformer
+    from keras_attention.serving.image_classifier_export import export_image_classifier
+
     say(f"reading {checkpoint} ...")
-    model_class = {"VisionTransformer": VisionTransformer, "SwinTransformer": SwinTransformer}
-    model = model_class[class_name].from_preset(checkpoint)
+    model_class = SwinTransformer if model_type == "swin" else VisionTransformer
+    model = model_class.from_preset(checkpoint)
     height, width = model.image_size
     # A checkpoint without names (a keras-hub preset) answers its class indices as labels.
     class_names = model.class_names or [str(index) for index in range(model.num_classes)]
@@ -87,8 +105,30 @@ def export_checkpoint(checkpoint, export_path, *, beam_width=None, max_length=No
         f"{description}: {model.count_params():,} weights, "
         f"{height}x{width} input, {len(class_names)} {named} classes"
     )
-    say(f"writing the SavedModel to {export_path} ...")
-    start = time.time()
-    export_folder(export_path, lambda folder: export_image_classifier(model, folder, class_names))
-    say(f"SavedModel written to {export_path} in {time.time() - start:.0f} s")
-    return export_path
+    return lambda folder: export_image_classifier(model, folder, class_names)
+
+
+def _translator_writer(checkpoint, description, beam_width, max_length, say):
+    """Reads the translator and its tokenizers; returns `write(folder)`, its SavedModel writer."""
+    from keras_attention.models.translation.marian_checkpoints import has_marian_tokenizers
+    from keras_attention.models.translation.transformer_translator import TransformerTranslator
+    from keras_attention.serving.translator_export import export_translator
+
+    if not has_marian_tokenizers(checkpoint):
+        raise ValueError(
+            f"`checkpoint` must hold the translator's tokenizer (source.spm, target.spm, "
+            f"vocab.json) to serve strings. Received: {checkpoint!r}, which lacks them"
+        )
+    say(f"reading {checkpoint} ...")
+    model = TransformerTranslator.from_preset(checkpoint)
+    length = min(max_length or DEFAULT_MAX_LENGTH, model.max_target_length)
+    beam_width = beam_width or 1
+    search = "greedy search" if beam_width == 1 else f"beam search ({beam_width} beams)"
+    say(
+        f"{description}: {model.count_params():,} weights, {model.vocabulary_size:,} tokens; "
+        f"sources and translations of up to {length} pieces, {search}"
+    )
+    source, target = model.tokenizers["source"], model.tokenizers["target"]
+    return lambda folder: export_translator(
+        model, folder, source, target, length, length, beam_width
+    )

@@ -5,8 +5,8 @@ language (`source.spm`, `target.spm`) and numbers the pieces with one joint
 vocabulary (`vocab.json`) that is not the SentencePiece models' own
 numbering. `SentencePieceTokenizer` does the same in TensorFlow ops: the
 SentencePiece op of tensorflow-text (installed with keras-hub) cuts the
-text, a lookup table numbers the pieces, and decoding turns the pieces back
-into text with the same SentencePiece model. Its graph traces into
+text, a lookup table numbers the pieces, and decoding joins the pieces of
+the ids back into text. Its graph traces into
 `tf.data` and SavedModel signatures; loading such a SavedModel needs
 `import tensorflow_text` first (TensorFlow Serving has the op built in).
 """
@@ -158,12 +158,10 @@ class SentencePieceTokenizer(FixedLengthEncoder, tf.Module):
         in_range = (batch >= 0) & (batch < self.vocabulary_size)
         safe = tf.where(in_range, batch, 0)  # (B, T)
         keep = in_range & ~from_end_on(batch, self.end_id) & ~tf.gather(self._is_special, safe)
-        pieces = tf.ragged.boolean_mask(tf.gather(self._pieces, safe), keep)  # (B, None)
-        piece_ids = pieces.with_flat_values(
-            self._sentencepiece.string_to_id(pieces.flat_values)
-        )  # (B, None) the SentencePiece model's own ids
-        text = self._sentencepiece.detokenize(piece_ids)  # (B,)
-        # As transformers does after SentencePiece: marks left by unknown pieces are spaces.
+        pieces = tf.where(keep, tf.gather(self._pieces, safe), "")  # (B, T)
+        # SentencePiece's decoding of pieces, as transformers calls it: the pieces
+        # joined, each word-start mark a space, the ends trimmed.
+        text = tf.strings.reduce_join(pieces, axis=1)  # (B,)
         text = tf.strings.strip(tf.strings.regex_replace(text, _WORD_START, " "))
         return text[0] if single else text
 
