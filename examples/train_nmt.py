@@ -22,6 +22,8 @@ that maps strings to translations and attention weights.
         --max-length 40 --epochs 20 --export runs/nmt/served
     python examples/train_nmt.py --dataset ted_hrlr_translate/pt_to_en --max-length 64 \\
         --vocabulary-size 8000 --hidden-dim 256 --num-layers 4 --epochs 20 --strategy mirrored
+    python examples/train_nmt.py --init-from ~/checkpoints/opus-mt-en-de \\
+        --dataset parallel:~/multi30k --source-lang en --target-lang de --epochs 2
 """
 
 import os
@@ -87,7 +89,7 @@ def main(argv=None):
 
     # Drawings: word alignments of a few sentences, and every attention map on one page.
     shown = max(args.plots, args.samples)
-    alignments = figures.word_alignments(outputs, shown)
+    alignments = figures.word_alignments(outputs, shown, encoders[1])
     plots = figures.draw_alignments(alignments[: args.plots], args.output_dir)
     if plots:
         print("alignment plots:", ", ".join(plots))
@@ -95,7 +97,7 @@ def main(argv=None):
     if args.html and sources:
         lengths = dict(max_source_length=args.max_length, max_target_length=args.max_length)
         examples = model.attention_examples(sources[:shown], *encoders, **lengths)
-        if figures.write_word_translation_explorer(page, examples):
+        if figures.write_word_translation_explorer(page, examples, tokenizer=encoders[1]):
             print(f"attention explorer written to {page}")
 
     metrics = run.metrics(model=args.model, dataset=args.dataset, split=data.held_out, **scores)

@@ -73,7 +73,7 @@ class SentencePieceTokenizer(FixedLengthEncoder, tf.Module):
     """
 
     # How a piece marks the start of a word (`keras_attention.text.word_pieces`).
-    word_continuation = "leading_space"
+    word_continuation = "sentencepiece"
 
     def __init__(self, model_proto, vocabulary, *, start_id, end_id, unknown_id, always_add_end=False):
         """Checks the arguments; makes the SentencePiece op and the lookup tables."""
@@ -121,6 +121,12 @@ class SentencePieceTokenizer(FixedLengthEncoder, tf.Module):
     end_id = property(lambda self: self._end_id, doc="Id of the end token.")
     unknown_id = property(lambda self: self._unknown_id, doc="Id of pieces the vocabulary lacks.")
     always_add_end = property(lambda self: self._always_add_end, doc="Whether every encoding ends.")
+
+    @property
+    def special_pieces(self):
+        """The pieces of the padding, start, end and unknown ids (words of their own in plots)."""
+        ids = (0, self._start_id, self._end_id, self._unknown_id)
+        return tuple(self._vocabulary[index] for index in ids)
 
     def tokenize(self, strings):
         """Ids of each string, unpadded, without the start and end tokens.

@@ -3,7 +3,8 @@
 import numpy as np
 
 # Token rules: how a piece says it continues the word before it.
-CONTINUATIONS = ("leading_space", "wordpiece")
+CONTINUATIONS = ("leading_space", "wordpiece", "sentencepiece")
+SENTENCEPIECE_WORD_START = "\u2581"
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[START]", "[END]")
 
 
@@ -23,7 +24,7 @@ def as_pieces(pieces, argument):
 def group_pieces(pieces, continuation="leading_space", special_tokens=SPECIAL_TOKENS):
     """Groups subword pieces into whole words.
 
-    Two rules, one per tokenizer family:
+    Three rules, one per tokenizer family:
 
     - "leading_space" (`ka.text.ReversibleTokenizer`, byte-level BPE): a
       piece that begins with whitespace starts a new word; any other piece
@@ -34,13 +35,17 @@ def group_pieces(pieces, continuation="leading_space", special_tokens=SPECIAL_TO
       with "##" continues the word before it (the "##" is dropped); every
       other piece starts a new word: ["play", "##ing", "now"] gives
       "playing" and "now".
+    - "sentencepiece" (SentencePiece, `ka.text.SentencePieceTokenizer`): a
+      piece that begins with "\u2581" starts a new word (the mark is
+      dropped); any other piece continues the word before it:
+      ["\u2581play", "ing", "\u2581now"] gives "playing" and "now".
 
     Under both rules the first piece starts a word, and a piece listed in
     `special_tokens` ("[START]", "[END]", ...) is always a word of its own.
 
     Args:
         pieces: sequence of N pieces (str or UTF-8 bytes).
-        continuation: "leading_space" or "wordpiece".
+        continuation: "leading_space", "wordpiece" or "sentencepiece".
         special_tokens: pieces that are words by themselves.
 
     Returns:
@@ -68,6 +73,9 @@ def group_pieces(pieces, continuation="leading_space", special_tokens=SPECIAL_TO
         if continuation == "leading_space":
             continues = not piece[:1].isspace()
             text = piece
+        elif continuation == "sentencepiece":
+            continues = not piece.startswith(SENTENCEPIECE_WORD_START)
+            text = piece if continues else piece[1:]
         else:
             continues = piece.startswith("##")
             text = piece[2:] if continues else piece

@@ -4,6 +4,7 @@ Vaswani et al., "Attention Is All You Need" (https://arxiv.org/abs/1706.03762).
 """
 
 import functools
+import os
 
 import keras
 import numpy as np
@@ -224,6 +225,7 @@ class TransformerTranslator(TextTranslationMixin, DefaultCompile, ConstructorCon
         from keras_attention.models.checkpoint_folders import checkpoint_kind
         from keras_attention.models.translation.marian_checkpoints import translator_from_marian
 
+        preset = os.path.expanduser(preset)
         if checkpoint_kind(preset) != "huggingface":
             raise ValueError(
                 "`preset` must be a Hugging Face Marian (opus-mt) checkpoint folder. "

@@ -22,11 +22,20 @@ Example:
 
 import os
 
+from keras_attention.text.word_pieces import SPECIAL_TOKENS
 from keras_attention.visualization.alignment import plot_alignment
 from keras_attention.visualization.explorer.translation import write_translation_explorer
 from keras_attention.visualization.explorer.words import whole_word_example
 from keras_attention.visualization.explorer.words import words_and_attention
 from keras_attention.visualization.figures import save_figure
+
+
+def word_rules(tokenizer):
+    """`{"continuation", "special_tokens"}`: how `tokenizer`'s pieces make words (see `group_pieces`)."""
+    return {
+        "continuation": getattr(tokenizer, "word_continuation", "leading_space"),
+        "special_tokens": getattr(tokenizer, "special_pieces", SPECIAL_TOKENS),
+    }
 
 
 def _pieces(row):
@@ -35,7 +44,7 @@ def _pieces(row):
     return [piece for piece in pieces if piece]
 
 
-def word_alignments(outputs, count):
+def word_alignments(outputs, count, tokenizer=None):
     """Whole words and word-to-word attention of the first `count` translations.
 
     A sentence with nothing to align (an empty source or translation) is
@@ -47,6 +56,8 @@ def word_alignments(outputs, count):
             "translation_tokens" `(B, T)` bytes ("" for padding), and
             "attention" `(B, T, S)`.
         count: the most sentences to align.
+        tokenizer: the translator's tokenizer, whose rule joins pieces into
+            words (`word_rules`); None: `ReversibleTokenizer`'s.
 
     Returns:
         list of `(index, source_words, target_words, weights)`, `weights` a
@@ -60,7 +71,9 @@ def word_alignments(outputs, count):
             print(f"  no alignment for held-out sentence {index}: nothing to align")
             continue
         weights = outputs["attention"][index, : len(target), : len(source)]  # (T, S)
-        alignments.append((index, *words_and_attention(source, target, weights)))
+        alignments.append(
+            (index, *words_and_attention(source, target, weights, **word_rules(tokenizer)))
+        )
     return alignments
 
 
@@ -81,7 +94,9 @@ def draw_alignments(alignments, output_dir):
     return paths
 
 
-def write_word_translation_explorer(path, examples, title="Translation attention"):
+def write_word_translation_explorer(
+    path, examples, title="Translation attention", tokenizer=None
+):
     """Writes the examples with a source and a translation, over whole words, as one page.
 
     Args:
@@ -89,6 +104,7 @@ def write_word_translation_explorer(path, examples, title="Translation attention
         examples: list of dicts as a translator's `attention_examples` gives
             them (pieces and attention maps), one per held-out sentence.
         title: the page's title.
+        tokenizer: the translator's tokenizer, as for `word_alignments`.
 
     Returns:
         `path`, or None where no example had both a source and a translation
@@ -110,7 +126,7 @@ def write_word_translation_explorer(path, examples, title="Translation attention
     True
     """
     pages = [
-        {**whole_word_example(example), "name": f"held-out sentence {index}"}
+        {**whole_word_example(example, **word_rules(tokenizer)), "name": f"held-out sentence {index}"}
         for index, example in enumerate(examples)
         if example["source_tokens"] and example["target_tokens"]
     ]

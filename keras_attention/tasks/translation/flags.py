@@ -35,6 +35,11 @@ TRANSLATION_DATASET_FORMATS = (
     "skipped with a warning naming them, or stop the run with --strict; ~ and $VARIABLES "
     "are expanded"
 )
+# --init-from: the peak learning rate where none is given (transformers' Trainer's default:
+# a pretrained model is fine-tuned, not trained afresh).
+FINE_TUNING_LEARNING_RATE = 5e-5
+# The flags of the architecture, which a checkpoint brings.
+ARCHITECTURE_FLAGS = ("hidden_dim", "num_layers", "num_heads", "num_key_value_heads")
 # The sources that take --source-lang, --target-lang (and, parallel: only, --test-prefix).
 LANGUAGE_SOURCES = ("parallel:", "hf:")
 
@@ -97,6 +102,15 @@ def _add_model_flags(add):
         type=cli.positive_int,
         help="Transformer key/value heads for grouped-query attention, dividing --num-heads "
         "(1: multi-query; default: one per attention head)",
+    )
+    add(
+        "--init-from",
+        metavar="CHECKPOINT",
+        help="start from a pretrained Marian (opus-mt) translator instead of random weights: "
+        "a Hugging Face MarianMTModel folder with its tokenizer files (source.spm, target.spm, "
+        "vocab.json), as save_pretrained writes them; its architecture and tokenizers are kept "
+        "(no vocabulary is learned, --vocabulary-size is not used), and the learning rate "
+        f"defaults to {FINE_TUNING_LEARNING_RATE:g}",
     )
     add("--cell", choices=("gru", "lstm"), default="gru", help="RNN cell of the rnn model")
     add(
@@ -169,4 +183,25 @@ def parse_translation_arguments(argv=None, parser=None):
             "--source-lang, --target-lang and --test-prefix apply to parallel: and hf: data "
             f"sets. Received: --dataset {args.dataset}"
         )
+    if args.init_from:
+        _check_fine_tuning_flags(parser, args)
     return cli.with_model_defaults(args, TRANSLATION_MODEL_DEFAULTS)
+
+
+def _check_fine_tuning_flags(parser, args):
+    """`--init-from`: a Transformer whose architecture is the checkpoint's; a smaller learning rate."""
+    if args.model != "transformer":
+        parser.error(
+            f"--init-from starts from a pretrained Transformer: leave --model out. "
+            f"Received: --model {args.model}"
+        )
+    for name in ARCHITECTURE_FLAGS:
+        if getattr(args, name) != parser.get_default(name):
+            flag = "--" + name.replace("_", "-")
+            parser.error(
+                f"{flag} {getattr(args, name)}: --init-from keeps the checkpoint's architecture; "
+                f"leave {flag} out"
+            )
+    args.init_from = cli.expand_path(args.init_from)
+    if args.learning_rate is None:
+        args.learning_rate = FINE_TUNING_LEARNING_RATE

@@ -20,6 +20,7 @@ import keras
 from keras_attention.losses.masked_cross_entropy import masked_sparse_categorical_crossentropy
 from keras_attention.metrics.masked_accuracy import MaskedSparseCategoricalAccuracy
 from keras_attention.models.translation.rnn_attention_translator import rnn_attention_translator
+from keras_attention.models.translation.transformer_translator import TransformerTranslator
 from keras_attention.models.translation.transformer_translator import transformer_translator
 from keras_attention.serving.translator_export import export_translator
 from keras_attention.tasks.learning_rate_schedule import warmup_cosine_decay
@@ -39,8 +40,12 @@ def translator_from_arguments(args, source_vocabulary_size, target_vocabulary_si
         source_vocabulary_size, target_vocabulary_size: the vocabularies' sizes.
 
     Returns:
-        a `TransformerTranslator` or `RNNAttentionTranslator`.
+        a `TransformerTranslator` or `RNNAttentionTranslator`; with
+        `args.init_from`, the checkpoint's `TransformerTranslator`.
     """
+    if getattr(args, "init_from", None):
+        print(f"starting from {args.init_from}")
+        return TransformerTranslator.from_preset(args.init_from, dropout=args.dropout)
     if args.model == "transformer":
         return transformer_translator(
             source_vocabulary_size=source_vocabulary_size,

@@ -104,6 +104,33 @@ def train_translation_vocabularies(train_pairs, vocabulary_size, output_dir):
     return tuple(encoders)
 
 
+def checkpoint_tokenizers(checkpoint, output_dir):
+    """`--init-from`: the checkpoint's tokenizers, saved under `output_dir/vocabulary` too.
+
+    Args:
+        checkpoint: a Marian checkpoint folder with its tokenizer files.
+        output_dir: the run's folder; the tokenizers go to `vocabulary/source`
+            and `vocabulary/target` in it, as a learned vocabulary would.
+
+    Returns:
+        `(source_encoder, target_encoder)`, two `SentencePieceTokenizer`.
+
+    Raises:
+        SystemExit: the folder is not a Marian checkpoint with its tokenizer (one line).
+    """
+    from keras_attention.models.translation.marian_checkpoints import marian_tokenizers
+    from keras_attention.text.tokenizer_files import save_tokenizer
+
+    try:
+        encoders = marian_tokenizers(checkpoint)
+    except ValueError as error:
+        raise SystemExit(f"--init-from {checkpoint}: {error}") from None
+    for name, encoder in zip(("source", "target"), encoders):
+        save_tokenizer(encoder, os.path.join(output_dir, "vocabulary", name))
+    print(f"tokenizers of {checkpoint}: {encoders[0].vocabulary_size} tokens, kept")
+    return encoders
+
+
 def translation_token_statistics(train_pairs, source_encoder, target_encoder):
     """Longest source and target in tokens, and the unigram loss of the target tokens.
 
@@ -234,9 +261,12 @@ def prepare_translation_data(splits, args):
     >>> data.split_sizes, data.summary_lines()[0]
     ({'train': 180, 'validation': 10, 'test': 10}, 'data: built-in English -> Spanish corpus: ...')
     """
-    source_encoder, target_encoder = train_translation_vocabularies(
-        splits["train"], args.vocabulary_size, args.output_dir
-    )
+    if getattr(args, "init_from", None):
+        source_encoder, target_encoder = checkpoint_tokenizers(args.init_from, args.output_dir)
+    else:
+        source_encoder, target_encoder = train_translation_vocabularies(
+            splits["train"], args.vocabulary_size, args.output_dir
+        )
     longest_source, longest_target, unigram_loss = translation_token_statistics(
         splits["train"], source_encoder, target_encoder
     )

@@ -33,7 +33,7 @@ def words_and_attention(
         source_pieces: the S source pieces (str or bytes), the last axis.
         target_pieces: the T target pieces, the second-to-last axis.
         attention: (..., T, S) weights, e.g. (layers, heads, T, S).
-        continuation: "leading_space" or "wordpiece".
+        continuation: "leading_space", "wordpiece" or "sentencepiece".
         special_tokens: pieces that are always words of their own.
 
     Returns:
