@@ -7,6 +7,7 @@ of Dosovitskiy et al. 2021 in NumPy, on those weights.
 """
 
 import json
+import pathlib
 
 import numpy as np
 from safetensors.numpy import save_file
@@ -129,3 +130,107 @@ def write_vit_checkpoint(folder, mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5)):
 
 def random_pixels(batch=2):
     return np.random.default_rng(1).uniform(0, 255, (batch, SIDE, SIDE, 3)).astype("float32")
+
+
+# --- Swin: a folder in the Hugging Face layout, written from a model of ours ---
+
+SWIN_CONFIG = dict(
+    image_size=32, patch_size=4, embed_dim=8, depths=[2, 2], num_heads=[2, 4], window_size=4
+)
+SWIN_MEAN, SWIN_STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
+
+
+def write_swin_preprocessor(folder):
+    """`preprocessor_config.json`: ImageNet's mean and std, 32x32 images."""
+    processor = {
+        "image_mean": list(SWIN_MEAN),
+        "image_std": list(SWIN_STD),
+        "size": {"height": 32, "width": 32},
+    }
+    (folder / "preprocessor_config.json").write_text(json.dumps(processor))
+
+
+def _swin_huggingface_layout(model):
+    """Our model's weights under the Hugging Face names and layouts."""
+    w = {weight.path: np.asarray(weight) for weight in model.weights}
+    out = {
+        "swin.embeddings.patch_embeddings.projection.weight": w[
+            "patch_embedding/projection/kernel"
+        ].transpose(3, 2, 0, 1),
+        "swin.embeddings.patch_embeddings.projection.bias": w["patch_embedding/projection/bias"],
+        "swin.embeddings.norm.weight": w["patch_norm/gamma"],
+        "swin.embeddings.norm.bias": w["patch_norm/beta"],
+        "swin.layernorm.weight": w["final_norm/gamma"],
+        "swin.layernorm.bias": w["final_norm/beta"],
+        "classifier.weight": w["head/kernel"].T,
+        "classifier.bias": w["head/bias"],
+    }
+    for stage, depth in enumerate(SWIN_CONFIG["depths"]):
+        for index in range(depth):
+            ours, theirs = (
+                f"stage_{stage}_block_{index}/",
+                f"swin.encoder.layers.{stage}.blocks.{index}.",
+            )
+            kernels = np.split(w[ours + "window_attention/qkv/kernel"], 3, axis=1)
+            biases = np.split(w[ours + "window_attention/qkv/bias"], 3)
+            for name, kernel, bias in zip(("query", "key", "value"), kernels, biases, strict=True):
+                out[f"{theirs}attention.self.{name}.weight"] = kernel.T
+                out[f"{theirs}attention.self.{name}.bias"] = bias
+            output = ours + "window_attention/output_projection/"
+            out[f"{theirs}attention.output.dense.weight"] = w[output + "kernel"].T
+            out[f"{theirs}attention.output.dense.bias"] = w[output + "bias"]
+            out[f"{theirs}attention.self.relative_position_bias_table"] = w[
+                ours + "window_attention/relative_position_bias"
+            ]
+            for their, our in (
+                ("layernorm_before", "attention_norm"),
+                ("layernorm_after", "feedforward_norm"),
+            ):
+                out[f"{theirs}{their}.weight"], out[f"{theirs}{their}.bias"] = (
+                    w[f"{ours}{our}/gamma"],
+                    w[f"{ours}{our}/beta"],
+                )
+            for their, our in (
+                ("intermediate.dense", "intermediate_dense"),
+                ("output.dense", "output_dense"),
+            ):
+                out[f"{theirs}{their}.weight"] = w[f"{ours}{our}/kernel"].T
+                out[f"{theirs}{their}.bias"] = w[f"{ours}{our}/bias"]
+        if stage + 1 < len(SWIN_CONFIG["depths"]):
+            merging, downsample = (
+                f"patch_merging_{stage + 1}/",
+                f"swin.encoder.layers.{stage}.downsample.",
+            )
+            out[downsample + "reduction.weight"] = w[merging + "reduction/kernel"].T
+            out[downsample + "norm.weight"] = w[merging + "norm/gamma"]
+            out[downsample + "norm.bias"] = w[merging + "norm/beta"]
+    return out
+
+
+def write_swin_checkpoint(folder):
+    """A Swin classifier folder of 3 classes from a randomised model of ours; `(model, config)`."""
+    from safetensors.numpy import save_file
+
+    from keras_attention.models.vision.swin_transformer import SwinTransformer
+
+    source = SwinTransformer(
+        num_classes=3,
+        rescaling={"mean": list(SWIN_MEAN), "std": list(SWIN_STD)},
+        stochastic_depth_rate=0.0,
+        **{**SWIN_CONFIG, "depths": (2, 2), "num_heads": (2, 4)},
+    )
+    rng = np.random.default_rng(0)
+    for weight in source.weights:
+        weight.assign(np.asarray(weight) + rng.normal(0, 0.2, weight.shape).astype("float32"))
+    folder = pathlib.Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    config = {"model_type": "swin", **SWIN_CONFIG, "hidden_act": "gelu", "layer_norm_eps": 1e-5}
+    (folder / "config.json").write_text(json.dumps(config))
+    write_swin_preprocessor(folder)
+    # Contiguous copies: safetensors writes an array's buffer as it lies in memory.
+    layout = {
+        name: np.ascontiguousarray(value)
+        for name, value in _swin_huggingface_layout(source).items()
+    }
+    save_file(layout, str(folder / "model.safetensors"))
+    return source, config

@@ -6,6 +6,7 @@ import tensorflow as tf
 from example_scripts import load_example
 from hf_checkpoints import PATCH
 from hf_checkpoints import SIDE
+from hf_checkpoints import write_swin_checkpoint
 from hf_checkpoints import write_vit_checkpoint
 from training_interruption import TrainingWatcher
 from training_interruption import watch_training
@@ -47,7 +48,7 @@ def test_init_from_is_refused_with_a_preset_or_a_folder_that_is_not_a_vit(
     write_vit_checkpoint(tmp_path / "vit")
     with pytest.raises(SystemExit):
         train_vit.main(["--init-from", str(tmp_path / "vit"), "--preset", "B/16"])
-    assert "use it with --model vit and no --preset" in capsys.readouterr().err
+    assert "use it with no --preset. Received: --preset B/16" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         train_vit.main(["--init-from", str(tmp_path / "vit"), "--patch-size", "4"])
     assert "the checkpoint's patches are 8 pixels" in capsys.readouterr().err
@@ -78,4 +79,25 @@ def test_a_keras_hub_preset_gives_its_sizes_and_encoder(tmp_path, capsys):
     np.testing.assert_array_equal(
         ours["encoder_block_0/self_attention_layer/query/kernel"],
         theirs["vit_encoder/transformer_block_1/mha/query/kernel"],
+    )
+
+
+def test_swin_starts_from_a_huggingface_swin_folder(train_vit, tmp_path, monkeypatch, capsys):
+    write_swin_checkpoint(tmp_path / "swin")
+    monkeypatch.setattr(train_vit, "NUM_ROLLOUT_IMAGES", 2)
+    argv = ["--model", "swin", "--init-from", str(tmp_path / "swin"), "--epochs", "1"]
+    argv += ["--batch-size", "16", "--builtin-sizes", "32", "16", "16", "--no-html"]
+    argv += ["--output-dir", str(tmp_path / "run"), "--export", str(tmp_path / "served")]
+    metrics = train_vit.main(argv)
+    printed = capsys.readouterr().out
+    assert "starting from " in printed and "a new head for 12 classes" in printed
+    assert metrics["image_size"] == [32, 32]
+    serve = tf.saved_model.load(str(tmp_path / "served")).signatures["serving_default"]
+    assert serve(images=tf.zeros((1, 40, 40, 3)))["probabilities"].shape == (1, 12)
+    # A ViT folder is not a Swin checkpoint: refused, naming the model asked for.
+    write_vit_checkpoint(tmp_path / "vit")
+    with pytest.raises(SystemExit):
+        train_vit.main(["--model", "swin", "--init-from", str(tmp_path / "vit")])
+    assert "(--model swin): `folder` must hold a Hugging Face SwinTransformer" in (
+        capsys.readouterr().err
     )

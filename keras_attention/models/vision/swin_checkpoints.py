@@ -11,7 +11,9 @@ one fused `qkv` projection.
 
 import numpy as np
 
+from keras_attention.models.vision.hf_image_checkpoints import checkpoint_config
 from keras_attention.models.vision.hf_image_checkpoints import classifier_from_checkpoint
+from keras_attention.models.vision.hf_image_checkpoints import processor_settings
 from keras_attention.models.vision.swin_transformer import SwinTransformer
 
 # Config options of a Hugging Face Swin, and the value our SwinTransformer has.
@@ -21,6 +23,16 @@ _BLOCK_NORMS = {"layernorm_before": "attention_norm", "layernorm_after": "feedfo
 _BLOCK_DENSES = {"intermediate.dense": "intermediate_dense", "output.dense": "output_dense"}
 # The names the checkpoint files use (transformers' in-memory names may differ).
 _QUERY_KEY_VALUE = ("query", "key", "value")
+
+
+def swin_checkpoint_input(folder):
+    """`(patch_size, (height, width))` a Hugging Face Swin folder's model reads its images at.
+
+    Raises:
+        ValueError: the folder is not a Hugging Face Swin checkpoint.
+    """
+    config = checkpoint_config(folder, "swin", "SwinTransformer", {})
+    return config["patch_size"], processor_settings(folder, config)[0]
 
 
 def swin_transformer_from_huggingface(

@@ -111,9 +111,10 @@ def build_vit_parser(description=None):
     add(
         "--init-from",
         metavar="CHECKPOINT",
-        help="start from a pretrained ViT instead of random weights: a Hugging Face folder "
-        "(ViTForImageClassification or ViTModel, as save_pretrained writes it) or a keras-hub "
-        "ViT preset (as save_to_preset writes it): its architecture, "
+        help="start from a pretrained model instead of random weights: with --model vit a "
+        "Hugging Face folder (ViTForImageClassification or ViTModel, as save_pretrained writes "
+        "it) or a keras-hub ViT preset (as save_to_preset writes it); with --model swin a "
+        "Hugging Face Swin folder (SwinForImageClassification or SwinModel): its architecture, "
         "patch size and image size (unless given), and its head where the classes are its own "
         "(a new head otherwise)",
     )

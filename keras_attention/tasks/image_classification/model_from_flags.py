@@ -51,7 +51,7 @@ def vision_transformer_from_arguments(args, num_classes, class_names, image_shap
         a `VisionTransformer` named after its preset.
     """
     if getattr(args, "init_from", None):
-        return _pretrained_vision_transformer(args, num_classes, class_names, image_shape)
+        return _pretrained_classifier(VisionTransformer, args, num_classes, class_names, image_shape)
     if args.preset == SMALL_VIT_PRESET:
         architecture = dict(SMALL_VIT_ARCHITECTURE)
     else:
@@ -70,14 +70,15 @@ def vision_transformer_from_arguments(args, num_classes, class_names, image_shap
     )
 
 
-def _pretrained_vision_transformer(args, num_classes, class_names, image_shape):
-    """`--init-from`: the checkpoint's ViT, its head kept only for its own classes."""
+def _pretrained_classifier(model_class, args, num_classes, class_names, image_shape):
+    """`--init-from`: the checkpoint's ViT or Swin, its head kept only for its own classes."""
     same_classes = huggingface_class_names(args.init_from) == list(class_names or [])
     print(
         f"starting from {args.init_from}: "
         + ("its classifier kept" if same_classes else f"a new head for {num_classes} classes")
     )
-    return VisionTransformer.from_preset(
+    family = "swin" if model_class is SwinTransformer else "vit"
+    return model_class.from_preset(
         args.init_from,
         num_classes=num_classes,
         class_names=class_names,
@@ -85,7 +86,7 @@ def _pretrained_vision_transformer(args, num_classes, class_names, image_shape):
         image_size=image_shape or vit_image_size(args),
         dropout=args.dropout,
         stochastic_depth_rate=args.stochastic_depth,
-        name="vit_pretrained",
+        name=f"{family}_pretrained",
     )
 
 
@@ -102,7 +103,8 @@ def swin_transformer_from_arguments(args, num_classes, class_names, image_shape=
         image_shape: `(height, width)`; None: the square `vit_image_size(args)`.
 
     Returns:
-        a `SwinTransformer` named after its preset.
+        a `SwinTransformer` named after its preset; with `args.init_from`,
+        the checkpoint's (`--init-from`).
 
     Example:
 
@@ -115,6 +117,8 @@ def swin_transformer_from_arguments(args, num_classes, class_names, image_shape=
     >>> model.name, model.patch_size, model.depths, model.output_shape
     ('swin_small', 4, (2, 2), (None, 3))
     """
+    if getattr(args, "init_from", None):
+        return _pretrained_classifier(SwinTransformer, args, num_classes, class_names, image_shape)
     preset = SMALL_SWIN_PRESET if args.preset == SMALL_VIT_PRESET else args.preset
     architecture = swin_transformer_preset(preset)
     for derived in ("image_size", "num_classes"):

@@ -13,6 +13,7 @@ Example:
 (4, 32, 16)
 """
 
+from keras_attention.models.vision.swin_checkpoints import swin_checkpoint_input
 from keras_attention.models.vision.swin_presets import swin_transformer_preset
 from keras_attention.models.vision.vit_checkpoints import vit_checkpoint_input
 from keras_attention.models.vision.vit_presets import vision_transformer_preset
@@ -93,17 +94,18 @@ def resolve_vit_recipe(args, num_train_images, native_size):
 
 def _take_checkpoint_input(parser, args):
     """`--init-from`: the checkpoint's patch size and image size where the flags leave them."""
-    if args.model != "vit" or args.preset != SMALL_VIT_PRESET:
+    if args.preset != SMALL_VIT_PRESET:
         parser.error(
-            "--init-from reads the architecture of a ViT checkpoint (a Hugging Face ViT folder "
-            "or a keras-hub ViT preset): use it with --model vit "
-            f"and no --preset. Received: --model {args.model}, --preset {args.preset}"
+            "--init-from reads the architecture of the checkpoint (a Hugging Face ViT or Swin "
+            "folder, or a keras-hub ViT preset): use it with no --preset. "
+            f"Received: --preset {args.preset}"
         )
     args.init_from = expand_path(args.init_from)
+    read_input = swin_checkpoint_input if args.model == "swin" else vit_checkpoint_input
     try:
-        patch_size, (height, width) = vit_checkpoint_input(args.init_from)
+        patch_size, (height, width) = read_input(args.init_from)
     except ValueError as error:
-        parser.error(f"--init-from {args.init_from}: {error}")
+        parser.error(f"--init-from {args.init_from} (--model {args.model}): {error}")
     if args.patch_size not in (None, patch_size):
         parser.error(
             f"--patch-size {args.patch_size}: the checkpoint's patches are {patch_size} pixels "

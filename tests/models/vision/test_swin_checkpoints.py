@@ -11,25 +11,14 @@ import json
 import numpy as np
 import pytest
 import tensorflow as tf
-from safetensors.numpy import save_file
+from hf_checkpoints import SWIN_CONFIG as CONFIG
+from hf_checkpoints import SWIN_MEAN as MEAN
+from hf_checkpoints import SWIN_STD as STD
+from hf_checkpoints import write_swin_preprocessor as _processor
+from hf_checkpoints import write_swin_checkpoint
 
 from keras_attention import convert
 from keras_attention.models.vision.swin_transformer import SwinTransformer
-
-CONFIG = dict(
-    image_size=32, patch_size=4, embed_dim=8, depths=[2, 2], num_heads=[2, 4], window_size=4
-)
-MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
-
-
-def _processor(folder):
-    processor = {
-        "image_mean": list(MEAN),
-        "image_std": list(STD),
-        "size": {"height": 32, "width": 32},
-    }
-    (folder / "preprocessor_config.json").write_text(json.dumps(processor))
-
 
 def _pixels():
     return np.random.default_rng(1).uniform(0, 255, (2, 32, 32, 3)).astype("float32")
@@ -60,83 +49,9 @@ def test_logits_match_transformers_swin(tmp_path):
     np.testing.assert_allclose(np.asarray(model(pixels)), expected.numpy(), atol=1e-4)
 
 
-def _huggingface_layout(model):
-    """Our model's weights under the Hugging Face names and layouts."""
-    w = {weight.path: np.asarray(weight) for weight in model.weights}
-    out = {
-        "swin.embeddings.patch_embeddings.projection.weight": w[
-            "patch_embedding/projection/kernel"
-        ].transpose(3, 2, 0, 1),
-        "swin.embeddings.patch_embeddings.projection.bias": w["patch_embedding/projection/bias"],
-        "swin.embeddings.norm.weight": w["patch_norm/gamma"],
-        "swin.embeddings.norm.bias": w["patch_norm/beta"],
-        "swin.layernorm.weight": w["final_norm/gamma"],
-        "swin.layernorm.bias": w["final_norm/beta"],
-        "classifier.weight": w["head/kernel"].T,
-        "classifier.bias": w["head/bias"],
-    }
-    for stage, depth in enumerate(CONFIG["depths"]):
-        for index in range(depth):
-            ours, theirs = (
-                f"stage_{stage}_block_{index}/",
-                f"swin.encoder.layers.{stage}.blocks.{index}.",
-            )
-            kernels = np.split(w[ours + "window_attention/qkv/kernel"], 3, axis=1)
-            biases = np.split(w[ours + "window_attention/qkv/bias"], 3)
-            for name, kernel, bias in zip(("query", "key", "value"), kernels, biases, strict=True):
-                out[f"{theirs}attention.self.{name}.weight"] = kernel.T
-                out[f"{theirs}attention.self.{name}.bias"] = bias
-            output = ours + "window_attention/output_projection/"
-            out[f"{theirs}attention.output.dense.weight"] = w[output + "kernel"].T
-            out[f"{theirs}attention.output.dense.bias"] = w[output + "bias"]
-            out[f"{theirs}attention.self.relative_position_bias_table"] = w[
-                ours + "window_attention/relative_position_bias"
-            ]
-            for their, our in (
-                ("layernorm_before", "attention_norm"),
-                ("layernorm_after", "feedforward_norm"),
-            ):
-                out[f"{theirs}{their}.weight"], out[f"{theirs}{their}.bias"] = (
-                    w[f"{ours}{our}/gamma"],
-                    w[f"{ours}{our}/beta"],
-                )
-            for their, our in (
-                ("intermediate.dense", "intermediate_dense"),
-                ("output.dense", "output_dense"),
-            ):
-                out[f"{theirs}{their}.weight"] = w[f"{ours}{our}/kernel"].T
-                out[f"{theirs}{their}.bias"] = w[f"{ours}{our}/bias"]
-        if stage + 1 < len(CONFIG["depths"]):
-            merging, downsample = (
-                f"patch_merging_{stage + 1}/",
-                f"swin.encoder.layers.{stage}.downsample.",
-            )
-            out[downsample + "reduction.weight"] = w[merging + "reduction/kernel"].T
-            out[downsample + "norm.weight"] = w[merging + "norm/gamma"]
-            out[downsample + "norm.bias"] = w[merging + "norm/beta"]
-    return out
-
-
 def test_a_checkpoint_in_the_huggingface_layout_loads_back_to_the_same_logits(tmp_path):
-    source = SwinTransformer(
-        num_classes=3,
-        rescaling={"mean": list(MEAN), "std": list(STD)},
-        stochastic_depth_rate=0.0,
-        **{**CONFIG, "depths": (2, 2), "num_heads": (2, 4)},
-    )
-    rng = np.random.default_rng(0)
-    for weight in source.weights:
-        weight.assign(np.asarray(weight) + rng.normal(0, 0.2, weight.shape).astype("float32"))
     folder = tmp_path / "swin"
-    folder.mkdir()
-    config = {"model_type": "swin", **CONFIG, "hidden_act": "gelu", "layer_norm_eps": 1e-5}
-    (folder / "config.json").write_text(json.dumps(config))
-    _processor(folder)
-    # Contiguous copies: safetensors writes an array's buffer as it lies in memory.
-    layout = {
-        name: np.ascontiguousarray(value) for name, value in _huggingface_layout(source).items()
-    }
-    save_file(layout, str(folder / "model.safetensors"))
+    source, config = write_swin_checkpoint(folder)
     model = SwinTransformer.from_preset(str(folder))
     np.testing.assert_allclose(
         np.asarray(model(_pixels())), np.asarray(source(_pixels())), atol=1e-5
