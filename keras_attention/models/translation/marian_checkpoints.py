@@ -213,6 +213,26 @@ def marian_config(folder):
     return config
 
 
+# Each stack's attentions and layer norms, as (their name, our name).
+_STACKS = {
+    "encoder": {
+        "attention": (("self_attn", "self_attention_layer"),),
+        "norms": (
+            ("self_attn_layer_norm", "self_attention_layer_norm"),
+            ("final_layer_norm", "feedforward_layer_norm"),
+        ),
+    },
+    "decoder": {
+        "attention": (("self_attn", "self_attention"), ("encoder_attn", "cross_attention")),
+        "norms": (
+            ("self_attn_layer_norm", "self_attention_layer_norm"),
+            ("encoder_attn_layer_norm", "cross_attention_layer_norm"),
+            ("final_layer_norm", "feedforward_layer_norm"),
+        ),
+    },
+}
+
+
 def _attention_values(weights, theirs, ours, hidden, heads):
     """Our query/key/value/output weights of attention `ours` from PyTorch's `theirs`."""
     head_dim = hidden // heads
@@ -230,9 +250,9 @@ def _attention_values(weights, theirs, ours, hidden, heads):
 
 
 def _block_values(weights, theirs, ours, parts):
-    """Layer norms and MLP of one block: `parts` is `((our norm, their norm), ...)`."""
+    """Layer norms and MLP of one block: `parts` is `((their norm, our norm), ...)`."""
     values = {}
-    for our_norm, their_norm in parts:
+    for their_norm, our_norm in parts:
         values[f"{ours}/{our_norm}/gamma"] = weights[f"{theirs}.{their_norm}.weight"]
         values[f"{ours}/{our_norm}/beta"] = weights[f"{theirs}.{their_norm}.bias"]
     for our_dense, their_dense in (
@@ -260,45 +280,14 @@ def _our_weights(weights, config):
         "shared_embedding/token_embedding/embeddings": table[order],
         "shared_embedding/logits_bias": our_bias,
     }
-    for index in range(config["encoder_layers"]):
-        theirs, ours = f"model.encoder.layers.{index}", f"encoder_block_{index}"
-        values.update(
-            _attention_values(
-                weights, f"{theirs}.self_attn", f"{ours}/self_attention_layer", hidden, heads
-            )
-        )
-        values.update(
-            _block_values(
-                weights,
-                theirs,
-                ours,
-                (
-                    ("self_attention_layer_norm", "self_attn_layer_norm"),
-                    ("feedforward_layer_norm", "final_layer_norm"),
-                ),
-            )
-        )
-    for index in range(config["decoder_layers"]):
-        theirs, ours = f"model.decoder.layers.{index}", f"decoder_block_{index}"
-        for their_attention, our_attention in (
-            ("self_attn", "self_attention"),
-            ("encoder_attn", "cross_attention"),
-        ):
-            values.update(
-                _attention_values(
-                    weights, f"{theirs}.{their_attention}", f"{ours}/{our_attention}", hidden, heads
+    for side, stack in _STACKS.items():
+        for index in range(config[f"{side}_layers"]):
+            theirs, ours = f"model.{side}.layers.{index}", f"{side}_block_{index}"
+            for their_attention, our_attention in stack["attention"]:
+                values.update(
+                    _attention_values(
+                        weights, f"{theirs}.{their_attention}", f"{ours}/{our_attention}", hidden, heads
+                    )
                 )
-            )
-        values.update(
-            _block_values(
-                weights,
-                theirs,
-                ours,
-                (
-                    ("self_attention_layer_norm", "self_attn_layer_norm"),
-                    ("cross_attention_layer_norm", "encoder_attn_layer_norm"),
-                    ("feedforward_layer_norm", "final_layer_norm"),
-                ),
-            )
-        )
+            values.update(_block_values(weights, theirs, ours, stack["norms"]))
     return values
