@@ -45,6 +45,10 @@ LONGEST_SUBWORD = 24
 # Rare pieces that subwords are learned from, at most (the commonest first):
 # more would lengthen learning without changing the commonest subwords much.
 MAX_RARE_PIECES = 50_000
+# Fewest times a subword must be seen to be learned: rarer ones would be tokens
+# a model meets too seldom to learn (the vocabulary threshold Sennrich et al.
+# recommend, 50), such as two parts of a compound merged into one.
+MIN_SUBWORD_COUNT = 50
 
 
 def _byte_token(value):
@@ -238,8 +242,8 @@ class ReversibleTokenizer(FixedLengthEncoder, tf.Module):
                 256 byte tokens included; the vocabulary comes out smaller
                 when the text has fewer distinct characters and pieces.
             min_frequency: pieces seen fewer times than this are left to be
-                spelled with subwords, and subwords seen fewer times than
-                this are not learned.
+                spelled with subwords; subwords are learned where seen this
+                many times and at least `MIN_SUBWORD_COUNT` (50).
             progress: None, or an object whose `add(count)` is called with
                 the texts counted so far, batch by batch (a
                 `keras_attention.progress.ProgressBar`).
@@ -252,9 +256,9 @@ class ReversibleTokenizer(FixedLengthEncoder, tf.Module):
         >>> from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
         >>> tokenizer = ReversibleTokenizer.train(["one two", "two one", "one"], 300)
         >>> tokenizer.vocabulary[260:]  # " two", "two" and " one" are seen once only
-        ['o', 'n', 'e', ' ', 't', 'w', 'one', 'tw', 'two']
-        >>> tokenizer.tokenize(["two one"]).to_list()  # "two", then " one" as " " and "one"
-        [[268, 263, 266]]
+        ['o', 'n', 'e', ' ', 't', 'w', 'one']
+        >>> tokenizer.tokenize(["two one"]).to_list()  # " one" is " " and "one"
+        [[264, 265, 260, 263, 266]]
         """
         num_head = len(SPECIAL_TOKENS) + NUM_BYTES
         if (
@@ -290,7 +294,10 @@ class ReversibleTokenizer(FixedLengthEncoder, tf.Module):
                 known.add(text)
         learned = learned[: vocabulary_size - num_head]
         learned += learn_subword_merges(
-            rare, vocabulary_size - num_head - len(learned), known, min_frequency
+            rare,
+            vocabulary_size - num_head - len(learned),
+            known,
+            max(min_frequency, MIN_SUBWORD_COUNT),
         )
         head = list(SPECIAL_TOKENS) + [_byte_token(value) for value in range(NUM_BYTES)]
         return cls(head + learned)
