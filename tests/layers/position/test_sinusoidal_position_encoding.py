@@ -129,3 +129,17 @@ def test_bad_input_rank():
 
 def test_docstring_examples():
     assert_docstring_examples_pass(sinusoidal_position_encoding)
+
+
+def test_split_layout_is_marians_all_sines_then_all_cosines():
+    # Marian's table (transformers' MarianSinusoidalPositionalEmbedding), written out:
+    # angle(p, j) = p / 10000^(2 (j // 2) / d); sines of the even j, then cosines of the odd j.
+    positions, dim = np.arange(7), 8
+    angles = positions[:, None] / np.power(10000, 2 * (np.arange(dim) // 2) / dim)[None, :]
+    expected = np.concatenate([np.sin(angles[:, 0::2]), np.cos(angles[:, 1::2])], axis=1)
+    layer = SinusoidalPositionEncoding(interleave=False)
+    encoding = keras.ops.convert_to_numpy(layer(np.zeros((1, 7, dim), "float32")))
+    np.testing.assert_allclose(encoding[0], expected, atol=1e-6)
+    assert SinusoidalPositionEncoding.from_config(layer.get_config()).interleave is False
+    with pytest.raises(ValueError, match=r"`interleave` must be .* Received: interleave='no'"):
+        SinusoidalPositionEncoding(interleave="no")

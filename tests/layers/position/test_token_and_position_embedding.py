@@ -127,3 +127,29 @@ def test_bad_input_rank():
 
 def test_docstring_examples():
     assert_docstring_examples_pass(token_and_position_embedding)
+
+
+def test_reverse_gives_float32_logits_on_the_same_table_with_a_bias():
+    layer = TokenAndPositionEmbedding(10, 8, 6, position="sinusoidal_split", output_bias=True)
+    layer(IDS)
+    layer.logits_bias.assign(np.arange(10, dtype="float32"))
+    features = np.random.default_rng(0).normal(size=(2, 3, 6)).astype("float32")
+    logits = keras.ops.convert_to_numpy(layer(features, reverse=True))
+    tokens = keras.ops.convert_to_numpy(layer.token_embedding.embeddings)
+    np.testing.assert_allclose(logits, features @ tokens.T + np.arange(10), rtol=1e-5, atol=1e-5)
+    assert logits.dtype == np.float32
+    # In a functional graph: ids in, logits out through the one layer.
+    ids = keras.Input((None,), dtype="int32")
+    model = keras.Model(ids, layer(layer(ids), reverse=True))
+    assert model.output.shape == (None, None, 10) and model.output.dtype == "float32"
+    restored = TokenAndPositionEmbedding.from_config(layer.get_config())
+    assert restored.output_bias and restored.position == "sinusoidal_split"
+
+
+def test_split_sinusoids_put_the_sines_first():
+    layer = TokenAndPositionEmbedding(10, 8, 6, position="sinusoidal_split")
+    got = keras.ops.convert_to_numpy(layer(IDS))
+    tokens = keras.ops.convert_to_numpy(layer.token_embedding.embeddings)
+    interleaved = numpy_sinusoids(np.arange(5), 6)  # sin, cos, sin, cos, ...
+    split = np.concatenate([interleaved[:, 0::2], interleaved[:, 1::2]], axis=1)
+    np.testing.assert_allclose(got, tokens[IDS] + split[None], atol=1e-5)

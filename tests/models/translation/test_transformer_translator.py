@@ -202,3 +202,19 @@ def test_a_grouped_query_translator_exported_as_a_saved_model_translates(tmp_pat
         model, {"source": np.asarray(source_ids)}, "target", start, end, 8
     )
     np.testing.assert_array_equal(np.asarray(tokens), full_pass)
+
+
+def test_marian_style_options_are_checked():
+    import pytest as _pytest
+
+    from keras_attention.models.translation.transformer_translator import TransformerTranslator
+
+    sizes = dict(max_source_length=6, max_target_length=5, hidden_dim=8, num_heads=2)
+    with _pytest.raises(ValueError, match=r"`position_encoding` must be one of .* 'rotary'"):
+        TransformerTranslator(12, 12, position_encoding="rotary", **sizes)
+    with _pytest.raises(ValueError, match=r"source_vocabulary_size=12, target_vocabulary_size=10"):
+        TransformerTranslator(12, 10, tie_embeddings=True, **sizes)
+    tied = TransformerTranslator(12, 12, tie_embeddings=True, intermediate_dim=8, **sizes)
+    # One table serves both sides and the output: no separate logits layer.
+    assert tied.source_embedding is tied.target_embedding is tied.shared_embedding
+    assert not any("logits/" in weight.path for weight in tied.weights)
