@@ -65,7 +65,10 @@ def write_checkpoint(folder, sizes, pairs):
 
     os.makedirs(folder, exist_ok=True)
     vocabulary = {"</s>": 0, "<unk>": 1}
-    for name, texts in (("source.spm", [s for s, _ in pairs]), ("target.spm", [t for _, t in pairs])):
+    for name, texts in (
+        ("source.spm", [s for s, _ in pairs]),
+        ("target.spm", [t for _, t in pairs]),
+    ):
         proto = _sentencepiece_model(texts, 400)
         with open(os.path.join(folder, name), "wb") as file:
             file.write(proto)
@@ -160,7 +163,9 @@ def run(quick=False, threads=2, batch=8, max_length=32, repeats=5):
             subprocess.run(command, check=True, capture_output=True)
             serve = tf.saved_model.load(export).signatures["serving_default"]
             text = tf.constant(texts)
-            ours = median_call_seconds(lambda: serve(text=text), settings["repeats"])
+            ours = median_call_seconds(
+                lambda serve=serve, text=text: serve(text=text), settings["repeats"]
+            )
 
             def generate(beams=beams):
                 with torch.no_grad():

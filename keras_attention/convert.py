@@ -9,7 +9,7 @@ translators (Hugging Face `MarianMTModel`, opus-mt, with its tokenizer files:
 strings in, `translation` out; load it after `import tensorflow_text`).
 
     python -m keras_attention.convert ~/checkpoints/vit-base-patch16-224 --export served/vit
-    python -m keras_attention.convert ~/checkpoints/opus-mt-en-de --export served/en-de --beam-width 4
+    python -m keras_attention.convert ~/checkpoints/opus-mt-en-de --export served/en-de
 """
 
 import os

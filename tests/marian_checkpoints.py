@@ -66,7 +66,10 @@ def write_tokenizer_files(folder, pairs):
     """
     os.makedirs(folder, exist_ok=True)
     vocabulary = {"</s>": 0, "<unk>": 1}
-    for name, texts in (("source.spm", [s for s, _ in pairs]), ("target.spm", [t for _, t in pairs])):
+    for name, texts in (
+        ("source.spm", [s for s, _ in pairs]),
+        ("target.spm", [t for _, t in pairs]),
+    ):
         proto = _sentencepiece_model(texts, 60)
         with open(os.path.join(folder, name), "wb") as file:
             file.write(proto)
@@ -130,8 +133,14 @@ def random_marian_weights(config, seed=0):
         weights[f"{prefix}.bias"] = normal(hidden, scale=0.1)
 
     def mlp(prefix):
-        weights[f"{prefix}.fc1.weight"], weights[f"{prefix}.fc1.bias"] = normal(ffn, hidden), normal(ffn)
-        weights[f"{prefix}.fc2.weight"], weights[f"{prefix}.fc2.bias"] = normal(hidden, ffn), normal(hidden)
+        weights[f"{prefix}.fc1.weight"], weights[f"{prefix}.fc1.bias"] = (
+            normal(ffn, hidden),
+            normal(ffn),
+        )
+        weights[f"{prefix}.fc2.weight"], weights[f"{prefix}.fc2.bias"] = (
+            normal(hidden, ffn),
+            normal(hidden),
+        )
 
     for index in range(config["encoder_layers"]):
         prefix = f"model.encoder.layers.{index}"

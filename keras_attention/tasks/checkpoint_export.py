@@ -63,10 +63,10 @@ def export_checkpoint(checkpoint, export_path, *, beam_width=None, max_length=No
         read_json(checkpoint, CONFIG_FILE).get("model_type") if kind == "huggingface" else kind
     )
     if model_type not in CONVERTED_MODEL_TYPES:
+        converted = ", ".join(sorted(set(CONVERTED_MODEL_TYPES) - {"keras_hub"}))
         raise ValueError(
             "`checkpoint` must be a keras-hub ViT preset or a Hugging Face folder of a "
-            f"model_type converted here ({', '.join(sorted(set(CONVERTED_MODEL_TYPES) - {'keras_hub'}))}). "
-            f"Received: {model_type!r} in {checkpoint!r}"
+            f"model_type converted here ({converted}). Received: {model_type!r} in {checkpoint!r}"
         )
     description = CONVERTED_MODEL_TYPES[model_type]
     if model_type == "marian":

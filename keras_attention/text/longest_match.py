@@ -74,7 +74,10 @@ def _token_starts(step, lengths):
     def walk(column, next_start, starts):
         is_start = tf.equal(next_start, column) & (column < lengths)  # (N,)
         next_start = tf.where(is_start, column + step[:, column], next_start)
-        marks = tf.one_hot(column, width, dtype=tf.int32)[None, :] * tf.cast(is_start, tf.int32)[:, None]
+        marks = (
+            tf.one_hot(column, width, dtype=tf.int32)[None, :]
+            * tf.cast(is_start, tf.int32)[:, None]
+        )
         return column + 1, next_start, starts + marks  # (N, C_max)
 
     _, _, starts = tf.while_loop(

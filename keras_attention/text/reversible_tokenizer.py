@@ -422,6 +422,7 @@ class ReversibleTokenizer(FixedLengthEncoder, tf.Module):
         ...      ReversibleTokenizer.load(directory).vocabulary == tokenizer.vocabulary)
         (True, True)
         """
+
         def write(file, tokens):
             if self._unknown_pieces != "characters":
                 tokens = {"tokens": tokens, "unknown_pieces": self._unknown_pieces}

@@ -75,7 +75,9 @@ class SentencePieceTokenizer(FixedLengthEncoder, tf.Module):
     # How a piece marks the start of a word (`keras_attention.text.word_pieces`).
     word_continuation = "sentencepiece"
 
-    def __init__(self, model_proto, vocabulary, *, start_id, end_id, unknown_id, always_add_end=False):
+    def __init__(
+        self, model_proto, vocabulary, *, start_id, end_id, unknown_id, always_add_end=False
+    ):
         """Checks the arguments; makes the SentencePiece op and the lookup tables."""
         import tensorflow_text
 
@@ -145,9 +147,9 @@ class SentencePieceTokenizer(FixedLengthEncoder, tf.Module):
         code_ids = tf.ragged.boolean_mask(
             self._piece_ids.lookup(codes)[:, None], has_code[:, None]
         )  # (B, 0 or 1)
-        return tf.concat([code_ids, pieces.with_flat_values(
-            self._piece_ids.lookup(pieces.flat_values)
-        )], axis=1)  # (B, None)
+        return tf.concat(
+            [code_ids, pieces.with_flat_values(self._piece_ids.lookup(pieces.flat_values))], axis=1
+        )  # (B, None)
 
     def _encode(self, batch, sequence_length, add_start, add_end):
         return super()._encode(

@@ -42,7 +42,11 @@ def learn_subword_merges(piece_counts, max_new_tokens, known, min_frequency=2):
         list of str: the new tokens, in the order they were made.
     """
     check_positive_int("min_frequency", min_frequency)
-    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 0:
+    if (
+        isinstance(max_new_tokens, bool)
+        or not isinstance(max_new_tokens, int)
+        or max_new_tokens < 0
+    ):
         raise ValueError(
             "`max_new_tokens` must be a non-negative integer. "
             f"Received: max_new_tokens={max_new_tokens!r}"

@@ -42,7 +42,9 @@ def test_a_run_starts_from_the_checkpoint_and_keeps_its_tokenizers(
     saved = load_tokenizer(str(tmp_path / "run" / "vocabulary" / "source"))
     assert saved.vocabulary == pretrained.tokenizers["source"].vocabulary
     assert metrics["split_sizes"]["train"] > 0
-    assert json.loads((tmp_path / "run" / "run_arguments.json").read_text())["learning_rate"] == 5e-5
+    assert (
+        json.loads((tmp_path / "run" / "run_arguments.json").read_text())["learning_rate"] == 5e-5
+    )
     serve = tf.saved_model.load(str(tmp_path / "served")).signatures["serving_default"]
     translation = serve(text=tf.constant(["green cat"]))["translation"]
     assert translation.dtype == tf.string and translation.shape == (1,)

@@ -39,7 +39,9 @@ def test_a_vit_checkpoint_becomes_an_image_classifier_savedmodel(tmp_path, capsy
 def test_what_is_not_converted_is_refused_with_its_reason(tmp_path):
     (tmp_path / "bert").mkdir()
     (tmp_path / "bert" / "config.json").write_text(json.dumps({"model_type": "bert"}))
-    with pytest.raises(SystemExit, match=r"model_type converted here \(marian, swin, vit\).*'bert'"):
+    with pytest.raises(
+        SystemExit, match=r"model_type converted here \(marian, swin, vit\).*'bert'"
+    ):
         convert.main([str(tmp_path / "bert"), "--export", str(tmp_path / "served")])
     write_vit_checkpoint(tmp_path / "vit")
     with pytest.raises(SystemExit, match=r"`beam_width` sets a translator's search"):

@@ -301,5 +301,7 @@ def test_save_and_load_keep_how_unknown_pieces_are_spelled(tmp_path):
     (tmp_path / "vocabulary.json").write_text(json.dumps({"words": []}))
     with pytest.raises(ValueError, match=r"a list of tokens or an object with 'tokens'"):
         ReversibleTokenizer.load(str(tmp_path))
-    with pytest.raises(ValueError, match=r"`unknown_pieces` must be one of .* Received: unknown_pieces='bytes'"):
+    with pytest.raises(
+        ValueError, match=r"`unknown_pieces` must be one of .* Received: unknown_pieces='bytes'"
+    ):
         ReversibleTokenizer(tokenizer.vocabulary, unknown_pieces="bytes")

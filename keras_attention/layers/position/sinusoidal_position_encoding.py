@@ -105,7 +105,9 @@ class SinusoidalPositionEncoding(MergedPositionLayer):
     (1, 3, 6)
     """
 
-    def __init__(self, max_wavelength=10000, merge=None, concat_dim=None, interleave=True, **kwargs):
+    def __init__(
+        self, max_wavelength=10000, merge=None, concat_dim=None, interleave=True, **kwargs
+    ):
         super().__init__(merge=merge, concat_dim=concat_dim, **kwargs)
         check_finite_number("max_wavelength", max_wavelength, positive=True)
         check_bool("interleave", interleave)

@@ -130,6 +130,10 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
         self.supports_masking = self.mask_zero
 
     def build(self, input_shape):
+        """Makes the token table, the position encoding and, with `output_bias`, the bias.
+
+        Built by the first call on ids `(B, T)`; a `reverse=True` call needs that first.
+        """
         check_rank("inputs", input_shape, 2, "token ids (batch, length)")
         self._check_length(input_shape[1], 0)
         self.token_embedding = keras.layers.Embedding(

@@ -57,14 +57,19 @@ def marian_token_order(config):
     return np.array([pad, *others, pad])
 
 
-def marian_special_ids(config):
-    """Our `{"pad", "start", "end", "unknown"}` ids for a Marian config (see the module)."""
+def marian_special_ids(config, unknown_marian_id=1):
+    """Our `{"pad", "start", "end", "unknown"}` ids for a Marian config (see the module).
+
+    Args:
+        config: the checkpoint's `config.json` as a dict.
+        unknown_marian_id: Marian's id of `<unk>` (its `vocab.json` says; 1 in opus-mt).
+    """
     order = list(marian_token_order(config)[:-1])
     return {
         "pad": 0,
         "start": config["vocab_size"],
         "end": order.index(config["eos_token_id"]),
-        "unknown": order.index(config.get("unk_token_id", 1)),
+        "unknown": order.index(unknown_marian_id),
     }
 
 
@@ -105,11 +110,12 @@ def marian_tokenizers(folder, config=None):
             f"The checkpoint folder {folder!r} has a vocabulary per language "
             "(target_vocab.json); only one joint vocab.json is read"
         )
-    piece_of = {marian_id: piece for piece, marian_id in read_json(folder, "vocab.json").items()}
+    vocabulary = read_json(folder, "vocab.json")  # piece -> Marian id
+    piece_of = {marian_id: piece for piece, marian_id in vocabulary.items()}
     order = marian_token_order(config)
     tokens = [piece_of.get(int(marian_id), f"<unused {marian_id}>") for marian_id in order[:-1]]
     tokens.append(START_TOKEN if START_TOKEN not in piece_of.values() else START_TOKEN + "_")
-    ids = marian_special_ids(config)
+    ids = marian_special_ids(config, vocabulary.get("<unk>", 1))
     special = dict(start_id=ids["start"], end_id=ids["end"], unknown_id=ids["unknown"])
     tokenizers = []
     for name, always_add_end in (("source.spm", True), ("target.spm", False)):
@@ -286,7 +292,11 @@ def _our_weights(weights, config):
             for their_attention, our_attention in stack["attention"]:
                 values.update(
                     _attention_values(
-                        weights, f"{theirs}.{their_attention}", f"{ours}/{our_attention}", hidden, heads
+                        weights,
+                        f"{theirs}.{their_attention}",
+                        f"{ours}/{our_attention}",
+                        hidden,
+                        heads,
                     )
                 )
             values.update(_block_values(weights, theirs, ours, stack["norms"]))

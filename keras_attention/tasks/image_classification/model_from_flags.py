@@ -51,7 +51,9 @@ def vision_transformer_from_arguments(args, num_classes, class_names, image_shap
         a `VisionTransformer` named after its preset.
     """
     if getattr(args, "init_from", None):
-        return _pretrained_classifier(VisionTransformer, args, num_classes, class_names, image_shape)
+        return _pretrained_classifier(
+            VisionTransformer, args, num_classes, class_names, image_shape
+        )
     if args.preset == SMALL_VIT_PRESET:
         architecture = dict(SMALL_VIT_ARCHITECTURE)
     else:

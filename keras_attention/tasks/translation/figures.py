@@ -31,7 +31,10 @@ from keras_attention.visualization.figures import save_figure
 
 
 def word_rules(tokenizer):
-    """`{"continuation", "special_tokens"}`: how `tokenizer`'s pieces make words (see `group_pieces`)."""
+    """`{"continuation", "special_tokens"}`: how `tokenizer`'s pieces make words.
+
+    See `keras_attention.text.word_pieces.group_pieces` for the rules.
+    """
     return {
         "continuation": getattr(tokenizer, "word_continuation", "leading_space"),
         "special_tokens": getattr(tokenizer, "special_pieces", SPECIAL_TOKENS),
@@ -94,9 +97,7 @@ def draw_alignments(alignments, output_dir):
     return paths
 
 
-def write_word_translation_explorer(
-    path, examples, title="Translation attention", tokenizer=None
-):
+def write_word_translation_explorer(path, examples, title="Translation attention", tokenizer=None):
     """Writes the examples with a source and a translation, over whole words, as one page.
 
     Args:
@@ -126,7 +127,10 @@ def write_word_translation_explorer(
     True
     """
     pages = [
-        {**whole_word_example(example, **word_rules(tokenizer)), "name": f"held-out sentence {index}"}
+        {
+            **whole_word_example(example, **word_rules(tokenizer)),
+            "name": f"held-out sentence {index}",
+        }
         for index, example in enumerate(examples)
         if example["source_tokens"] and example["target_tokens"]
     ]

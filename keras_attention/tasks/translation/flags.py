@@ -189,7 +189,7 @@ def parse_translation_arguments(argv=None, parser=None):
 
 
 def _check_fine_tuning_flags(parser, args):
-    """`--init-from`: a Transformer whose architecture is the checkpoint's; a smaller learning rate."""
+    """`--init-from`: a Transformer of the checkpoint's architecture, a smaller learning rate."""
     if args.model != "transformer":
         parser.error(
             f"--init-from starts from a pretrained Transformer: leave --model out. "

@@ -79,7 +79,9 @@ def test_logits_match_a_numpy_marian_on_the_same_checkpoint(folder):
     path, config, weights = folder
     model = TransformerTranslator.from_preset(path)
     source = _marian_source_ids(path, config, SENTENCES)
-    target = np.array([[config["decoder_start_token_id"], 5, 9, 3], [config["pad_token_id"], 7, 0, 4]] * 2)
+    target = np.array(
+        [[config["decoder_start_token_id"], 5, 9, 3], [config["pad_token_id"], 7, 0, 4]] * 2
+    )
     expected = numpy_marian_logits(weights, config, source, target)  # (B, T, V) Marian's ids
     our_target = np.where(target == config["pad_token_id"], len(marian_token_order(config)) - 1, 0)
     our_target = np.where(our_target == 0, _ours(target, config), our_target)
@@ -98,7 +100,9 @@ def test_tokenizers_give_marians_ids_and_text(folder):
     expected = _marian_source_ids(path, config, texts)
     ours = source.encode(texts, expected.shape[1]).numpy()
     padding = expected == config["pad_token_id"]
-    np.testing.assert_array_equal(np.where(padding, 0, ours), np.where(padding, 0, _ours(expected, config)))
+    np.testing.assert_array_equal(
+        np.where(padding, 0, ours), np.where(padding, 0, _ours(expected, config))
+    )
     assert (ours[padding] == 0).all()
     target = model.tokenizers["target"]
     rng = np.random.default_rng(0)
@@ -184,7 +188,9 @@ def trained(tmp_path_factory):
     tokenizer = transformers.MarianTokenizer(
         *(os.path.join(path, name) for name in ("source.spm", "target.spm", "vocab.json"))
     )
-    settings = {key: value for key, value in config.items() if key not in ("model_type", "architectures")}
+    settings = {
+        key: value for key, value in config.items() if key not in ("model_type", "architectures")
+    }
     torch.manual_seed(0)
     model = transformers.MarianMTModel(transformers.MarianConfig(**settings))
     optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
@@ -192,7 +198,10 @@ def trained(tmp_path_factory):
     for _ in range(400):
         batch = [pairs[index] for index in rng.integers(0, len(pairs), 32)]
         encoded = tokenizer(
-            [s for s, _ in batch], text_target=[t for _, t in batch], return_tensors="pt", padding=True
+            [s for s, _ in batch],
+            text_target=[t for _, t in batch],
+            return_tensors="pt",
+            padding=True,
         )
         labels = encoded["labels"].masked_fill(encoded["labels"] == config["pad_token_id"], -100)
         loss = model(
@@ -216,8 +225,12 @@ def test_translations_equal_transformers_generate(trained):
     for beams in (1, 4):
         with torch.no_grad():
             generated = reference.generate(
-                **encoded, num_beams=beams, do_sample=False, max_new_tokens=16,
-                bad_words_ids=[[pad]], length_penalty=0.0,
+                **encoded,
+                num_beams=beams,
+                do_sample=False,
+                max_new_tokens=16,
+                bad_words_ids=[[pad]],
+                length_penalty=0.0,
             )
         expected = tokenizer.batch_decode(generated, skip_special_tokens=True)
         translated = ours.generate(

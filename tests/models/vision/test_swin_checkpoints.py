@@ -14,11 +14,12 @@ import tensorflow as tf
 from hf_checkpoints import SWIN_CONFIG as CONFIG
 from hf_checkpoints import SWIN_MEAN as MEAN
 from hf_checkpoints import SWIN_STD as STD
-from hf_checkpoints import write_swin_preprocessor as _processor
 from hf_checkpoints import write_swin_checkpoint
+from hf_checkpoints import write_swin_preprocessor as _processor
 
 from keras_attention import convert
 from keras_attention.models.vision.swin_transformer import SwinTransformer
+
 
 def _pixels():
     return np.random.default_rng(1).uniform(0, 255, (2, 32, 32, 3)).astype("float32")
