@@ -9,7 +9,9 @@ that size. `python -m keras_attention.convert` turns it into SavedModels
 English sentences as `MarianMTModel.generate(num_beams=1 or 4,
 max_new_tokens=N)` on the same CPU threads (`--threads`, default 2). The
 table gives the time per sentence (median of the timed calls over the batch)
-and ours over theirs; the greedy strings of both are compared too. Needs
+and ours over theirs; the strings of both are compared too. A first row times
+the tokenizers alone (ours: the SentencePiece op and lookup in a TensorFlow
+graph; theirs: `MarianTokenizer`) on 256 sentences, and compares their ids. Needs
 torch and transformers (the `references` extra); without them the benchmark
 says so and writes nothing measured.
 
@@ -124,6 +126,43 @@ def median_call_seconds(call, repeats):
     return float(np.median(times))
 
 
+def _tokenizer_row(checkpoint, tokenizer, pairs, max_length, settings):
+    """Our SentencePiece tokenizer (a TensorFlow graph) against transformers', 256 sentences.
+
+    `same_strings` counts the sentences whose ids are Marian's (ours reordered back).
+    """
+    import tensorflow as tf
+
+    from keras_attention.models.translation.marian_checkpoints import marian_config
+    from keras_attention.models.translation.marian_checkpoints import marian_token_order
+    from keras_attention.models.translation.marian_checkpoints import marian_tokenizers
+
+    source, _ = marian_tokenizers(checkpoint)
+    texts = [text for text, _ in pairs[:256]]
+    encode = tf.function(lambda batch: source.encode(batch, max_length))
+    batch = tf.constant(texts)
+    ours = median_call_seconds(lambda: encode(batch), settings["repeats"])
+    theirs = median_call_seconds(
+        lambda: tokenizer(texts, padding="max_length", truncation=True, max_length=max_length),
+        settings["repeats"],
+    )
+    order = marian_token_order(marian_config(checkpoint))  # our id -> Marian's
+    ids = encode(batch).numpy()
+    expected = tokenizer(texts, truncation=True, max_length=max_length)["input_ids"]
+    same = sum(
+        list(order[row[row != 0]]) == list(reference)
+        for row, reference in zip(ids, expected, strict=True)
+    )
+    return {
+        "search": "tokenize only",
+        "ours_ms_per_sentence": 1000 * ours / len(texts),
+        "transformers_ms_per_sentence": 1000 * theirs / len(texts),
+        "ours_over_transformers": ours / theirs,
+        "same_strings": int(same),
+        "sentences": len(texts),
+    }
+
+
 def run(quick=False, threads=2, batch=8, max_length=32, repeats=5):
     """Measures every setting; returns the JSON payload."""
     os.environ.setdefault("KERAS_BACKEND", "tensorflow")
@@ -153,6 +192,7 @@ def run(quick=False, threads=2, batch=8, max_length=32, repeats=5):
     with tempfile.TemporaryDirectory() as folder:
         checkpoint = os.path.join(folder, "opus-mt-sized")
         reference, tokenizer = write_checkpoint(checkpoint, sizes, pairs)
+        results.append(_tokenizer_row(checkpoint, tokenizer, pairs, max_length, settings))
         encoded = tokenizer(texts, return_tensors="pt", padding=True)
         pad = reference.config.pad_token_id
         for beams in (1, 4):
