@@ -247,8 +247,8 @@ def main(argv=None):
     print("|---|---|---|---|---|")
     for row in payload["results"]:
         print(
-            f"| {row['search']} | {row['ours_ms_per_sentence']:.1f} | "
-            f"{row['transformers_ms_per_sentence']:.1f} | {row['ours_over_transformers']:.2f} | "
+            f"| {row['search']} | {row['ours_ms_per_sentence']:.3g} | "
+            f"{row['transformers_ms_per_sentence']:.3g} | {row['ours_over_transformers']:.2f} | "
             f"{row['same_strings']}/{row['sentences']} |"
         )
     for reason in payload["skipped"]:
