@@ -18,6 +18,7 @@ Example:
 
 import collections
 
+from keras_attention.validation import check_non_negative_int
 from keras_attention.validation import check_positive_int
 
 
@@ -42,15 +43,7 @@ def learn_subword_merges(piece_counts, max_new_tokens, known, min_frequency=2):
         list of str: the new tokens, in the order they were made.
     """
     check_positive_int("min_frequency", min_frequency)
-    if (
-        isinstance(max_new_tokens, bool)
-        or not isinstance(max_new_tokens, int)
-        or max_new_tokens < 0
-    ):
-        raise ValueError(
-            "`max_new_tokens` must be a non-negative integer. "
-            f"Received: max_new_tokens={max_new_tokens!r}"
-        )
+    check_non_negative_int("max_new_tokens", max_new_tokens)
     words = [list(piece) for piece in piece_counts if len(piece) > 1]
     counts = [count for piece, count in piece_counts.items() if len(piece) > 1]
     pair_counts = collections.Counter()

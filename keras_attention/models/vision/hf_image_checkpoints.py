@@ -93,6 +93,16 @@ def classifier_from_checkpoint(folder, model_class, model_type, options, family,
     return model
 
 
+def checkpoint_input(folder, model_type, model_name):
+    """`(patch_size, (height, width))` a Hugging Face image folder's model reads its images at.
+
+    Raises:
+        ValueError: the folder is not a checkpoint of `model_type`.
+    """
+    config = checkpoint_config(folder, model_type, model_name, {})
+    return config["patch_size"], processor_settings(folder, config)[0]
+
+
 def processor_settings(folder, config):
     """`(image_size, rescaling)`: the size the image processor resizes to and our rescaling."""
     processor = read_json(folder, PREPROCESSOR_FILE, required=False)

@@ -11,9 +11,8 @@ one fused `qkv` projection.
 
 import numpy as np
 
-from keras_attention.models.vision.hf_image_checkpoints import checkpoint_config
+from keras_attention.models.vision.hf_image_checkpoints import checkpoint_input
 from keras_attention.models.vision.hf_image_checkpoints import classifier_from_checkpoint
-from keras_attention.models.vision.hf_image_checkpoints import processor_settings
 from keras_attention.models.vision.swin_transformer import SwinTransformer
 
 # Config options of a Hugging Face Swin, and the value our SwinTransformer has.
@@ -31,8 +30,7 @@ def swin_checkpoint_input(folder):
     Raises:
         ValueError: the folder is not a Hugging Face Swin checkpoint.
     """
-    config = checkpoint_config(folder, "swin", "SwinTransformer", {})
-    return config["patch_size"], processor_settings(folder, config)[0]
+    return checkpoint_input(folder, "swin", "SwinTransformer")
 
 
 def swin_transformer_from_huggingface(

@@ -13,10 +13,9 @@ import numpy as np
 
 from keras_attention.models.checkpoint_folders import checkpoint_kind
 from keras_attention.models.checkpoint_folders import read_json
-from keras_attention.models.vision.hf_image_checkpoints import checkpoint_config
+from keras_attention.models.vision.hf_image_checkpoints import checkpoint_input
 from keras_attention.models.vision.hf_image_checkpoints import classifier_from_checkpoint
 from keras_attention.models.vision.hf_image_checkpoints import pair
-from keras_attention.models.vision.hf_image_checkpoints import processor_settings
 from keras_attention.models.vision.vision_transformer import VisionTransformer
 
 # Config options of a Hugging Face ViT, and the value our VisionTransformer has.
@@ -37,8 +36,7 @@ def vit_checkpoint_input(folder):
         if "image_shape" not in settings or "patch_size" not in settings:
             raise ValueError(f"`folder` must hold a keras-hub ViT preset. Received: {folder!r}")
         return pair(settings["patch_size"])[0], tuple(settings["image_shape"][:2])
-    config = checkpoint_config(folder, "vit", "VisionTransformer", {})
-    return config["patch_size"], processor_settings(folder, config)[0]
+    return checkpoint_input(folder, "vit", "VisionTransformer")
 
 
 def vision_transformer_from_huggingface(
