@@ -105,7 +105,7 @@ def model_builder(model_class, default_name):
     >>> from keras_attention.models.translation.transformer_translator import transformer_translator
     >>> import inspect
     >>> list(inspect.signature(transformer_translator).parameters)[-2:]
-    ['num_key_value_heads', 'name']
+    ['tie_embeddings', 'name']
     >>> transformer_translator(source_vocabulary_size=5)
     Traceback (most recent call last):
     ...
