@@ -131,3 +131,45 @@ def assign_weights(model, values, source):
                 f"model's weight has {tuple(weight.shape)}"
             )
         weight.assign(value)
+
+
+def attention_values(weights, ours, theirs, hidden, heads):
+    """Our attention weights `ours/{query,key,value,attention_output}/...` from PyTorch Linears.
+
+    Args:
+        weights: the checkpoint's state dict.
+        ours: our attention layer's path.
+        theirs: `{"query", "key", "value", "attention_output"}` -> the prefix
+            of the checkpoint's `nn.Linear` for it (its `.weight` `(out, in)`
+            and `.bias`).
+        hidden, heads: the model width and its number of heads.
+    """
+    head_dim = hidden // heads
+    values = {}
+    for name in ("query", "key", "value"):
+        kernel = weights[f"{theirs[name]}.weight"]  # (D out, D in)
+        values[f"{ours}/{name}/kernel"] = kernel.T.reshape(hidden, heads, head_dim)
+        values[f"{ours}/{name}/bias"] = weights[f"{theirs[name]}.bias"].reshape(heads, head_dim)
+    output = theirs["attention_output"]
+    kernel = weights[f"{output}.weight"]  # (D out, D in)
+    values[f"{ours}/attention_output/kernel"] = kernel.T.reshape(heads, head_dim, hidden)
+    values[f"{ours}/attention_output/bias"] = weights[f"{output}.bias"]
+    return values
+
+
+def norm_and_dense_values(weights, norms=(), denses=()):
+    """Our LayerNorms and Dense layers from PyTorch's `nn.LayerNorm`s and `nn.Linear`s.
+
+    Args:
+        weights: the checkpoint's state dict.
+        norms: `(their prefix, our path)` pairs: `.weight` -> gamma, `.bias` -> beta.
+        denses: `(their prefix, our path)` pairs: `.weight` transposed -> kernel, `.bias`.
+    """
+    values = {}
+    for theirs, ours in norms:
+        values[f"{ours}/gamma"] = weights[f"{theirs}.weight"]
+        values[f"{ours}/beta"] = weights[f"{theirs}.bias"]
+    for theirs, ours in denses:
+        values[f"{ours}/kernel"] = weights[f"{theirs}.weight"].T  # (out, in) -> (in, out)
+        values[f"{ours}/bias"] = weights[f"{theirs}.bias"]
+    return values

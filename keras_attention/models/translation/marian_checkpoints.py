@@ -24,6 +24,8 @@ import os
 import numpy as np
 
 from keras_attention.models.checkpoint_folders import assign_weights
+from keras_attention.models.checkpoint_folders import attention_values
+from keras_attention.models.checkpoint_folders import norm_and_dense_values
 from keras_attention.models.checkpoint_folders import read_json
 from keras_attention.models.checkpoint_folders import read_state_dict
 
@@ -219,6 +221,14 @@ def marian_config(folder):
     return config
 
 
+# Our attention projections and the checkpoint's, and the MLP's two layers.
+_PROJECTIONS = {
+    "query": "q_proj",
+    "key": "k_proj",
+    "value": "v_proj",
+    "attention_output": "out_proj",
+}
+_MLP = (("fc1", "feedforward_intermediate_dense"), ("fc2", "feedforward_output_dense"))
 # Each stack's attentions and layer norms, as (their name, our name).
 _STACKS = {
     "encoder": {
@@ -237,37 +247,6 @@ _STACKS = {
         ),
     },
 }
-
-
-def _attention_values(weights, theirs, ours, hidden, heads):
-    """Our query/key/value/output weights of attention `ours` from PyTorch's `theirs`."""
-    head_dim = hidden // heads
-    values = {}
-    for name, projection in (("query", "q_proj"), ("key", "k_proj"), ("value", "v_proj")):
-        kernel = weights[f"{theirs}.{projection}.weight"]  # (D out, D in)
-        values[f"{ours}/{name}/kernel"] = kernel.T.reshape(hidden, heads, head_dim)
-        values[f"{ours}/{name}/bias"] = weights[f"{theirs}.{projection}.bias"].reshape(
-            heads, head_dim
-        )
-    output = weights[f"{theirs}.out_proj.weight"]  # (D out, D in)
-    values[f"{ours}/attention_output/kernel"] = output.T.reshape(heads, head_dim, hidden)
-    values[f"{ours}/attention_output/bias"] = weights[f"{theirs}.out_proj.bias"]
-    return values
-
-
-def _block_values(weights, theirs, ours, parts):
-    """Layer norms and MLP of one block: `parts` is `((their norm, our norm), ...)`."""
-    values = {}
-    for their_norm, our_norm in parts:
-        values[f"{ours}/{our_norm}/gamma"] = weights[f"{theirs}.{their_norm}.weight"]
-        values[f"{ours}/{our_norm}/beta"] = weights[f"{theirs}.{their_norm}.bias"]
-    for our_dense, their_dense in (
-        ("feedforward_intermediate_dense", "fc1"),
-        ("feedforward_output_dense", "fc2"),
-    ):
-        values[f"{ours}/{our_dense}/kernel"] = weights[f"{theirs}.{their_dense}.weight"].T
-        values[f"{ours}/{our_dense}/bias"] = weights[f"{theirs}.{their_dense}.bias"]
-    return values
 
 
 def _our_weights(weights, config):
@@ -290,14 +269,12 @@ def _our_weights(weights, config):
         for index in range(config[f"{side}_layers"]):
             theirs, ours = f"model.{side}.layers.{index}", f"{side}_block_{index}"
             for their_attention, our_attention in stack["attention"]:
+                prefix = f"{theirs}.{their_attention}"
+                projections = {name: f"{prefix}.{proj}" for name, proj in _PROJECTIONS.items()}
                 values.update(
-                    _attention_values(
-                        weights,
-                        f"{theirs}.{their_attention}",
-                        f"{ours}/{our_attention}",
-                        hidden,
-                        heads,
-                    )
+                    attention_values(weights, f"{ours}/{our_attention}", projections, hidden, heads)
                 )
-            values.update(_block_values(weights, theirs, ours, stack["norms"]))
+            norms = [(f"{theirs}.{their}", f"{ours}/{our}") for their, our in stack["norms"]]
+            denses = [(f"{theirs}.{their}", f"{ours}/{our}") for their, our in _MLP]
+            values.update(norm_and_dense_values(weights, norms, denses))
     return values

@@ -11,13 +11,16 @@ weights from `model.safetensors`.
 
 import numpy as np
 
+from keras_attention.models.checkpoint_folders import attention_values
 from keras_attention.models.checkpoint_folders import checkpoint_kind
+from keras_attention.models.checkpoint_folders import norm_and_dense_values
 from keras_attention.models.checkpoint_folders import read_json
 from keras_attention.models.vision.hf_image_checkpoints import checkpoint_input
 from keras_attention.models.vision.hf_image_checkpoints import classifier_from_checkpoint
 from keras_attention.models.vision.hf_image_checkpoints import pair
 from keras_attention.models.vision.vision_transformer import VisionTransformer
 
+QKV = ("query", "key", "value")
 # Config options of a Hugging Face ViT, and the value our VisionTransformer has.
 _OPTIONS = {"hidden_act": "gelu", "qkv_bias": True}
 
@@ -113,7 +116,6 @@ def _our_weights(weights, config, model):
     """`{our variable path: value}` from the checkpoint's `weights` (PyTorch layouts)."""
     hidden = config["hidden_size"]
     heads = config["num_attention_heads"]
-    head_dim = hidden // heads
     patch = config["patch_size"]
     checkpoint_grid = tuple(side // patch for side in pair(config["image_size"]))
     positions = weights["embeddings.position_embeddings"][0]  # (1 + h * w, D)
@@ -134,28 +136,22 @@ def _our_weights(weights, config, model):
     )
     for index in range(config["num_hidden_layers"]):
         ours, theirs = f"encoder_block_{index}", f"encoder.layer.{index}"
-        attention = f"{ours}/self_attention_layer"
-        for name in ("query", "key", "value"):
-            kernel = weights[f"{theirs}.attention.attention.{name}.weight"]  # (D out, D in)
-            values[f"{attention}/{name}/kernel"] = kernel.T.reshape(hidden, heads, head_dim)
-            values[f"{attention}/{name}/bias"] = weights[
-                f"{theirs}.attention.attention.{name}.bias"
-            ].reshape(heads, head_dim)
-        output = weights[f"{theirs}.attention.output.dense.weight"]  # (D out, D in)
-        values[f"{attention}/attention_output/kernel"] = output.T.reshape(heads, head_dim, hidden)
-        values[f"{attention}/attention_output/bias"] = weights[
-            f"{theirs}.attention.output.dense.bias"
-        ]
-        for norm, their_norm in (
-            ("self_attention_layer_norm", "layernorm_before"),
-            ("feedforward_layer_norm", "layernorm_after"),
-        ):
-            values[f"{ours}/{norm}/gamma"] = weights[f"{theirs}.{their_norm}.weight"]
-            values[f"{ours}/{norm}/beta"] = weights[f"{theirs}.{their_norm}.bias"]
-        for dense, their_dense in (
-            ("feedforward_intermediate_dense", "intermediate.dense"),
-            ("feedforward_output_dense", "output.dense"),
-        ):
-            values[f"{ours}/{dense}/kernel"] = weights[f"{theirs}.{their_dense}.weight"].T
-            values[f"{ours}/{dense}/bias"] = weights[f"{theirs}.{their_dense}.bias"]
+        attention = {name: f"{theirs}.attention.attention.{name}" for name in QKV}
+        attention["attention_output"] = f"{theirs}.attention.output.dense"
+        values.update(
+            attention_values(weights, f"{ours}/self_attention_layer", attention, hidden, heads)
+        )
+        values.update(
+            norm_and_dense_values(
+                weights,
+                norms=(
+                    (f"{theirs}.layernorm_before", f"{ours}/self_attention_layer_norm"),
+                    (f"{theirs}.layernorm_after", f"{ours}/feedforward_layer_norm"),
+                ),
+                denses=(
+                    (f"{theirs}.intermediate.dense", f"{ours}/feedforward_intermediate_dense"),
+                    (f"{theirs}.output.dense", f"{ours}/feedforward_output_dense"),
+                ),
+            )
+        )
     return values
