@@ -3,13 +3,10 @@
 import keras
 from keras import ops
 
-from keras_attention.layers.attention.head_attention_checks import check_attention_bias
 from keras_attention.layers.attention.head_attention_checks import check_key_value_shapes
-from keras_attention.layers.attention.head_attention_checks import sizes_match
 from keras_attention.layers.attention.head_attention_steps import HeadAttentionSteps
 from keras_attention.layers.attention.projection_settings import projection_sublayer_kwargs
 from keras_attention.ops.masks import boolean_mask
-from keras_attention.ops.masks import merge_masks
 from keras_attention.validation import check_positive_int
 
 
@@ -75,62 +72,27 @@ class GroupQueryAttention(HeadAttentionSteps, keras.layers.Layer):
             `num_key_value_heads`.
         num_key_value_heads: number of key and value heads (groups), a
             positive int; 1 is multi-query attention.
-        dropout: dropout rate on the attention weights, in [0, 1).
-        use_bias: whether the projections have biases.
-        sliding_window: optional positive int; a query sees only keys less
-            than `sliding_window` positions away (a symmetric band; combine
-            with `use_causal_mask=True` for causal local attention).
-        flash_attention: None or bool. True selects `implementation="fused"`
-            (when `implementation` is "auto"); False forbids "fused".
-        kernel_initializer: initializer of the projection kernels.
-        bias_initializer: initializer of the projection biases.
-        kernel_regularizer: regularizer of the projection kernels.
-        bias_regularizer: regularizer of the projection biases.
         activity_regularizer: regularizer of the layer's output.
-        kernel_constraint: constraint of the projection kernels.
-        bias_constraint: constraint of the projection biases.
-        use_gate: multiply the attention output by `sigmoid(W_g query)` per
-            query head before the output projection (gated attention).
-        seed: optional int seed of the attention dropout.
-        implementation: "auto", "xla", "chunked" or "fused", see
-            `keras_attention.ops.dot_product_attention`. When attention scores
-            are requested, "fused" computes with "xla"; when dropout is active,
-            "chunked" and "fused" compute with "xla".
-        rotary_max_wavelength: None, or the base wavelength of a rotary
-            position embedding applied to the projected queries and keys
-            (`head_dim` must then be even).
+        dropout, use_bias, sliding_window, flash_attention,
+        kernel_initializer, bias_initializer, kernel_regularizer,
+        bias_regularizer, kernel_constraint, bias_constraint, use_gate, seed,
+        implementation, rotary_max_wavelength: as in `MultiHeadAttention`,
+            with `head_dim` as the head size; the gate has one head per query head.
         **kwargs: base `keras.layers.Layer` arguments (`name`, `dtype`, ...).
 
     Call arguments:
-        query: `(B, T, dim)`.
-        value: `(B, S, value_dim)`. With a cache and `cache_update_index=None`
-            it is not used.
-        key: optional `(B, S, key_dim)`; defaults to `value`.
-        query_mask, value_mask, key_mask: optional `(B, T)` / `(B, S)` padding
-            masks; filled in from the Keras masks of the inputs. With a cache,
-            `value_mask` and `key_mask` are ignored (use `attention_mask`).
-        attention_mask: optional boolean mask, True = may attend, `(T, S)`,
-            `(B, T, S)` or `(B, num_query_heads, T, S)` (any axis may be 1 to
-            broadcast). With a cache, S is the cache length.
-        return_attention_scores: also return the attention weights.
-        training: whether dropout is active.
-        use_causal_mask: query i sees keys 0..i only (with a cache, query i
-            is at position `cache_update_index + i`).
-        attention_bias: optional float tensor added to the scaled scores
-            `q k^T / sqrt(head_dim)` before masking and softmax, one per
-            query head (query heads of a group share keys, not biases):
-            `(B, num_query_heads, T, S)`, `(B, T, S)` or `(T, S)`, any axis 1
-            to broadcast. A masked key stays masked whatever its bias;
-            gradients reach the bias. Every implementation takes it, and the
-            returned scores include it. With a cache, S is the cache length.
-            Not handed to an overridden `_compute_attention`.
-        cache: optional `(B, 2, max_length, num_key_value_heads, head_dim)`
-            tensor of the projected keys (index 0) and values (index 1).
-        cache_update_index: with a cache, the position of the first query
-            (int or scalar tensor): the projected keys and values of `key` and
-            `value` are written there and positions after the new ones are
-            hidden. None uses the cache as it is (cross-attention; build such a
-            cache with `compute_cache(value, key)`).
+        The call takes the arguments of `MultiHeadAttention` on sequences
+        (`query` `(B, T, dim)`, `value` and `key` `(B, S, any features)`), in
+        the layout of this layer's heads:
+
+        - `attention_mask`: boolean, True = may attend, `(T, S)`, `(B, T, S)`
+          or `(B, num_query_heads, T, S)`, any axis 1 to broadcast.
+        - `attention_bias`: float, added to the scaled scores
+          `q k^T / sqrt(head_dim)`, one per query head (query heads of a group
+          share keys, not biases), in the shapes of `attention_mask`.
+        - `cache`: `(B, 2, max_length, num_key_value_heads, head_dim)`, the
+          projected keys (index 0) and values (index 1); `cache_update_index`
+          as in `MultiHeadAttention`.
 
     Returns:
         `output` of shape `(B, T, dim)`; with `return_attention_scores=True`
@@ -142,17 +104,22 @@ class GroupQueryAttention(HeadAttentionSteps, keras.layers.Layer):
     >>> import numpy as np
     >>> from keras_attention.layers.attention.grouped_query_attention import GroupQueryAttention
     >>> layer = GroupQueryAttention(head_dim=4, num_query_heads=4, num_key_value_heads=2)
-    >>> query = np.random.rand(3, 5, 8).astype("float32")
-    >>> value = np.random.rand(3, 7, 8).astype("float32")
-    >>> output, scores = layer(query, value, return_attention_scores=True)
-    >>> tuple(output.shape), tuple(scores.shape)
-    ((3, 5, 8), (3, 4, 5, 7))
+    >>> tokens = np.random.rand(3, 5, 8).astype("float32")
+    >>> output, scores = layer(tokens, tokens, use_causal_mask=True, return_attention_scores=True)
+    >>> tuple(output.shape), tuple(scores.shape)  # scores: one map per query head
+    ((3, 5, 8), (3, 4, 5, 5))
     >>> tuple(layer.key_dense.kernel.shape)  # 2 key heads serve 4 query heads
     (8, 2, 4)
-    >>> cache = np.zeros((3, 2, 10, 2, 4), "float32")  # (B, 2, max_length, 2 heads, 4)
-    >>> step, cache = layer(query[:, :1], query[:, :1], cache=cache, cache_update_index=0)
-    >>> tuple(step.shape), tuple(cache.shape)
-    ((3, 1, 8), (3, 2, 10, 2, 4))
+
+    Decoding one token at a time, the cache holds the 2 key/value heads only:
+
+    >>> cache = np.zeros((3, 2, 10, 2, 4), "float32")  # (B, 2, max_length, Nkv, head_dim)
+    >>> for index in range(2):
+    ...     step, cache = layer(
+    ...         tokens[:, index : index + 1], tokens[:, index : index + 1],
+    ...         use_causal_mask=True, cache=cache, cache_update_index=index)
+    >>> tuple(step.shape), bool(np.allclose(step[:, 0], output[:, 1], atol=1e-5))
+    ((3, 1, 8), True)
     """
 
     def __init__(
@@ -242,42 +209,6 @@ class GroupQueryAttention(HeadAttentionSteps, keras.layers.Layer):
         layer.build(input_shape)
         return layer
 
-    def _call_heads(self, query, value, key, masks, state, cache, bias, training, return_scores):
-        """Project, repeat the key/value heads per group, mask and attend."""
-        self._return_attention_scores = bool(return_scores)
-        overridden = type(self)._compute_attention is not GroupQueryAttention._compute_attention
-        gate = self._gate_dense(query) if self.use_gate else None  # (B, T, Nq, H)
-        projected_query = self._query_dense(query)  # (B, T, Nq, H)
-        cache, projected_key, projected_value = self._keys_and_values(
-            query, key, value, cache, state, projected_query.dtype
-        )  # (B, S, Nkv, H) each
-        if cache is None:
-            projected_key = self._rotate(projected_key, 0)
-        projected_query = self._rotate(projected_query, state.offset)
-        heads = (projected_query, projected_key, projected_query, projected_key)
-        all_masks = self._call_masks(masks, (query, value), heads, state, overridden)
-        # An override written for keras may not take `use_causal_mask`:
-        # keras hands it the causal mask inside `attention_mask`.
-        causal = masks.use_causal_mask and not state.decoding
-        extra = {} if overridden else {"use_causal_mask": causal}
-        if bias is not None:
-            bias = check_attention_bias(bias, overridden)
-            extra["attention_bias"] = self._to_scores_layout(
-                bias, "attention_bias", projected_query, projected_key
-            )  # (B | 1, Nq | 1, T | 1, S | 1)
-        # Each key/value head serves `num_repeats` consecutive query heads.
-        repeated_key = ops.repeat(projected_key, self.num_repeats, axis=2)  # (B, S, Nq, H)
-        repeated_value = ops.repeat(projected_value, self.num_repeats, axis=2)  # (B, S, Nq, H)
-        heads_output, scores = self._compute_attention(
-            projected_query,
-            repeated_key,
-            repeated_value,
-            attention_mask=merge_masks(*all_masks),
-            training=training,
-            **extra,
-        )  # (B, T, Nq, H), (B, Nq, T, S) or None
-        return self._finish(heads_output, gate, scores, cache, return_scores)
-
     def _compute_attention(
         self,
         query,
@@ -314,18 +245,33 @@ class GroupQueryAttention(HeadAttentionSteps, keras.layers.Layer):
             `(output, scores)`: output `(B, T, num_query_heads, head_dim)`,
             scores `(B, num_query_heads, T, S)` or None when not asked for.
         """
-        return_scores = bool(self._return_attention_scores)
         return self._attend(
-            query,
-            key,
-            value,
-            attention_mask,
-            use_causal_mask,
+            (query, key, value),
+            (query, key),
+            (attention_mask, use_causal_mask, attention_bias),
             self._scale,
-            attention_bias,
             training,
-            return_scores,
+            bool(self._return_attention_scores),
         )  # (B, T, Nq, H), (B, Nq, T, S) or None
+
+    _DEFAULT_COMPUTE_ATTENTION = _compute_attention
+
+    def _call_override(self, heads, projected_value, mask, training, return_scores):
+        """An overridden `_compute_attention`, called as keras calls it: keys repeated."""
+        # keras' `_compute_attention` reads this flag instead of an argument.
+        self._return_attention_scores = bool(return_scores)
+        _, _, folded_query, folded_key = heads
+        return self._compute_attention(
+            folded_query,
+            self._shared_heads(folded_key),
+            self._shared_heads(projected_value),
+            attention_mask=mask,
+            training=training,
+        )  # (B, T, Nq, H), (B, Nq, T, S) or None
+
+    def _shared_heads(self, folded):
+        """(B, S, Nkv, H) -> (B, S, Nq, H): each key/value head serves a group of query heads."""
+        return ops.repeat(folded, self.num_repeats, axis=2)
 
     def _to_scores_layout(self, tensor, name, projected_query, projected_key):
         """A mask or bias `name` as (B | 1, Nq | 1, T | 1, S | 1), checked against the scores."""
@@ -351,71 +297,23 @@ class GroupQueryAttention(HeadAttentionSteps, keras.layers.Layer):
         """A (B, T) padding mask as a boolean mask; `reference` is the input it describes."""
         return boolean_mask(mask, name)
 
-    def _check_cache(self, cache, query=None):
-        expected = (None, 2, None, self.num_key_value_heads, self.head_dim)
-        shape = tuple(cache.shape)
-        if len(shape) != 5 or not all(sizes_match(a, b) for a, b in zip(shape, expected)):
-            raise ValueError(
-                "`cache` must have shape (batch, 2, max_length, num_key_value_heads, "
-                f"head_dim) = (B, 2, S, {self.num_key_value_heads}, {self.head_dim}). "
-                f"Received: cache.shape={shape}"
-            )
-
-    def compute_cache(self, value, key=None):
-        """Project a whole key/value sequence into a cache, for cross-attention.
-
-        The keys are rotated when `rotary_max_wavelength` is set, exactly as
-        attention would use them, so `layer(query, value, cache=cache)` equals
-        `layer(query, value, key)`.
-
-        Args:
-            value: `(B, S, dim)`.
-            key: optional `(B, S, dim)`; defaults to `value`.
-
-        Returns:
-            `(B, 2, S, num_key_value_heads, head_dim)`: keys, then values.
-
-        Example:
-
-        >>> import numpy as np
-        >>> from keras_attention.layers.attention.grouped_query_attention import GroupQueryAttention
-        >>> layer = GroupQueryAttention(head_dim=4, num_query_heads=4, num_key_value_heads=1)
-        >>> memory = np.random.rand(1, 6, 8).astype("float32")
-        >>> query = np.random.rand(1, 3, 8).astype("float32")
-        >>> full = layer(query, memory)
-        >>> cache = layer.compute_cache(memory)
-        >>> tuple(cache.shape)  # one key/value head: multi-query attention
-        (1, 2, 6, 1, 4)
-        >>> cached, _ = layer(query, memory, cache=cache)
-        >>> bool(np.allclose(full, cached, atol=1e-6))
-        True
-        """
-        self._check_built_for_cache(value)
-        return self._project_cache(value, value if key is None else key)  # (B, 2, S, Nkv, H)
-
-    def compute_output_shape(self, query_shape, value_shape, key_shape=None):
-        value_shape = tuple(value_shape)
-        key_shape = value_shape if key_shape is None else tuple(key_shape)
-        check_key_value_shapes(key_shape, value_shape)
-        return tuple(query_shape)
+    def _cache_head_sizes(self):
+        """The (name, size) of the cache's head axis and of its head-size axis."""
+        return ("num_key_value_heads", self.num_key_value_heads), ("head_dim", self.head_dim)
 
     def _scores_shape(self, query_shape, value_shape, cache=None):
         """(B, num_query_heads, T, S), S the cache length with a cache."""
         key_length = value_shape[1] if cache is None else cache.shape[2]
         return (query_shape[0], self.num_query_heads, query_shape[1], key_length)
 
-    def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "head_dim": self.head_dim,
-                "num_query_heads": self.num_query_heads,
-                "num_key_value_heads": self.num_key_value_heads,
-                "activity_regularizer": keras.regularizers.serialize(self.activity_regularizer),
-                **self._shared_settings_config(),
-            }
-        )
-        return config
+    def _head_config(self):
+        """The config entries of the head sizes (and keras' `activity_regularizer`)."""
+        return {
+            "head_dim": self.head_dim,
+            "num_query_heads": self.num_query_heads,
+            "num_key_value_heads": self.num_key_value_heads,
+            "activity_regularizer": keras.regularizers.serialize(self.activity_regularizer),
+        }
 
 
 # keras exports the class as `GroupQueryAttention` and defines it as

@@ -1,10 +1,13 @@
 """The steps of a call that `MultiHeadAttention` and `GroupQueryAttention` share.
 
 Both layers project queries, keys and values into heads, keep a key/value
-cache of fixed size, collect every mask of a call into one boolean mask, and
-hand back `output[, scores][, cache]`. `HeadAttentionSteps` holds those steps
-once; each layer supplies how a mask reaches the layout of its scores
-(`_to_scores_layout`) and of its positions (`_padding_mask_layout`).
+cache of fixed size, collect every mask of a call into one boolean mask,
+attend, and hand back `output[, scores][, cache]`. `HeadAttentionSteps` holds
+that call once; each layer supplies how its positions fold into one sequence
+(`_fold`, `_unfold`), how its key/value heads serve the query heads
+(`_shared_heads`), how a mask reaches the layout of its scores
+(`_to_scores_layout`) and of its positions (`_padding_mask_layout`), and how
+an overridden `_compute_attention` is called (`_call_override`).
 """
 
 import math
@@ -16,7 +19,10 @@ from keras import ops
 from keras_attention.layers.attention.attention_results import attention_output_spec
 from keras_attention.layers.attention.attention_results import attention_results
 from keras_attention.layers.attention.call_arguments import call_arguments
+from keras_attention.layers.attention.head_attention_checks import check_attention_bias
 from keras_attention.layers.attention.head_attention_checks import check_flash_attention
+from keras_attention.layers.attention.head_attention_checks import check_key_value_shapes
+from keras_attention.layers.attention.head_attention_checks import sizes_match
 from keras_attention.layers.attention.head_attention_checks import without_keras_mask
 from keras_attention.layers.attention.projection_settings import projection_settings_config
 from keras_attention.layers.attention.projection_settings import set_projection_settings
@@ -26,6 +32,7 @@ from keras_attention.ops.attention import dot_product_attention
 from keras_attention.ops.attention import kernel_for_call
 from keras_attention.ops.masks import boolean_mask
 from keras_attention.ops.masks import causal_mask
+from keras_attention.ops.masks import merge_masks
 from keras_attention.ops.masks import sliding_window_mask
 from keras_attention.ops.rotary import apply_rotary
 from keras_attention.validation import check_bool
@@ -72,15 +79,18 @@ def cache_state(cache, cache_update_index):
 
 
 class HeadAttentionSteps:
-    """Cache, mask and result steps of a layer with `_key_dense` / `_value_dense` heads.
+    """The call of a layer with `_query_dense` / `_key_dense` / `_value_dense` heads.
 
-    A mixin for `keras.layers.Layer` subclasses that set `implementation`,
-    `flash_attention`, `sliding_window`, `rotary_max_wavelength` and build
-    `_query_dense`, `_key_dense`, `_value_dense`, `_output_dense`; they
-    define `_check_cache(cache, query)`, `_scores_shape(query_shape,
-    value_shape, cache)`, `_to_scores_layout(tensor, name,
-    projected_query, projected_key)` and `_padding_mask_layout(mask, name,
-    reference)`.
+    A mixin for `keras.layers.Layer` subclasses that keep their settings with
+    `_keep_shared_settings` and build `_query_dense`, `_key_dense`,
+    `_value_dense`, `_output_dense` (and `_gate_dense` with `use_gate`).
+    They define `_compute_attention` (keras' extension point) and name it
+    `_DEFAULT_COMPUTE_ATTENTION`, `_call_override(heads, projected_value,
+    mask, training, return_scores)` for a subclass that overrides it,
+    `_head_config()`, `_cache_head_sizes()`, `_scores_shape(query_shape, value_shape,
+    cache)`, `_to_scores_layout(tensor, name, projected_query,
+    projected_key)` and `_padding_mask_layout(mask, name, reference)`; they
+    may redefine `_fold`, `_unfold`, `_unfold_scores` and `_shared_heads`.
     """
 
     def _keep_shared_settings(self, arguments, head_size):
@@ -115,9 +125,11 @@ class HeadAttentionSteps:
         self._scale = 1.0 / math.sqrt(float(head_size))
         self._seed_generator = keras.random.SeedGenerator(self.seed) if self.dropout > 0 else None
 
-    def _shared_settings_config(self):
-        """The config entries of the `SHARED_SETTINGS` and the projection settings."""
+    def get_config(self):
+        """The layer's head sizes (`_head_config`), shared settings and base arguments."""
         return {
+            **super().get_config(),
+            **self._head_config(),
             **{name: getattr(self, name) for name in SHARED_SETTINGS},
             **projection_settings_config(self, constraints=True),
         }
@@ -187,7 +199,15 @@ class HeadAttentionSteps:
         )
 
     def _call_heads(self, query, value, key, masks, state, cache, bias, training, return_scores):
-        """Project, mask and attend: `call` once its arguments are checked.
+        """Project, fold, mask and attend: `call` once its arguments are checked.
+
+        Attention runs on folded heads (B', T, N, D): the layer's `_fold`
+        brings its positions into one sequence, `_shared_heads` gives every
+        query head its key/value head, `_unfold` / `_unfold_scores` bring the
+        results back to the layout of the inputs. A subclass that overrides
+        `_compute_attention` (keras' documented extension point) gets the
+        attention step with keras' arguments, through the layer's
+        `_call_override`.
 
         Args:
             query, value, key: the inputs, without Keras masks.
@@ -198,7 +218,88 @@ class HeadAttentionSteps:
             training: whether dropout is active.
             return_scores: whether to return the attention scores.
         """
-        raise NotImplementedError("A layer with HeadAttentionSteps defines `_call_heads`.")
+        cls = type(self)
+        overridden = cls._compute_attention is not cls._DEFAULT_COMPUTE_ATTENTION
+        if bias is not None:
+            bias = check_attention_bias(bias, overridden)
+        gate = self._gate_dense(query) if self.use_gate else None  # (B, *Q, N, Dv)
+        if overridden:
+            projected_query, scale = self._query_dense(query), None  # (B, *Q, N, Dk)
+        else:
+            projected_query, scale = self._project_query(query)  # (B, *Q, N, Dk)
+        cache, projected_key, projected_value = self._keys_and_values(
+            query, key, value, cache, state, projected_query.dtype
+        )  # (B, *S, Nkv, Dk), (B, *S, Nkv, Dv)
+        folded_key = self._fold(projected_key)  # (B', Tk, Nkv, Dk)
+        if cache is None:
+            folded_key = self._rotate(folded_key, 0)
+        folded_query = self._rotate(self._fold(projected_query), state.offset)  # (B', Tq, N, Dk)
+        heads = (projected_query, projected_key, folded_query, folded_key)
+        all_masks = self._call_masks(masks, (query, value), heads, state, overridden)
+        if overridden:
+            heads_output, scores = self._call_override(
+                heads, projected_value, merge_masks(*all_masks), training, return_scores
+            )
+            return self._finish(heads_output, gate, scores, cache, return_scores)
+        if bias is not None:
+            bias = self._to_scores_layout(
+                bias, "attention_bias", projected_query, projected_key
+            )  # (B' | 1, N | 1, Tq | 1, Tk | 1)
+        folded_heads = (
+            folded_query,
+            self._shared_heads(folded_key),
+            self._shared_heads(self._fold(projected_value)),
+        )  # (B', Tq, N, Dk), (B', Tk, N, Dk), (B', Tk, N, Dv)
+        causal = masks.use_causal_mask and not state.decoding
+        heads_output, scores = self._attend(
+            folded_heads,
+            (projected_query, projected_key),
+            (merge_masks(*all_masks), causal, bias),
+            scale,
+            training,
+            return_scores,
+        )  # (B, *Q, N, Dv), scores in the layer's layout or None
+        return self._finish(heads_output, gate, scores, cache, return_scores)
+
+    def _project_query(self, query):
+        """(W_q x + b) / sqrt(head size), and the scale still to apply in the kernel (1 or not).
+
+        The scale multiplies the small (dim, N, Dk) kernel and the bias
+        instead of every query or every (B, N, Tq, Tk) score: under XLA on
+        CPU a separate multiply on either costs a pass over it. The
+        variables stay unscaled, so weights remain those of keras' layers.
+        Quantized or LoRA projections keep their own call.
+        """
+        dense = self._query_dense
+        if getattr(dense, "quantization_mode", None) or getattr(dense, "lora_enabled", False):
+            return dense(query), self._scale
+        dtype = self.compute_dtype
+        query = ops.cast(query, dtype)
+        kernel = ops.cast(dense.kernel, dtype) * ops.cast(self._scale, dtype)
+        projected = ops.einsum(dense.equation, query, kernel)
+        if dense.bias is not None:
+            projected = projected + ops.cast(dense.bias, dtype) * ops.cast(self._scale, dtype)
+        return projected, 1.0
+
+    # Folding and head sharing: a sequence layer without grouped heads needs
+    # none of it; `MultiHeadAttention` folds its attention axes and
+    # `GroupQueryAttention` repeats its key/value heads.
+
+    def _fold(self, projected):
+        """(B, *positions, N, D) -> (B', T, N, D): the heads as one sequence per row."""
+        return projected
+
+    def _unfold(self, folded, projected_query):
+        """(B', Tq, N, Dv) -> (B, *query positions, N, Dv), the inverse of `_fold`."""
+        return folded
+
+    def _unfold_scores(self, scores, projected_query, projected_key):
+        """(B', N, Tq, Tk) scores in the layout the layer returns."""
+        return scores
+
+    def _shared_heads(self, folded):
+        """(B', T, Nkv, D) key or value heads -> (B', T, N, D), one per query head."""
+        return folded
 
     def _keys_and_values(self, query, key, value, cache, state, dtype):
         """`(cache, keys, values)`: the projected heads, or those of the (updated) cache.
@@ -292,16 +393,29 @@ class HeadAttentionSteps:
             implementation = "fused"
         return kernel_for_call(implementation, return_scores, use_dropout)
 
-    def _attend(self, query, key, value, mask, causal, scale, bias, training, return_scores):
-        """`dot_product_attention` with the layer's dropout, seed and kernel.
+    def _attend(self, folded_heads, layouts, masking, scale, training, return_scores):
+        """`dot_product_attention` on folded heads, with the layer's dropout, seed and kernel.
 
-        Returns `(output, scores)`, scores None when not asked for.
+        Args:
+            folded_heads: `(query, key, value)`, (B', T, N, D) each, every
+                query head with its own key/value head.
+            layouts: `(query, key)` heads in the layout of the inputs, which
+                `_unfold` and `_unfold_scores` restore.
+            masking: `(mask, causal, bias)`: a boolean mask broadcastable to
+                the scores (B', N, Tq, Tk) or None, whether to hide the keys
+                after each query, a float bias of that layout or None.
+            scale: the factor of the scores (1.0 when the query holds it).
+            training: whether dropout is active.
+            return_scores: whether to compute the scores.
+
+        Returns:
+            `(output, scores)`: output in the layout of the query heads,
+            scores in the layer's layout or None when not asked for.
         """
+        mask, causal, bias = masking
         use_dropout = self.dropout > 0 and bool(training)
         attention = dot_product_attention(
-            query,
-            key,
-            value,
+            *folded_heads,
             mask=mask,
             is_causal=bool(causal),
             scale=scale,
@@ -312,7 +426,11 @@ class HeadAttentionSteps:
             implementation=self._implementation_for(return_scores, use_dropout),
             seed=self._seed_generator,
         )
-        return attention if return_scores else (attention, None)
+        folded_output, scores = attention if return_scores else (attention, None)
+        output = self._unfold(folded_output, layouts[0])  # (B, *Q, N, Dv)
+        if return_scores:
+            scores = self._unfold_scores(scores, *layouts)
+        return output, scores
 
     def _finish(self, heads_output, gate, scores, cache, return_attention_scores):
         """Gate, output projection, and the results in the documented order."""
@@ -320,6 +438,17 @@ class HeadAttentionSteps:
             heads_output = heads_output * gate
         output = self._output_dense(heads_output)  # (B, *Q, E)
         return attention_results(output, scores, cache, return_attention_scores)
+
+    def compute_output_shape(self, query_shape, value_shape, key_shape=None):
+        """(B, *query positions, output features); checks that key and value match."""
+        value_shape = tuple(value_shape)
+        key_shape = value_shape if key_shape is None else tuple(key_shape)
+        check_key_value_shapes(key_shape, value_shape)
+        return tuple(query_shape)[:-1] + self._output_features(tuple(query_shape))
+
+    def _output_features(self, query_shape):
+        """The feature axes of the output: those of the query."""
+        return query_shape[-1:]
 
     def compute_output_spec(self, *args, **kwargs):
         """The output (and scores, cache) specs of `call(*args, **kwargs)`."""
@@ -334,12 +463,62 @@ class HeadAttentionSteps:
         cache_shape = None if cache is None else cache.shape
         return attention_output_spec(self.compute_dtype, output_shape, scores_shape, cache_shape)
 
-    def _check_built_for_cache(self, value):
-        """`compute_cache` projects with the built projections: refuse an unbuilt layer."""
+    def compute_cache(self, value, key=None):
+        """Project a whole key/value sequence into a cache, for cross-attention.
+
+        The keys are rotated when `rotary_max_wavelength` is set, exactly as
+        attention would use them, so `layer(query, value, cache=cache)` equals
+        `layer(query, value, key)`. The layer must be built.
+
+        Args:
+            value: `(B, S, dim)`.
+            key: optional `(B, S, dim)`; defaults to `value`.
+
+        Returns:
+            `(B, 2, S, key/value heads, head size)`: the projected keys, then
+            the projected values.
+
+        Example:
+
+        >>> import numpy as np
+        >>> from keras_attention.layers import GroupQueryAttention, MultiHeadAttention
+        >>> memory = np.random.rand(1, 6, 8).astype("float32")
+        >>> query = np.random.rand(1, 3, 8).astype("float32")
+        >>> layer = MultiHeadAttention(num_heads=2, key_dim=4)
+        >>> full = layer(query, memory)
+        >>> cached, _ = layer(query, memory, cache=layer.compute_cache(memory))
+        >>> bool(np.allclose(full, cached, atol=1e-6))
+        True
+        >>> layer = GroupQueryAttention(head_dim=4, num_query_heads=4, num_key_value_heads=1)
+        >>> full = layer(query, memory)
+        >>> cache = layer.compute_cache(memory)
+        >>> tuple(cache.shape)  # one key/value head: multi-query attention
+        (1, 2, 6, 1, 4)
+        >>> cached, _ = layer(query, memory, cache=cache)
+        >>> bool(np.allclose(full, cached, atol=1e-6))
+        True
+        """
         if not self.built:
             raise ValueError(
                 "`compute_cache` needs a built layer: call it or `build` it first. "
                 f"Received: value.shape={tuple(value.shape)} for an unbuilt layer"
+            )
+        self._check_cache_support(f"value.shape={tuple(value.shape)}")
+        return self._project_cache(value, value if key is None else key)  # (B, 2, S, Nkv, D)
+
+    def _check_cache_support(self, received):
+        """Raise a ValueError ending in `received` if this layer cannot keep a cache."""
+
+    def _check_cache(self, cache, query):
+        """Raise a ValueError unless `cache` is (B, 2, S, key/value heads, head size)."""
+        self._check_cache_support(f"query.shape={tuple(query.shape)}")
+        (heads_name, heads), (size_name, size) = self._cache_head_sizes()
+        expected = (None, 2, None, heads, size)
+        shape = tuple(cache.shape)
+        if len(shape) != 5 or not all(sizes_match(a, b) for a, b in zip(shape, expected)):
+            raise ValueError(
+                f"`cache` must have shape (batch, 2, max_length, {heads_name}, {size_name}) "
+                f"= (B, 2, S, {heads}, {size}). Received: cache.shape={shape}"
             )
 
     def _project_cache(self, value, key):

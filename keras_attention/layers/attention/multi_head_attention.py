@@ -6,13 +6,11 @@ import string
 import keras
 from keras import ops
 
-from keras_attention.layers.attention.head_attention_checks import check_attention_bias
 from keras_attention.layers.attention.head_attention_checks import check_key_value_shapes
 from keras_attention.layers.attention.head_attention_checks import sizes_match
 from keras_attention.layers.attention.head_attention_steps import HeadAttentionSteps
 from keras_attention.layers.attention.projection_settings import projection_sublayer_kwargs
 from keras_attention.ops.masks import boolean_mask
-from keras_attention.ops.masks import merge_masks
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
@@ -318,59 +316,6 @@ class MultiHeadAttention(HeadAttentionSteps, keras.layers.Layer):
         free = tuple(axis for axis in range(1, rank - 1) if axis not in resolved)
         return free, tuple(resolved)
 
-    def _call_heads(self, query, value, key, masks, state, cache, bias, training, return_scores):
-        """Project, fold the attention axes, mask and attend (see `HeadAttentionSteps`)."""
-        # A subclass that overrides `_compute_attention` (keras' documented
-        # extension point) gets the attention step with keras' arguments.
-        overridden = type(self)._compute_attention is not MultiHeadAttention._compute_attention
-        if bias is not None:
-            bias = check_attention_bias(bias, overridden)
-        gate = self._gate_dense(query) if self.use_gate else None  # (B, *Q, N, Dv)
-        if overridden:
-            projected_query, scale = self._query_dense(query), None  # (B, *Q, N, Dk)
-        else:
-            projected_query, scale = self._project_query(query)  # (B, *Q, N, Dk)
-        cache, projected_key, projected_value = self._keys_and_values(
-            query, key, value, cache, state, projected_query.dtype
-        )  # (B, *S, N, Dk), (B, *S, N, Dv)
-        folded_key = self._fold(projected_key)  # (B', Tk, N, Dk)
-        if cache is None:
-            folded_key = self._rotate(folded_key, 0)
-        folded_value = self._fold(projected_value)  # (B', Tk, N, Dv)
-        folded_query = self._rotate(self._fold(projected_query), state.offset)  # (B', Tq, N, Dk)
-        heads = (projected_query, projected_key, folded_query, folded_key)
-        all_masks = self._call_masks(masks, (query, value), heads, state, overridden)
-        if overridden:
-            heads_output, scores = self._compute_attention(
-                self._heads_for_override(folded_query, projected_query),
-                self._heads_for_override(folded_key, projected_key),
-                projected_value,
-                self._unfold_mask(merge_masks(*all_masks), projected_query, projected_key),
-                training,
-                return_scores,
-            )  # (B, *Q, N, Dv), (B, *F, N, *Aq, *Ak)
-            return self._finish(heads_output, gate, scores, cache, return_scores)
-        if bias is not None:
-            bias = self._to_scores_layout(
-                bias, "attention_bias", projected_query, projected_key
-            )  # (B' | 1, N | 1, Tq | 1, Tk | 1)
-        causal = masks.use_causal_mask and not state.decoding
-        folded_output, scores = self._attend(
-            folded_query,
-            folded_key,
-            folded_value,
-            merge_masks(*all_masks),
-            causal,
-            scale,
-            bias,
-            training,
-            return_scores,
-        )  # (B', Tq, N, Dv), (B', N, Tq, Tk) or None
-        heads_output = self._unfold(folded_output, projected_query)  # (B, *Q, N, Dv)
-        if return_scores:
-            scores = self._unfold_scores(scores, projected_query, projected_key)
-        return self._finish(heads_output, gate, scores, cache, return_scores)
-
     def _compute_attention(
         self,
         query,
@@ -419,28 +364,33 @@ class MultiHeadAttention(HeadAttentionSteps, keras.layers.Layer):
         >>> float(np.asarray(scores)[0, 0, 0, 1:].max())  # the causal mask reached the override
         0.0
         """
-        folded_query = self._fold(query)  # (B', Tq, N, Dk)
-        folded_key = self._fold(key)  # (B', Tk, N, Dk)
-        folded_value = self._fold(value)  # (B', Tk, N, Dv)
         mask = None
         if attention_mask is not None:
             mask = boolean_mask(attention_mask, "attention_mask")
             mask = self._to_scores_layout(mask, "attention_mask", query, key)  # (B', h, Tq, Tk)
-        folded_output, scores = self._attend(
-            folded_query,
-            folded_key,
-            folded_value,
-            mask,
-            use_causal_mask,
+        folded_heads = (self._fold(query), self._fold(key), self._fold(value))  # (B', T, N, D)
+        return self._attend(
+            folded_heads,
+            (query, key),
+            (mask, use_causal_mask, None),
             self._scale,
-            None,
             training,
             return_attention_scores,
-        )  # (B', Tq, N, Dv), (B', N, Tq, Tk) or None
-        output = self._unfold(folded_output, query)  # (B, *Q, N, Dv)
-        if return_attention_scores:
-            scores = self._unfold_scores(scores, query, key)  # (B, *F, N, *Aq, *Ak)
-        return output, scores
+        )  # (B, *Q, N, Dv), (B, *F, N, *Aq, *Ak) or None
+
+    _DEFAULT_COMPUTE_ATTENTION = _compute_attention
+
+    def _call_override(self, heads, projected_value, mask, training, return_scores):
+        """An overridden `_compute_attention`, called with keras' arguments and layouts."""
+        projected_query, projected_key, folded_query, folded_key = heads
+        return self._compute_attention(
+            self._heads_for_override(folded_query, projected_query),
+            self._heads_for_override(folded_key, projected_key),
+            projected_value,
+            self._unfold_mask(mask, projected_query, projected_key),
+            training,
+            return_scores,
+        )  # (B, *Q, N, Dv), (B, *F, N, *Aq, *Ak)
 
     def _heads_for_override(self, folded, projected):
         """Rotated heads back in the layout of `projected`, for `_compute_attention`."""
@@ -476,83 +426,21 @@ class MultiHeadAttention(HeadAttentionSteps, keras.layers.Layer):
             )  # (B, *F, h, *Aq, *Ak)
         return ops.squeeze(mask, 1 + len(free_axes)) if heads == 1 else mask
 
-    def compute_cache(self, value, key=None):
-        """Project a whole key/value sequence into a cache, for cross-attention.
-
-        The keys are rotated when `rotary_max_wavelength` is set, exactly as
-        attention would use them, so `layer(query, cache=cache)` equals
-        `layer(query, value, key)`.
-
-        Args:
-            value: `(B, S, dim)`.
-            key: optional `(B, S, dim)`; defaults to `value`.
-
-        Returns:
-            `(B, 2, S, num_heads, key_dim)`: projected keys, then values.
-
-        Example:
-
-        >>> import numpy as np
-        >>> from keras_attention.layers.attention.multi_head_attention import MultiHeadAttention
-        >>> layer = MultiHeadAttention(num_heads=2, key_dim=4)
-        >>> memory = np.random.rand(1, 6, 8).astype("float32")
-        >>> query = np.random.rand(1, 3, 8).astype("float32")
-        >>> full = layer(query, memory)
-        >>> cached, _ = layer(query, memory, cache=layer.compute_cache(memory))
-        >>> bool(np.allclose(full, cached, atol=1e-6))
-        True
-        """
-        self._check_built_for_cache(value)
+    def _check_cache_support(self, received):
+        """A cache needs sequences, and value heads of the key heads' size."""
         if not self._is_sequence:
             raise ValueError(
-                "`compute_cache` needs rank-3 inputs (batch, length, features). "
-                f"Received: value.shape={tuple(value.shape)}"
+                f"A cache needs rank-3 inputs (batch, length, features). Received: {received}"
             )
         if self._head_value_dim != self.key_dim:
             raise ValueError(
                 "A cache stacks keys and values, so it needs value_dim == key_dim. "
                 f"Received: key_dim={self.key_dim}, value_dim={self.value_dim}"
             )
-        return self._project_cache(value, value if key is None else key)  # (B, 2, S, N, Dk)
 
-    def _project_query(self, query):
-        """(W_q x + b) / sqrt(key_dim), and the scale still to apply in the kernel (1 or not).
-
-        The scale multiplies the small (dim, N, Dk) kernel and the bias
-        instead of every query or every (B, N, Tq, Tk) score: under XLA on
-        CPU a separate multiply on either costs a pass over it. The
-        variables stay unscaled, so weights remain those of keras'
-        MultiHeadAttention. Quantized or LoRA projections keep their own call.
-        """
-        dense = self._query_dense
-        if getattr(dense, "quantization_mode", None) or getattr(dense, "lora_enabled", False):
-            return dense(query), self._scale
-        dtype = self.compute_dtype
-        query = ops.cast(query, dtype)
-        kernel = ops.cast(dense.kernel, dtype) * ops.cast(self._scale, dtype)
-        projected = ops.einsum(dense.equation, query, kernel)
-        if dense.bias is not None:
-            projected = projected + ops.cast(dense.bias, dtype) * ops.cast(self._scale, dtype)
-        return projected, 1.0
-
-    def _check_cache(self, cache, query):
-        if not self._is_sequence:
-            raise ValueError(
-                "`cache` needs rank-3 inputs (batch, length, features). "
-                f"Received: query.shape={tuple(query.shape)}"
-            )
-        if self._head_value_dim != self.key_dim:
-            raise ValueError(
-                "`cache` stacks keys and values, so it needs value_dim == key_dim. "
-                f"Received: key_dim={self.key_dim}, value_dim={self.value_dim}"
-            )
-        expected = (None, 2, None, self.num_heads, self.key_dim)
-        shape = tuple(cache.shape)
-        if len(shape) != 5 or not all(sizes_match(a, b) for a, b in zip(shape, expected)):
-            raise ValueError(
-                "`cache` must have shape (batch, 2, max_length, num_heads, key_dim) = "
-                f"(B, 2, S, {self.num_heads}, {self.key_dim}). Received: cache.shape={shape}"
-            )
+    def _cache_head_sizes(self):
+        """The (name, size) of the cache's head axis and of its head-size axis."""
+        return ("num_heads", self.num_heads), ("key_dim", self.key_dim)
 
     # Folding: attention over any axes becomes attention over one sequence by
     # moving the other axes into the batch. Rank-3 inputs need none of it.
@@ -636,14 +524,9 @@ class MultiHeadAttention(HeadAttentionSteps, keras.layers.Layer):
         key_length = _product([key_shape[axis] for axis in attention_axes])
         return ops.reshape(expanded, (-1, heads, query_length, key_length))  # (B', h, Tq, Tk)
 
-    def compute_output_shape(self, query_shape, value_shape, key_shape=None):
-        query_shape = tuple(query_shape)
-        value_shape = tuple(value_shape)
-        key_shape = value_shape if key_shape is None else tuple(key_shape)
-        check_key_value_shapes(key_shape, value_shape)
-        if self._output_shape:
-            return query_shape[:-1] + tuple(self._output_shape)
-        return query_shape
+    def _output_features(self, query_shape):
+        """The feature axes of the output: `output_shape`, else those of the query."""
+        return tuple(self._output_shape or query_shape[-1:])
 
     def _scores_shape(self, query_shape, value_shape, cache=None):
         """(B, *free, num_heads, *query attention sizes, *key attention sizes)."""
@@ -660,19 +543,15 @@ class MultiHeadAttention(HeadAttentionSteps, keras.layers.Layer):
             + key_positions
         )
 
-    def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "num_heads": self.num_heads,
-                "key_dim": self.key_dim,
-                "value_dim": self.value_dim,
-                "output_shape": self._output_shape,
-                "attention_axes": self.attention_axes,
-                **self._shared_settings_config(),
-            }
-        )
-        return config
+    def _head_config(self):
+        """The config entries of the head sizes and layout."""
+        return {
+            "num_heads": self.num_heads,
+            "key_dim": self.key_dim,
+            "value_dim": self.value_dim,
+            "output_shape": self._output_shape,
+            "attention_axes": self.attention_axes,
+        }
 
 
 def _check_head_size(name, value, allow_none=False):
