@@ -48,10 +48,51 @@ def check_bool(name, value):
         raise ValueError(f"`{name}` must be True or False. Received: {name}={value!r}")
 
 
-def check_seed(seed):
+def check_seed(seed, name="seed"):
     """Raise a ValueError unless `seed` is None or an int."""
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral)):
-        raise ValueError(f"`seed` must be an integer or None. Received: seed={seed!r}")
+        raise ValueError(f"`{name}` must be an integer or None. Received: {name}={seed!r}")
+
+
+def check_seed_argument(name, value):
+    """`check_seed` in the `(name, value)` form of the other checks."""
+    check_seed(value, name)
+
+
+def keep_checked_arguments(obj, arguments, checks):
+    """Check constructor arguments, then keep each as an attribute of the same name.
+
+    Args:
+        obj: the object under construction (a layer).
+        arguments: the constructor's arguments by name (its `locals()`).
+        checks: `{name: check}`: each is called as `check(name, value)` and
+            raises a ValueError for a bad value (the checks of this module, or
+            a `functools.partial` of one).
+
+    Example:
+
+    >>> import functools, types
+    >>> from keras_attention.validation import check_positive_int, check_rate
+    >>> checks = {"units": check_positive_int, "dropout": check_rate,
+    ...           "width": functools.partial(check_positive_int, allow_none=True)}
+    >>> layer = types.SimpleNamespace()
+    >>> keep_checked_arguments(layer, {"units": 4, "dropout": 0.1, "width": None}, checks)
+    >>> layer.units, kept_arguments(layer, checks)
+    (4, {'units': 4, 'dropout': 0.1, 'width': None})
+    >>> keep_checked_arguments(layer, {"units": 0, "dropout": 0.1, "width": None}, checks)
+    Traceback (most recent call last):
+    ...
+    ValueError: `units` must be a positive integer. Received: units=0
+    """
+    for name, check in checks.items():
+        check(name, arguments[name])
+    for name in checks:
+        setattr(obj, name, arguments[name])
+
+
+def kept_arguments(obj, names):
+    """`{name: obj.name}` for each of `names`: the kept arguments, for a `get_config`."""
+    return {name: getattr(obj, name) for name in names}
 
 
 def check_rank(name, shape, rank, layout):

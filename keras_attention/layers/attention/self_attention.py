@@ -1,5 +1,7 @@
 """Multi-head self-attention over one sequence, for `keras.Sequential` models."""
 
+import functools
+
 import keras
 
 from keras_attention.layers.attention.attention_results import attention_output_spec
@@ -12,7 +14,20 @@ from keras_attention.ops.attention import check_implementation
 from keras_attention.validation import check_bool
 from keras_attention.validation import check_positive_int
 from keras_attention.validation import check_rate
-from keras_attention.validation import check_seed
+from keras_attention.validation import check_seed_argument
+from keras_attention.validation import keep_checked_arguments
+from keras_attention.validation import kept_arguments
+
+# The constructor arguments kept as they are, with their checks.
+_CHECKED_ARGUMENTS = {
+    "num_heads": check_positive_int,
+    "key_dim": check_positive_int,
+    "causal": check_bool,
+    "value_dim": functools.partial(check_positive_int, allow_none=True),
+    "dropout": check_rate,
+    "use_bias": check_bool,
+    "seed": check_seed_argument,
+}
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
@@ -91,27 +106,14 @@ class SelfAttention(keras.layers.Layer):
     ):
         """Check and keep the arguments; the attention is made in `build`."""
         super().__init__(**kwargs)
-        check_positive_int("num_heads", num_heads)
-        check_positive_int("key_dim", key_dim)
-        check_bool("causal", causal)
-        check_positive_int("value_dim", value_dim, allow_none=True)
-        check_rate("dropout", dropout)
-        check_bool("use_bias", use_bias)
         check_implementation(implementation)
         check_rotary(rotary_max_wavelength, key_dim)
-        check_seed(seed)
-        self.num_heads = num_heads
-        self.key_dim = key_dim
-        self.causal = causal
-        self.value_dim = value_dim
-        self.dropout = dropout
-        self.use_bias = use_bias
+        keep_checked_arguments(self, locals(), _CHECKED_ARGUMENTS)
         self.implementation = implementation
         self.rotary_max_wavelength = rotary_max_wavelength
         set_projection_settings(
             self, (kernel_initializer, bias_initializer), (kernel_regularizer, bias_regularizer)
         )
-        self.seed = seed
         self.supports_masking = True
 
     def build(self, input_shape):
@@ -160,19 +162,10 @@ class SelfAttention(keras.layers.Layer):
         return attention_output_spec(self.compute_dtype, inputs.shape, scores_shape)
 
     def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "num_heads": self.num_heads,
-                "key_dim": self.key_dim,
-                "causal": self.causal,
-                "value_dim": self.value_dim,
-                "dropout": self.dropout,
-                "use_bias": self.use_bias,
-                "implementation": self.implementation,
-                "rotary_max_wavelength": self.rotary_max_wavelength,
-                **projection_settings_config(self),
-                "seed": self.seed,
-            }
-        )
-        return config
+        return {
+            **super().get_config(),
+            **kept_arguments(self, _CHECKED_ARGUMENTS),
+            "implementation": self.implementation,
+            "rotary_max_wavelength": self.rotary_max_wavelength,
+            **projection_settings_config(self),
+        }

@@ -1,5 +1,7 @@
 """Self-attention over the positions of a CNN feature map (SAGAN)."""
 
+import functools
+
 import keras
 from keras import ops
 
@@ -13,7 +15,19 @@ from keras_attention.ops.attention import kernel_for_call
 from keras_attention.validation import check_bool
 from keras_attention.validation import check_positive_int
 from keras_attention.validation import check_rate
-from keras_attention.validation import check_seed
+from keras_attention.validation import check_seed_argument
+from keras_attention.validation import keep_checked_arguments
+from keras_attention.validation import kept_arguments
+
+# The constructor arguments kept as they are, with their checks.
+_CHECKED_ARGUMENTS = {
+    "key_dim": functools.partial(check_positive_int, allow_none=True),
+    "num_heads": check_positive_int,
+    "value_dim": functools.partial(check_positive_int, allow_none=True),
+    "dropout": check_rate,
+    "use_bias": check_bool,
+    "seed": check_seed_argument,
+}
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
@@ -96,24 +110,13 @@ class SpatialSelfAttention(keras.layers.Layer):
     ):
         """Check the arguments and keep them; the projections are made in `build`."""
         super().__init__(**kwargs)
-        check_positive_int("key_dim", key_dim, allow_none=True)
-        check_positive_int("num_heads", num_heads)
-        check_positive_int("value_dim", value_dim, allow_none=True)
-        check_rate("dropout", dropout)
-        check_bool("use_bias", use_bias)
         check_implementation(implementation)
-        check_seed(seed)
-        self.key_dim = key_dim
-        self.num_heads = num_heads
-        self.value_dim = value_dim
-        self.dropout = dropout
-        self.use_bias = use_bias
+        keep_checked_arguments(self, locals(), _CHECKED_ARGUMENTS)
         self.implementation = implementation
         self.gamma_initializer = keras.initializers.get(gamma_initializer)
         set_projection_settings(
             self, (kernel_initializer, bias_initializer), (kernel_regularizer, bias_regularizer)
         )
-        self.seed = seed
         self._seed_generator = keras.random.SeedGenerator(seed) if dropout > 0 else None
 
     def build(self, input_shape):
@@ -197,18 +200,10 @@ class SpatialSelfAttention(keras.layers.Layer):
         return attention_output_spec(self.compute_dtype, inputs.shape, scores_shape)
 
     def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "key_dim": self.key_dim,
-                "num_heads": self.num_heads,
-                "value_dim": self.value_dim,
-                "dropout": self.dropout,
-                "use_bias": self.use_bias,
-                "implementation": self.implementation,
-                "gamma_initializer": keras.initializers.serialize(self.gamma_initializer),
-                **projection_settings_config(self),
-                "seed": self.seed,
-            }
-        )
-        return config
+        return {
+            **super().get_config(),
+            **kept_arguments(self, _CHECKED_ARGUMENTS),
+            "implementation": self.implementation,
+            "gamma_initializer": keras.initializers.serialize(self.gamma_initializer),
+            **projection_settings_config(self),
+        }

@@ -4,6 +4,8 @@ Liu et al., "Swin Transformer: Hierarchical Vision Transformer using Shifted
 Windows" (https://arxiv.org/abs/2103.14030), section 3.2 and figure 3.
 """
 
+import functools
+
 import keras
 import numpy as np
 from keras import ops
@@ -17,7 +19,23 @@ from keras_attention.validation import check_finite_number
 from keras_attention.validation import check_non_negative_int
 from keras_attention.validation import check_positive_int
 from keras_attention.validation import check_rate
-from keras_attention.validation import check_seed
+from keras_attention.validation import check_seed_argument
+from keras_attention.validation import keep_checked_arguments
+from keras_attention.validation import kept_arguments
+
+# The constructor arguments kept as they are, with their checks.
+_CHECKED_ARGUMENTS = {
+    "num_heads": check_positive_int,
+    "window_size": check_positive_int,
+    "shift_size": check_non_negative_int,
+    "mlp_ratio": functools.partial(check_finite_number, positive=True),
+    "use_bias": check_bool,
+    "dropout": check_rate,
+    "attention_dropout": check_rate,
+    "stochastic_depth_rate": check_rate,
+    "layer_norm_epsilon": functools.partial(check_finite_number, positive=True),
+    "seed": check_seed_argument,
+}
 
 
 def window_layout(height, width, window_size, shift_size):
@@ -189,31 +207,12 @@ class SwinTransformerBlock(keras.layers.Layer):
     ):
         """Check the arguments and keep them; the sublayers are made in `build`."""
         super().__init__(**kwargs)
-        check_positive_int("num_heads", num_heads)
-        check_positive_int("window_size", window_size)
-        check_non_negative_int("shift_size", shift_size)
+        keep_checked_arguments(self, locals(), _CHECKED_ARGUMENTS)
         if shift_size >= window_size:
             raise ValueError(
                 "`shift_size` must be smaller than `window_size`. "
                 f"Received: shift_size={shift_size}, window_size={window_size}"
             )
-        check_finite_number("mlp_ratio", mlp_ratio, positive=True)
-        check_bool("use_bias", use_bias)
-        check_rate("dropout", dropout)
-        check_rate("attention_dropout", attention_dropout)
-        check_rate("stochastic_depth_rate", stochastic_depth_rate)
-        check_finite_number("layer_norm_epsilon", layer_norm_epsilon, positive=True)
-        check_seed(seed)
-        self.num_heads = num_heads
-        self.window_size = window_size
-        self.shift_size = shift_size
-        self.mlp_ratio = mlp_ratio
-        self.use_bias = use_bias
-        self.dropout = dropout
-        self.attention_dropout = attention_dropout
-        self.stochastic_depth_rate = stochastic_depth_rate
-        self.layer_norm_epsilon = layer_norm_epsilon
-        self.seed = seed
 
     def build(self, input_shape):
         """Check the feature-map shape and build the window attention and MLP."""
@@ -302,19 +301,4 @@ class SwinTransformerBlock(keras.layers.Layer):
         return attention_output_spec(self, inputs, return_attention_scores, windows, window)
 
     def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "num_heads": self.num_heads,
-                "window_size": self.window_size,
-                "shift_size": self.shift_size,
-                "mlp_ratio": self.mlp_ratio,
-                "use_bias": self.use_bias,
-                "dropout": self.dropout,
-                "attention_dropout": self.attention_dropout,
-                "stochastic_depth_rate": self.stochastic_depth_rate,
-                "layer_norm_epsilon": self.layer_norm_epsilon,
-                "seed": self.seed,
-            }
-        )
-        return config
+        return {**super().get_config(), **kept_arguments(self, _CHECKED_ARGUMENTS)}

@@ -14,7 +14,18 @@ from keras_attention.validation import check_known_last_axes
 from keras_attention.validation import check_positive_int
 from keras_attention.validation import check_rank
 from keras_attention.validation import check_rate
-from keras_attention.validation import check_seed
+from keras_attention.validation import check_seed_argument
+from keras_attention.validation import keep_checked_arguments
+from keras_attention.validation import kept_arguments
+
+# The constructor arguments kept as they are, with their checks.
+_CHECKED_ARGUMENTS = {
+    "num_heads": check_positive_int,
+    "window_size": check_positive_int,
+    "use_bias": check_bool,
+    "dropout": check_rate,
+    "seed": check_seed_argument,
+}
 
 
 def relative_position_index(window_size):
@@ -135,16 +146,7 @@ class WindowAttention(keras.layers.Layer):
 
     def __init__(self, num_heads, window_size, use_bias=True, dropout=0.0, seed=None, **kwargs):
         super().__init__(**kwargs)
-        check_positive_int("num_heads", num_heads)
-        check_positive_int("window_size", window_size)
-        check_bool("use_bias", use_bias)
-        check_rate("dropout", dropout)
-        check_seed(seed)
-        self.num_heads = num_heads
-        self.window_size = window_size
-        self.use_bias = use_bias
-        self.dropout = dropout
-        self.seed = seed
+        keep_checked_arguments(self, locals(), _CHECKED_ARGUMENTS)
         self._index = relative_position_index(window_size).reshape(-1)  # (M^4,)
         self._seed_generator = keras.random.SeedGenerator(seed) if dropout > 0 else None
 
@@ -231,14 +233,4 @@ class WindowAttention(keras.layers.Layer):
         )
 
     def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "num_heads": self.num_heads,
-                "window_size": self.window_size,
-                "use_bias": self.use_bias,
-                "dropout": self.dropout,
-                "seed": self.seed,
-            }
-        )
-        return config
+        return {**super().get_config(), **kept_arguments(self, _CHECKED_ARGUMENTS)}
