@@ -36,6 +36,12 @@ def check_finite_number(name, value, positive=False):
         raise ValueError(f"`{name}` must be {expected}. Received: {name}={value!r}")
 
 
+def check_optional_finite_number(name, value, positive=False):
+    """`check_finite_number` that also accepts None."""
+    if value is not None:
+        check_finite_number(name, value, positive)
+
+
 def check_rate(name, value):
     """Raise a ValueError unless `value` is a number in [0, 1)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 <= value < 1:

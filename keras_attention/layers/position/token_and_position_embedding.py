@@ -1,5 +1,6 @@
 """Token embedding plus position encoding: the input stage of a Transformer."""
 
+import functools
 import math
 
 import keras
@@ -12,6 +13,19 @@ from keras_attention.validation import check_finite_number
 from keras_attention.validation import check_position_window
 from keras_attention.validation import check_positive_int
 from keras_attention.validation import check_rank
+from keras_attention.validation import keep_checked_arguments
+from keras_attention.validation import kept_arguments
+
+# The constructor arguments kept as they are, with their checks.
+_CHECKED_ARGUMENTS = {
+    "vocabulary_size": check_positive_int,
+    "sequence_length": check_positive_int,
+    "embedding_dim": check_positive_int,
+    "mask_zero": check_bool,
+    "scale_embeddings": check_bool,
+    "max_wavelength": functools.partial(check_finite_number, positive=True),
+    "output_bias": check_bool,
+}
 
 # "sinusoidal" interleaves sines and cosines (the paper's formula);
 # "sinusoidal_split" puts all sines first (tensor2tensor, fairseq, Marian).
@@ -102,9 +116,7 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
     ):
         """Check the arguments and keep them; the embeddings are made in `build`."""
         super().__init__(**kwargs)
-        check_positive_int("vocabulary_size", vocabulary_size)
-        check_positive_int("sequence_length", sequence_length)
-        check_positive_int("embedding_dim", embedding_dim)
+        keep_checked_arguments(self, locals(), _CHECKED_ARGUMENTS)
         if position not in POSITION_MODES:
             raise ValueError(
                 f"`position` must be one of {POSITION_MODES}. Received: position={position!r}"
@@ -114,19 +126,8 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
                 "`embedding_dim` must be even for sinusoidal positions. "
                 f"Received: embedding_dim={embedding_dim}"
             )
-        check_finite_number("max_wavelength", max_wavelength, positive=True)
-        self.vocabulary_size = vocabulary_size
-        self.sequence_length = sequence_length
-        self.embedding_dim = embedding_dim
-        check_bool("mask_zero", mask_zero)
-        check_bool("scale_embeddings", scale_embeddings)
-        check_bool("output_bias", output_bias)
-        self.output_bias = output_bias
-        self.mask_zero = mask_zero
         self.position = position
-        self.scale_embeddings = scale_embeddings
         self.embeddings_initializer = keras.initializers.get(embeddings_initializer)
-        self.max_wavelength = max_wavelength
         self.supports_masking = self.mask_zero
 
     def build(self, input_shape):
@@ -207,18 +208,9 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
         return keras.KerasTensor(self.compute_output_shape(inputs.shape), dtype=self.compute_dtype)
 
     def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "vocabulary_size": self.vocabulary_size,
-                "sequence_length": self.sequence_length,
-                "embedding_dim": self.embedding_dim,
-                "mask_zero": self.mask_zero,
-                "position": self.position,
-                "scale_embeddings": self.scale_embeddings,
-                "embeddings_initializer": keras.initializers.serialize(self.embeddings_initializer),
-                "max_wavelength": self.max_wavelength,
-                "output_bias": self.output_bias,
-            }
-        )
-        return config
+        return {
+            **super().get_config(),
+            **kept_arguments(self, _CHECKED_ARGUMENTS),
+            "position": self.position,
+            "embeddings_initializer": keras.initializers.serialize(self.embeddings_initializer),
+        }

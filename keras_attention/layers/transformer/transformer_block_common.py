@@ -1,5 +1,7 @@
 """Arguments, sublayers, residual wiring and masks shared by the Transformer blocks."""
 
+import functools
+
 import keras
 
 from keras_attention.layers.attention.base_attention import clone_initializer
@@ -11,8 +13,21 @@ from keras_attention.ops.masks import boolean_mask
 from keras_attention.ops.masks import merge_masks
 from keras_attention.validation import check_bool
 from keras_attention.validation import check_finite_number
+from keras_attention.validation import check_optional_finite_number
 from keras_attention.validation import check_positive_int
 from keras_attention.validation import check_rate
+from keras_attention.validation import keep_checked_arguments
+from keras_attention.validation import kept_arguments
+
+# The constructor arguments both blocks keep as they are, with their checks.
+_CHECKED_ARGUMENTS = {
+    "num_heads": check_positive_int,
+    "intermediate_dim": check_positive_int,
+    "key_dim": functools.partial(check_positive_int, allow_none=True),
+    "dropout": check_rate,
+    "layer_norm_epsilon": functools.partial(check_finite_number, positive=True),
+    "rotary_max_wavelength": functools.partial(check_optional_finite_number, positive=True),
+}
 
 
 class TransformerBlock(keras.layers.Layer):
@@ -42,52 +57,32 @@ class TransformerBlock(keras.layers.Layer):
         **kwargs,
     ):
         """Check the arguments the encoder and decoder blocks share, and keep them."""
-        check_positive_int("num_heads", num_heads)
-        check_key_value_heads(num_heads, num_key_value_heads)
-        check_positive_int("intermediate_dim", intermediate_dim)
-        check_positive_int("key_dim", key_dim, allow_none=True)
-        check_rate("dropout", dropout)
         check_bool("norm_first", norm_first)
         norm_first = resolve_norm_first(norm_first, normalize_first)
-        check_finite_number("layer_norm_epsilon", layer_norm_epsilon, positive=True)
-        if rotary_max_wavelength is not None:
-            check_finite_number("rotary_max_wavelength", rotary_max_wavelength, positive=True)
         check_implementation(implementation)
         super().__init__(**kwargs)
-        self.num_heads = num_heads
-        self.intermediate_dim = intermediate_dim
-        self.dropout = dropout
-        self.activation = keras.activations.get(activation)
+        keep_checked_arguments(self, locals(), _CHECKED_ARGUMENTS)
+        check_key_value_heads(num_heads, num_key_value_heads)
+        self.num_key_value_heads = num_key_value_heads
         self.norm_first = norm_first
-        self.layer_norm_epsilon = layer_norm_epsilon
-        self.key_dim = key_dim
+        self.implementation = implementation
+        self.activation = keras.activations.get(activation)
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
         self.bias_initializer = keras.initializers.get(bias_initializer)
-        self.implementation = implementation
-        self.rotary_max_wavelength = rotary_max_wavelength
-        self.num_key_value_heads = num_key_value_heads
         self.supports_masking = True
 
     def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "num_heads": self.num_heads,
-                "intermediate_dim": self.intermediate_dim,
-                "dropout": self.dropout,
-                "activation": keras.activations.serialize(self.activation),
-                "norm_first": self.norm_first,
-                "normalize_first": self.norm_first,
-                "layer_norm_epsilon": self.layer_norm_epsilon,
-                "key_dim": self.key_dim,
-                "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
-                "bias_initializer": keras.initializers.serialize(self.bias_initializer),
-                "implementation": self.implementation,
-                "rotary_max_wavelength": self.rotary_max_wavelength,
-                "num_key_value_heads": self.num_key_value_heads,
-            }
-        )
-        return config
+        return {
+            **super().get_config(),
+            **kept_arguments(self, _CHECKED_ARGUMENTS),
+            "activation": keras.activations.serialize(self.activation),
+            "norm_first": self.norm_first,
+            "normalize_first": self.norm_first,
+            "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
+            "bias_initializer": keras.initializers.serialize(self.bias_initializer),
+            "implementation": self.implementation,
+            "num_key_value_heads": self.num_key_value_heads,
+        }
 
     @property
     def key_value_heads(self):
