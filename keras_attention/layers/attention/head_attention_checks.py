@@ -1,14 +1,29 @@
-"""Checks and input handling that every multi-head attention layer shares.
+"""Checks, argument rules and input handling that the multi-head attention layers share.
 
 `MultiHeadAttention` and `GroupQueryAttention` take the same `flash_attention`
 switch and `attention_bias`, refuse keys and values of different batch or
 length alike, and hand their projections mask-free inputs the same way.
 """
 
+import functools
+
 from keras import ops
 from keras.backend import standardize_dtype
 
 from keras_attention.validation import check_bool
+from keras_attention.validation import check_positive_int
+from keras_attention.validation import check_rate
+from keras_attention.validation import check_seed_argument
+
+# The arguments of a self-attention layer's heads, with their checks, for
+# `keep_checked_arguments`: a layer adds its own (`key_dim`, ...).
+HEAD_ARGUMENTS = {
+    "num_heads": check_positive_int,
+    "value_dim": functools.partial(check_positive_int, allow_none=True),
+    "dropout": check_rate,
+    "use_bias": check_bool,
+    "seed": check_seed_argument,
+}
 
 
 def check_flash_attention(flash_attention, implementation):

@@ -1,10 +1,9 @@
 """Multi-head self-attention over one sequence, for `keras.Sequential` models."""
 
-import functools
-
 import keras
 
 from keras_attention.layers.attention.attention_results import attention_output_spec
+from keras_attention.layers.attention.head_attention_checks import HEAD_ARGUMENTS
 from keras_attention.layers.attention.multi_head_attention import MultiHeadAttention
 from keras_attention.layers.attention.projection_settings import projection_settings
 from keras_attention.layers.attention.projection_settings import projection_settings_config
@@ -13,20 +12,14 @@ from keras_attention.layers.position.rotary_embedding import check_rotary
 from keras_attention.ops.attention import check_implementation
 from keras_attention.validation import check_bool
 from keras_attention.validation import check_positive_int
-from keras_attention.validation import check_rate
-from keras_attention.validation import check_seed_argument
 from keras_attention.validation import keep_checked_arguments
 from keras_attention.validation import kept_arguments
 
 # The constructor arguments kept as they are, with their checks.
 _CHECKED_ARGUMENTS = {
-    "num_heads": check_positive_int,
+    **HEAD_ARGUMENTS,
     "key_dim": check_positive_int,
     "causal": check_bool,
-    "value_dim": functools.partial(check_positive_int, allow_none=True),
-    "dropout": check_rate,
-    "use_bias": check_bool,
-    "seed": check_seed_argument,
 }
 
 

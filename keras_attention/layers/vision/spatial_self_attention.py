@@ -6,27 +6,21 @@ import keras
 from keras import ops
 
 from keras_attention.layers.attention.attention_results import attention_output_spec
+from keras_attention.layers.attention.head_attention_checks import HEAD_ARGUMENTS
 from keras_attention.layers.attention.projection_settings import projection_settings_config
 from keras_attention.layers.attention.projection_settings import projection_sublayer_kwargs
 from keras_attention.layers.attention.projection_settings import set_projection_settings
 from keras_attention.ops.attention import check_implementation
 from keras_attention.ops.attention import dot_product_attention
 from keras_attention.ops.attention import kernel_for_call
-from keras_attention.validation import check_bool
 from keras_attention.validation import check_positive_int
-from keras_attention.validation import check_rate
-from keras_attention.validation import check_seed_argument
 from keras_attention.validation import keep_checked_arguments
 from keras_attention.validation import kept_arguments
 
 # The constructor arguments kept as they are, with their checks.
 _CHECKED_ARGUMENTS = {
+    **HEAD_ARGUMENTS,
     "key_dim": functools.partial(check_positive_int, allow_none=True),
-    "num_heads": check_positive_int,
-    "value_dim": functools.partial(check_positive_int, allow_none=True),
-    "dropout": check_rate,
-    "use_bias": check_bool,
-    "seed": check_seed_argument,
 }
 
 

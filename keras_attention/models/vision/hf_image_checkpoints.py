@@ -47,7 +47,9 @@ def checkpoint_config(folder, model_type, model_name, options):
     return config
 
 
-def classifier_from_checkpoint(folder, model_class, model_type, options, family, head, overrides):
+def classifier_from_checkpoint(
+    folder, model_class, model_type, options, family, include_head, overrides
+):
     """Builds `model_class` holding a Hugging Face image-classifier folder's weights.
 
     What the families share: the config checked (`checkpoint_config`), the
@@ -56,14 +58,21 @@ def classifier_from_checkpoint(folder, model_class, model_type, options, family,
     normalisation of the image processor, and the head (`HeadSettings`).
 
     Args:
-        folder: the checkpoint folder.
+        folder: the checkpoint folder (`config.json`, `model.safetensors`,
+            optionally `preprocessor_config.json`).
         model_class: our model class, e.g. `VisionTransformer`.
         model_type, options: see `checkpoint_config`.
         family: `(architecture, weight_values)`: `architecture(config)` gives
             the family's constructor arguments, `weight_values(weights,
             config, model)` its `{our variable path: value}` but the head's.
-        head: the reader's `num_classes`, `class_names` and `include_head`.
-        overrides: constructor arguments the caller gave, which win.
+        include_head: keep the checkpoint's classifier where its classes
+            are `num_classes`; False always starts a new head.
+        overrides: constructor arguments the caller gave, which win. Among
+            them, `num_classes` defaults to the checkpoint's classifier (a
+            backbone-only folder needs it); another number than the
+            checkpoint's gives a new, zero-initialised head, for fine-tuning
+            on other classes. `class_names` defaults to the checkpoint's
+            `id2label` when its head is kept.
 
     Returns:
         the model, its weights assigned.
@@ -75,7 +84,15 @@ def classifier_from_checkpoint(folder, model_class, model_type, options, family,
     config = checkpoint_config(folder, model_type, model_class.__name__, options)
     prefix = model_type + "."
     weights = {name.removeprefix(prefix): value for name, value in read_state_dict(folder).items()}
-    head = classifier_settings(config, weights, folder=folder, **head)
+    overrides = dict(overrides)
+    head = classifier_settings(
+        config,
+        weights,
+        overrides.pop("num_classes", None),
+        overrides.pop("class_names", None),
+        include_head,
+        folder,
+    )
     image_size, rescaling = processor_settings(folder, config)
     arguments = dict(
         image_size=image_size,

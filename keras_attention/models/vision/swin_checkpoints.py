@@ -33,22 +33,17 @@ def swin_checkpoint_input(folder):
     return checkpoint_input(folder, "swin", "SwinTransformer")
 
 
-def swin_transformer_from_huggingface(
-    folder, *, num_classes=None, class_names=None, include_head=True, **kwargs
-):
+def swin_transformer_from_huggingface(folder, *, include_head=True, **kwargs):
     """Builds a `SwinTransformer` holding the weights of a Hugging Face Swin folder.
 
     Args:
         folder: the checkpoint folder (`config.json`, `model.safetensors`,
             optionally `preprocessor_config.json`).
-        num_classes: the classes of the head. Default: the checkpoint's;
-            a backbone-only `SwinModel` needs it. Another number gives a new,
-            zero-initialised head.
-        class_names: names of those classes. Default: the checkpoint's
-            `id2label` when its head is kept.
         include_head: keep the checkpoint's classifier where its classes
             are `num_classes`; False always starts a new head.
-        **kwargs: other `SwinTransformer` arguments (`dropout`,
+        **kwargs: `num_classes` and `class_names` (default: the
+            checkpoint's, see `hf_image_checkpoints.classifier_from_checkpoint`),
+            and other `SwinTransformer` arguments (`dropout`,
             `stochastic_depth_rate`, `augmentation`, ...).
 
     Returns:
@@ -58,10 +53,9 @@ def swin_transformer_from_huggingface(
         ValueError: a checkpoint of another architecture, or options our
             model does not have.
     """
-    head = dict(num_classes=num_classes, class_names=class_names, include_head=include_head)
     family = (_architecture, _our_weights)
     return classifier_from_checkpoint(
-        folder, SwinTransformer, "swin", _OPTIONS, family, head, kwargs
+        folder, SwinTransformer, "swin", _OPTIONS, family, include_head, kwargs
     )
 
 

@@ -42,23 +42,17 @@ def vit_checkpoint_input(folder):
     return checkpoint_input(folder, "vit", "VisionTransformer")
 
 
-def vision_transformer_from_huggingface(
-    folder, *, num_classes=None, class_names=None, include_head=True, **kwargs
-):
+def vision_transformer_from_huggingface(folder, *, include_head=True, **kwargs):
     """Builds a `VisionTransformer` holding the weights of a Hugging Face ViT folder.
 
     Args:
         folder: the checkpoint folder (`config.json`, `model.safetensors`,
             optionally `preprocessor_config.json`).
-        num_classes: the classes of the head. Default: the checkpoint's
-            classifier; a backbone-only `ViTModel` needs it. Another number
-            than the checkpoint's gives a new, zero-initialised head (for
-            fine-tuning on other classes).
-        class_names: names of those classes. Default: the checkpoint's
-            `id2label` when its head is kept.
         include_head: keep the checkpoint's classifier where its classes
             are `num_classes`; False always starts a new head.
-        **kwargs: other `VisionTransformer` arguments (`image_size` to work
+        **kwargs: `num_classes` and `class_names` (default: the
+            checkpoint's, see `hf_image_checkpoints.classifier_from_checkpoint`),
+            and other `VisionTransformer` arguments (`image_size` to work
             at another resolution, with the position table resized;
             `dropout`, `augmentation`, `implementation`, ...).
 
@@ -70,10 +64,9 @@ def vision_transformer_from_huggingface(
             model does not have (another activation, no query/key/value
             biases).
     """
-    head = dict(num_classes=num_classes, class_names=class_names, include_head=include_head)
     family = (_architecture, _our_weights)
     return classifier_from_checkpoint(
-        folder, VisionTransformer, "vit", _OPTIONS, family, head, kwargs
+        folder, VisionTransformer, "vit", _OPTIONS, family, include_head, kwargs
     )
 
 

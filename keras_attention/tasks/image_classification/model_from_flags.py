@@ -61,14 +61,21 @@ def vision_transformer_from_arguments(args, num_classes, class_names, image_shap
     if args.patch_size:
         architecture["patch_size"] = args.patch_size
     return vision_transformer(
+        pooling=args.pooling,
+        name=f"vit_{args.preset.replace('/', '_')}",
+        **_classifier_arguments(args, num_classes, class_names, image_shape),
+        **architecture,
+    )
+
+
+def _classifier_arguments(args, num_classes, class_names, image_shape):
+    """The arguments every ViT or Swin made from flags takes: size, classes, regularization."""
+    return dict(
         image_size=image_shape or vit_image_size(args),
         num_classes=num_classes,
-        dropout=args.dropout,
-        pooling=args.pooling,
-        stochastic_depth_rate=args.stochastic_depth,
         class_names=class_names,
-        name=f"vit_{args.preset.replace('/', '_')}",
-        **architecture,
+        dropout=args.dropout,
+        stochastic_depth_rate=args.stochastic_depth,
     )
 
 
@@ -82,13 +89,9 @@ def _pretrained_classifier(model_class, args, num_classes, class_names, image_sh
     family = "swin" if model_class is SwinTransformer else "vit"
     return model_class.from_preset(
         args.init_from,
-        num_classes=num_classes,
-        class_names=class_names,
         include_head=same_classes,
-        image_size=image_shape or vit_image_size(args),
-        dropout=args.dropout,
-        stochastic_depth_rate=args.stochastic_depth,
         name=f"{family}_pretrained",
+        **_classifier_arguments(args, num_classes, class_names, image_shape),
     )
 
 
@@ -128,12 +131,8 @@ def swin_transformer_from_arguments(args, num_classes, class_names, image_shape=
     if args.patch_size:
         architecture["patch_size"] = args.patch_size
     return SwinTransformer(
-        image_size=image_shape or vit_image_size(args),
-        num_classes=num_classes,
-        dropout=args.dropout,
-        stochastic_depth_rate=args.stochastic_depth,
-        class_names=class_names,
         name=f"swin_{args.preset}".replace("swin_swin_", "swin_"),
+        **_classifier_arguments(args, num_classes, class_names, image_shape),
         **architecture,
     )
 
