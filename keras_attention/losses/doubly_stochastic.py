@@ -124,6 +124,4 @@ class DoublyStochasticAttentionRegularizer(keras.layers.Layer):
         return inputs_shape
 
     def get_config(self):
-        config = super().get_config()
-        config.update({"strength": self.strength})
-        return config
+        return {**super().get_config(), "strength": self.strength}

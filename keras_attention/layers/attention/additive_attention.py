@@ -133,13 +133,10 @@ class AdditiveAttention(BaseAttention):
         return ops.einsum("bqsu,u->bqs", hidden, v)  # (B, Tq, S)
 
     def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "units": self.units,
-                "use_bias": self.use_bias,
-                "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
-                "bias_initializer": keras.initializers.serialize(self.bias_initializer),
-            }
-        )
-        return config
+        return {
+            **super().get_config(),
+            "units": self.units,
+            "use_bias": self.use_bias,
+            "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
+            "bias_initializer": keras.initializers.serialize(self.bias_initializer),
+        }

@@ -425,9 +425,7 @@ class BaseAttention(keras.layers.Layer):
         return query_shape, value_shape, key_shape
 
     def get_config(self):
-        config = super().get_config()
-        config.update({"dropout": self.dropout, "seed": self.seed})
-        return config
+        return {**super().get_config(), "dropout": self.dropout, "seed": self.seed}
 
     # ------------------------------------------------------------ validation
 

@@ -189,12 +189,9 @@ class DotProductAttention(BaseAttention):
         return scores if scale is None else scores * scale
 
     def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "score_mode": self.score_mode,
-                "use_scale": self.use_scale,
-                "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
-            }
-        )
-        return config
+        return {
+            **super().get_config(),
+            "score_mode": self.score_mode,
+            "use_scale": self.use_scale,
+            "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
+        }

@@ -152,9 +152,7 @@ class AlibiBias(keras.layers.Layer):
         return tuple(attention_scores_shape)
 
     def get_config(self):
-        config = super().get_config()
-        config.update({"alibi_bias_max": self.alibi_bias_max})
-        return config
+        return {**super().get_config(), "alibi_bias_max": self.alibi_bias_max}
 
 
 def _check_scores_shape(shape):

@@ -178,6 +178,4 @@ class AlibiBias2D(keras.layers.Layer):
         return tuple(attention_scores_shape)
 
     def get_config(self):
-        config = super().get_config()
-        config.update({"grid_size": list(self.grid_size), "slopes": self.slopes})
-        return config
+        return {**super().get_config(), "grid_size": list(self.grid_size), "slopes": self.slopes}

@@ -98,11 +98,8 @@ class PositionEmbedding(MergedPositionLayer):
         return merge_encoding(inputs, ops.cast(rows, self.compute_dtype), self.merge)
 
     def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "max_length": self.max_length,
-                "embeddings_initializer": keras.initializers.serialize(self.embeddings_initializer),
-            }
-        )
-        return config
+        return {
+            **super().get_config(),
+            "max_length": self.max_length,
+            "embeddings_initializer": keras.initializers.serialize(self.embeddings_initializer),
+        }

@@ -122,12 +122,9 @@ class PositionEmbedding2D(MergedPositionLayer):
         return merge_encoding(inputs, encoding, self.merge)
 
     def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "grid_size": self.grid_size,
-                "num_prefix_tokens": self.num_prefix_tokens,
-                "embeddings_initializer": keras.initializers.serialize(self.embeddings_initializer),
-            }
-        )
-        return config
+        return {
+            **super().get_config(),
+            "grid_size": self.grid_size,
+            "num_prefix_tokens": self.num_prefix_tokens,
+            "embeddings_initializer": keras.initializers.serialize(self.embeddings_initializer),
+        }

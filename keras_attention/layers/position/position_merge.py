@@ -101,6 +101,4 @@ class MergedPositionLayer(keras.layers.Layer):
         return merged_shape(input_shape, self.merge, encoding_dim)
 
     def get_config(self):
-        config = super().get_config()
-        config.update({"merge": self.merge, "concat_dim": self.concat_dim})
-        return config
+        return {**super().get_config(), "merge": self.merge, "concat_dim": self.concat_dim}

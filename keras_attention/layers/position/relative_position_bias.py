@@ -185,14 +185,11 @@ class RelativePositionBias(keras.layers.Layer):
         return tuple(attention_scores_shape)
 
     def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "num_heads": self.num_heads,
-                "num_buckets": self.num_buckets,
-                "max_distance": self.max_distance,
-                "bidirectional": self.bidirectional,
-                "embeddings_initializer": keras.initializers.serialize(self.embeddings_initializer),
-            }
-        )
-        return config
+        return {
+            **super().get_config(),
+            "num_heads": self.num_heads,
+            "num_buckets": self.num_buckets,
+            "max_distance": self.max_distance,
+            "bidirectional": self.bidirectional,
+            "embeddings_initializer": keras.initializers.serialize(self.embeddings_initializer),
+        }

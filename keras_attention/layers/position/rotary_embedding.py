@@ -80,6 +80,4 @@ class RotaryEmbedding(keras.layers.Layer):
         return tuple(input_shape)
 
     def get_config(self):
-        config = super().get_config()
-        config.update({"max_wavelength": self.max_wavelength})
-        return config
+        return {**super().get_config(), "max_wavelength": self.max_wavelength}

@@ -133,11 +133,8 @@ class SinusoidalPositionEncoding(MergedPositionLayer):
         return merge_encoding(inputs, ops.cast(table, self.compute_dtype), self.merge)
 
     def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "max_wavelength": self.max_wavelength,
-                "interleave": self.interleave,
-            }
-        )
-        return config
+        return {
+            **super().get_config(),
+            "max_wavelength": self.max_wavelength,
+            "interleave": self.interleave,
+        }

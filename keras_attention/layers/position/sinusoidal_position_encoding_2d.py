@@ -141,8 +141,8 @@ class SinusoidalPositionEncoding2D(MergedPositionLayer):
         return merge_encoding(inputs, encoding, self.merge)
 
     def get_config(self):
-        config = super().get_config()
-        config.update(
-            {"max_wavelength": self.max_wavelength, "num_prefix_tokens": self.num_prefix_tokens}
-        )
-        return config
+        return {
+            **super().get_config(),
+            "max_wavelength": self.max_wavelength,
+            "num_prefix_tokens": self.num_prefix_tokens,
+        }

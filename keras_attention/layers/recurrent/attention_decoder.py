@@ -588,18 +588,15 @@ class AttentionDecoder(keras.layers.Layer):
         return outputs, alignments, states
 
     def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "cell": keras.saving.serialize_keras_object(self.cell),
-                "attention": keras.saving.serialize_keras_object(self.attention),
-                "attention_style": self.attention_style,
-                "input_feeding": self.input_feeding,
-                "context_gate": self.context_gate,
-                "attention_output_dim": self.attention_output_dim,
-            }
-        )
-        return config
+        return {
+            **super().get_config(),
+            "cell": keras.saving.serialize_keras_object(self.cell),
+            "attention": keras.saving.serialize_keras_object(self.attention),
+            "attention_style": self.attention_style,
+            "input_feeding": self.input_feeding,
+            "context_gate": self.context_gate,
+            "attention_output_dim": self.attention_output_dim,
+        }
 
 
 def _deserialize_if_config(layer):

@@ -61,6 +61,4 @@ class StochasticDepth(keras.layers.Layer):
         return input_shape
 
     def get_config(self):
-        config = super().get_config()
-        config.update({"rate": self.rate, "seed": self.seed})
-        return config
+        return {**super().get_config(), "rate": self.rate, "seed": self.seed}

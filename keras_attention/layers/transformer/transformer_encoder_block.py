@@ -191,6 +191,4 @@ class TransformerEncoderBlock(common.TransformerBlock):
         return output, self.scores_spec(inputs, inputs.shape[1])
 
     def get_config(self):
-        config = super().get_config()
-        config["stochastic_depth_rate"] = self.stochastic_depth_rate
-        return config
+        return {**super().get_config(), "stochastic_depth_rate": self.stochastic_depth_rate}

@@ -71,6 +71,7 @@ class ClassToken(keras.layers.Layer):
         return (input_shape[0], tokens, input_shape[2])
 
     def get_config(self):
-        config = super().get_config()
-        config.update({"initializer": keras.initializers.serialize(self.initializer)})
-        return config
+        return {
+            **super().get_config(),
+            "initializer": keras.initializers.serialize(self.initializer),
+        }

@@ -163,15 +163,12 @@ class PatchEmbedding(keras.layers.Layer):
         return (input_shape[0], tokens, self.hidden_dim)
 
     def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "patch_size": self.patch_size,
-                "hidden_dim": self.hidden_dim,
-                "use_bias": self.use_bias,
-                "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
-                "bias_initializer": keras.initializers.serialize(self.bias_initializer),
-                "flatten": self.flatten,
-            }
-        )
-        return config
+        return {
+            **super().get_config(),
+            "patch_size": self.patch_size,
+            "hidden_dim": self.hidden_dim,
+            "use_bias": self.use_bias,
+            "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
+            "bias_initializer": keras.initializers.serialize(self.bias_initializer),
+            "flatten": self.flatten,
+        }

@@ -77,6 +77,4 @@ class PatchMerging(keras.layers.Layer):
         return (input_shape[0], half(input_shape[1]), half(input_shape[2]), 2 * input_shape[-1])
 
     def get_config(self):
-        config = super().get_config()
-        config.update({"layer_norm_epsilon": self.layer_norm_epsilon})
-        return config
+        return {**super().get_config(), "layer_norm_epsilon": self.layer_norm_epsilon}

@@ -76,6 +76,4 @@ class TokenPooling(keras.layers.Layer):
         return (input_shape[0], input_shape[2])
 
     def get_config(self):
-        config = super().get_config()
-        config.update({"pooling": self.pooling})
-        return config
+        return {**super().get_config(), "pooling": self.pooling}

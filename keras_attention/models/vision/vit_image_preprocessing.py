@@ -119,15 +119,12 @@ class TrainingAugmentation(keras.layers.Layer):
         return input_shape
 
     def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "augmentation": [
-                    keras.saving.serialize_keras_object(layer) for layer in self.augmentation
-                ]
-            }
-        )
-        return config
+        return {
+            **super().get_config(),
+            "augmentation": [
+                keras.saving.serialize_keras_object(layer) for layer in self.augmentation
+            ],
+        }
 
     @classmethod
     def from_config(cls, config):
@@ -180,6 +177,4 @@ class ResizeToModelSize(keras.layers.Layer):
         return (input_shape[0], *self.size, input_shape[-1])
 
     def get_config(self):
-        config = super().get_config()
-        config.update({"size": self.size})
-        return config
+        return {**super().get_config(), "size": self.size}

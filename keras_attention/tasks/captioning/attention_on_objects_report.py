@@ -1,17 +1,8 @@
 """How much of a captioner's attention fell on the objects it named: a line and metrics.
 
-Example:
-
->>> import numpy as np
->>> from keras_attention.tasks.captioning.attention_on_objects_report import (
-...     attention_on_objects_report)
->>> mask = np.zeros((4, 4), bool); mask[:2, :2] = True
->>> metrics = attention_on_objects_report(
-...     [["a", "circle"]], np.array([[[[0.25, 0.25], [0.25, 0.25]], [[1, 0], [0, 0]]]]),
-...     [[{"shape": "circle", "mask": mask}, {"shape": "square", "mask": ~mask}]])
-attention on the named object: 1.000 of the mass (chance 0.250) over 1 of 2 objects
->>> metrics
-{'attention_on_object': 1.0, 'attention_on_object_chance': 0.25, 'objects_measured': 1}
+The measure itself, with an example on one scene, is
+`attention_on_objects.attention_on_objects_summary`; `train_captioning.py`
+prints this line after its evaluation and keeps the metrics in its report.
 """
 
 import sys
