@@ -47,42 +47,60 @@ def checkpoint_config(folder, model_type, model_name, options):
     return config
 
 
-def classifier_from_checkpoint(
-    folder, model_class, model_type, options, family, include_head, overrides
-):
+class CheckpointFamily(NamedTuple):
+    """What reading one family's Hugging Face folders needs beyond what the families share.
+
+    Attributes:
+        model_type: the `model_type` of its `config.json`, e.g. "vit".
+        options: `{config option: the value our model has}`, see `checkpoint_config`.
+        architecture: `architecture(config)`, the family's constructor
+            arguments for a checkpoint's config.
+        weight_values: `weight_values(weights, config, model)`, its
+            `{our variable path: value}`, all but the head's.
+    """
+
+    model_type: str
+    options: dict
+    architecture: object
+    weight_values: object
+
+
+def classifier_from_checkpoint(folder, model_class, family, overrides):
     """Builds `model_class` holding a Hugging Face image-classifier folder's weights.
 
     What the families share: the config checked (`checkpoint_config`), the
     weights read (the `vit.` / `swin.` prefix of a classifier removed, so
     that classifier and backbone folders read alike), the input size and
     normalisation of the image processor, and the head (`HeadSettings`).
+    `VisionTransformer.from_preset` and `SwinTransformer.from_preset` read
+    their Hugging Face folders with it.
 
     Args:
         folder: the checkpoint folder (`config.json`, `model.safetensors`,
             optionally `preprocessor_config.json`).
         model_class: our model class, e.g. `VisionTransformer`.
-        model_type, options: see `checkpoint_config`.
-        family: `(architecture, weight_values)`: `architecture(config)` gives
-            the family's constructor arguments, `weight_values(weights,
-            config, model)` its `{our variable path: value}` but the head's.
-        include_head: keep the checkpoint's classifier where its classes
-            are `num_classes`; False always starts a new head.
-        overrides: constructor arguments the caller gave, which win. Among
-            them, `num_classes` defaults to the checkpoint's classifier (a
-            backbone-only folder needs it); another number than the
-            checkpoint's gives a new, zero-initialised head, for fine-tuning
-            on other classes. `class_names` defaults to the checkpoint's
-            `id2label` when its head is kept.
+        family: the family's `CheckpointFamily`.
+        overrides: constructor arguments the caller gave, which win over the
+            checkpoint's. Among them: `num_classes`, by default the
+            checkpoint's classifier's (a backbone-only folder needs it);
+            another number gives a new, zero-initialised head, for
+            fine-tuning on other classes. `class_names`, by default the
+            checkpoint's `id2label` when its head is kept. `include_head`
+            (default True): keep the checkpoint's classifier where its
+            classes are `num_classes`; False always starts a new head.
 
     Returns:
         the model, its weights assigned.
+
+    Raises:
+        ValueError: a checkpoint of another architecture, or options our
+            model does not have.
     """
     from keras_attention.models.checkpoint_folders import assign_weights
     from keras_attention.models.checkpoint_folders import read_state_dict
 
-    architecture, weight_values = family
-    config = checkpoint_config(folder, model_type, model_class.__name__, options)
-    prefix = model_type + "."
+    config = checkpoint_config(folder, family.model_type, model_class.__name__, family.options)
+    prefix = family.model_type + "."
     weights = {name.removeprefix(prefix): value for name, value in read_state_dict(folder).items()}
     overrides = dict(overrides)
     head = classifier_settings(
@@ -90,7 +108,7 @@ def classifier_from_checkpoint(
         weights,
         overrides.pop("num_classes", None),
         overrides.pop("class_names", None),
-        include_head,
+        overrides.pop("include_head", True),
         folder,
     )
     image_size, rescaling = processor_settings(folder, config)
@@ -101,10 +119,10 @@ def classifier_from_checkpoint(
         channels=config.get("num_channels", 3),
         rescaling=rescaling,
         class_names=head.class_names,
-        **architecture(config),
+        **family.architecture(config),
     )
     model = model_class(**{**arguments, **overrides})
-    values = weight_values(weights, config, model)
+    values = family.weight_values(weights, config, model)
     values.update(head.values(weights, model))
     assign_weights(model, values, folder)
     return model

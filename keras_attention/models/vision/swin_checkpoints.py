@@ -11,9 +11,8 @@ one fused `qkv` projection.
 
 import numpy as np
 
+from keras_attention.models.vision.hf_image_checkpoints import CheckpointFamily
 from keras_attention.models.vision.hf_image_checkpoints import checkpoint_input
-from keras_attention.models.vision.hf_image_checkpoints import classifier_from_checkpoint
-from keras_attention.models.vision.swin_transformer import SwinTransformer
 
 # Config options of a Hugging Face Swin, and the value our SwinTransformer has.
 _OPTIONS = {"hidden_act": "gelu", "qkv_bias": True, "use_absolute_embeddings": False}
@@ -31,32 +30,6 @@ def swin_checkpoint_input(folder):
         ValueError: the folder is not a Hugging Face Swin checkpoint.
     """
     return checkpoint_input(folder, "swin", "SwinTransformer")
-
-
-def swin_transformer_from_huggingface(folder, *, include_head=True, **kwargs):
-    """Builds a `SwinTransformer` holding the weights of a Hugging Face Swin folder.
-
-    Args:
-        folder: the checkpoint folder (`config.json`, `model.safetensors`,
-            optionally `preprocessor_config.json`).
-        include_head: keep the checkpoint's classifier where its classes
-            are `num_classes`; False always starts a new head.
-        **kwargs: `num_classes` and `class_names` (default: the
-            checkpoint's, see `hf_image_checkpoints.classifier_from_checkpoint`),
-            and other `SwinTransformer` arguments (`dropout`,
-            `stochastic_depth_rate`, `augmentation`, ...).
-
-    Returns:
-        a `SwinTransformer`.
-
-    Raises:
-        ValueError: a checkpoint of another architecture, or options our
-            model does not have.
-    """
-    family = (_architecture, _our_weights)
-    return classifier_from_checkpoint(
-        folder, SwinTransformer, "swin", _OPTIONS, family, include_head, kwargs
-    )
 
 
 def _architecture(config):
@@ -123,3 +96,7 @@ def _our_weights(weights, config, model):
             values[merging + "norm/gamma"] = weights[downsample + "norm.weight"]
             values[merging + "norm/beta"] = weights[downsample + "norm.bias"]
     return values
+
+
+# How `hf_image_checkpoints.classifier_from_checkpoint` reads a Hugging Face Swin folder.
+HUGGINGFACE_SWIN = CheckpointFamily("swin", _OPTIONS, _architecture, _our_weights)

@@ -209,15 +209,16 @@ class SwinTransformer(PixelClassifier):
         keras-hub's convention: `preset` is a Hugging Face Swin folder
         (`SwinForImageClassification` or `SwinModel`, as `save_pretrained`
         writes it): the architecture, weights, pixel normalisation, input
-        size and class names of the checkpoint
-        (`swin_checkpoints.swin_transformer_from_huggingface`); or a size
+        size and class names of the checkpoint, its classifier kept unless
+        `num_classes` differs or `include_head=False`
+        (`hf_image_checkpoints.classifier_from_checkpoint`); or a size
         name of `SWIN_PRESETS` ("swin_tiny_224", ...): that architecture with
         fresh weights (`swin_transformer_from_preset`).
 
         Args:
             preset: a folder path or a size name.
-            **kwargs: more `SwinTransformer` arguments: `num_classes` (a new
-                head where it differs from the checkpoint's), `dropout`, ...
+            **kwargs: more `SwinTransformer` arguments (`num_classes`,
+                `dropout`, `stochastic_depth_rate`, ...).
 
         Returns:
             a `SwinTransformer`.
@@ -230,7 +231,8 @@ class SwinTransformer(PixelClassifier):
         """
         # Imported here: both modules build on this one.
         from keras_attention.models.checkpoint_folders import checkpoint_kind
-        from keras_attention.models.vision.swin_checkpoints import swin_transformer_from_huggingface
+        from keras_attention.models.vision.hf_image_checkpoints import classifier_from_checkpoint
+        from keras_attention.models.vision.swin_checkpoints import HUGGINGFACE_SWIN
         from keras_attention.models.vision.swin_presets import SWIN_PRESETS
         from keras_attention.models.vision.swin_presets import swin_transformer_from_preset
 
@@ -241,7 +243,7 @@ class SwinTransformer(PixelClassifier):
                 f"`preset` must be a Hugging Face Swin folder or one of {sorted(SWIN_PRESETS)}. "
                 f"Received: preset={preset!r}, a keras-hub preset folder"
             )
-        return swin_transformer_from_huggingface(preset, **kwargs)
+        return classifier_from_checkpoint(preset, cls, HUGGINGFACE_SWIN, kwargs)
 
     def forward(self, images, training=None, return_attention_scores=False):
         """The forward pass, symbolic or eager.

@@ -204,7 +204,7 @@ class VisionTransformer(PixelClassifier):
         - a Hugging Face ViT folder (`ViTForImageClassification` or
           `ViTModel`, as `save_pretrained` writes it): the architecture,
           weights, pixel normalisation, input size and class names of the
-          checkpoint (`vit_checkpoints.vision_transformer_from_huggingface`);
+          checkpoint (`hf_image_checkpoints.classifier_from_checkpoint`);
         - a keras-hub ViT preset folder (`ViTBackbone` or `ViTImageClassifier`,
           as `save_to_preset` writes it): its architecture, weights and pixel
           scaling (`vit_keras_hub_presets.vision_transformer_from_keras_hub`);
@@ -215,7 +215,9 @@ class VisionTransformer(PixelClassifier):
             preset: a folder path or a size name.
             **kwargs: more `VisionTransformer` arguments: `num_classes` (a
                 new head where it differs from the checkpoint's),
-                `image_size` (the position table is resized), `dropout`, ...
+                `image_size` (the position table is resized), `dropout`, ...;
+                for a Hugging Face folder also `include_head=False`, a new
+                head whatever the classes.
 
         Returns:
             a `VisionTransformer`.
@@ -229,9 +231,8 @@ class VisionTransformer(PixelClassifier):
         """
         # Imported here: both modules build on this one.
         from keras_attention.models.checkpoint_folders import checkpoint_kind
-        from keras_attention.models.vision.vit_checkpoints import (
-            vision_transformer_from_huggingface,
-        )
+        from keras_attention.models.vision.hf_image_checkpoints import classifier_from_checkpoint
+        from keras_attention.models.vision.vit_checkpoints import HUGGINGFACE_VIT
         from keras_attention.models.vision.vit_keras_hub_presets import (
             vision_transformer_from_keras_hub,
         )
@@ -242,7 +243,7 @@ class VisionTransformer(PixelClassifier):
             return vision_transformer_from_preset(preset, **kwargs)
         if checkpoint_kind(preset) == "keras_hub":
             return vision_transformer_from_keras_hub(preset, **kwargs)
-        return vision_transformer_from_huggingface(preset, **kwargs)
+        return classifier_from_checkpoint(preset, cls, HUGGINGFACE_VIT, kwargs)
 
     @property
     def token_layout(self):

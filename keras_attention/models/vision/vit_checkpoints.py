@@ -3,7 +3,7 @@
 `ViTForImageClassification` and `ViTModel` folders (as `save_pretrained`
 writes them) map one to one onto our Vision Transformer: a pre-norm
 encoder with exact GELU, a class token, a learned position table and
-token pooling. `vision_transformer_from_huggingface` reads the
+token pooling. `VisionTransformer.from_preset(folder)` reads the
 architecture from `config.json`, the pixel normalisation and input size
 from `preprocessor_config.json`, the class names from `id2label`, and the
 weights from `model.safetensors`.
@@ -15,10 +15,9 @@ from keras_attention.models.checkpoint_folders import attention_values
 from keras_attention.models.checkpoint_folders import checkpoint_kind
 from keras_attention.models.checkpoint_folders import norm_and_dense_values
 from keras_attention.models.checkpoint_folders import read_json
+from keras_attention.models.vision.hf_image_checkpoints import CheckpointFamily
 from keras_attention.models.vision.hf_image_checkpoints import checkpoint_input
-from keras_attention.models.vision.hf_image_checkpoints import classifier_from_checkpoint
 from keras_attention.models.vision.hf_image_checkpoints import pair
-from keras_attention.models.vision.vision_transformer import VisionTransformer
 
 QKV = ("query", "key", "value")
 # Config options of a Hugging Face ViT, and the value our VisionTransformer has.
@@ -40,34 +39,6 @@ def vit_checkpoint_input(folder):
             raise ValueError(f"`folder` must hold a keras-hub ViT preset. Received: {folder!r}")
         return pair(settings["patch_size"])[0], tuple(settings["image_shape"][:2])
     return checkpoint_input(folder, "vit", "VisionTransformer")
-
-
-def vision_transformer_from_huggingface(folder, *, include_head=True, **kwargs):
-    """Builds a `VisionTransformer` holding the weights of a Hugging Face ViT folder.
-
-    Args:
-        folder: the checkpoint folder (`config.json`, `model.safetensors`,
-            optionally `preprocessor_config.json`).
-        include_head: keep the checkpoint's classifier where its classes
-            are `num_classes`; False always starts a new head.
-        **kwargs: `num_classes` and `class_names` (default: the
-            checkpoint's, see `hf_image_checkpoints.classifier_from_checkpoint`),
-            and other `VisionTransformer` arguments (`image_size` to work
-            at another resolution, with the position table resized;
-            `dropout`, `augmentation`, `implementation`, ...).
-
-    Returns:
-        a `VisionTransformer`.
-
-    Raises:
-        ValueError: a checkpoint of another architecture, or options our
-            model does not have (another activation, no query/key/value
-            biases).
-    """
-    family = (_architecture, _our_weights)
-    return classifier_from_checkpoint(
-        folder, VisionTransformer, "vit", _OPTIONS, family, include_head, kwargs
-    )
 
 
 def _architecture(config):
@@ -148,3 +119,7 @@ def _our_weights(weights, config, model):
             )
         )
     return values
+
+
+# How `hf_image_checkpoints.classifier_from_checkpoint` reads a Hugging Face ViT folder.
+HUGGINGFACE_VIT = CheckpointFamily("vit", _OPTIONS, _architecture, _our_weights)
