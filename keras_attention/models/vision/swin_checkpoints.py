@@ -11,6 +11,7 @@ one fused `qkv` projection.
 
 import numpy as np
 
+from keras_attention.models.checkpoint_folders import norm_and_dense_values
 from keras_attention.models.vision.hf_image_checkpoints import CheckpointFamily
 from keras_attention.models.vision.hf_image_checkpoints import checkpoint_input
 
@@ -81,12 +82,13 @@ def _our_weights(weights, config, model):
                 output + "weight"
             ].T
             values[ours + "window_attention/output_projection/bias"] = weights[output + "bias"]
-            for their_norm, our_norm in _BLOCK_NORMS.items():
-                values[f"{ours}{our_norm}/gamma"] = weights[f"{theirs}{their_norm}.weight"]
-                values[f"{ours}{our_norm}/beta"] = weights[f"{theirs}{their_norm}.bias"]
-            for their_dense, our_dense in _BLOCK_DENSES.items():
-                values[f"{ours}{our_dense}/kernel"] = weights[f"{theirs}{their_dense}.weight"].T
-                values[f"{ours}{our_dense}/bias"] = weights[f"{theirs}{their_dense}.bias"]
+            values.update(
+                norm_and_dense_values(
+                    weights,
+                    norms=[(theirs + their, ours + our) for their, our in _BLOCK_NORMS.items()],
+                    denses=[(theirs + their, ours + our) for their, our in _BLOCK_DENSES.items()],
+                )
+            )
         if stage + 1 < len(config["depths"]):
             merging, downsample = (
                 f"patch_merging_{stage + 1}/",
