@@ -139,10 +139,7 @@ def _keras_dtype(array):
 def _check_config(spec, tmp_path):
     layer = spec.make_layer()
     config = layer.get_config()
-    parameters = inspect.signature(spec.cls.__init__).parameters
-    for name, parameter in parameters.items():
-        if name == "self" or parameter.kind in (parameter.VAR_KEYWORD, parameter.VAR_POSITIONAL):
-            continue
+    for name in _constructor_arguments(spec.cls):
         assert name in config, f"get_config() lacks constructor argument {name!r}"
         if name not in spec.private_args:
             assert hasattr(layer, name), f"constructor argument {name!r} is not an attribute"
@@ -158,6 +155,38 @@ def _check_config(spec, tmp_path):
     revived = keras.saving.deserialize_keras_object(keras.saving.serialize_keras_object(layer))
     assert type(revived) is spec.cls
     assert revived.get_config() == config
+
+
+def _constructor_arguments(cls):
+    """The names a constructor takes: its own and those its `**kwargs` hand on.
+
+    A constructor that ends in `**kwargs` may hand keyword-only settings on to
+    a keras_attention base class (MultiHeadAttention's to HeadAttentionSteps);
+    those count as its arguments too. Required keyword-only arguments of a base
+    (computed by the subclass, as `head_size`) do not.
+    """
+    names = []
+    for owner in cls.__mro__:
+        if "__init__" not in vars(owner):
+            continue
+        if owner is not cls and not owner.__module__.startswith("keras_attention."):
+            break
+        parameters = inspect.signature(owner.__init__).parameters.values()
+        for parameter in parameters:
+            if parameter.name == "self" or parameter.kind in (
+                parameter.VAR_KEYWORD,
+                parameter.VAR_POSITIONAL,
+            ):
+                continue
+            inherited = owner is not cls
+            if inherited and parameter.kind is not parameter.KEYWORD_ONLY:
+                continue
+            if inherited and parameter.default is parameter.empty:
+                continue
+            names.append(parameter.name)
+        if not any(p.kind is p.VAR_KEYWORD for p in parameters):
+            break
+    return list(dict.fromkeys(names))
 
 
 def _check_symbolic(spec, tmp_path):

@@ -72,8 +72,12 @@ class GroupQueryAttention(HeadAttentionSteps, keras.layers.Layer):
             `num_key_value_heads`.
         num_key_value_heads: number of key and value heads (groups), a
             positive int; 1 is multi-query attention.
+        dropout, use_bias: as in `MultiHeadAttention`.
+
+        The arguments below are keyword-only:
+
         activity_regularizer: regularizer of the layer's output.
-        dropout, use_bias, sliding_window, flash_attention,
+        sliding_window, flash_attention,
         kernel_initializer, bias_initializer, kernel_regularizer,
         bias_regularizer, kernel_constraint, bias_constraint, use_gate, seed,
         implementation, rotary_max_wavelength: as in `MultiHeadAttention`,
@@ -129,23 +133,9 @@ class GroupQueryAttention(HeadAttentionSteps, keras.layers.Layer):
         num_key_value_heads,
         dropout=0.0,
         use_bias=True,
-        sliding_window=None,
-        flash_attention=None,
-        kernel_initializer="glorot_uniform",
-        bias_initializer="zeros",
-        kernel_regularizer=None,
-        bias_regularizer=None,
-        activity_regularizer=None,
-        kernel_constraint=None,
-        bias_constraint=None,
-        use_gate=False,
-        seed=None,
-        implementation="auto",
-        rotary_max_wavelength=None,
         **kwargs,
     ):
-        """Check the arguments (keras' checks and messages) and keep them."""
-        super().__init__(activity_regularizer=activity_regularizer, **kwargs)
+        """Check the head sizes (keras' checks and messages); the base keeps the rest."""
         check_positive_int("head_dim", head_dim)
         check_positive_int("num_query_heads", num_query_heads)
         check_positive_int("num_key_value_heads", num_key_value_heads)
@@ -155,12 +145,12 @@ class GroupQueryAttention(HeadAttentionSteps, keras.layers.Layer):
                 "key/value head serves a group of query heads. Received: "
                 f"num_query_heads={num_query_heads}, num_key_value_heads={num_key_value_heads}"
             )
-        if rotary_max_wavelength is not None and head_dim % 2:
+        if kwargs.get("rotary_max_wavelength") is not None and head_dim % 2:
             raise ValueError(
                 "Rotary embeddings rotate pairs of features, so `head_dim` must be even. "
                 f"Received: head_dim={head_dim}"
             )
-        self._keep_shared_settings(locals(), head_size=head_dim)
+        super().__init__(head_size=head_dim, dropout=dropout, use_bias=use_bias, **kwargs)
         self.head_dim = head_dim
         self.num_query_heads = num_query_heads
         self.num_key_value_heads = num_key_value_heads

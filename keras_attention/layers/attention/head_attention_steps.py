@@ -81,8 +81,8 @@ def cache_state(cache, cache_update_index):
 class HeadAttentionSteps:
     """The call of a layer with `_query_dense` / `_key_dense` / `_value_dense` heads.
 
-    A mixin for `keras.layers.Layer` subclasses that keep their settings with
-    `_keep_shared_settings` and build `_query_dense`, `_key_dense`,
+    A mixin for `keras.layers.Layer` subclasses that hand their settings to
+    this class's `__init__` and build `_query_dense`, `_key_dense`,
     `_value_dense`, `_output_dense` (and `_gate_dense` with `use_gate`).
     They define `_compute_attention` (keras' extension point) and name it
     `_DEFAULT_COMPUTE_ATTENTION`, `_call_override(heads, projected_value,
@@ -93,37 +93,61 @@ class HeadAttentionSteps:
     may redefine `_fold`, `_unfold`, `_unfold_scores` and `_shared_heads`.
     """
 
-    def _keep_shared_settings(self, arguments, head_size):
-        """Checks the `SHARED_SETTINGS` and projection settings of `arguments`; keeps them.
+    def __init__(
+        self,
+        *,
+        head_size,
+        dropout=0.0,
+        use_bias=True,
+        sliding_window=None,
+        flash_attention=None,
+        kernel_initializer="glorot_uniform",
+        bias_initializer="zeros",
+        kernel_regularizer=None,
+        bias_regularizer=None,
+        kernel_constraint=None,
+        bias_constraint=None,
+        use_gate=False,
+        seed=None,
+        implementation="auto",
+        rotary_max_wavelength=None,
+        **kwargs,
+    ):
+        """Checks and keeps the settings both layers take besides their head sizes.
+
+        They are keyword-only here and in the layers (after the arguments
+        keras takes by position), so a positional call written for a keras
+        signature with other arguments in between fails instead of handing a
+        value to the wrong setting. Their meaning is documented in
+        `MultiHeadAttention`.
 
         Args:
-            arguments: the constructor's arguments by name (its `locals()`):
-                at least the `SHARED_SETTINGS` and the six projection
-                arguments (`kernel_initializer`, `bias_initializer`,
-                `kernel_regularizer`, `bias_regularizer`, `kernel_constraint`,
-                `bias_constraint`).
             head_size: the size of a query head, for the scale and the
-                rotary embedding's check.
+                rotary embedding's check (checked by the layer).
+            **kwargs: base `keras.layers.Layer` arguments (`name`, `dtype`,
+                `activity_regularizer`, ...).
         """
-        check_rate("dropout", arguments["dropout"])
-        check_bool("use_bias", arguments["use_bias"])
-        check_bool("use_gate", arguments["use_gate"])
-        check_positive_int("sliding_window", arguments["sliding_window"], allow_none=True)
-        check_implementation(arguments["implementation"])
-        check_rotary(arguments["rotary_max_wavelength"], head_size)
-        check_seed(arguments["seed"])
-        check_flash_attention(arguments["flash_attention"], arguments["implementation"])
+        super().__init__(**kwargs)
+        check_rate("dropout", dropout)
+        check_bool("use_bias", use_bias)
+        check_bool("use_gate", use_gate)
+        check_positive_int("sliding_window", sliding_window, allow_none=True)
+        check_implementation(implementation)
+        check_rotary(rotary_max_wavelength, head_size)
+        check_seed(seed)
+        check_flash_attention(flash_attention, implementation)
+        arguments = locals()
         for name in SHARED_SETTINGS:
             setattr(self, name, arguments[name])
         set_projection_settings(
             self,
-            (arguments["kernel_initializer"], arguments["bias_initializer"]),
-            (arguments["kernel_regularizer"], arguments["bias_regularizer"]),
-            (arguments["kernel_constraint"], arguments["bias_constraint"]),
+            (kernel_initializer, bias_initializer),
+            (kernel_regularizer, bias_regularizer),
+            (kernel_constraint, bias_constraint),
         )
         self.supports_masking = True
         self._scale = 1.0 / math.sqrt(float(head_size))
-        self._seed_generator = keras.random.SeedGenerator(self.seed) if self.dropout > 0 else None
+        self._seed_generator = keras.random.SeedGenerator(seed) if dropout > 0 else None
 
     def get_config(self):
         """The layer's head sizes (`_head_config`), shared settings and base arguments."""

@@ -66,6 +66,10 @@ class MultiHeadAttention(HeadAttentionSteps, keras.layers.Layer):
             back to the last axis of the query.
         attention_axes: int or tuple of the axes attention runs over; None
             means every axis but batch and features.
+
+        The arguments below are keyword-only (keras also takes them by
+        position, in an order that differs between its versions and layers):
+
         sliding_window: optional positive int; a query sees only keys less
             than `sliding_window` positions away (a symmetric band; combine
             with `use_causal_mask=True` for causal local attention).
@@ -152,26 +156,13 @@ class MultiHeadAttention(HeadAttentionSteps, keras.layers.Layer):
         use_bias=True,
         output_shape=None,
         attention_axes=None,
-        sliding_window=None,
-        flash_attention=None,
-        kernel_initializer="glorot_uniform",
-        bias_initializer="zeros",
-        kernel_regularizer=None,
-        bias_regularizer=None,
-        kernel_constraint=None,
-        bias_constraint=None,
-        use_gate=False,
-        seed=None,
-        implementation="auto",
-        rotary_max_wavelength=None,
         **kwargs,
     ):
-        """Check the arguments (keras' checks and messages) and keep them."""
-        super().__init__(**kwargs)
+        """Check the head sizes (keras' checks and messages); the base keeps the rest."""
         _check_head_size("num_heads", num_heads)
         _check_head_size("key_dim", key_dim)
         _check_head_size("value_dim", value_dim, allow_none=True)
-        self._keep_shared_settings(locals(), head_size=key_dim)
+        super().__init__(head_size=key_dim, dropout=dropout, use_bias=use_bias, **kwargs)
         # Kept private as in keras: a public `output_shape` attribute is read
         # by `Model.summary()` as the layer's output shape.
         self._output_shape = _normalize_output_shape(output_shape)

@@ -507,6 +507,14 @@ def test_bad_constructor_arguments(kwargs, match):
         _layer(**kwargs)
 
 
+def test_settings_after_keras_positional_arguments_are_keyword_only():
+    with pytest.raises(TypeError, match="positional"):
+        GroupQueryAttention(4, 4, 2, 0.0, True, None)
+    layer = GroupQueryAttention(4, 4, 2, 0.1, False, activity_regularizer="l2", seed=7)
+    assert (layer.dropout, layer.use_bias, layer.seed) == (0.1, False, 7)
+    assert layer.get_config()["activity_regularizer"]["class_name"] == "L2"
+
+
 def test_bad_shapes_and_masks():
     layer = _layer()
     with pytest.raises(ValueError, match=r"key_shape=\(2, 4, 6\), value_shape=\(2, 5, 6\)"):

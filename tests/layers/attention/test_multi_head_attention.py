@@ -408,6 +408,16 @@ def test_bad_constructor_arguments(kwargs, match):
         MultiHeadAttention(**kwargs)
 
 
+def test_settings_after_keras_positional_arguments_are_keyword_only():
+    # keras takes `sliding_window` or `flash_attention` 8th depending on its
+    # version: a value given there by position is refused, not misread.
+    with pytest.raises(TypeError, match="positional"):
+        MultiHeadAttention(2, 4, None, 0.0, True, None, None, None)
+    layer = MultiHeadAttention(2, 4, None, 0.1, False, 6, (1,), sliding_window=3, seed=7)
+    assert (layer.dropout, layer.use_bias, layer.attention_axes) == (0.1, False, (1,))
+    assert (layer.sliding_window, layer.seed) == (3, 7)
+
+
 def test_key_value_shape_mismatch():
     layer = MultiHeadAttention(num_heads=2, key_dim=4)
     with pytest.raises(ValueError, match=r"key_shape=\(2, 4, 6\), value_shape=\(2, 5, 6\)"):
