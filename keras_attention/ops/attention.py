@@ -12,6 +12,7 @@ from keras_attention.ops.hashed_dropout import hashed_dropout
 from keras_attention.ops.masks import boolean_mask
 from keras_attention.ops.masks import sliding_window_mask
 from keras_attention.ops.query_scaling import scale_queries
+from keras_attention.ops.single_query_attention import single_query_attention
 from keras_attention.ops.softmax import MASKED_LOGIT
 from keras_attention.ops.softmax import softmax_with_empty_rows
 from keras_attention.ops.softmax import zero_empty_rows
@@ -298,7 +299,10 @@ def dot_product_attention(
             fused kernel where it has one); "auto" picks "fused" where it
             runs as cuDNN flash attention (JAX on a GPU, float16/bfloat16,
             no mask or bias, no dropout or weights), else "chunked" for long
-            sequences without dropout or weights, else "xla".
+            sequences without dropout or weights, else "xla". With one
+            query position (a decoding step) "xla" and "chunked" compute
+            in the layout of the keys, without transposing them
+            (`single_query_attention`).
         seed: int or `keras.random.SeedGenerator` for dropout.
         bias: optional float tensor added to the scaled scores before the
             mask (relative position biases, ALiBi), with the ranks of `mask`:
@@ -364,11 +368,17 @@ def dot_product_attention(
     _check_inputs(query, key, value)
     mask = normalize_mask(mask, query, key)
     bias = normalize_bias(bias, query, key)
+    use_dropout = bool(training) and dropout_rate > 0.0
     if implementation == "auto":
-        use_dropout = bool(training) and dropout_rate > 0.0
         implementation = _choose_implementation(
             query, key, value, mask, bias, sliding_window, use_dropout, return_weights
         )
+    if query.shape[1] == 1 and implementation in ("xla", "chunked") and not use_dropout:
+        # A decoding step: one query over the whole cache, read in place.
+        positions = _positions_mask(1, ops.shape(key)[1], is_causal, sliding_window)
+        mask = keys_the_bias_allows(_and_masks(mask, positions), bias)
+        scale = _default_scale(query) if scale is None else scale
+        return single_query_attention(query, key, value, mask, scale, bias, return_weights)
     if sliding_window is not None and implementation != "chunked":
         # Only the chunked kernel walks the band; the others mask the scores.
         band = _positions_mask(ops.shape(query)[1], ops.shape(key)[1], is_causal, sliding_window)
@@ -402,6 +412,13 @@ def dot_product_attention(
         output, weights = output
         return _restore_nonfinite(output, *restore), weights
     return _restore_nonfinite(output, *restore)
+
+
+def _and_masks(mask, other):
+    """`mask` and `other`, either of which may be None (None when both are)."""
+    if other is None:
+        return mask
+    return other if mask is None else ops.logical_and(mask, other)
 
 
 def _hide_rows_outside_band(query, key, is_causal, sliding_window):
