@@ -2,19 +2,27 @@
 
 In one process, with the same threads for everyone (`--threads`, default 2):
 
-1. the machine's dense float32 matmul rate, measured: XLA-compiled square
-   products (N = 1024 and 2048), the best rate of the repeats;
+1. the machine's dense float32 matmul rate: XLA-compiled square products
+   (N = 1024 and 2048), the best rate of a sweep at the start, for the
+   record; and, in every round of every case below, N = 2048 again;
 2. each attention path of `keras_attention.ops.dot_product_attention` (B=1,
    4 heads, head_dim 64, float32, XLA): "xla" and "chunked" not causal,
    "banded" (causal, a window of 256 keys, chunked), forward and
    forward+backward, at T = 1024 and 4096. Its FLOPs are counted from the
    formula (`flop_counts.attention_flops`, `banded_attention_flops`: the two
    matrix products, 2 FLOPs a multiply-add, the backward 2.5x the forward),
-   and its achieved FLOP/s given as a fraction of the matmul rate;
+   and its achieved FLOP/s given as a fraction of the matmul rate measured
+   in the same round;
 3. where PyTorch is installed, `torch.nn.functional.scaled_dot_product_attention`
    on the same shapes, values and threads (eager, its CPU kernel; the
    banded case with the band as a boolean mask), its output first checked
    equal to ours, and the ratio of times ours / torch (below 1: ours faster).
+
+Every case runs in alternating rounds (the square product, ours, torch; the
+order reversed every other round, `timing.compare`): a shared or throttled
+machine slows all three alike, and the figures are medians of the per-round
+fractions and ratios. (A rate measured once at the start, as an earlier
+version did, moved by 1.8x between runs of this 2-core machine.)
 
     python -m benchmarks.roofline                 # results/roofline.json
     python -m benchmarks.roofline --quick         # tiny sizes, a smoke run
@@ -22,12 +30,15 @@ In one process, with the same threads for everyone (`--threads`, default 2):
 
 import argparse
 import os
+import statistics
 import sys
 import time
 
 import numpy as np
 
 HEADS, HEAD_DIM, WINDOW = 4, 64, 256
+# The square product timed in every round beside the attention kernels.
+REFERENCE_SIZE = 2048
 
 
 def parse_args(argv=None):
@@ -127,26 +138,36 @@ def attention_flops_of(path, mode, length):
     return attention_flops(1, HEADS, length, length, HEAD_DIM, backward=backward)
 
 
-def measure_case(path, mode, length, peak, repeats, torch_threads):
-    """One row: our seconds, FLOP/s and fraction of `peak`; torch's seconds and the ratio."""
+def square_product(size):
+    """An XLA-compiled `(N, N) @ (N, N)` float32 call and its FLOPs: the reference rate."""
     import tensorflow as tf
+
+    a = tf.random.normal((size, size), seed=0)
+    b = tf.random.normal((size, size), seed=1)
+    product = tf.function(lambda x, y: tf.reduce_sum(tf.matmul(x, y)), jit_compile=True)
+    return (lambda: product(a, b).numpy()), 2 * size**3
+
+
+def measure_case(path, mode, length, repeats, torch_threads, reference_size=REFERENCE_SIZE):
+    """One row, timed in alternating rounds with the square product (and torch's SDPA).
+
+    Each round times the reference matmul, our kernel and torch's once, in
+    alternating order, so the machine's drift reaches all three alike; the
+    fraction of the matmul rate and the ratio to torch are medians of the
+    per-round values.
+    """
+    import tensorflow as tf
+
+    from benchmarks import timing
 
     rng = np.random.default_rng(length)
     q, k, v = (rng.standard_normal((1, length, HEADS, HEAD_DIM)).astype("float32") for _ in "qkv")
     ours = our_attention(path, mode)
     tensors = [tf.constant(x) for x in (q, k, v)]
-    seconds = best_seconds(
-        lambda: [np.asarray(t) for t in tf.nest.flatten(ours(*tensors))], repeats
-    )
-    flops = attention_flops_of(path, mode, length)
-    row = {
-        "path": path,
-        "mode": mode,
-        "length": length,
-        "flops": flops,
-        "seconds": seconds,
-        "flops_per_s": flops / seconds,
-        "fraction_of_matmul_rate": flops / seconds / peak,
+    matmul, matmul_flops = square_product(reference_size)
+    candidates = {
+        "matmul": matmul,
+        "ours": lambda: [np.asarray(t) for t in tf.nest.flatten(ours(*tensors))],
     }
     theirs = torch_attention(path, mode, length)
     if theirs is not None:
@@ -158,8 +179,35 @@ def measure_case(path, mode, length, peak, repeats, torch_threads):
         if mode == "forward":
             expected = theirs(tq, tk, tv).numpy().transpose(0, 2, 1, 3)
             np.testing.assert_allclose(np.asarray(ours(*tensors)), expected, atol=2e-4)
-        torch_seconds = best_seconds(lambda: theirs(tq, tk, tv), repeats)
-        row.update(torch_seconds=torch_seconds, ours_over_torch=seconds / torch_seconds)
+        candidates["torch"] = lambda: theirs(tq, tk, tv)
+    samples = timing.compare(candidates, warmup=1, repeats=repeats, min_repeats=min(3, repeats))
+    flops = attention_flops_of(path, mode, length)
+    round_fractions = [
+        (flops / ours_s) / (matmul_flops / matmul_s)
+        for ours_s, matmul_s in zip(samples["ours"], samples["matmul"])
+    ]
+    seconds = statistics.median(samples["ours"])
+    row = {
+        "path": path,
+        "mode": mode,
+        "length": length,
+        "flops": flops,
+        "seconds": seconds,
+        "flops_per_s": flops / seconds,
+        "matmul_rate": matmul_flops / statistics.median(samples["matmul"]),
+        "fraction_of_matmul_rate": statistics.median(round_fractions),
+        "rounds": {
+            "ours_s": samples["ours"],
+            "matmul_s": samples["matmul"],
+            "fraction_of_matmul_rate": round_fractions,
+        },
+    }
+    if "torch" in samples:
+        row["rounds"]["torch_s"] = samples["torch"]
+        row.update(
+            torch_seconds=statistics.median(samples["torch"]),
+            ours_over_torch=samples.ratio("ours", "torch")["ratio"],
+        )
     return row
 
 
@@ -171,13 +219,16 @@ def run(quick=False, threads=2, repeats=5):
 
     tensorflow_threads = timing.set_tensorflow_threads(threads)
     lengths = (128, 256) if quick else (1024, 4096)
+    reference_size = 256 if quick else REFERENCE_SIZE
     peak, rates = matmul_rate((256,) if quick else (1024, 2048), 2 if quick else repeats)
     timing.log(f"matmul rate: {peak / 1e9:.1f} GFLOP/s")
     results = []
     for length in lengths:
         for path in ("xla", "chunked", "banded"):
             for mode in ("forward", "forward+backward"):
-                row = measure_case(path, mode, length, peak, 2 if quick else repeats, threads)
+                row = measure_case(
+                    path, mode, length, 2 if quick else repeats, threads, reference_size
+                )
                 timing.log(
                     f"{path} {mode} T={length}: {row['fraction_of_matmul_rate']:.2f} of peak"
                 )
@@ -190,6 +241,7 @@ def run(quick=False, threads=2, repeats=5):
         "window": WINDOW,
         "matmul_rates": {str(size): rate for size, rate in rates.items()},
         "matmul_rate": peak,
+        "reference_size": reference_size,
     }
     return timing.make_payload("roofline", "Roofline", results, quick, "cpu", settings)
 
@@ -197,15 +249,17 @@ def run(quick=False, threads=2, repeats=5):
 def results_table(payload):
     """The Markdown table of a payload."""
     lines = [
-        "| path | mode | T | ms | GFLOP/s | of matmul rate | torch ms | ours/torch |",
-        "|---|---|---|---|---|---|---|---|",
+        "| path | mode | T | ms | GFLOP/s | matmul GFLOP/s | of matmul rate | torch ms "
+        "| ours/torch |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for row in payload["results"]:
         torch_ms = f"{1000 * row['torch_seconds']:.1f}" if "torch_seconds" in row else "-"
         ratio = f"{row['ours_over_torch']:.2f}" if "ours_over_torch" in row else "-"
         lines.append(
             f"| {row['path']} | {row['mode']} | {row['length']} | {1000 * row['seconds']:.1f} | "
-            f"{row['flops_per_s'] / 1e9:.1f} | {row['fraction_of_matmul_rate']:.2f} | "
+            f"{row['flops_per_s'] / 1e9:.1f} | {row['matmul_rate'] / 1e9:.1f} | "
+            f"{row['fraction_of_matmul_rate']:.2f} | "
             f"{torch_ms} | {ratio} |"
         )
     return "\n".join(lines)

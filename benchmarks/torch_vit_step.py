@@ -1,25 +1,31 @@
-"""A ViT training step: ours (TensorFlow, XLA) against PyTorch eager and `torch.compile`.
+"""A ViT training step: ours (TensorFlow, XLA) against keras-hub, PyTorch eager and `torch.compile`.
 
 The example's small ViT (32x32 images, patch 4, width 64, 4 layers, 4
 heads, MLP 128, 10 classes) trains one step on a batch of 64 with AdamW and
 cross-entropy: ours is `vision_transformer` with `compile()`'s defaults and
-`jit_compile=True` (`train_on_batch`); PyTorch's is transformers'
-`ViTForImageClassification` of the same sizes (exact GELU, pre-norm, class
-token), eager and compiled with `torch.compile`. Same batch, same threads
-(`--threads`, default 2). Needs torch and transformers (the `references`
-extra); without them the benchmark says so and measures ours alone.
+`jit_compile=True` (`train_on_batch`); keras-hub's is its `ViTBackbone` of
+the same sizes with the same rescaling and a class-token head
+(`peer_models.keras_hub_vit_classifier`), compiled alike; PyTorch's is
+transformers' `ViTForImageClassification` of the same sizes (exact GELU,
+pre-norm, class token), eager and compiled with `torch.compile`. Same
+batch, same threads (`--threads`, default 2). The steps run in alternating
+rounds (`timing.compare`: every model once per round, the order reversed
+every other round), and "ours / this" is the median of the per-round
+ratios. PyTorch needs torch and transformers (the `references` extra);
+without them the benchmark says so and measures the Keras models alone.
 
     python -m benchmarks.torch_vit_step          # results/torch_vit_step.json
 """
 
 import argparse
 import os
+import statistics
 import sys
-import time
 
 import numpy as np
 
 SIZES = dict(image=32, patch=4, width=64, layers=4, heads=4, mlp=128, classes=10)
+OURS = "ours (TensorFlow, XLA)"
 
 
 def parse_args(argv=None):
@@ -28,21 +34,9 @@ def parse_args(argv=None):
     parser.add_argument("--quick", action="store_true", help="a few steps: checks that it works")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--batch", type=int, default=64)
-    parser.add_argument("--steps", type=int, default=20, help="timed steps per model")
+    parser.add_argument("--steps", type=int, default=20, help="timed rounds (a step per model)")
     parser.add_argument("--results-dir", default=None)
     return parser.parse_args(argv)
-
-
-def median_step_seconds(step, steps):
-    """The median of `steps` timed calls of `step`, after 3 untimed ones (tracing, compiling)."""
-    for _ in range(3):
-        step()
-    times = []
-    for _ in range(steps):
-        start = time.perf_counter()
-        step()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
 
 
 def our_step(images, labels):
@@ -62,6 +56,29 @@ def our_step(images, labels):
         mlp_dim=SIZES["mlp"],
     )
     model.compile(jit_compile=True)
+    return lambda: model.train_on_batch(images, labels)
+
+
+def keras_hub_step(images, labels):
+    """One `train_on_batch` of keras-hub's ViT of the same sizes, XLA-compiled."""
+    import keras
+
+    from benchmarks.peer_models import keras_hub_vit_classifier
+
+    keras.utils.set_random_seed(0)
+    architecture = {
+        "patch_size": SIZES["patch"],
+        "num_layers": SIZES["layers"],
+        "num_heads": SIZES["heads"],
+        "hidden_dim": SIZES["width"],
+        "mlp_dim": SIZES["mlp"],
+    }
+    model = keras_hub_vit_classifier(SIZES["image"], architecture, SIZES["classes"])
+    model.compile(
+        optimizer=keras.optimizers.AdamW(1e-3),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        jit_compile=True,
+    )
     return lambda: model.train_on_batch(images, labels)
 
 
@@ -103,7 +120,7 @@ def torch_steps(images, labels, threads):
 
 
 def run(quick=False, threads=2, batch=64, steps=20):
-    """Measures every step; returns the JSON payload."""
+    """Measures every step in alternating rounds; returns the JSON payload."""
     os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
     from benchmarks import timing
@@ -114,29 +131,38 @@ def run(quick=False, threads=2, batch=64, steps=20):
     side = SIZES["image"]
     images = rng.uniform(0, 255, (batch, side, side, 3)).astype("float32")
     labels = rng.integers(0, SIZES["classes"], batch)
-    seconds = {"ours (TensorFlow, XLA)": median_step_seconds(our_step(images, labels), steps)}
+    candidates = {
+        OURS: our_step(images, labels),
+        "keras-hub (TensorFlow, XLA)": keras_hub_step(images, labels),
+    }
     peers = torch_steps(images, labels, threads)
     skipped = [peers] if isinstance(peers, str) else []
     for name, step in ({} if skipped else peers).items():
         try:
-            seconds[name] = median_step_seconds(step, steps)
-        except Exception as error:  # torch.compile needs a working C++ toolchain
+            step()  # torch.compile compiles here, and needs a working C++ toolchain
+        except Exception as error:
             skipped.append(f"{name}: {type(error).__name__}: {str(error)[:200]}")
-    ours = seconds["ours (TensorFlow, XLA)"]
-    results = [
-        {
-            "model": name,
-            "step_ms": 1000 * value,
-            "images_per_s": batch / value,
-            "ours_over_this": ours / value,
-        }
-        for name, value in seconds.items()
-    ]
+            continue
+        candidates[name] = step
+    samples = timing.compare(candidates, warmup=0 if quick else 3, repeats=steps)
+    results = []
+    for name in candidates:
+        median = statistics.median(samples[name])
+        ratio = {"ratio": 1.0} if name == OURS else samples.ratio(OURS, name)
+        results.append(
+            {
+                "model": name,
+                "step_ms": 1000 * median,
+                "images_per_s": batch / median,
+                "ours_over_this": ratio["ratio"],
+                "ours_over_this_quartiles": [ratio.get("ratio_q25"), ratio.get("ratio_q75")],
+            }
+        )
     settings = {"threads": threads, "tensorflow_threads": tensorflow_threads, "batch": batch}
-    settings.update(steps=steps, **SIZES)
+    settings.update(rounds=steps, **SIZES)
     return timing.make_payload(
-        "torch_vit_step", "ViT training step against PyTorch", results, quick, "cpu", settings,
-        skipped=skipped,
+        "torch_vit_step", "ViT training step against keras-hub and PyTorch", results, quick,
+        "cpu", settings, skipped=skipped,
     )  # fmt: skip
 
 

@@ -17,8 +17,10 @@ def test_a_quick_run_measures_ours_and_says_what_it_skipped(tmp_path):
     payload = json.loads(pathlib.Path(path).read_text())
     rows = {row["model"]: row for row in payload["results"]}
     assert rows["ours (TensorFlow, XLA)"]["ours_over_this"] == 1.0
+    assert rows["keras-hub (TensorFlow, XLA)"]["ours_over_this"] > 0
     has_torch = all(importlib.util.find_spec(name) for name in ("torch", "transformers"))
     if not has_torch:
-        assert payload["skipped"] and list(rows) == ["ours (TensorFlow, XLA)"]
+        assert payload["skipped"]
+        assert list(rows) == ["ours (TensorFlow, XLA)", "keras-hub (TensorFlow, XLA)"]
     for row in rows.values():
         assert row["step_ms"] > 0 and row["images_per_s"] > 0
