@@ -72,7 +72,8 @@ def _load_payloads(results_dir):
     for path in glob.glob(os.path.join(results_dir, "*.json")):
         with open(path) as handle:
             payload = json.load(handle)
-        if not payload.get("quick"):
+        # Other benchmarks (cold_start, roofline, ...) write their own tables.
+        if payload.get("benchmark") in BENCHMARKS and not payload.get("quick"):
             payloads[payload["benchmark"]] = payload
     return [payloads[name] for name in BENCHMARKS if name in payloads]
 
