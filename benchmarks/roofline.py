@@ -64,15 +64,10 @@ def best_seconds(function, repeats):
 
 def matmul_rate(sizes, repeats):
     """The best float32 FLOP/s of XLA-compiled `(N, N) @ (N, N)` over `sizes`, and per size."""
-    import tensorflow as tf
-
     rates = {}
     for size in sizes:
-        a = tf.random.normal((size, size), seed=0)
-        b = tf.random.normal((size, size), seed=1)
-        product = tf.function(lambda x, y: tf.reduce_sum(tf.matmul(x, y)), jit_compile=True)
-        seconds = best_seconds(lambda p=product, x=a, y=b: p(x, y).numpy(), repeats)
-        rates[size] = 2 * size**3 / seconds
+        product, flops = square_product(size)
+        rates[size] = flops / best_seconds(product, repeats)
     return max(rates.values()), rates
 
 

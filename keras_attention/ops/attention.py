@@ -10,6 +10,7 @@ from keras_attention.ops.chunked_attention import chunked_attention
 from keras_attention.ops.compilation import compiled_with_xla
 from keras_attention.ops.hashed_dropout import hashed_dropout
 from keras_attention.ops.masks import boolean_mask
+from keras_attention.ops.masks import merge_masks
 from keras_attention.ops.masks import sliding_window_mask
 from keras_attention.ops.query_scaling import scale_queries
 from keras_attention.ops.single_query_attention import single_query_attention
@@ -376,7 +377,7 @@ def dot_product_attention(
     if query.shape[1] == 1 and implementation in ("xla", "chunked") and not use_dropout:
         # A decoding step: one query over the whole cache, read in place.
         positions = _positions_mask(1, ops.shape(key)[1], is_causal, sliding_window)
-        mask = keys_the_bias_allows(_and_masks(mask, positions), bias)
+        mask = keys_the_bias_allows(merge_masks(mask, positions), bias)
         scale = _default_scale(query) if scale is None else scale
         return single_query_attention(query, key, value, mask, scale, bias, return_weights)
     if sliding_window is not None and implementation != "chunked":
@@ -412,13 +413,6 @@ def dot_product_attention(
         output, weights = output
         return _restore_nonfinite(output, *restore), weights
     return _restore_nonfinite(output, *restore)
-
-
-def _and_masks(mask, other):
-    """`mask` and `other`, either of which may be None (None when both are)."""
-    if other is None:
-        return mask
-    return other if mask is None else ops.logical_and(mask, other)
 
 
 def _hide_rows_outside_band(query, key, is_causal, sliding_window):
