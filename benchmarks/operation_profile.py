@@ -6,14 +6,17 @@ XLA's CPU runtime can trace every operation it runs (`XLA_FLAGS=
 sums the time of each kind of operation (the fusion's or dot's name without
 its number) over the runtime's threads. It prints, per call: the wall time,
 the thread time, how many threads were busy on average (thread time over
-wall time), and each kind's share of the thread time, e.g. how much of a
-chunked attention call is tile products, exponentials and row reductions.
+wall time), how long one, two or more operations ran at once, and each
+kind's share of the thread time, e.g. how much of a chunked attention call is
+tile products, exponentials and row reductions.
 Tracing slows every operation a little, so the call takes longer than
 untraced; read the shares and the busy threads, not the milliseconds.
 
     python -m benchmarks.operation_profile chunked_forward       # T=4096, B=1, 4 heads of 64
     python -m benchmarks.operation_profile greedy_decoding       # the decoding benchmark's search
     python -m benchmarks.operation_profile beam_decoding
+    python -m benchmarks.operation_profile attention_layer_ours   # MultiHeadAttention step, T=256
+    python -m benchmarks.operation_profile attention_layer_keras  # keras' layer, same step
     python -m benchmarks.operation_profile chunked_forward --quick   # tiny, checks that it runs
 
 The flag must be set before TensorFlow starts, so run it as its own process.
@@ -31,7 +34,14 @@ import tempfile
 import numpy as np
 
 TRACE_FLAG = "--xla_cpu_enable_xprof_traceme=true"
-CASES = ("chunked_forward", "chunked_forward_backward", "greedy_decoding", "beam_decoding")
+CASES = (
+    "chunked_forward",
+    "chunked_forward_backward",
+    "greedy_decoding",
+    "beam_decoding",
+    "attention_layer_ours",
+    "attention_layer_keras",
+)
 # Events of the runtime itself, not operations of the program.
 RUNTIME_EVENTS = ("ThunkExecutor", "SlinkyThreadPool", "ThreadpoolListener", "end: ")
 
@@ -91,18 +101,32 @@ def decoding_call(beam, quick):
     return lambda: np.asarray(greedy_search(model, sources, START_ID, END_ID, steps)[0])
 
 
+def attention_layer_call(peer, quick):
+    """The attention-layer benchmark's training step (T=256, plain, XLA) of ours or keras'."""
+    from benchmarks import attention_layer
+
+    settings = dict(attention_layer.QUICK if quick else attention_layer.FULL)
+    length = 16 if quick else 256
+    steps, _ = attention_layer._prepare(settings, length, attention_layer.VARIANTS["plain"], True)
+    step = steps["keras" if peer else "ours"]
+    return lambda: np.asarray(step())
+
+
 def make_call(case, quick):
     """The zero-argument call that `case` profiles."""
+    if case.startswith("attention_layer"):
+        return attention_layer_call(case.endswith("keras"), quick)
     if case.startswith("chunked"):
         return attention_call(128 if quick else 4096, case.endswith("backward"))
     return decoding_call(case == "beam_decoding", quick)
 
 
 def operation_times(xplane_path, calls):
-    """`(wall_ms, {kind: thread_ms})` per call from a trace of `calls` calls.
+    """`(wall_ms, {kind: thread_ms}, {running: ms})` per call from a trace of `calls` calls.
 
     Wall time is that of the compiled program's executions; thread time sums
-    each operation's events over the runtime's threads.
+    each operation's events over the runtime's threads; the last maps how
+    many operations ran at once ("0", "1", "2+") to the wall time they did.
     """
     from tensorflow.tsl.profiler.protobuf import xplane_pb2
 
@@ -110,18 +134,45 @@ def operation_times(xplane_path, calls):
     with open(xplane_path, "rb") as handle:
         space.ParseFromString(handle.read())
     kinds = collections.Counter()
-    wall_ps = 0
+    executions, operations = [], []
     for plane in space.planes:
         names = {key: metadata.name for key, metadata in plane.event_metadata.items()}
         for line in plane.lines:
+            start_ps = line.timestamp_ns * 1000
             for event in line.events:
                 name = names.get(event.metadata_id, "")
+                span = (start_ps + event.offset_ps, start_ps + event.offset_ps + event.duration_ps)
                 if name == "CpuExecutable::ExecuteAsyncOnStream":
-                    wall_ps += event.duration_ps
+                    executions.append(span)
                 if line.name.startswith("tf_numa") and not name.startswith(RUNTIME_EVENTS):
                     kinds[re.sub(r"\.\d+$", "", name)] += event.duration_ps
+                    operations.append(span)
     to_ms = 1e-9 / calls
-    return wall_ps * to_ms, {kind: ps * to_ms for kind, ps in kinds.items()}
+    wall_ps = sum(end - start for start, end in executions)
+    running = {label: ps * to_ms for label, ps in concurrency(executions, operations).items()}
+    return wall_ps * to_ms, {kind: ps * to_ms for kind, ps in kinds.items()}, running
+
+
+def concurrency(executions, operations):
+    """`{"0": ps, "1": ps, "2+": ps}`: time inside `executions` with that many `operations` running.
+
+    Both are lists of (start, end) spans; operations outside every execution
+    are ignored.
+    """
+    totals = collections.Counter({"0": 0, "1": 0, "2+": 0})
+    for first, last in executions:
+        # +1 where an operation starts, -1 where it ends, both clipped to the execution.
+        edges = sorted(
+            edge
+            for start, end in operations
+            if start < last and end > first
+            for edge in ((max(start, first), 1), (min(end, last), -1))
+        )
+        running, previous = 0, first
+        for time, change in edges + [(last, 0)]:
+            totals["2+" if running >= 2 else str(running)] += time - previous
+            running, previous = running + change, time
+    return dict(totals)
 
 
 def run(case, quick=False, threads=2, calls=3):
@@ -142,7 +193,7 @@ def run(case, quick=False, threads=2, calls=3):
             call()
         tf.profiler.experimental.stop()
         (xplane,) = glob.glob(os.path.join(trace_dir, "**", "*.xplane.pb"), recursive=True)
-        wall_ms, kinds = operation_times(xplane, calls)
+        wall_ms, kinds, running = operation_times(xplane, calls)
     thread_ms = sum(kinds.values())
     results = [
         {"kind": kind, "thread_ms": ms, "share": ms / thread_ms if thread_ms else 0.0}
@@ -151,6 +202,7 @@ def run(case, quick=False, threads=2, calls=3):
     settings = {"case": case, "threads": threads, "tensorflow_threads": tensorflow_threads}
     settings.update(calls=calls, wall_ms=wall_ms, thread_ms=thread_ms)
     settings["busy_threads"] = thread_ms / wall_ms if wall_ms else 0.0
+    settings["operations_running_ms"] = running
     return timing.make_payload(
         f"operation_profile_{case}", f"Operations of one call: {case}", results, quick, "cpu",
         settings,
@@ -173,6 +225,11 @@ def main(argv=None):
     print(
         f"{args.case}: {settings['wall_ms']:.1f} ms a call, {settings['thread_ms']:.1f} thread-ms, "
         f"{settings['busy_threads']:.2f} of {args.threads} threads busy"
+    )
+    running = settings["operations_running_ms"]
+    print(
+        f"operations at once: none {running['0']:.1f} ms, one {running['1']:.1f} ms, "
+        f"two or more {running['2+']:.1f} ms"
     )
     print("| operation | thread ms | share |\n|---|---|---|")
     for row in payload["results"][:15]:

@@ -29,3 +29,17 @@ def test_a_quick_profile_splits_the_thread_time_by_operation(tmp_path):
     assert not any(kind[-1].isdigit() and "." in kind for kind in kinds)  # numbers stripped
     assert math.isclose(sum(row["share"] for row in rows), 1.0, rel_tol=1e-9)
     assert "threads busy" in completed.stdout
+    running = settings["operations_running_ms"]
+    assert set(running) == {"0", "1", "2+"}
+    assert math.isclose(sum(running.values()), settings["wall_ms"], rel_tol=1e-9)
+
+
+def test_concurrency_splits_an_execution_by_how_many_operations_ran_at_once():
+    from benchmarks.operation_profile import concurrency
+
+    # Execution 0-100: an operation 10-50, another 30-70, a third 60-65 and one
+    # outside (200-210); execution 300-310 with nothing running.
+    executions = [(0, 100), (300, 310)]
+    operations = [(10, 50), (30, 70), (60, 65), (200, 210)]
+    # none: 0-10, 70-100, 300-310; one: 10-30, 50-60, 65-70; two or more: 30-50, 60-65.
+    assert concurrency(executions, operations) == {"0": 50, "1": 35, "2+": 25}
