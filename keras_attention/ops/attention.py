@@ -8,7 +8,6 @@ from keras import ops
 
 from keras_attention.ops.chunked_attention import chunked_attention
 from keras_attention.ops.compilation import compiled_with_xla
-from keras_attention.ops.compilation import einsum
 from keras_attention.ops.hashed_dropout import hashed_dropout
 from keras_attention.ops.masks import boolean_mask
 from keras_attention.ops.masks import merge_masks
@@ -226,7 +225,7 @@ def keys_the_bias_allows(mask, bias):
 
 def _biased_logits(query, key, scale, bias):
     """q k^T * scale (+ bias) as (B, H, Tq, Tk); float32 when there is a bias."""
-    logits = einsum("bqhd,bkhd->bhqk", scale_queries(query, scale), key)  # (B, H, Tq, Tk)
+    logits = ops.einsum("bqhd,bkhd->bhqk", scale_queries(query, scale), key)  # (B, H, Tq, Tk)
     if bias is None:
         return logits
     return ops.cast(logits, "float32") + ops.cast(bias, "float32")
@@ -571,7 +570,7 @@ def _attend(
         weights, sees_any_key = _weights_and_nonempty_rows(query, key, mask, is_causal, scale, bias)
         weights = ops.cast(weights, value.dtype)
         dropped = hashed_dropout(weights, dropout_rate, seed) if use_dropout else weights
-        output = einsum("bhqk,bkhd->bqhd", dropped, value)  # (B, Tq, H, Dv)
+        output = ops.einsum("bhqk,bkhd->bqhd", dropped, value)  # (B, Tq, H, Dv)
     else:
         rate = dropout_rate if use_dropout else 0.0
         output, sees_any_key = _attend_then_normalize(
@@ -612,7 +611,7 @@ def _attend_then_normalize(
     exponentials = ops.cast(exponentials, value.dtype)
     if dropout_rate:
         exponentials = hashed_dropout(exponentials, dropout_rate, seed)
-    output = einsum("bhqk,bkhd->bqhd", exponentials, value)  # (B, Tq, H, Dv)
+    output = ops.einsum("bhqk,bkhd->bqhd", exponentials, value)  # (B, Tq, H, Dv)
     # (B, H, Tq, 1) -> (B, Tq, H, 1)
     row_sum = ops.transpose(row_sum, (0, 2, 1, 3))
     return output / ops.cast(row_sum, output.dtype), sees_any_key
