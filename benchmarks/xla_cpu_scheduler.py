@@ -9,7 +9,8 @@ training step at T=256 has two or more operations running for about 24 of its
 92 ms and spends 104-109 thread-ms; under
 `--xla_cpu_enable_concurrency_optimized_scheduler=false`, the scheduler that
 orders for memory instead, the same operations overlap for 7 ms, spend 80-85
-thread-ms and the call takes 80 ms.
+thread-ms and the call takes 80 ms. Untraced, that gain does not hold (see
+benchmarks/README.md): this benchmark is what measures it.
 
 This benchmark times the same compiled steps under both schedulers. The flag
 only takes effect before TensorFlow starts, so every measurement is a child
