@@ -58,6 +58,20 @@ def comparison_runner(name, title, peer, prepare, note):
     return run
 
 
+def plain_xla_steps(module, length, quick=False):
+    """The compiled "plain" XLA training steps `{"ours": ..., peer: ...}` of a layer benchmark.
+
+    Args:
+        module: `attention_layer` or `encoder_block` (its settings, `VARIANTS`
+            and `_prepare`, as `comparison_runner` describes them).
+        length: the sequence length (16 when `quick`, with the quick sizes).
+        quick: the smoke test's tiny sizes.
+    """
+    settings = dict(module.QUICK if quick else module.FULL)
+    steps, _ = module._prepare(settings, 16 if quick else length, module.VARIANTS["plain"], True)
+    return steps
+
+
 def _run_comparison(name, title, prepare, quick, device, peer, note):
     import keras
 

@@ -104,10 +104,9 @@ def decoding_call(beam, quick):
 def attention_layer_call(peer, quick):
     """The attention-layer benchmark's training step (T=256, plain, XLA) of ours or keras'."""
     from benchmarks import attention_layer
+    from benchmarks import layer_comparison
 
-    settings = dict(attention_layer.QUICK if quick else attention_layer.FULL)
-    length = 16 if quick else 256
-    steps, _ = attention_layer._prepare(settings, length, attention_layer.VARIANTS["plain"], True)
+    steps = layer_comparison.plain_xla_steps(attention_layer, 256, quick)
     step = steps["keras" if peer else "ours"]
     return lambda: np.asarray(step())
 

@@ -62,13 +62,6 @@ def parse_args(argv=None):
     return parser.parse_args(argv)
 
 
-def _layer_steps(module, length, quick):
-    """The compiled training steps of a layer benchmark's "plain" XLA case."""
-    settings = dict(module.QUICK if quick else module.FULL)
-    steps, _ = module._prepare(settings, 16 if quick else length, module.VARIANTS["plain"], True)
-    return steps
-
-
 def _vit_steps(quick):
     """Our ViT's and keras-hub's `train_on_batch` of `torch_vit_step`'s sizes."""
     from benchmarks import torch_vit_step
@@ -88,12 +81,13 @@ def case_steps(case, quick):
     """`{"ours": step, peer: step}` (or ours alone) for `case`, compiled with XLA."""
     from benchmarks import attention_layer
     from benchmarks import encoder_block
+    from benchmarks import layer_comparison
     from benchmarks import operation_profile
 
     if case.startswith("MultiHeadAttention"):
-        return _layer_steps(attention_layer, int(case.rsplit("=", 1)[1]), quick)
+        return layer_comparison.plain_xla_steps(attention_layer, 256, quick)
     if case.startswith("encoder block"):
-        return _layer_steps(encoder_block, 256, quick)
+        return layer_comparison.plain_xla_steps(encoder_block, 256, quick)
     if case.startswith("ViT"):
         return _vit_steps(quick)
     return {"ours": operation_profile.attention_call(128 if quick else 4096, backward=False)}
