@@ -5,8 +5,9 @@ the built-in corpus) is exported with `export_translator`. Then, for each
 way of loading, a fresh Python process (nothing cached, as a server that
 starts) loads the SavedModel and sends requests one sentence at a time:
 
-- "plain load": `tf.saved_model.load(path).signatures["serving_default"]`,
-  what a user of TensorFlow alone does;
+- "plain load": `import tensorflow_text` (its SentencePiece op) then
+  `tf.saved_model.load(path).signatures["serving_default"]`, what a user of
+  TensorFlow without keras_attention does;
 - "load_translator (warmed)": `keras_attention.serving.load_translator`,
   which calls the loaded function once on a short sentence before returning.
 
@@ -68,6 +69,8 @@ def _child(path, mode, sentences, cold_requests, warm_requests):
     import tensorflow as tf
 
     if mode == "plain load":
+        import tensorflow_text  # noqa: F401  registers the tokenizers' SentencePiece op
+
         serve = tf.saved_model.load(path).signatures["serving_default"]
 
         def translate(text):

@@ -3,8 +3,9 @@
 Two exported models, with random weights (speed only): the translator of
 `cold_start` (strings in, translations out, greedy search inside) and a
 small Vision Transformer classifier (pixels in, probabilities and labels
-out). Each is loaded with TensorFlow alone (`tf.saved_model.load`), as a
-server does, and its `serving_default` signature called by client threads,
+out). Each is loaded with TensorFlow alone (`tf.saved_model.load`, after
+`import tensorflow_text` for the translator's SentencePiece op), as a server
+does, and its `serving_default` signature called by client threads,
 one request (one sentence, one 32x32 image) at a time, for a fixed time:
 
 - "direct": every client calls the signature itself;
@@ -123,6 +124,7 @@ class Batcher:
 def load_client_functions(path, kind):
     """`(direct, stack)`: one request in, its outputs out; and how requests form a batch."""
     import tensorflow as tf
+    import tensorflow_text  # noqa: F401  the translator's SentencePiece op
 
     signature = tf.saved_model.load(path).signatures["serving_default"]
     name = "text" if kind == "translator" else "images"

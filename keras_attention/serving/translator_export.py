@@ -3,10 +3,11 @@
 The exported graph holds the whole pipeline: tokenization of the source,
 XLA-compiled greedy or beam-search decoding with the model's key/value caches,
 and detokenization of the result; `make_translation_function` builds that
-graph for use in the same process. With `ReversibleTokenizer`s the graph is
-plain TensorFlow: a serving process needs neither this package nor
-tensorflow-text. With the WordPiece `SubwordEncoder` it runs
-`import tensorflow_text` before `tf.saved_model.load`.
+graph for use in the same process. The tokenizers' ops come from
+tensorflow-text (SentencePiece for `ReversibleTokenizer`, WordPiece for
+`SubwordEncoder`): a serving process needs TensorFlow and
+`import tensorflow_text` before `tf.saved_model.load` (TensorFlow Serving has
+these ops built in), never this package.
 """
 
 import os
@@ -188,7 +189,7 @@ def make_translation_function(
     >>> outputs["translation"].shape, outputs["attention"].shape
     (TensorShape([2]), TensorShape([2, 3, 4]))
     >>> outputs["source_tokens"].numpy().tolist()
-    [[b'a', b' b', b' a', b''], [b'b', b'', b'', b'']]
+    [[b' a', b' b', b' a', b''], [b' b', b'', b'', b'']]
     >>> translate(" \t ")["translation"].numpy()
     b''
     """
@@ -295,11 +296,13 @@ def export_translator(
     The vocabularies are constants of the graph, so the folder needs no other
     file; they are also written as assets (`assets/source_vocabulary.txt`,
     `assets/target_vocabulary.txt`, one token per line, in id order) and
-    reachable as `loaded.source_vocabulary.asset_path`. With
-    `ReversibleTokenizer`s loading needs TensorFlow alone (a WordPiece
-    `SubwordEncoder` also needs `import tensorflow_text` first):
+    reachable as `loaded.source_vocabulary.asset_path`. Loading needs
+    TensorFlow and `import tensorflow_text` first, for the tokenizers' ops
+    (SentencePiece for a `ReversibleTokenizer`, WordPiece for a
+    `SubwordEncoder`), never this package:
 
         import tensorflow as tf
+        import tensorflow_text  # registers the tokenizers' ops
         translate = tf.saved_model.load(path).signatures["serving_default"]
         translate(text=tf.constant(["the dog sleeps"]))["translation"]
 
@@ -377,8 +380,9 @@ def _save_translation_module(model, translate, source_encoder, target_encoder, p
 def load_translator(path, warm_up=True):
     """Loads the `serving_default` function of an exported translator, warmed up.
 
-    Plain TensorFlow (plus tensorflow-text, imported when it is installed,
-    for models exported with a WordPiece `SubwordEncoder`); it returns
+    Plain TensorFlow plus tensorflow-text, imported when it is installed,
+    whose ops the tokenizers run (SentencePiece for a `ReversibleTokenizer`,
+    WordPiece for a `SubwordEncoder`); it returns
     `tf.saved_model.load(path).signatures["serving_default"]`, keeping the
     loaded object alive.
 
@@ -421,7 +425,7 @@ def load_translator(path, warm_up=True):
     (TensorShape([1]), TensorShape([1, 3]))
     """
     try:
-        import tensorflow_text  # noqa: F401  WordPiece exports need its ops registered.
+        import tensorflow_text  # noqa: F401  the tokenizers' SentencePiece (or WordPiece) ops
     except ImportError:
         pass
 

@@ -1,7 +1,9 @@
 """Tokenization and translation scores: reversible and WordPiece tokenizers, BLEU/chrF.
 
-`ReversibleTokenizer` gives back the exact text (spacing and punctuation) and
-exports with TensorFlow alone; the models' training scripts use it.
+`ReversibleTokenizer` gives back the exact text (spacing and punctuation): a
+SentencePiece model learned by SentencePiece's trainer, with byte pieces for
+characters it lacks; the models' training scripts use it. Its SavedModels,
+as those of the others, need `import tensorflow_text` before loading.
 `SubwordEncoder` is keras-hub's WordPiece (its SavedModels need
 `import tensorflow_text` before loading, and it puts spaces around punctuation).
 `SentencePieceTokenizer` cuts text with a SentencePiece model and numbers the
@@ -20,7 +22,7 @@ import importlib
 # every backend, does not pull in the tokenizers and TensorFlow with it.
 _PUBLIC_NAMES = {
     "ReversibleTokenizer": "reversible_tokenizer",
-    "normalize_whitespace": "reversible_tokenizer",
+    "normalize_whitespace": "whitespace",
     "corpus_bleu": "scores",
     "corpus_chrf": "scores",
     "SubwordEncoder": "subword_encoder",

@@ -1,175 +1,79 @@
-"""A tokenizer whose ids decode back to the exact text, in plain TensorFlow.
+"""A tokenizer whose ids decode back to the exact text: a SentencePiece model with byte pieces.
 
-Text is cut into pieces that keep their leading space ("it's a dog" ->
-"it", "'", "s", " a", " dog"), so joining the pieces gives the text back:
-no rule has to guess where spaces went, and "15.04.1957" stays
-"15.04.1957". A piece the vocabulary does not hold is spelled with the
-longest subwords it holds (" Sonnen", "blumen", "feld"), down to single
-characters, and a character it does not hold with its UTF-8 bytes, so every
-string has ids and comes back unchanged.
+`ReversibleTokenizer.train` learns a SentencePiece model with SentencePiece's
+C++ trainer (`keras_attention.text.sentencepiece_training`): pieces carry the
+space before them ("▁dog", shown as " dog"), digits are pieces of their own,
+and a character the model lacks is spelled with its UTF-8 bytes, so every
+string has ids and decodes back unchanged but for its whitespace runs
+(`normalize_whitespace`). The model's ids are the tokenizer's ids: 0 padding,
+1 unknown (never produced), 2 start, 3 end, 4 ... 259 the bytes.
 
-Both directions are TensorFlow string and lookup ops only (no
-tensorflow-text), so they trace into `tf.data` pipelines and into SavedModel
-signatures that load with TensorFlow alone.
+Encoding runs tensorflow-text's SentencePiece op, so it traces into
+`tf.data` pipelines and SavedModel signatures; loading such a SavedModel
+needs `import tensorflow_text` first (TensorFlow Serving has the op built
+in). Decoding is TensorFlow string ops alone.
 """
 
-import collections
 import json
-import re
+import os
 
 import tensorflow as tf
 
 from keras_attention.text.id_rows import check_ids
 from keras_attention.text.id_rows import from_end_on
-from keras_attention.text.longest_match import longest_match_ids
-from keras_attention.text.subword_merges import learn_subword_merges
-from keras_attention.text.text_batches import text_batches
+from keras_attention.text.sentencepiece_model import WORD_START
+from keras_attention.text.sentencepiece_model import parse_model_proto
+from keras_attention.text.sentencepiece_model import read_model_file
+from keras_attention.text.sentencepiece_model import sentencepiece_tokenize
+from keras_attention.text.sentencepiece_model import write_model_file
+from keras_attention.text.sentencepiece_training import MAX_SENTENCES
+from keras_attention.text.sentencepiece_training import NUM_BYTES
+from keras_attention.text.sentencepiece_training import SPECIAL_PIECES
+from keras_attention.text.sentencepiece_training import train_sentencepiece_model
 from keras_attention.text.tokenizer_base import FixedLengthEncoder
-from keras_attention.text.tokenizer_base import check_vocabulary
-from keras_attention.validation import check_positive_int
+from keras_attention.text.vocabulary_json import UNKNOWN_PIECES
+from keras_attention.text.vocabulary_json import VOCABULARY_FILENAME
+from keras_attention.text.vocabulary_json import longest_matched
+from keras_attention.text.vocabulary_json import read_vocabulary_json
+from keras_attention.text.vocabulary_json import token_list_model_proto
+from keras_attention.text.vocabulary_json import whole_piece_ids
+from keras_attention.text.vocabulary_json import whole_piece_table
+from keras_attention.text.whitespace import normalize_whitespace_strings
+from keras_attention.validation import check_bool
 
-VOCABULARY_FILENAME = "vocabulary.json"
-SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[START]", "[END]")
-NUM_BYTES = 256
-# ASCII whitespace: runs of it become one space and ends are trimmed, the one
-# change `decode(encode(text))` makes to a text.
-_WHITESPACE_RUN = r"[ \t\n\r\f\v]+"
-_LETTER = r"[\pL\pM]"
-# How a piece the vocabulary does not hold whole is spelled: with the longest
-# tokens it holds ("subwords"), or with single characters ("characters", as
-# vocabulary files written before subwords were learned are read).
-UNKNOWN_PIECES = ("subwords", "characters")
-# Longest subword tried inside an unknown piece, in characters: each
-# character more is one more table lookup per character spelled.
-LONGEST_SUBWORD = 24
-# Rare pieces that subwords are learned from, at most (the commonest first):
-# more would lengthen learning without changing the commonest subwords much.
-MAX_RARE_PIECES = 50_000
-# Fewest times a subword must be seen to be learned: rarer ones would be tokens
-# a model meets too seldom to learn (the vocabulary threshold Sennrich et al.
-# recommend, 50), such as two parts of a compound merged into one.
-MIN_SUBWORD_COUNT = 50
-
-
-def _byte_token(value):
-    return f"<0x{value:02X}>"
-
-
-def normalize_whitespace(text):
-    """What `decode(encode(text))` gives back: whitespace runs as one space, ends trimmed.
-
-    The same rule in Python, for comparing with the tokenizer's output.
-
-    Args:
-        text: a `str`.
-
-    Returns:
-        `str`.
-
-    Example:
-
-    >>> from keras_attention.text.reversible_tokenizer import normalize_whitespace
-    >>> normalize_whitespace("  it's \\t 15.04.1957 \\n")
-    "it's 15.04.1957"
-    """
-    return re.sub(_WHITESPACE_RUN, " ", text).strip(" ")
-
-
-def normalize_whitespace_strings(texts):
-    """`normalize_whitespace` in TensorFlow, on a string tensor of any shape.
-
-    A text that becomes "" here is blank: the tokenizer gives it no ids.
-
-    Args:
-        texts: `tf.string` tensor (or what converts to one).
-
-    Returns:
-        `tf.string` tensor of the same shape.
-
-    Example:
-
-    >>> from keras_attention.text.reversible_tokenizer import normalize_whitespace_strings
-    >>> normalize_whitespace_strings([" a \\t b ", "\\n"]).numpy().tolist()
-    [b'a b', b'']
-    """
-    texts = tf.convert_to_tensor(texts, dtype=tf.string)
-    return tf.strings.strip(tf.strings.regex_replace(texts, _WHITESPACE_RUN, " "))
-
-
-def split_pieces(texts):
-    """Cut strings into the pieces the tokenizer looks up, each with its leading space.
-
-    A piece is a run of letters (and combining marks), a single digit, or a
-    single other character (punctuation, symbols), with the space before it
-    if there is one. Whitespace is normalised first (`normalize_whitespace`),
-    so joining a row's pieces gives the normalised text back.
-
-    Args:
-        texts: `tf.string` tensor `(B,)`.
-
-    Returns:
-        `tf.RaggedTensor` of strings `(B, None)`.
-
-    Example:
-
-    >>> from keras_attention.text.reversible_tokenizer import split_pieces
-    >>> split_pieces(["it's 15.04, ok"]).to_list()
-    [[b'it', b"'", b's', b' 1', b'5', b'.', b'0', b'4', b',', b' ok']]
-    """
-    texts = normalize_whitespace_strings(texts)  # (B,)
-    # One code per character: every letter becomes "a", so the codes tell
-    # letters (97) and spaces (32) apart without a regex per character.
-    codes = tf.strings.unicode_decode(tf.strings.regex_replace(texts, _LETTER, "a"), "UTF-8")
-    _, offsets = tf.strings.unicode_decode_with_offsets(texts, "UTF-8")  # (B, C) byte offsets
-    flat = codes.flat_values  # (N,)
-    rows = codes.value_rowids()  # (N,)
-    is_space = tf.equal(flat, ord(" "))
-    is_letter = tf.equal(flat, ord("a"))
-    previous_space = tf.concat([[False], is_space[:-1]], axis=0)  # (N,)
-    previous_letter = tf.concat([[False], is_letter[:-1]], axis=0)  # (N,)
-    row_start = tf.equal(
-        tf.range(tf.size(flat, out_type=tf.int64)), tf.gather(codes.row_starts(), rows)
-    )  # (N,)
-    # A piece starts at a space, and at any character that neither follows a
-    # space (it joins that space's piece) nor continues a run of letters.
-    starts = row_start | is_space | ~(previous_space | (is_letter & previous_letter))
-    piece_rows = tf.boolean_mask(rows, starts)  # (P,)
-    piece_begins = tf.cast(tf.boolean_mask(offsets.flat_values, starts), tf.int32)  # (P,)
-    # A piece ends where the next one of its row begins, or at the row's end.
-    next_rows = tf.concat([piece_rows[1:], [-1]], axis=0)  # (P,)
-    next_begins = tf.concat([piece_begins[1:], [0]], axis=0)  # (P,)
-    row_bytes = tf.gather(tf.strings.length(texts), piece_rows)  # (P,)
-    piece_ends = tf.where(tf.equal(next_rows, piece_rows), next_begins, row_bytes)  # (P,)
-    pieces = tf.strings.substr(
-        tf.gather(texts, piece_rows), piece_begins, piece_ends - piece_begins
-    )  # (P,)
-    pieces_per_row = tf.math.unsorted_segment_sum(
-        tf.ones_like(piece_rows), piece_rows, tf.shape(texts, out_type=tf.int64)[0]
-    )  # (B,)
-    return tf.RaggedTensor.from_row_lengths(pieces, pieces_per_row)
+MODEL_FILENAME = "reversible_tokenizer.model"
+SETTINGS_FILENAME = "reversible_tokenizer.json"
 
 
 class ReversibleTokenizer(FixedLengthEncoder, tf.Module):
     """Encodes text into padded ids and decodes ids back into the same text.
 
-    The vocabulary starts with the special tokens `[PAD]` (id 0), `[UNK]`,
-    `[START]`, `[END]`, then the 256 byte tokens `<0x00>` ... `<0xFF>`, then
-    the space, characters, frequent pieces and subwords learned by `train`.
-    Encoding looks each piece up whole, then spells it with the longest
-    tokens the vocabulary holds, left to right (`unknown_pieces="subwords"`)
-    or with its characters (`"characters"`), then with the bytes of any
-    character it lacks; decoding joins the pieces of the ids. So
+    The ids are those of a SentencePiece model (`model_proto`) laid out as
+    `train` makes it: `[PAD]` (id 0), `[UNK]`, `[START]`, `[END]`, the 256
+    byte pieces `<0x00>` ... `<0xFF>`, then the learned pieces. Encoding
+    normalises whitespace (`normalize_whitespace`) and cuts the text with
+    the model; a character it lacks becomes its UTF-8 bytes, so
     `decode(encode(text)) == normalize_whitespace(text)` for every string,
-    however little of it the vocabulary holds; `[UNK]` is never produced.
+    however little of it the model holds ("[UNK]" is never produced). The
+    one exception: SentencePiece writes a space as U+2581 ("▁"), so a "▁" in
+    the text comes back as a space.
 
-    It is a `tf.Module`: an object that holds it (an exported
-    `tf.Module`, a Keras layer) saves its lookup table with it.
+    `vocabulary` shows each piece as the text it stands for, the space mark
+    as a space (" dog"): a piece that begins with a space begins a word
+    (`word_continuation = "leading_space"`).
+
+    It is a `tf.Module`: an object that holds it (an exported `tf.Module`,
+    a Keras layer) saves what it holds (the table of whole pieces, where it
+    has one); the SentencePiece model is a constant of the graphs that
+    encode.
 
     Args:
-        vocabulary: list of distinct tokens in id order, as `train` makes:
-            the special tokens and the byte tokens first.
-        unknown_pieces: `"subwords"` or `"characters"`: how a piece the
-            vocabulary does not hold whole is spelled.
+        model_proto: bytes of a SentencePiece model with the id layout
+            above, as `train` makes (`model_proto` of another tokenizer).
+        whole_pieces: look each piece of the text (a run of letters with
+            its leading space, a digit, another character) up whole first
+            and spell only the others with the model, as token lists of
+            `vocabulary.json` files are read (`from_tokens`).
 
     Example:
 
@@ -185,67 +89,49 @@ class ReversibleTokenizer(FixedLengthEncoder, tf.Module):
     # How a piece marks the start of a word (`keras_attention.text.word_pieces`).
     word_continuation = "leading_space"
 
-    def __init__(self, vocabulary, unknown_pieces="subwords"):
-        """Checks the vocabulary; makes the lookup table and the text of every id."""
+    def __init__(self, model_proto, whole_pieces=False):
+        """Checks the model and its id layout; makes the SentencePiece op and each id's text."""
         super().__init__(name="reversible_tokenizer")
-        check_vocabulary(vocabulary)
-        if unknown_pieces not in UNKNOWN_PIECES:
-            raise ValueError(
-                f"`unknown_pieces` must be one of {UNKNOWN_PIECES}. "
-                f"Received: unknown_pieces={unknown_pieces!r}"
-            )
-        expected_head = list(SPECIAL_TOKENS) + [_byte_token(value) for value in range(NUM_BYTES)]
-        if list(vocabulary[: len(expected_head)]) != expected_head:
-            raise ValueError(
-                "`vocabulary` must start with the special tokens "
-                f"{list(SPECIAL_TOKENS)} and the byte tokens <0x00> ... <0xFF>, as "
-                f"`ReversibleTokenizer.train` makes it. Received: vocabulary={vocabulary[:6]!r}..."
-            )
-        self._set_vocabulary(vocabulary)
-        self._num_head = len(expected_head)
-        # What each id stands for in text: byte tokens are their raw byte,
-        # special tokens nothing (they are dropped before joining anyway).
-        surfaces = [b""] * len(SPECIAL_TOKENS) + [bytes([value]) for value in range(NUM_BYTES)]
-        surfaces += [token.encode("utf-8") for token in self._vocabulary[self._num_head :]]
-        self._surfaces = tf.constant(surfaces, dtype=tf.string)
-        learned = self._vocabulary[self._num_head :]
-        self._unknown_pieces = unknown_pieces
-        self._longest_subword = (
-            min(LONGEST_SUBWORD, max((len(token) for token in learned), default=1))
-            if unknown_pieces == "subwords"
-            else 1
-        )
-        self._piece_ids = tf.lookup.StaticHashTable(
-            tf.lookup.KeyValueTensorInitializer(
-                tf.constant(learned or [""], dtype=tf.string),
-                tf.constant(
-                    list(range(self._num_head, len(self._vocabulary))) if learned else [-1],
-                    dtype=tf.int32,
-                ),
-            ),
-            default_value=-1,
-        )
+        proto = parse_model_proto(model_proto)
+        check_bool("whole_pieces", whole_pieces)
+        _check_layout(proto)
+        self._model_proto = model_proto
+        self._whole_pieces = whole_pieces
+        self._set_vocabulary([_token_text(piece) for piece in proto.pieces])
+        if whole_pieces:
+            self._whole_piece_table = whole_piece_table(self._vocabulary)
+        # What each id stands for in text: byte pieces their raw byte, special
+        # pieces nothing (decoding drops them).
+        self._surfaces = tf.constant([_surface(piece) for piece in proto.pieces], tf.string)
 
     @classmethod
-    def train(cls, texts, vocabulary_size, min_frequency=2, progress=None):
-        """Learn a vocabulary from text: every character, the commonest pieces, then subwords.
-
-        Room the characters and the pieces seen `min_frequency` times leave
-        in the vocabulary goes to subwords of the other pieces, learned by
-        byte-pair merges (`learn_subword_merges`): the parts a rare word
-        shares with others, such as those of a compound.
+    def train(
+        cls,
+        texts,
+        vocabulary_size,
+        model_type="bpe",
+        *,
+        max_sentences=MAX_SENTENCES,
+        character_coverage=1.0,
+        progress=None,
+    ):
+        """Learn a SentencePiece model from text (`train_sentencepiece_model`): its tokenizer.
 
         Args:
-            texts: a list of strings, or a `tf.data.Dataset` of strings
-                (scalars or batches).
+            texts: a list of strings, any iterable of strings, or a
+                `tf.data.Dataset` of strings (scalars or batches).
             vocabulary_size: largest number of tokens, the 4 special and
                 256 byte tokens included; the vocabulary comes out smaller
-                when the text has fewer distinct characters and pieces.
-            min_frequency: pieces seen fewer times than this are left to be
-                spelled with subwords; subwords are learned where seen this
-                many times and at least `MIN_SUBWORD_COUNT` (50).
+                when the text has fewer pieces to learn.
+            model_type: `"bpe"` (byte-pair merges: fast to learn) or
+                `"unigram"` (slightly fewer tokens per text, learned many
+                times slower).
+            max_sentences: the most sentences learned from, a uniform
+                sample of longer texts.
+            character_coverage: the share of the text's characters that get
+                pieces of their own; the rarer ones are spelled with bytes.
             progress: None, or an object whose `add(count)` is called with
-                the texts counted so far, batch by batch (a
+                the texts read so far, batch by batch (a
                 `keras_attention.progress.ProgressBar`).
 
         Returns:
@@ -255,72 +141,67 @@ class ReversibleTokenizer(FixedLengthEncoder, tf.Module):
 
         >>> from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
         >>> tokenizer = ReversibleTokenizer.train(["one two", "two one", "one"], 300)
-        >>> tokenizer.vocabulary[260:]  # " two", "two" and " one" are seen once only
-        ['o', 'n', 'e', ' ', 't', 'w', 'one']
-        >>> tokenizer.tokenize(["two one"]).to_list()  # " one" is " " and "one"
-        [[264, 265, 260, 263, 266]]
+        >>> tokenizer.vocabulary[:3], tokenizer.vocabulary[4], tokenizer.vocabulary[259]
+        (['[PAD]', '[UNK]', '[START]'], '<0x00>', '<0xFF>')
+        >>> [tokenizer.vocabulary[i] for i in tokenizer.tokenize(["two one"]).to_list()[0]]
+        [' two', ' one']
         """
-        num_head = len(SPECIAL_TOKENS) + NUM_BYTES
-        if (
-            isinstance(vocabulary_size, bool)
-            or not isinstance(vocabulary_size, int)
-            or vocabulary_size <= num_head
-        ):
-            raise ValueError(
-                f"`vocabulary_size` must be an integer larger than {num_head} (the special "
-                f"and byte tokens). Received: vocabulary_size={vocabulary_size!r}"
+        return cls(
+            train_sentencepiece_model(
+                texts,
+                vocabulary_size,
+                model_type,
+                max_sentences=max_sentences,
+                character_coverage=character_coverage,
+                progress=progress,
             )
-        check_positive_int("min_frequency", min_frequency)
-        piece_counts = collections.Counter()
-        for batch in text_batches(texts):
-            piece_counts.update(split_pieces(batch).flat_values.numpy().tolist())
-            if progress is not None:
-                progress.add(int(batch.shape[0]))
-        character_counts = collections.Counter()
-        for piece, count in piece_counts.items():
-            for character in piece.decode("utf-8"):
-                character_counts[character] += count
-        # Counter.most_common keeps first-seen order among ties: deterministic.
-        learned = [character for character, _ in character_counts.most_common()]
-        known = set(learned)
-        rare = {}  # piece -> count, of the pieces left to subwords
-        for piece, count in piece_counts.most_common():
-            text = piece.decode("utf-8")
-            if count < min_frequency:
-                if len(rare) < MAX_RARE_PIECES:
-                    rare[text] = count
-            elif text not in known:
-                learned.append(text)
-                known.add(text)
-        learned = learned[: vocabulary_size - num_head]
-        learned += learn_subword_merges(
-            rare,
-            vocabulary_size - num_head - len(learned),
-            known,
-            max(min_frequency, MIN_SUBWORD_COUNT),
         )
-        head = list(SPECIAL_TOKENS) + [_byte_token(value) for value in range(NUM_BYTES)]
-        return cls(head + learned)
 
-    @property
-    def pad_id(self):
-        """Id of the padding token: always 0."""
-        return 0
+    @classmethod
+    def from_tokens(cls, tokens, unknown_pieces="subwords"):
+        """The tokenizer of a token list as `vocabulary.json` holds it, with the same ids.
 
-    @property
-    def unknown_id(self):
-        """Id of `[UNK]`; kept for the vocabulary layout, never produced by `encode`."""
-        return 1
+        Args:
+            tokens: the special tokens, the 256 byte tokens, then the
+                learned ones, their spaces real spaces.
+            unknown_pieces: how text the tokens do not hold whole is spelled:
+                `"subwords"` (the longest tokens, left to right) or
+                `"characters"` (see `keras_attention.text.vocabulary_json`).
 
-    @property
-    def start_id(self):
-        """Id of the start-of-sequence token."""
-        return 2
+        Returns:
+            a `ReversibleTokenizer`.
 
-    @property
-    def end_id(self):
-        """Id of the end-of-sequence token."""
-        return 3
+        Example:
+
+        >>> from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
+        >>> head = ["[PAD]", "[UNK]", "[START]", "[END]"] + [f"<0x{b:02X}>" for b in range(256)]
+        >>> tokens = head + ["a", "b", " ", " ab"]
+        >>> ReversibleTokenizer.from_tokens(tokens).tokenize(["ab abc"]).to_list()
+        [[260, 261, 263, 103]]
+        >>> by_characters = ReversibleTokenizer.from_tokens(tokens, "characters")
+        >>> by_characters.tokenize(["ab abc"]).to_list()  # " abc" is not a token: " ", "a", ...
+        [[260, 261, 262, 260, 261, 103]]
+        """
+        if unknown_pieces not in UNKNOWN_PIECES:
+            raise ValueError(
+                f"`unknown_pieces` must be one of {UNKNOWN_PIECES}. "
+                f"Received: unknown_pieces={unknown_pieces!r}"
+            )
+        longest = longest_matched(unknown_pieces)
+        model_proto = token_list_model_proto(tokens, longest)
+        # Tokens too long to be matched inside a piece are found whole only.
+        first = len(SPECIAL_PIECES) + NUM_BYTES
+        whole_pieces = any(len(token) > longest for token in tokens[first:])
+        return cls(model_proto, whole_pieces=whole_pieces)
+
+    pad_id = property(lambda self: 0, doc="Id of the padding token: always 0.")
+    unknown_id = property(lambda self: 1, doc="Id of `[UNK]`: in the layout, never produced.")
+    start_id = property(lambda self: 2, doc="Id of the start-of-sequence token.")
+    end_id = property(lambda self: 3, doc="Id of the end-of-sequence token.")
+    model_proto = property(lambda self: self._model_proto, doc="The SentencePiece model (bytes).")
+    whole_pieces = property(
+        lambda self: self._whole_pieces, doc="Whether pieces are looked up whole first."
+    )
 
     def tokenize(self, strings):
         """Ids of each string, unpadded, without special tokens.
@@ -336,38 +217,24 @@ class ReversibleTokenizer(FixedLengthEncoder, tf.Module):
         >>> from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
         >>> tokenizer = ReversibleTokenizer.train(["ab ab ab"], 300)
         >>> tokenizer.vocabulary[260:]
-        ['a', 'b', ' ', ' ab']
-        >>> # "ab" is spelled "a", "b"; " abc" is " ab" and "c", unknown: its byte, 4 + 99
-        >>> tokenizer.tokenize(["ab abc"]).to_list()
-        [[260, 261, 263, 103]]
+        ['ab', ' ab', ' a', 'a', 'b', ' ']
+        >>> # " abc": " ab", then "c", which the model lacks: its byte, 4 + 99
+        >>> tokenizer.tokenize(["ab  abc"]).to_list()
+        [[261, 261, 103]]
         """
-        pieces = split_pieces(strings)  # (B, P) ragged
-        ids = self._piece_ids_with_fallback(pieces.flat_values)  # (P, None)
-        return pieces.with_flat_values(ids).merge_dims(1, 2)  # (B, None)
-
-    @property
-    def unknown_pieces(self):
-        """How a piece the vocabulary does not hold whole is spelled: "subwords" or "characters"."""
-        return self._unknown_pieces
-
-    def _piece_ids_with_fallback(self, pieces):
-        """Ids `(P, None)` ragged of pieces `(P,)`: the piece, else its subwords, else bytes."""
-        return _ids_with_fallback(self._piece_ids.lookup(pieces), pieces, self._subword_ids)
-
-    def _subword_ids(self, pieces):
-        """Ids `(P, None)` of unknown pieces `(P,)`: the longest tokens held, else bytes."""
-        ids, tokens = longest_match_ids(pieces, self._piece_ids, self._longest_subword)
-        flat = _ids_with_fallback(ids.flat_values, tokens.flat_values, _byte_ids)  # (N, None)
-        return ids.with_flat_values(flat).merge_dims(1, 2)  # (P, None)
+        texts = normalize_whitespace_strings(strings)  # (B,)
+        if self._whole_pieces:
+            return whole_piece_ids(texts, self._whole_piece_table, self._model_proto)
+        return sentencepiece_tokenize(self._model_proto, texts, tf.int32)  # (B, None)
 
     def decode(self, ids):
         """Turn ids back into text, one string per row.
 
-        Reading stops at the first end token; padding and start tokens are
-        dropped, and the pieces are joined as they are (they carry their
-        spaces). Leading and trailing spaces are trimmed, as `encode` never
-        makes them. The text is always valid UTF-8: byte tokens that do not
-        form a whole character (which a model may produce) become U+FFFD.
+        Reading stops at the first end token; padding, start and unknown
+        tokens are dropped, byte pieces become their bytes and the other
+        pieces the text they stand for. The text is always valid UTF-8:
+        byte pieces that do not form a whole character (which a model may
+        produce) become U+FFFD.
 
         Args:
             ids: integer ids `(B, T)` or `(T,)`: a tensor (also symbolic), a
@@ -381,102 +248,140 @@ class ReversibleTokenizer(FixedLengthEncoder, tf.Module):
         >>> from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
         >>> tokenizer = ReversibleTokenizer.train(["a b"], 300)
         >>> tokenizer.vocabulary[260:]
-        ['a', ' ', 'b']
-        >>> tokenizer.decode([[2, 260, 261, 262, 3, 260]]).numpy().tolist()
+        [' a', ' b', ' ', 'a', 'b']
+        >>> tokenizer.decode([[2, 260, 261, 3, 260]]).numpy().tolist()
         [b'a b']
         >>> tokenizer.decode([260, 4 + 0xC3]).numpy().decode("utf-8")  # half of "é"
-        'a\ufffd'
+        'a\\ufffd'
         """
         batch, single = check_ids(ids)  # (B, T)
         after_end = from_end_on(batch, self.end_id)  # (B, T)
         in_range = (batch >= 0) & (batch < self.vocabulary_size)
         surfaces = tf.gather(self._surfaces, tf.where(in_range, batch, 0))  # (B, T)
         surfaces = tf.where(after_end, "", surfaces)
+        # The first piece's space (SentencePiece's mark of a word start) goes.
         text = tf.strings.strip(tf.strings.reduce_join(surfaces, axis=1))  # (B,)
-        # A model may emit byte tokens that do not form whole characters:
-        # each broken sequence becomes U+FFFD, so the result is valid UTF-8.
+        # Byte pieces that do not form whole characters: each broken sequence
+        # becomes U+FFFD, so the result is valid UTF-8.
         text = tf.strings.unicode_transcode(text, "UTF-8", "UTF-8", errors="replace")
         return text[0] if single else text
 
     def save(self, directory):
-        """Write the vocabulary to `directory/vocabulary.json` (tokens may hold any character).
+        """Write the SentencePiece model and a note of how it is read into `directory`.
 
-        The file holds `{"tokens": [...], "unknown_pieces": "subwords"}`; a
-        tokenizer that spells unknown pieces with characters writes the bare
-        list of tokens, as it was written before subwords were learned.
+        `reversible_tokenizer.model` is the SentencePiece model (the
+        `sentencepiece` package and tensorflow-text read it too);
+        `reversible_tokenizer.json` holds `vocabulary_size` and `whole_pieces`.
 
         Args:
             directory: folder to write to; created if missing.
 
         Returns:
-            str, the path of the vocabulary file.
+            str, the path of the model file.
 
         Example:
 
-        >>> import tempfile
+        >>> import os, tempfile
         >>> from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
         >>> tokenizer = ReversibleTokenizer.train(["a\\u2028b"], 300)
         >>> with tempfile.TemporaryDirectory() as directory:
         ...     path = tokenizer.save(directory)
-        ...     (path.endswith("vocabulary.json"),
+        ...     (sorted(os.listdir(directory)),
         ...      ReversibleTokenizer.load(directory).vocabulary == tokenizer.vocabulary)
-        (True, True)
+        (['reversible_tokenizer.json', 'reversible_tokenizer.model'], True)
         """
-
-        def write(file, tokens):
-            if self._unknown_pieces != "characters":
-                tokens = {"tokens": tokens, "unknown_pieces": self._unknown_pieces}
-            json.dump(tokens, file, ensure_ascii=False, indent=0)
-
-        return self._write_vocabulary(directory, VOCABULARY_FILENAME, write)
+        path = write_model_file(os.path.join(directory, MODEL_FILENAME), self._model_proto)
+        settings = {"vocabulary_size": self.vocabulary_size, "whole_pieces": self._whole_pieces}
+        with open(os.path.join(directory, SETTINGS_FILENAME), "w", encoding="utf-8") as file:
+            json.dump(settings, file, indent=1)
+        return path
 
     @classmethod
     def load(cls, directory):
-        """Make a tokenizer from a vocabulary written by `save`.
+        """The tokenizer `save` wrote into `directory`, or that of a `vocabulary.json` there.
 
         Args:
-            directory: folder holding `vocabulary.json`.
+            directory: folder holding `reversible_tokenizer.model` and
+                `reversible_tokenizer.json`, or a `vocabulary.json` token
+                list (`from_tokens` reads it, with the ids it gave).
 
         Returns:
             a `ReversibleTokenizer`.
+
+        Raises:
+            ValueError: naming the file that is missing, damaged or of
+                another layout.
         """
-        contents = cls._read_vocabulary(directory, VOCABULARY_FILENAME, json.load)
-        if isinstance(contents, list):  # written before subwords were learned
-            return cls(contents, unknown_pieces="characters")
-        if not isinstance(contents, dict) or "tokens" not in contents:
+        settings_path = os.path.join(str(directory), SETTINGS_FILENAME)
+        model_path = os.path.join(str(directory), MODEL_FILENAME)
+        if not os.path.isfile(settings_path):
+            vocabulary_path = os.path.join(str(directory), VOCABULARY_FILENAME)
+            if os.path.isfile(vocabulary_path):
+                return cls.from_tokens(*read_vocabulary_json(vocabulary_path))
             raise ValueError(
-                f"`directory` must hold a {VOCABULARY_FILENAME} written by `save`: a list of "
-                f"tokens or an object with 'tokens'. Received: directory={directory!r}"
+                f"`directory` must hold {MODEL_FILENAME} and {SETTINGS_FILENAME} (or a "
+                f"{VOCABULARY_FILENAME}) written by `save`. Received: directory={str(directory)!r}"
             )
-        return cls(contents["tokens"], contents.get("unknown_pieces", "subwords"))
+        with open(settings_path, encoding="utf-8") as file:
+            settings = json.load(file)
+        tokenizer = cls(
+            _checked_model(read_model_file(model_path), model_path),
+            settings.get("whole_pieces", False),
+        )
+        if tokenizer.vocabulary_size != settings.get("vocabulary_size"):
+            raise ValueError(
+                f"`directory` must hold the model its {SETTINGS_FILENAME} describes. Received: "
+                f"{model_path!r} of {tokenizer.vocabulary_size} pieces, where "
+                f"{SETTINGS_FILENAME} says {settings.get('vocabulary_size')}"
+            )
+        return tokenizer
 
 
-def _byte_ids(characters):
-    """Ids `(N, 1..4)` ragged of the UTF-8 bytes of strings `(N,)`: byte b has id 4 + b."""
-    pieces = tf.strings.bytes_split(characters)  # (N, 1..4) one-byte strings
-    values = tf.reshape(tf.io.decode_raw(pieces.flat_values, tf.uint8), [-1])  # (bytes,)
-    return pieces.with_flat_values(tf.cast(values, tf.int32) + len(SPECIAL_TOKENS))
+def _checked_model(model_proto, path):
+    """`model_proto` when it is a SentencePiece model of the layout; a ValueError names `path`."""
+    _check_layout(parse_model_proto(model_proto, path), path)
+    return model_proto
 
 
-def _ids_with_fallback(ids, strings, fallback):
-    """Per row: `[ids[i]]` where it is known (>= 0), else `fallback` of `strings[i]`.
+def _check_layout(proto, name="model_proto"):
+    """A ValueError unless the model's ids are laid out as `ReversibleTokenizer` reads them."""
+    from sentencepiece import sentencepiece_model_pb2
 
-    `fallback` runs on the unknown strings only, which are few in text like
-    the training text, so the common case costs one lookup.
+    piece_type = sentencepiece_model_pb2.ModelProto.SentencePiece
+    head = len(SPECIAL_PIECES) + NUM_BYTES
+    types = [piece.type for piece in proto.pieces[:head]]
+    normalizer = proto.normalizer_spec
+    if (
+        len(proto.pieces) <= head
+        or [piece.piece for piece in proto.pieces[: len(SPECIAL_PIECES)]] != list(SPECIAL_PIECES)
+        or types[1] != piece_type.UNKNOWN
+        or any(types[index] != piece_type.CONTROL for index in (0, 2, 3))
+        or any(kind != piece_type.BYTE for kind in types[len(SPECIAL_PIECES) :])
+        or not proto.trainer_spec.byte_fallback
+        or normalizer.precompiled_charsmap
+        or normalizer.remove_extra_whitespaces
+        or not normalizer.escape_whitespaces
+    ):
+        raise ValueError(
+            f"`{name}` must be a SentencePiece model laid out as `ReversibleTokenizer.train` "
+            f"makes it: {list(SPECIAL_PIECES)}, the byte pieces <0x00> ... <0xFF> and learned "
+            "pieces, byte fallback on, text not normalised. Received: a model whose first "
+            f"pieces are {[piece.piece for piece in proto.pieces[:6]]}"
+        )
 
-    Args:
-        ids: int32 `(N,)`, -1 where unknown.
-        strings: `(N,)` the strings the ids were looked up for.
-        fallback: function from strings `(U,)` to int32 ragged ids `(U, None)`.
 
-    Returns:
-        int32 ragged `(N, None)`.
-    """
-    known = tf.where(ids >= 0)[:, 0]  # (K,)
-    unknown = tf.where(ids < 0)[:, 0]  # (U,)
-    whole = tf.RaggedTensor.from_tensor(tf.gather(ids, known)[:, None])  # (K, 1)
-    spelled = fallback(tf.gather(strings, unknown))  # (U, None)
-    rows = tf.concat([whole, spelled], axis=0)  # (K + U, None), known rows first
-    # Put each row back at its string's position.
-    order = tf.math.invert_permutation(tf.cast(tf.concat([known, unknown], axis=0), tf.int32))
-    return tf.gather(rows, order)  # (N, None)
+def _is_text(piece):
+    """Whether a piece stands for text (learned, user-defined, unused): not special, not a byte."""
+    return piece.type in (piece.NORMAL, piece.USER_DEFINED, piece.UNUSED)
+
+
+def _token_text(piece):
+    """A piece as `vocabulary` shows it: special and byte pieces by name, "▁" as a space."""
+    return piece.piece.replace(WORD_START, " ") if _is_text(piece) else piece.piece
+
+
+def _surface(piece):
+    """The bytes a piece stands for in text: nothing for special pieces, a byte piece's byte."""
+    if piece.type == piece.BYTE:
+        return bytes([int(piece.piece[3:5], 16)])  # "<0xC3>"
+    return _token_text(piece).encode("utf-8") if _is_text(piece) else b""

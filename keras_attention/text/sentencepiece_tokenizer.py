@@ -4,14 +4,13 @@ An opus-mt (Marian) checkpoint cuts text with a SentencePiece model per
 language (`source.spm`, `target.spm`) and numbers the pieces with one joint
 vocabulary (`vocab.json`) that is not the SentencePiece models' own
 numbering. `SentencePieceTokenizer` does the same in TensorFlow ops: the
-SentencePiece op of tensorflow-text (installed with keras-hub) cuts the
-text, a lookup table numbers the pieces, and decoding joins the pieces of
-the ids back into text. Its graph traces into
-`tf.data` and SavedModel signatures; loading such a SavedModel needs
+SentencePiece op of tensorflow-text (`keras_attention.text.sentencepiece_model`)
+cuts the text, a lookup table numbers the pieces, and decoding joins the
+pieces of the ids back into text. Its graph traces into `tf.data` and
+SavedModel signatures; loading such a SavedModel needs
 `import tensorflow_text` first (TensorFlow Serving has the op built in).
 """
 
-import hashlib
 import json
 import os
 
@@ -19,6 +18,11 @@ import tensorflow as tf
 
 from keras_attention.text.id_rows import check_ids
 from keras_attention.text.id_rows import from_end_on
+from keras_attention.text.sentencepiece_model import WORD_START
+from keras_attention.text.sentencepiece_model import parse_model_proto
+from keras_attention.text.sentencepiece_model import read_model_file
+from keras_attention.text.sentencepiece_model import sentencepiece_tokenize
+from keras_attention.text.sentencepiece_model import write_model_file
 from keras_attention.text.tokenizer_base import FixedLengthEncoder
 from keras_attention.validation import check_bool
 
@@ -26,7 +30,6 @@ MODEL_FILENAME = "sentencepiece.model"
 VOCABULARY_FILENAME = "sentencepiece_vocabulary.json"
 # A leading ">>fr<<" names the target language of a multilingual model: one token.
 _LANGUAGE_CODE = r"^>>[^<]*<<"
-_WORD_START = "\u2581"  # SentencePiece's mark of a space before a piece
 
 
 class SentencePieceTokenizer(FixedLengthEncoder, tf.Module):
@@ -79,14 +82,8 @@ class SentencePieceTokenizer(FixedLengthEncoder, tf.Module):
         self, model_proto, vocabulary, *, start_id, end_id, unknown_id, always_add_end=False
     ):
         """Checks the arguments; makes the SentencePiece op and the lookup tables."""
-        import tensorflow_text
-
         super().__init__(name="sentencepiece_tokenizer")
-        if not isinstance(model_proto, bytes) or not model_proto:
-            raise ValueError(
-                "`model_proto` must be the bytes of a SentencePiece model. "
-                f"Received: model_proto of type {type(model_proto).__name__}"
-            )
+        parse_model_proto(model_proto)
         self._set_vocabulary(vocabulary)
         for name, value in (("start_id", start_id), ("end_id", end_id), ("unknown_id", unknown_id)):
             if isinstance(value, bool) or not isinstance(value, int):
@@ -100,12 +97,6 @@ class SentencePieceTokenizer(FixedLengthEncoder, tf.Module):
         self._model_proto = model_proto
         self._start_id, self._end_id, self._unknown_id = start_id, end_id, unknown_id
         self._always_add_end = always_add_end
-        # A name of its model's own: a SavedModel that holds two of these (a
-        # translator's source and target) would otherwise load one model for both.
-        model_name = "sentencepiece_" + hashlib.sha256(model_proto).hexdigest()[:16]
-        self._sentencepiece = tensorflow_text.SentencepieceTokenizer(
-            model=model_proto, out_type=tf.string, name=model_name
-        )
         self._piece_ids = tf.lookup.StaticHashTable(
             tf.lookup.KeyValueTensorInitializer(
                 tf.constant(self._vocabulary), tf.range(len(self._vocabulary), dtype=tf.int32)
@@ -143,7 +134,7 @@ class SentencePieceTokenizer(FixedLengthEncoder, tf.Module):
         has_code = tf.strings.regex_full_match(strings, _LANGUAGE_CODE + ".*")  # (B,)
         codes = tf.strings.regex_replace(strings, "(" + _LANGUAGE_CODE + ").*", r"\1")  # (B,)
         text = tf.where(has_code, tf.strings.regex_replace(strings, _LANGUAGE_CODE, ""), strings)
-        pieces = self._sentencepiece.tokenize(text)  # (B, None) strings
+        pieces = sentencepiece_tokenize(self._model_proto, text, tf.string)  # (B, None)
         code_ids = tf.ragged.boolean_mask(
             self._piece_ids.lookup(codes)[:, None], has_code[:, None]
         )  # (B, 0 or 1)
@@ -170,7 +161,7 @@ class SentencePieceTokenizer(FixedLengthEncoder, tf.Module):
         # SentencePiece's decoding of pieces, as transformers calls it: the pieces
         # joined, each word-start mark a space, the ends trimmed.
         text = tf.strings.reduce_join(pieces, axis=1)  # (B,)
-        text = tf.strings.strip(tf.strings.regex_replace(text, _WORD_START, " "))
+        text = tf.strings.strip(tf.strings.regex_replace(text, WORD_START, " "))
         return text[0] if single else text
 
     def save(self, directory):
@@ -179,9 +170,7 @@ class SentencePieceTokenizer(FixedLengthEncoder, tf.Module):
         Returns:
             str, the path of the vocabulary file.
         """
-        os.makedirs(directory, exist_ok=True)
-        with open(os.path.join(directory, MODEL_FILENAME), "wb") as file:
-            file.write(self._model_proto)
+        write_model_file(os.path.join(directory, MODEL_FILENAME), self._model_proto)
         settings = {
             "tokens": self._vocabulary,
             "start_id": self._start_id,
@@ -204,8 +193,8 @@ class SentencePieceTokenizer(FixedLengthEncoder, tf.Module):
                 f"`directory` must hold {MODEL_FILENAME} and {VOCABULARY_FILENAME} written by "
                 f"`save`. Received: directory={directory!r}, missing {missing}"
             )
-        with open(paths[0], "rb") as file:
-            model_proto = file.read()
+        model_proto = read_model_file(paths[0])
+        parse_model_proto(model_proto, paths[0])  # a damaged file: an error naming it
         with open(paths[1], encoding="utf-8") as file:
             settings = json.load(file)
         tokens = settings.pop("tokens")

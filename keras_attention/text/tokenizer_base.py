@@ -27,8 +27,8 @@ class FixedLengthEncoder:
 
     A subclass calls `_set_vocabulary(vocabulary)` in its constructor and
     defines `tokenize(strings)` (ragged ids without special tokens), the
-    `pad_id`, `start_id` and `end_id` properties, and `decode`; its `save`
-    and `load` write and read the vocabulary file with `_write_vocabulary`
+    `pad_id`, `start_id` and `end_id` properties, and `decode`. A tokenizer
+    saved as a file of tokens writes and reads it with `_write_vocabulary`
     and `_read_vocabulary`.
     `encode` traces one `tf.function` per tokenizer with tensor arguments,
     so that eager calls, `tf.data` maps and SavedModels share one small
@@ -103,9 +103,9 @@ class FixedLengthEncoder:
         >>> from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
         >>> tokenizer = ReversibleTokenizer.train(["a b a", "b a b"], 300)
         >>> tokenizer.vocabulary[260:]
-        [' ', 'a', 'b', ' b', ' a']
+        [' a', ' b', ' ', 'a', 'b']
         >>> tokenizer.encode(["a b", "b"], 4, add_start=True, add_end=True).numpy().tolist()
-        [[2, 261, 263, 3], [2, 262, 3, 0]]
+        [[2, 260, 261, 3], [2, 261, 3, 0]]
         """
         batch, scalar = check_encode_arguments(strings, sequence_length, add_start, add_end)
         ids = self._traced_encode(batch, sequence_length, bool(add_start), bool(add_end))

@@ -1,12 +1,13 @@
 """A tokenizer saved to a folder with a note of its kind, and loaded back whole from it.
 
-`save_tokenizer` writes the tokenizer's vocabulary (its own `save`) and
+`save_tokenizer` writes the tokenizer's files (its own `save`) and
 `tokenizer.json`, which names its class and special tokens;
-`load_tokenizer` reads such a folder back, and also a bare vocabulary
-folder written by `save` alone (`vocabulary.json`: a `ReversibleTokenizer`,
-`vocabulary.txt`: a `SubwordEncoder` with the default special tokens;
-`sentencepiece_vocabulary.json`: a `SentencePieceTokenizer`), as
-the example scripts leave under `OUTPUT_DIR/vocabulary`.
+`load_tokenizer` reads such a folder back, and also a folder written by
+`save` alone, told apart by its files (`reversible_tokenizer.json`, or a
+`vocabulary.json` token list: a `ReversibleTokenizer`; `vocabulary.txt`: a
+`SubwordEncoder` with the default special tokens;
+`sentencepiece_vocabulary.json`: a `SentencePieceTokenizer`), as the example
+scripts leave under `OUTPUT_DIR/vocabulary`.
 
 Example:
 
@@ -26,18 +27,22 @@ import os
 from keras_attention.text import reversible_tokenizer
 from keras_attention.text import sentencepiece_tokenizer
 from keras_attention.text import subword_encoder
+from keras_attention.text import vocabulary_json
 from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
 from keras_attention.text.sentencepiece_tokenizer import SentencePieceTokenizer
 from keras_attention.text.subword_encoder import SubwordEncoder
 
 TOKENIZER_FILE = "tokenizer.json"
-# Class name -> (class, its vocabulary file).
+# Class name -> (class, the files that tell a folder of its own `save` apart).
 _KINDS = {
-    "ReversibleTokenizer": (ReversibleTokenizer, reversible_tokenizer.VOCABULARY_FILENAME),
-    "SubwordEncoder": (SubwordEncoder, subword_encoder.VOCABULARY_FILENAME),
+    "ReversibleTokenizer": (
+        ReversibleTokenizer,
+        (reversible_tokenizer.SETTINGS_FILENAME, vocabulary_json.VOCABULARY_FILENAME),
+    ),
+    "SubwordEncoder": (SubwordEncoder, (subword_encoder.VOCABULARY_FILENAME,)),
     "SentencePieceTokenizer": (
         SentencePieceTokenizer,
-        sentencepiece_tokenizer.VOCABULARY_FILENAME,
+        (sentencepiece_tokenizer.VOCABULARY_FILENAME,),
     ),
 }
 
@@ -86,10 +91,11 @@ def load_tokenizer(directory):
         if kind is SubwordEncoder:
             return SubwordEncoder.load(directory, **note.get("special_tokens", {}))
         return kind.load(directory)
-    for kind, vocabulary_file in _KINDS.values():
-        if os.path.isfile(os.path.join(directory, vocabulary_file)):
+    for kind, files in _KINDS.values():
+        if any(os.path.isfile(os.path.join(directory, file)) for file in files):
             return kind.load(directory)
     raise ValueError(
         f"`directory` must hold a tokenizer: {TOKENIZER_FILE} or a vocabulary file "
-        f"({', '.join(file for _, file in _KINDS.values())}). Received: directory={directory!r}"
+        f"({', '.join(file for _, files in _KINDS.values() for file in files)}). "
+        f"Received: directory={directory!r}"
     )

@@ -26,11 +26,12 @@ def group_pieces(pieces, continuation="leading_space", special_tokens=SPECIAL_TO
 
     Three rules, one per tokenizer family:
 
-    - "leading_space" (`ka.text.ReversibleTokenizer`, byte-level BPE): a
-      piece that begins with whitespace starts a new word; any other piece
-      continues the word before it. The word is its pieces joined, with the
-      surrounding whitespace stripped: ["It", "'s", " 01", ".", "01"] gives
-      "It's" and "01.01".
+    - "leading_space" (`ka.text.ReversibleTokenizer`, whose SentencePiece
+      pieces show their word-start mark as a space): a piece that begins
+      with whitespace starts a new word; any other piece continues the
+      word before it. The word is its pieces joined, with the surrounding
+      whitespace stripped: [" It", "'", "s", " ", "0", "1", ".", "0", "1"]
+      gives "It's" and "01.01".
     - "wordpiece" (WordPiece, `ka.text.SubwordEncoder`): a piece that begins
       with "##" continues the word before it (the "##" is dropped); every
       other piece starts a new word: ["play", "##ing", "now"] gives

@@ -208,7 +208,7 @@ class TextTranslationMixin(HeldTokenizers):
         >>> translation, alignment = model.translate(
         ...     "a b", tokenizer, tokenizer, beam_width=2, return_attention=True)
         >>> isinstance(translation, str), alignment["source_tokens"]
-        (True, ['a', ' b'])
+        (True, [' a', ' b'])
         >>> alignment["attention"].shape == (len(alignment["translation_tokens"]), 2)
         True
         """
