@@ -1,9 +1,13 @@
 """Backups of the training state that a crash or a full disk cannot corrupt."""
 
 import json
+import math
 import os
+import re
 import shutil
+import time
 import warnings
+from typing import NamedTuple
 
 import keras
 
@@ -15,6 +19,8 @@ from keras_attention.durable_files import numbered_entries
 from keras_attention.durable_files import write_file_atomically
 
 _PREFIX = "epoch_"
+# `epoch_000003`: after 3 epochs; `epoch_000003_step_000001200`: 1200 steps into the 4th.
+_BACKUP_NAME = re.compile(r"epoch_(\d+)(?:_step_(\d+))?")
 _PARTIAL_PREFIX = ".partial_"
 _WEIGHTS = "state.weights.h5"
 _METADATA = "training_metadata.json"
@@ -22,18 +28,46 @@ _METADATA = "training_metadata.json"
 _FINISHED = "training_finished.json"
 
 
+class BackupStatus(NamedTuple):
+    """Where the newest backup of a folder stands, as its metadata records it.
+
+    Attributes:
+        epoch: epochs trained to their end, or None without a backup.
+        step: optimizer steps of the next epoch trained (0 at an epoch's end).
+        steps_per_epoch: steps of an epoch of the run that wrote it, or None.
+        iterations: the optimizer's step count when it was written, or None
+            (a backup that does not record it).
+        finished: whether `fit` had ended normally there.
+    """
+
+    epoch: int | None = None
+    step: int = 0
+    steps_per_epoch: int | None = None
+    iterations: int | None = None
+    finished: bool = False
+
+
 class SafeBackupAndRestore(keras.callbacks.Callback):
     """`keras.callbacks.BackupAndRestore` that never leaves a broken backup in the way.
 
-    After every epoch the training state (weights, optimizer, epoch) is
-    written to a fresh temporary folder inside `backup_dir`, flushed to the
-    disk, then renamed to `epoch_NNNNNN` in one atomic step; only then is the
-    previous backup deleted. A run killed mid-write (or a disk that fills
-    up) leaves at worst a temporary folder, which the next run removes once
-    its writer is gone, and the previous good backup. At the start of
-    training the newest backup that loads is restored; one that does not
-    load (truncated weights, unreadable metadata) is skipped with a warning
-    that names it.
+    After every epoch, and every `every_steps` optimizer steps or
+    `every_seconds` of training within one, the training state (weights,
+    optimizer, epoch and step within it) is written to a fresh temporary
+    folder inside `backup_dir`, flushed to the disk, then renamed in one
+    atomic step to `epoch_NNNNNN` (after NNNNNN epochs) or
+    `epoch_NNNNNN_step_MMMMMMMMM` (MMMMMMMMM steps into the next one); only
+    then is the previous backup deleted. A run killed mid-write (or a disk
+    that fills up) leaves at worst a temporary folder, which the next run
+    removes once its writer is gone, and the previous good backup. At the
+    start of training the newest backup that loads is restored; one that
+    does not load (truncated weights, unreadable metadata) is skipped with
+    a warning that names it. `resume_at` then says where training goes on.
+
+    `model.fit` cannot start an epoch in its middle: used alone, a backup
+    taken mid-epoch restarts that epoch from its first step (the
+    optimizer's step count goes on from the backup's).
+    `keras_attention.training.resumable_fit.fit_resuming`, which the
+    training scripts use, trains only the rest of that epoch.
 
     When `fit` ends normally the backup is either removed
     (`delete_at_end=True`) or kept and marked finished: a `fit` started
@@ -54,6 +88,16 @@ class SafeBackupAndRestore(keras.callbacks.Callback):
             the caller removes it once the run's results are written.
         checkpoint_dir: folder of per-epoch `epoch_NNN.keras` checkpoints
             to restore from when no backup can be read, or None.
+        every_steps: also back up after this many optimizer steps since
+            the last backup, or None.
+        every_seconds: also back up after this many seconds of training
+            since the last backup (or since training started), or None.
+        clock: the function of no argument that gives the time in seconds
+            for `every_seconds` (default `time.monotonic`).
+
+    Attributes:
+        resume_at: `(epoch, step)` where the last `fit` started: the
+            0-based epoch and the optimizer steps of it already trained.
 
     Example:
 
@@ -61,15 +105,24 @@ class SafeBackupAndRestore(keras.callbacks.Callback):
     >>> model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
     >>> model.compile("sgd", "mse")
     >>> folder = tempfile.mkdtemp()
-    >>> history = model.fit(np.ones((4, 2)), np.ones(4), epochs=2, verbose=0,
-    ...                     callbacks=[SafeBackupAndRestore(folder)])
-    >>> len(history.history["loss"])
-    2
+    >>> backup = SafeBackupAndRestore(folder, delete_at_end=False, every_steps=3)
+    >>> history = model.fit(np.ones((8, 2)), np.ones(8), batch_size=2, epochs=2, verbose=0,
+    ...                     callbacks=[backup])
+    >>> len(history.history["loss"]), backup_status(folder).epoch
+    (2, 2)
     """
 
     writes_backups = True  # False in a subclass that only restores
 
-    def __init__(self, backup_dir, delete_at_end=True, checkpoint_dir=None):
+    def __init__(
+        self,
+        backup_dir,
+        delete_at_end=True,
+        checkpoint_dir=None,
+        every_steps=None,
+        every_seconds=None,
+        clock=time.monotonic,
+    ):
         super().__init__()
         if not backup_dir:
             raise ValueError(
@@ -78,35 +131,75 @@ class SafeBackupAndRestore(keras.callbacks.Callback):
         self.backup_dir = os.fspath(backup_dir)
         self.delete_at_end = delete_at_end
         self.checkpoint_dir = None if checkpoint_dir is None else os.fspath(checkpoint_dir)
+        self.set_frequency(every_steps, every_seconds)
+        self.clock = clock
         self.restored_from = None
         self.restored_epoch = None
         self.restored_finished = False
+        self.resume_at = (0, 0)
+        self._epoch = 0
+        self._first_batch = 0
+        self._steps_since_backup = 0
+        self._last_backup_time = None
+
+    def set_frequency(self, every_steps=None, every_seconds=None):
+        """Backs up every `every_steps` steps and/or `every_seconds` seconds besides epoch ends.
+
+        Example:
+
+        >>> import tempfile
+        >>> backup = SafeBackupAndRestore(tempfile.mkdtemp())
+        >>> backup.set_frequency(every_seconds=1800)
+        >>> backup.every_steps, backup.every_seconds
+        (None, 1800)
+        """
+        if every_steps is not None and (
+            isinstance(every_steps, bool) or not isinstance(every_steps, int) or every_steps < 1
+        ):
+            raise ValueError(
+                "`every_steps` must be a positive integer or None. "
+                f"Received: every_steps={every_steps!r}"
+            )
+        if every_seconds is not None and (
+            isinstance(every_seconds, bool)
+            or not isinstance(every_seconds, (int, float))
+            or not 0 < every_seconds < math.inf
+        ):
+            raise ValueError(
+                "`every_seconds` must be a positive number or None. "
+                f"Received: every_seconds={every_seconds!r}"
+            )
+        self.every_steps = every_steps
+        self.every_seconds = every_seconds
 
     def backups(self):
         """Complete backups, newest first, as folder paths."""
-        return [path for _, path in numbered_entries(self.backup_dir, _PREFIX)]
+        return [path for *_, path in _backup_entries(self.backup_dir)]
 
     def on_train_begin(self, logs=None):
         self.restored_from, self.restored_epoch, self.restored_finished = None, None, False
+        self.resume_at = (0, 0)
         if self.writes_backups:
             self._remove_partial_writes()
         self._restore_newest()
         finished = os.path.join(self.backup_dir, _FINISHED)
         if self.writes_backups and not self.restored_finished and os.path.exists(finished):
             os.remove(finished)  # this fit trains on: its end is not that one
+        self._steps_since_backup, self._last_backup_time = 0, self.clock()
 
     def _restore_newest(self):
         found = _first_that_loads(self.backups(), self._restore, "training backup")
         if found is None:
             self._restore_newest_checkpoint()
             return
-        self.restored_from, epoch = found
+        self.restored_from, (epoch, step) = found
         self.restored_epoch = epoch
         epochs = self.params.get("epochs")
-        self.restored_finished = _read_finished(self.backup_dir) == (epoch, epochs)
+        self.restored_finished = step == 0 and _read_finished(self.backup_dir) == (epoch, epochs)
         if self.restored_finished:  # the same fit ended there (maybe early): skip to its end
             epoch = max(epoch, epochs or epoch)
-        self.model._initial_epoch = epoch
+        self.resume_at = (epoch, step)
+        self.model._initial_epoch = epoch  # a partly trained epoch starts again in plain `fit`
 
     def _restore_newest_checkpoint(self):
         """No backup could be read: go on from the newest checkpoint that loads."""
@@ -120,14 +213,15 @@ class SafeBackupAndRestore(keras.callbacks.Callback):
         found = _first_that_loads([path for _, path in checkpoints], restore, "checkpoint")
         if found is not None:
             self.restored_from, self.restored_epoch = found
+            self.resume_at = (self.restored_epoch, 0)
             # Past `epochs` (a run asked for fewer now): fit trains nothing.
             self.model._initial_epoch = self.restored_epoch
 
     def _restore(self, folder):
-        with open(os.path.join(folder, _METADATA)) as file:
-            epoch = int(json.load(file)["epoch"])
-        self._load_state(os.path.join(folder, _WEIGHTS))
-        return epoch
+        record = read_backup_metadata(folder)
+        epoch, step = int(record["epoch"]), int(record.get("step", 0))
+        self._load_state(backup_weights(folder))
+        return epoch, step
 
     def _load_state(self, path):
         """Loads weights and optimizer state from a `.weights.h5` or `.keras` file."""
@@ -136,16 +230,47 @@ class SafeBackupAndRestore(keras.callbacks.Callback):
             self.model.optimizer.build(self.model.trainable_variables)
         self.model.load_weights(path)
 
+    def on_epoch_begin(self, epoch, logs=None):
+        self._epoch = epoch
+
+    def on_train_batch_begin(self, batch, logs=None):
+        self._first_batch = batch
+
+    def on_train_batch_end(self, batch, logs=None):
+        # `batch` is the last step of the call: several with `steps_per_execution`.
+        self._steps_since_backup += batch - self._first_batch + 1
+        step, steps = batch + 1, self.params.get("steps")
+        if not self.writes_backups or (steps is not None and step >= steps):
+            return  # the epoch's own backup follows
+        due_by_steps = self.every_steps is not None and self._steps_since_backup >= self.every_steps
+        due_by_time = (
+            self.every_seconds is not None
+            and self.clock() - self._last_backup_time >= self.every_seconds
+        )
+        if due_by_steps or due_by_time:
+            self._write_backup(self._epoch, step)
+
     def on_epoch_end(self, epoch, logs=None):
+        if self.writes_backups:
+            self._write_backup(epoch + 1, 0)
+
+    def _write_backup(self, epoch, step):
+        """Publishes the state after `epoch` epochs and `step` steps of the next, whole or not."""
         os.makedirs(self.backup_dir, exist_ok=True)
         previous = self.backups()
         partial = make_folder(self.backup_dir, _PARTIAL_PREFIX)
+        record = {
+            "epoch": epoch,
+            "step": step,
+            "steps_per_epoch": self.params.get("steps"),
+            "iterations": _optimizer_steps(self.model),
+        }
         try:
             self.model.save_weights(os.path.join(partial, _WEIGHTS))
             with open(os.path.join(partial, _METADATA), "w") as file:
-                json.dump({"epoch": epoch + 1}, file)
+                json.dump(record, file)
             fsync_tree(partial)  # on the disk before the rename that publishes it
-            final = os.path.join(self.backup_dir, f"{_PREFIX}{epoch + 1:06d}")
+            final = os.path.join(self.backup_dir, _backup_name(epoch, step))
             if os.path.exists(final):
                 shutil.rmtree(final)
             os.rename(partial, final)  # atomic: the backup is whole or absent
@@ -156,15 +281,17 @@ class SafeBackupAndRestore(keras.callbacks.Callback):
         for folder in previous:
             if folder != final:
                 shutil.rmtree(folder, ignore_errors=True)
+        self._steps_since_backup, self._last_backup_time = 0, self.clock()
 
     def on_train_end(self, logs=None):
+        if not self.writes_backups:
+            return
         if self.delete_at_end:
             shutil.rmtree(self.backup_dir, ignore_errors=True)
             return
-        backups = self.backups()
-        if backups:
-            epoch = int(os.path.basename(backups[0])[len(_PREFIX) :])
-            record = {"epoch": epoch, "epochs": self.params.get("epochs")}
+        entries = _backup_entries(self.backup_dir)
+        if entries and entries[0][1] == 0:  # an epoch's end
+            record = {"epoch": entries[0][0], "epochs": self.params.get("epochs")}
             write_file_atomically(os.path.join(self.backup_dir, _FINISHED), json.dumps(record))
 
     def _remove_partial_writes(self):
@@ -176,7 +303,7 @@ class SafeBackupAndRestore(keras.callbacks.Callback):
 
 
 def backup_status(backup_dir):
-    """What a run would resume from: (epoch of the newest backup or None, whether fit had ended).
+    """What a run would resume from: a `BackupStatus` of the newest backup whose metadata reads.
 
     Reads only the small metadata files: the weights are checked when they
     are restored (an unreadable backup is skipped then, with a warning).
@@ -184,18 +311,85 @@ def backup_status(backup_dir):
     Example:
 
     >>> import tempfile
-    >>> backup_status(tempfile.mkdtemp())
-    (None, False)
+    >>> status = backup_status(tempfile.mkdtemp())
+    >>> status.epoch, status.step, status.finished
+    (None, 0, False)
     """
-    for folder in SafeBackupAndRestore(backup_dir).backups():
+    for epoch, step, folder in _backup_entries(backup_dir):
         try:
-            with open(os.path.join(folder, _METADATA)) as file:
-                epoch = int(json.load(file)["epoch"])
+            record = read_backup_metadata(folder)
+            epoch, step = int(record["epoch"]), int(record.get("step", 0))
         except (OSError, ValueError, KeyError, TypeError):
             continue
+        steps_per_epoch, iterations = record.get("steps_per_epoch"), record.get("iterations")
         finished = _read_finished(backup_dir)
-        return epoch, finished is not None and finished[0] == epoch
-    return None, False
+        return BackupStatus(
+            epoch=epoch,
+            step=step,
+            steps_per_epoch=steps_per_epoch if isinstance(steps_per_epoch, int) else None,
+            iterations=iterations if isinstance(iterations, int) else None,
+            finished=step == 0 and finished is not None and finished[0] == epoch,
+        )
+    return BackupStatus()
+
+
+def read_backup_metadata(folder):
+    """The metadata of the backup in `folder`: `epoch`, `step`, `steps_per_epoch`, `iterations`.
+
+    Backups written before a field was recorded lack it.
+
+    Raises:
+        OSError, ValueError: the metadata cannot be read.
+
+    Example:
+
+    >>> import os, tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> with open(os.path.join(folder, "training_metadata.json"), "w") as file:
+    ...     _ = file.write('{"epoch": 3}')
+    >>> read_backup_metadata(folder)
+    {'epoch': 3}
+    """
+    with open(os.path.join(folder, _METADATA)) as file:
+        record = json.load(file)
+    if not isinstance(record, dict):
+        raise ValueError(f"backup metadata must be a JSON object; {folder} holds {record!r}")
+    return record
+
+
+def backup_weights(folder):
+    """The path of the weights (and optimizer state) file of the backup in `folder`.
+
+    Example:
+
+    >>> os.path.basename(backup_weights("backup/epoch_000003"))
+    'state.weights.h5'
+    """
+    return os.path.join(folder, _WEIGHTS)
+
+
+def _backup_name(epoch, step):
+    name = f"{_PREFIX}{epoch:06d}"
+    return f"{name}_step_{step:09d}" if step else name
+
+
+def _backup_entries(backup_dir):
+    """`(epoch, step, path)` of the complete backups in `backup_dir`, newest first."""
+    if not os.path.isdir(backup_dir):
+        return []
+    found = []
+    for name in os.listdir(backup_dir):
+        match = _BACKUP_NAME.fullmatch(name)
+        if match:
+            found.append((int(match[1]), int(match[2] or 0), os.path.join(backup_dir, name)))
+    return sorted(found, reverse=True)
+
+
+def _optimizer_steps(model):
+    optimizer = getattr(model, "optimizer", None)
+    if optimizer is None:
+        return None
+    return int(keras.ops.convert_to_numpy(optimizer.iterations))
 
 
 def _first_that_loads(paths, restore, kind):

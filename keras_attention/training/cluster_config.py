@@ -96,6 +96,31 @@ def read_worker_role(environ=None):
     return WorkerRole(task_type, task_index, is_chief, num_workers)
 
 
+def worker_shard(environ=None):
+    """`(num_workers, index)` of this process's share of the training files: the chief first.
+
+    Every process of the cluster trains (the chief too); each reads the
+    training files of its own index (`keras_attention.data.worker_shards`).
+
+    Args:
+        environ: mapping of environment variables (default: `os.environ`).
+
+    Example:
+
+    >>> import json
+    >>> from keras_attention.training.cluster_config import worker_shard
+    >>> cluster = {"chief": ["a:1"], "worker": ["b:2", "c:3"]}
+    >>> tf_config = json.dumps({"cluster": cluster, "task": {"type": "worker", "index": 1}})
+    >>> worker_shard({"TF_CONFIG": tf_config})
+    (3, 2)
+    """
+    environ = os.environ if environ is None else environ
+    role = read_worker_role(environ)
+    chiefs = len(json.loads(environ["TF_CONFIG"])["cluster"].get("chief", []))
+    index = 0 if role.task_type == "chief" else role.task_index + chiefs
+    return role.num_workers, index
+
+
 def _checked_cluster(cluster, text):
     if not isinstance(cluster, dict) or not cluster:
         raise ValueError(

@@ -16,8 +16,12 @@ Example:
 
 import argparse
 import os
+from typing import NamedTuple
 
 STRATEGIES = ("default", "mirrored", "multiworker", "tpu")
+# Small runs never reach it; a killed run of hour-long epochs loses at most this much.
+DEFAULT_BACKUP_EVERY = "30min"
+_SECONDS_PER_UNIT = {"s": 1, "min": 60, "h": 3600}
 
 
 def export_command_parser(prog, doc, source, source_help, export_help):
@@ -74,9 +78,10 @@ def add_common_arguments(
 ):
     """Adds the flags every example script shares to an `argparse` parser.
 
-    Flags: `--dataset`, `--data-dir`, `--strict`, `--epochs`, `--batch-size`, `--output-dir`,
-    `--overwrite`, `--export DIR` (write a SavedModel there), `--strategy
-    {default,mirrored,multiworker,tpu}`, `--mixed-precision`, `--html` and `--quiet`.
+    Flags: `--dataset`, `--data-dir`, `--strict`, `--epochs`, `--steps-per-epoch`,
+    `--batch-size`, `--output-dir`, `--backup-every`, `--overwrite`, `--export DIR` (write
+    a SavedModel there), `--strategy {default,mirrored,multiworker,tpu}`,
+    `--mixed-precision`, `--html` and `--quiet`.
 
     Args:
         parser: an `argparse.ArgumentParser`.
@@ -143,6 +148,16 @@ def _common_flags(*, epochs, batch_size, output_dir):
                 "from where it stopped",
             ),
         ),
+        (
+            "--steps-per-epoch",
+            dict(
+                type=positive_int,
+                metavar="N",
+                help="optimizer steps in an epoch, the training data streamed round and round "
+                "(reshuffled at each pass); checkpoints, validation and the learning-rate "
+                "schedule count in such epochs (default: one pass over the training data)",
+            ),
+        ),
         ("--batch-size", dict(type=positive_int, default=batch_size, help="global batch size")),
         (
             "--output-dir",
@@ -151,6 +166,19 @@ def _common_flags(*, epochs, batch_size, output_dir):
                 help="folder for checkpoints, TensorBoard logs, the backup and figures: new, "
                 "empty, or one of this same run, which is resumed; locked while the run lasts "
                 "(a second run on it stops at once); a folder of other files is refused",
+            ),
+        ),
+        (
+            "--backup-every",
+            dict(
+                type=backup_frequency,
+                default=DEFAULT_BACKUP_EVERY,
+                metavar="N|Mmin",
+                help="back up the training state every N optimizer steps, or every M minutes "
+                "of training (Mmin; also Ms or Mh), besides at the end of every epoch; 'epoch': "
+                "only at the end of epochs. The same command started again after a kill "
+                "resumes at the backed-up step; may change between a run and its resumption "
+                f"(default: {DEFAULT_BACKUP_EVERY})",
             ),
         ),
         (
@@ -345,6 +373,53 @@ def non_negative_float(text):
 def rate(text):
     """`argparse` type: a rate in [0, 1), e.g. a dropout rate."""
     return _number(text, float, lambda value: 0 <= value < 1, "a rate in [0, 1)")
+
+
+class BackupFrequency(NamedTuple):
+    """How often training is backed up besides at the end of every epoch.
+
+    Attributes:
+        steps: every this many optimizer steps, or None.
+        seconds: every this many seconds of training, or None.
+    """
+
+    steps: int | None = None
+    seconds: float | None = None
+
+
+def backup_frequency(text):
+    """`argparse` type of `--backup-every`: N steps, M minutes ("Mmin", "Ms", "Mh") or "epoch".
+
+    Example:
+
+    >>> from keras_attention.training.command_line import backup_frequency
+    >>> backup_frequency("500"), backup_frequency("1.5min")
+    (BackupFrequency(steps=500, seconds=None), BackupFrequency(steps=None, seconds=90.0))
+    >>> backup_frequency("epoch")
+    BackupFrequency(steps=None, seconds=None)
+    >>> backup_frequency("10 minutes")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be a number of steps (e.g. 500), ...; received '10 minutes'
+    """
+    text = str(text).strip()
+    if text.lower() == "epoch":
+        return BackupFrequency()
+    expected = (
+        "a number of steps (e.g. 500), of minutes (30min), seconds (90s) or hours (2h), or 'epoch'"
+    )
+    unit = next((unit for unit in ("min", "s", "h") if text.lower().endswith(unit)), None)
+    if unit is None:
+        if not text.isdigit():
+            raise argparse.ArgumentTypeError(f"must be {expected}; received {text!r}")
+        return BackupFrequency(steps=positive_int(text))
+    try:
+        amount = float(text[: -len(unit)])
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be {expected}; received {text!r}") from None
+    if not 0 < amount < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive duration; received {text!r}")
+    return BackupFrequency(seconds=amount * _SECONDS_PER_UNIT[unit])
 
 
 def _number(text, kind, valid, expected):

@@ -256,8 +256,10 @@ def run_folder_state(output_dir, arguments, overwrite=False, ignored=()):
             f"{_list_entries(existing)}. --overwrite empties only the folder of an earlier "
             "run; choose another --output-dir (or a new sub-folder of this one)."
         )
-    # A folder written when `ignored` named fewer flags still recorded them.
-    previous = {key: value for key, value in previous.items() if key not in set(ignored)}
+    # A folder written when `ignored` named fewer flags still recorded them; one
+    # written before a flag existed lacks it, which reads as the flag left unset.
+    previous = _set({key: value for key, value in previous.items() if key not in set(ignored)})
+    arguments = _set(arguments)
     if previous == arguments:
         return "resume"
     if _without_epochs(previous) == _without_epochs(arguments) and not overwrite:
@@ -286,6 +288,11 @@ def trained_epochs(output_dir):
     """
     checkpoints = numbered_entries(os.path.join(output_dir, "checkpoints"), "epoch_", ".keras")
     return checkpoints[0][0] if checkpoints else 0
+
+
+def _set(arguments):
+    """The arguments given a value: a flag left unset (None) is as one not recorded."""
+    return {key: value for key, value in arguments.items() if value is not None}
 
 
 def _without_epochs(arguments):

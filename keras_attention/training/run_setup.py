@@ -4,7 +4,8 @@ Precision and distribution from the flags (`configure_precision`,
 `make_strategy`, `jit_compile_for`), the run folder checked, locked and
 claimed before training (`prepare_output`), the callbacks every run trains
 with (`training_callbacks`: per-epoch `.keras` checkpoints, a backup that lets
-an interrupted run resume from its last finished epoch, TensorBoard logs), and
+an interrupted run resume at the step it was taken, TensorBoard logs), the
+optimizer steps a claimed run has trained already (`trained_steps`), and
 the results written after it (`finish_run`: metrics, the export, and only then
 the backup's removal). Keras and TensorFlow are imported inside the functions
 that need them.
@@ -22,7 +23,9 @@ from keras_attention.durable_files import make_folder
 from keras_attention.durable_files import write_file_atomically
 from keras_attention.progress import shows_bars
 from keras_attention.training.cluster_config import read_worker_role
+from keras_attention.training.command_line import DEFAULT_BACKUP_EVERY
 from keras_attention.training.command_line import STRATEGIES
+from keras_attention.training.command_line import backup_frequency
 from keras_attention.training.command_line import expand_path
 from keras_attention.training.export_replacement import recover_export_leftovers
 from keras_attention.training.export_replacement import replace_folder
@@ -36,6 +39,7 @@ from keras_attention.training.run_folder import trained_epochs
 from keras_attention.training.run_lock import hold_run_lock
 from keras_attention.training.run_lock import holds_run_lock
 from keras_attention.training.run_lock import release_run_lock
+from keras_attention.training.trained_steps import trained_steps as _trained_steps
 from keras_attention.training.worker_folders import redirect_outputs
 from keras_attention.training.worker_folders import shared_output_dir
 
@@ -43,6 +47,7 @@ from keras_attention.training.worker_folders import shared_output_dir
 # Flags that change what is written or evaluated after training, not the training:
 # a run resumes whatever they are now.
 _NOT_PART_OF_THE_RUN = (
+    "backup_every",
     "beam_width",
     "eval_images",
     "eval_sentences",
@@ -144,12 +149,18 @@ def _starting_point(output_dir, state, epochs):
         same = f"{output_dir} holds this run (same arguments)"
     else:
         same = f"{output_dir} holds this run, now asked for epochs={epochs!r}"
-    epoch, finished = backup_status(os.path.join(output_dir, BACKUP_FOLDER))
+    status = backup_status(os.path.join(output_dir, BACKUP_FOLDER))
+    epoch = status.epoch
     if epoch is not None:
-        if finished and state == "resume":
+        if status.finished and state == "resume":
             return (
                 f"{same}, trained to its end (epoch {epoch}): resuming from that backup, "
                 "no epoch is trained again"
+            )
+        if status.step:
+            of = f" (of {status.steps_per_epoch} steps)" if status.steps_per_epoch else ""
+            return (
+                f"{same}: resuming from its backup at step {status.step} of epoch {epoch + 1}{of}"
             )
         return f"{same}: resuming from its backup after epoch {epoch}, at epoch {epoch + 1}"
     epoch = trained_epochs(output_dir)
@@ -159,6 +170,23 @@ def _starting_point(output_dir, state, epochs):
     if isinstance(epochs, int) and epoch >= epochs:
         return f"{same}, trained to epoch {epoch}: restoring {source}, no epoch is trained again"
     return f"{same}: restoring {source} (no backup), training on at epoch {epoch + 1}"
+
+
+def trained_steps(output_dir):
+    """The optimizer steps the run in `output_dir` trained before this start: 0 for a new run.
+
+    Read from the newest backup's metadata, or without a backup from the
+    newest checkpoint (see `trained_steps.trained_steps`); a non-chief
+    worker reads the chief's, in the shared folder.
+
+    Example:
+
+    >>> import tempfile
+    >>> from keras_attention.training.run_setup import trained_steps
+    >>> trained_steps(tempfile.mkdtemp())
+    0
+    """
+    return _trained_steps(shared_output_dir(output_dir) or output_dir)
 
 
 def export_folder(path, write):
@@ -291,6 +319,25 @@ def make_strategy(name):
     return tf.distribute.get_strategy()
 
 
+def input_shard(strategy_name):
+    """`(num_workers, index)` of the training files this process reads, for `--strategy`.
+
+    One machine (`default`, `mirrored`, `tpu`) reads every file: `(1, 0)`;
+    a worker of `multiworker` reads its own share (`cluster_config.worker_shard`).
+
+    Example:
+
+    >>> from keras_attention.training.run_setup import input_shard
+    >>> input_shard("mirrored")
+    (1, 0)
+    """
+    if strategy_name != "multiworker":
+        return (1, 0)
+    from keras_attention.training.cluster_config import worker_shard
+
+    return worker_shard()
+
+
 def jit_compile_for(strategy):
     """Whether `compile(jit_compile=...)` can use XLA under `strategy`.
 
@@ -317,15 +364,18 @@ def jit_compile_for(strategy):
     return not any("CPU" in device.upper() for device in strategy.extended.worker_devices)
 
 
-def training_callbacks(output_dir):
+def training_callbacks(output_dir, backup_every=None):
     """The callbacks every example trains with.
 
     - `AtomicModelCheckpoint` writes the model to
       `output_dir/checkpoints/epoch_NNN.keras` after every epoch, through a
       temporary file renamed into place;
     - `SafeBackupAndRestore` keeps the training state (weights, optimizer,
-      epoch) in `output_dir/backup`: running the same command again after
-      an interruption resumes from the last finished epoch, or after the
+      epoch and step) in `output_dir/backup`, written at the end of every
+      epoch and every `backup_every` steps or minutes: running the same
+      command again after an interruption resumes at the backed-up step
+      (through `resumable_fit.fit_resuming`; a plain `fit` restarts a
+      partly trained epoch), or after the
       end of training goes straight to evaluation and export; without a
       backup (the run had finished) the newest checkpoint is restored, so a
       run asked for more epochs trains on from there. The backup is
@@ -345,6 +395,8 @@ def training_callbacks(output_dir):
 
     Args:
         output_dir: the run's folder (created if missing).
+        backup_every: a `command_line.BackupFrequency` (`--backup-every`);
+            None: every 30 minutes of training.
 
     Returns:
         list of `keras.callbacks.Callback`.
@@ -379,6 +431,7 @@ def training_callbacks(output_dir):
         AtomicModelCheckpoint(os.path.join(checkpoints, "epoch_{epoch:03d}.keras")),
         backup,
     ]
+    set_backup_frequency(callbacks, backup_every)
     if tensorboard_available():
         callbacks.append(keras.callbacks.TensorBoard(os.path.join(output_dir, "logs")))
     else:
@@ -386,6 +439,34 @@ def training_callbacks(output_dir):
             "TensorBoard logs are off: `pip install tensorboard` to write them.", stacklevel=2
         )
     return callbacks
+
+
+def set_backup_frequency(callbacks, backup_every):
+    """Sets how often the backups among `callbacks` are written besides at epoch ends.
+
+    Args:
+        callbacks: a list of callbacks, as `training_callbacks` returns.
+        backup_every: a `command_line.BackupFrequency` (`--backup-every`);
+            None: every 30 minutes of training.
+
+    Example:
+
+    >>> import tempfile
+    >>> from keras_attention.training.command_line import backup_frequency
+    >>> from keras_attention.training.run_setup import set_backup_frequency
+    >>> from keras_attention.training.run_setup import training_callbacks
+    >>> callbacks = training_callbacks(tempfile.mkdtemp())
+    >>> set_backup_frequency(callbacks, backup_frequency("500"))
+    >>> callbacks[1].every_steps, callbacks[1].every_seconds
+    (500, None)
+    """
+    from keras_attention.callbacks.safe_backup import SafeBackupAndRestore
+
+    if backup_every is None:
+        backup_every = backup_frequency(DEFAULT_BACKUP_EVERY)
+    for callback in callbacks:
+        if isinstance(callback, SafeBackupAndRestore):
+            callback.set_frequency(backup_every.steps, backup_every.seconds)
 
 
 def tensorboard_available():

@@ -11,6 +11,7 @@ import pytest
 import tensorflow as tf
 
 from keras_attention.training import run_setup
+from keras_attention.training.command_line import BackupFrequency
 from keras_attention.training.command_line import add_common_arguments
 
 
@@ -42,7 +43,14 @@ def test_common_flags():
     assert args.strategy == "mirrored" and args.mixed_precision
     assert parser.parse_args(["--strategy", "multiworker"]).strategy == "multiworker"
     assert parser.parse_args(["--strategy", "tpu"]).strategy == "tpu"
-    for bad in (["--strategy", "gpu"], ["--epochs", "0"]):
+    assert args.steps_per_epoch is None  # one pass over the training data
+    assert parser.parse_args([]).backup_every == BackupFrequency(seconds=1800.0)
+    args = parser.parse_args(["--steps-per-epoch", "1200", "--backup-every", "2h"])
+    assert (args.steps_per_epoch, args.backup_every) == (1200, BackupFrequency(seconds=7200.0))
+    for text, expected in (("500", (500, None)), ("90s", (None, 90.0)), ("epoch", (None, None))):
+        assert parser.parse_args(["--backup-every", text]).backup_every == expected
+    bad_flags = (["--steps-per-epoch", "0"], ["--backup-every", "soon"], ["--backup-every", "0"])
+    for bad in (["--strategy", "gpu"], ["--epochs", "0"], *bad_flags):
         with pytest.raises(SystemExit):
             parser.parse_args(bad)
 
