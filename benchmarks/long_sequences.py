@@ -184,7 +184,8 @@ def _measure(case, kernels, mode, inputs, settings, device, window=None, check=T
     ratios = {}
     for other in kernels[1:]:
         ratios[f"time {lead}/{other}"] = samples.ratio(lead, other)
-        if memory[other]["extra_mib"] > 0 and memory[lead]["extra_mib"] > 0:
+        extras = (memory[other]["extra_mib"], memory[lead]["extra_mib"])
+        if None not in extras and min(extras) > 0:
             ratios[f"memory {lead}/{other}"] = (
                 memory[lead]["extra_mib"] / memory[other]["extra_mib"]
             )

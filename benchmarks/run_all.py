@@ -120,7 +120,8 @@ def results_table(payload):
             row.append(_number(1000 * stats["median_s"], 1) if stats else "")
         for label in memory_labels:
             memory = result.get("memory", {}).get(label)
-            row.append(_number(memory["extra_mib"], 0) if memory else "")
+            known = memory and memory["extra_mib"] is not None
+            row.append(_number(memory["extra_mib"], 0) if known else "")
         for column in extra_columns:
             row.append(_number(result.get("table_columns", {}).get(column), 1))
         for name in ratio_names:

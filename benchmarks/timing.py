@@ -25,7 +25,11 @@ import statistics
 import sys
 import time
 
-import tensorflow as tf
+# The CPU allocator keeps statistics (`peak_memory`) only as a BFC allocator,
+# chosen when TensorFlow starts: a process that imported it before keeps its own.
+os.environ.setdefault("TF_CPU_ALLOCATOR_USE_BFC", "true")
+
+import tensorflow as tf  # noqa: E402
 
 RESULTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 DEVICES = ("cpu", "gpu")
@@ -239,12 +243,17 @@ def peak_memory(fn, device="cpu"):
     Returns:
         dict with `peak_mib` (the allocator's peak, live inputs and weights
         included) and `extra_mib` (the peak above what was live before the
-        call: what the computation itself needed).
+        call: what the computation itself needed); both None where the
+        allocator keeps no statistics (a CPU allocator chosen before this
+        module set `TF_CPU_ALLOCATOR_USE_BFC`).
     """
     name = memory_device(device)
     block(fn())
     gc.collect()
-    tf.config.experimental.reset_memory_stats(name)
+    try:
+        tf.config.experimental.reset_memory_stats(name)
+    except ValueError:  # "Cannot reset memory stats": not a BFC allocator
+        return {"peak_mib": None, "extra_mib": None}
     before = tf.config.experimental.get_memory_info(name)["current"]
     block(fn())
     peak = tf.config.experimental.get_memory_info(name)["peak"]

@@ -98,7 +98,8 @@ def test_pixel_digit_folder_is_enlarged_bitmaps_in_class_folders(tmp_path, optio
             assert set(np.unique(cells)) == {0, 255}
     data = load_image_classification_dataset(f"folder:{tmp_path / 'train'}", 32, seed=0)
     assert data.class_names == info["class_names"]
-    assert sum(int(data.splits[n].cardinality()) for n in ("train", "validation", "test")) == 30
+    assert sum(data.split_sizes.values()) == 30  # listed images, all of them decoded:
+    assert sum(len(list(split)) for split in data.splits.values()) == 30
 
     digits.make_pixel_digit_folder(tmp_path / "again", num_per_class=3, seed=0, **options)
     digits.make_pixel_digit_folder(tmp_path / "held", num_per_class=3, seed=1, **options)
@@ -129,8 +130,8 @@ def test_pixel_digit_strips_are_captioned_left_to_right_with_boxes_around_the_in
             assert (row0, row1) == (4 * rows[0], 4 * (rows[-1] + 1))
             assert (col0, col1) == (32 * slot + 4 * cols[0], 32 * slot + 4 * (cols[-1] + 1))
     splits = load_caption_dataset(f"folder:{tmp_path}", (32, 96), seed=0)
-    total = sum(int(splits[name].cardinality()) for name in ("train", "validation", "test"))
-    assert total == 6
+    assert sum(splits.elements.values()) == 6  # listed captions, all of them decoded:
+    assert sum(len(list(split)) for split in splits.values()) == 6
 
 
 def test_docstring_examples_run():
