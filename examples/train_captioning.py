@@ -53,8 +53,9 @@ def main(argv=None):
     run = TrainingRun(args)  # the run's folder claimed, precision and strategy set
 
     # Data: what the flags leave open is derived from the training set, with its reason.
-    splits = training_data.load_caption_splits(args)  # prints the layout; fills args.image_size
-    data = training_data.prepare_caption_data(splits, args)  # vocabulary, recipe, batches
+    order_seed = args.seed + run.resume_step  # a resumed run draws its batches anew
+    splits = training_data.load_caption_splits(args, order_seed, run.input_shard)  # image size
+    data = training_data.prepare_caption_data(splits, args, order_seed)  # vocabulary, recipe
     encoder, max_length, recipe = data.encoder, data.max_length, data.recipe
 
     # Model: trained with teacher forcing; the recipe's schedule sets the learning rate.
@@ -64,12 +65,29 @@ def main(argv=None):
     model.summary()
     schedule = recipe.learning_rate_schedule()  # it stops the run once the loss stalls
     batches = (data.train, data.validation)
-    run.fit(model, *batches, recipe.epochs, data.unigram_loss, cli.HINTS, callbacks=[schedule])
+    steps = run.steps_per_epoch(recipe.steps_per_epoch)
+    run.fit(
+        model,
+        *batches,
+        recipe.epochs,
+        data.unigram_loss,
+        cli.HINTS,
+        steps,
+        callbacks=[schedule],
+        skipped=data.skipped,
+    )
     steps_trained = int(keras.ops.convert_to_numpy(model.optimizer.iterations))
 
     # Evaluate: caption the test images with the graph the SavedModel holds, and score them.
     images, references, hypotheses, outputs = evaluation.caption_with_model(
-        model, encoder, splits["test"], max_length, args.beam_width, args.eval_images
+        model,
+        encoder,
+        splits["test"],
+        max_length,
+        args.beam_width,
+        args.eval_images,
+        num_images=splits.sizes["test"],
+        keep_images=max(args.samples, figures.EXPLORER_IMAGES),
     )
     bleu, exact = evaluation.caption_scores(hypotheses, references)
     print(
@@ -92,14 +110,14 @@ def main(argv=None):
         batch_size=recipe.batch_size,
         max_epochs=recipe.epochs,
         train_steps=steps_trained,  # what the run took: it stops once the loss stalls
-        epochs=steps_trained // recipe.steps_per_epoch,
+        epochs=steps_trained // steps,
     )
     if args.dataset == "builtin":  # how much attention falls on the object a shape word names
         objects = builtin_objects.builtin_test_objects(
             args.image_size, args.builtin_sizes, args.seed
         )
         report = objects_report.attention_on_objects_report
-        metrics.update(report(outputs["words"], outputs["attention"], objects[: len(images)]))
+        metrics.update(report(outputs["words"], outputs["attention"], objects[: len(hypotheses)]))
     # metrics, the export, and only then the training backup is removed
     return run.finish(metrics, models.captioner_export_writer(model, encoder, max_length, args))
 

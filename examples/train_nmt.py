@@ -60,8 +60,10 @@ def main(argv=None):
     run = TrainingRun(args)  # the run's folder claimed, precision and strategy set
 
     # Data: sentence pairs, a vocabulary per language, the recipe and the batches.
-    splits = training_data.load_translation_splits(args)  # with its own splits where it has them
-    data = training_data.prepare_translation_data(splits, args)  # max_length, batch size, epochs
+    # files streamed (this worker's share), a sample read now
+    splits = training_data.load_translation_splits(args, run.input_shard)
+    # max_length, batch size and epochs; a resumed run draws its batches anew
+    data = training_data.prepare_translation_data(splits, args, args.seed + run.resume_step)
     print("\n".join(data.summary_lines()))
     encoders = (data.source_encoder, data.target_encoder)
 
@@ -69,10 +71,19 @@ def main(argv=None):
     with run.strategy.scope():
         model = models.translator_from_arguments(args, *(e.vocabulary_size for e in encoders))
         model.attach_tokenizers(*encoders)  # kept in every checkpoint, for generate()
-        steps_per_epoch = run.steps_per_epoch(data.train)
+        steps_per_epoch = run.steps_per_epoch(data.recipe.steps_per_epoch)
         models.compile_translator(model, args, steps_per_epoch, run.jit_compile)
     model.summary()
-    run.fit(model, data.train, data.validation, args.epochs, data.unigram_loss, HINTS)
+    run.fit(
+        model,
+        data.train,
+        data.validation,
+        args.epochs,
+        data.unigram_loss,
+        HINTS,
+        steps_per_epoch,
+        skipped=data.skipped,
+    )
 
     # Evaluation: translate the held-out split with the exported graph, and score it.
     held_out = data.splits[data.held_out]

@@ -70,7 +70,8 @@ def main(argv=None):
     run = TrainingRun(args)  # the run's folder claimed, precision and strategy set
 
     # Data: images at the model's shape, the recipe fitted to them, and the batches.
-    data = training_data.prepare_vit_data(args)  # fills patch_size, batch_size, epochs if unset
+    # patch_size, batch_size, epochs; a resumed run draws its batches anew
+    data = training_data.prepare_vit_data(args, args.seed + run.resume_step, run.input_shard)
     print("\n".join(data.summary_lines()))
 
     # Model: built and compiled under the distribution strategy.
@@ -78,15 +79,16 @@ def main(argv=None):
         model = models.image_classifier_from_arguments(
             args, data.num_classes, data.class_names, data.image_shape
         )
-        steps = run.steps_per_epoch(data.train)
+        steps = run.steps_per_epoch(data.recipe.steps_per_epoch)
         models.compile_vision_transformer(model, args, steps, run.jit_compile)
     model.summary()
-    baseline = evaluation.class_prior_loss(data.splits["train"])
-    run.fit(model, data.train, data.validation, args.epochs, baseline, HINTS, patience=5)
+    baseline = data.class_prior_loss
+    batches = (data.train, data.validation)
+    run.fit(model, *batches, args.epochs, baseline, HINTS, steps, 5, skipped=data.skipped)
 
     # Evaluation, then drawings: confusion matrix, attention rollouts, one HTML page.
     labels, predictions, images = evaluation.evaluate_classifier(
-        model, data.test, NUM_ROLLOUT_IMAGES
+        model, data.test, NUM_ROLLOUT_IMAGES, data.split_sizes.get("test")
     )
     accuracy = float(np.mean(labels == predictions))
     print(

@@ -15,7 +15,7 @@ Example:
 >>> with ProgressBar("translating the test split", total=3, unit="sentences") as bar:
 ...     for batch in (["a", "b"], ["c"]):
 ...         bar.add(len(batch))  # doctest: +ELLIPSIS
-translating the test split: 3 sentences in ... s
+translating the test split: 3 sentences in ...
 >>> set_quiet(False)
 """
 
@@ -76,7 +76,8 @@ class ProgressBar:
             self._bar.update(self.count, finalize=True)
         else:
             unit = self.unit[:-1] if self.count == 1 and self.unit.endswith("s") else self.unit
-            print(f"{self.description}: {self.count} {unit} in {seconds:.1f} s")
+            rate = f", {self.count / seconds:,.0f} a second" if seconds >= 0.1 else ""
+            print(f"{self.description}: {self.count} {unit} in {seconds:.1f} s{rate}")
 
     def __enter__(self):
         return self

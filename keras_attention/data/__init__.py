@@ -5,10 +5,13 @@ Reading text and JSON files with their bad lines named (`text_lines`,
 held-out splits for sources without their own (`held_out_splits`,
 `classification_splits`), the splits a source gives with their sizes
 (`DatasetSplits`), tfds sets that fail with one clear line offline
-(`tfds_download`), `datasets` folders (`hf_datasets`), image files checked
-before they stop training (`image_files`), training-batch augmentation and
-dataset lengths. Each family's own sources and built-in data sets live in
-`keras_attention.tasks.<family>`.
+(`tfds_download`), `datasets` folders (`hf_datasets`), and what data sets of
+millions of items need: line files counted and sampled (`line_files`),
+images decoded where the pipeline meets them (`image_decoding`), what the
+pipelines skip counted and named (`skipped_items`), lengths from a sample
+(`length_limits`), each worker's share of the files (`worker_shards`);
+training-batch augmentation and dataset lengths. Each family's own sources
+and built-in data sets live in `keras_attention.tasks.<family>`.
 """
 
 from keras_attention.data.dataset_length import with_known_length

@@ -64,11 +64,12 @@ def complete_classification_splits(
     if "validation" in files and "test" in files:
         return {**groups, "validation": files["validation"], "test": files["test"]}, ""
     if "validation" in files:
+        by_class = [[] for _ in range(num_classes)]
+        for entry in files["validation"]:
+            by_class[entry[1]].append(entry)
         groups["validation"], groups["test"] = [], []
-        for label in range(num_classes):
-            first, second = every_other(
-                [entry for entry in files["validation"] if entry[1] == label]
-            )
+        for entries in by_class:
+            first, second = every_other(entries)
             groups["validation"] += first
             groups["test"] += second
         name = names.get("validation", "validation")

@@ -1,9 +1,11 @@
-"""The length of a `tf.data.Dataset`, counted once where TensorFlow cannot tell it.
+"""The length of a `tf.data.Dataset`: known, or counted once where TensorFlow cannot tell it.
 
 A filtered dataset (skipped files, lines read from a file, some
-tensorflow-datasets sets) does not know its length. The training scripts
-need it for the schedule and the training recipe (`dataset_length`), and
-`fit` needs it to know where an epoch ends (`with_known_length`).
+tensorflow-datasets sets) does not know its length. `known_length` says it
+without reading any data; `dataset_length` counts one pass where it is
+unknown (a whole pass over a large data set: training never needs it, its
+epochs are counted in steps); `with_known_length` asserts the count, for
+the progress bar of an evaluation.
 
 Example:
 
@@ -15,6 +17,27 @@ Example:
 """
 
 import tensorflow as tf
+
+
+def known_length(dataset):
+    """The length of `dataset` where TensorFlow knows it without reading it, else None.
+
+    Args:
+        dataset: a `tf.data.Dataset`.
+
+    Returns:
+        int >= 0, or None for an unknown or infinite length.
+
+    Example:
+
+    >>> import tensorflow as tf
+    >>> from keras_attention.data.dataset_length import known_length
+    >>> numbers = tf.data.Dataset.range(7)
+    >>> known_length(numbers.batch(2)), known_length(numbers.filter(lambda x: x > 2))
+    (4, None)
+    """
+    count = int(dataset.cardinality())
+    return count if count >= 0 else None
 
 
 def dataset_length(dataset):

@@ -36,15 +36,42 @@ class DatasetSplits(dict):
         unit: what `sizes` counts, for `summary`.
         rebuild: None, or a function of an image size that makes these
             splits again at that size (see `resized`).
+        sample: None, or a list of training items read before training (a
+            source that streams its files learns vocabularies and lengths
+            from it): all of them for a small data set.
+        estimated: whether `sizes` are estimates, from a sample of a data
+            set too large to count before training.
+        skipped: the `SkippedItems` the splits' pipelines tell of what they
+            skip, for a run to report once an epoch.
+        elements: dict split name -> the elements of its dataset where they
+            are not `sizes` (an image's captions are one element each); by
+            default `sizes`.
     """
 
-    def __init__(self, datasets, sizes, layout, split_rule="", unit="images", rebuild=None):
+    def __init__(
+        self,
+        datasets,
+        sizes,
+        layout,
+        split_rule="",
+        unit="images",
+        rebuild=None,
+        *,
+        sample=None,
+        estimated=False,
+        skipped=(),
+        elements=None,
+    ):
         super().__init__(datasets)
         self.sizes = {name: int(size) for name, size in sizes.items()}
         self.layout = layout
         self.split_rule = split_rule
         self.unit = unit
         self._rebuild = rebuild
+        self.sample = sample
+        self.estimated = bool(estimated)
+        self.skipped = tuple(skipped)
+        self.elements = dict(self.sizes if elements is None else elements)
 
     def resized(self, image_size):
         """The same splits with images at `image_size`, the listing not read again.
@@ -62,7 +89,8 @@ class DatasetSplits(dict):
 
     def summary(self):
         """One line: the layout, the size of each split, and how the splits were made."""
-        counts = [f"{name} {self.sizes.get(name, 0)}" for name in SPLIT_NAMES]
+        about = "about " if self.estimated else ""
+        counts = [f"{name} {about}{self.sizes.get(name, 0)}" for name in SPLIT_NAMES]
         counts[0] += f" {self.unit}"
         rule = f" ({self.split_rule})" if self.split_rule else ""
         return f"{self.layout}: {', '.join(counts)}{rule}"

@@ -11,7 +11,7 @@ others are left out and named. A folder written by `Dataset.save_to_disk`
 
 - Translation: a `translation` column of `{language: text}` dicts, the
   schema of the WMT and OPUS sets; `source_lang` and `target_lang` pick the
-  two sides (`hf_translation_pairs`).
+  two sides (`hf_translation_splits`).
 - Image classification: an `image` (or `img`) column of images and a
   `ClassLabel` column `label` (or `labels`), whose names are the class
   names (`hf_image_classification_files`, `hf_image_pairs`).
@@ -31,7 +31,6 @@ import os
 import tensorflow as tf
 
 from keras_attention.data.classification_splits import ALL
-from keras_attention.data.text_lines import report_lines
 
 HF_PREFIX = "hf:"
 HF_SPLITS = {
@@ -99,20 +98,22 @@ def load_hf_splits(dataset):
     return splits, layout
 
 
-def hf_translation_pairs(dataset, source_lang, target_lang, strict=False):
-    """`({split: [(source, target)]}, layout)` from a `translation` column.
+def hf_translation_splits(dataset, source_lang, target_lang):
+    """`({split: datasets.Dataset}, layout)` of a set with a `translation` column, checked.
 
-    A row whose source or target is missing or blank is skipped with a
-    warning naming its split and row numbers (an error with `strict`).
+    No row is read: the splits are memory-mapped Arrow tables, streamed or
+    sampled later (`keras_attention.tasks.translation.pair_files`).
 
     Args:
         dataset: "hf:PATH".
         source_lang, target_lang: keys of the `translation` dicts, e.g.
             "en" and "de".
-        strict: raise instead of skipping blank rows.
+
+    Raises:
+        ValueError: a split without a `translation` column, or languages
+            that are not two different ones of the set's.
     """
     splits, layout = load_hf_splits(dataset)
-    pairs = {}
     for name, split in splits.items():
         if "translation" not in split.column_names:
             raise ValueError(
@@ -128,17 +129,23 @@ def hf_translation_pairs(dataset, source_lang, target_lang, strict=False):
                 f"({', '.join(languages)}). Received: source_lang={source_lang!r}, "
                 f"target_lang={target_lang!r}"
             )
-        kept, blank = [], []
-        for row, texts in enumerate(split["translation"], start=1):
-            source = (texts.get(source_lang) or "").strip()
-            target = (texts.get(target_lang) or "").strip()
-            if source and target:
-                kept.append((source, target))
-            else:
-                blank.append(row)
-        report_lines(f"{dataset} ({name} split, rows)", blank, "have a blank side", strict)
-        pairs[name] = kept
-    return pairs, f"{layout}, {source_lang} -> {target_lang}"
+    return splits, f"{layout}, {source_lang} -> {target_lang}"
+
+
+def translation_sides(rows, source_lang, target_lang):
+    """`(sources, targets)` as UTF-8 bytes of `translation` dicts; b"" for a missing side.
+
+    Example:
+
+    >>> from keras_attention.data.hf_datasets import translation_sides
+    >>> translation_sides([{"en": "hi", "de": "hallo"}, {"en": None}], "en", "de")
+    ([b'hi', b''], [b'hallo', b''])
+    """
+    sides = ([], [])
+    for texts in rows:
+        for side, lang in zip(sides, (source_lang, target_lang)):
+            side.append(((texts or {}).get(lang) or "").encode("utf-8"))
+    return sides
 
 
 def hf_image_classification_files(dataset):
@@ -169,17 +176,28 @@ def hf_image_classification_files(dataset):
 
 
 def hf_image_pairs(entries, splits, image_column):
-    """A `tf.data.Dataset` of `(encoded image bytes, label)` for `[((split, row), label)]`."""
+    """A `tf.data.Dataset` of `(encoded image bytes, name, label)` for `[((split, row), label)]`.
+
+    The name ("train row 12") says which row an image that cannot be
+    decoded comes from; a file that cannot be read gives empty bytes.
+    """
 
     def rows():
         for (split, row), label in entries:
             image = splits[split][row][image_column] or {}
             data = image.get("bytes")
             if data is None and image.get("path"):
-                with open(image["path"], "rb") as file:
-                    data = file.read()
-            yield data or b"", label
+                try:
+                    with open(image["path"], "rb") as file:
+                        data = file.read()
+                except OSError:
+                    data = b""
+            yield data or b"", f"{split} row {row + 1}", label
 
-    signature = (tf.TensorSpec((), tf.string), tf.TensorSpec((), tf.int32))
+    signature = (
+        tf.TensorSpec((), tf.string),
+        tf.TensorSpec((), tf.string),
+        tf.TensorSpec((), tf.int32),
+    )
     pairs = tf.data.Dataset.from_generator(rows, output_signature=signature)
     return pairs.apply(tf.data.experimental.assert_cardinality(len(entries)))

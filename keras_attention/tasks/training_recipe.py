@@ -156,3 +156,35 @@ def choose(reasons, name, value, derive, user_reason=USER_SET):
     else:
         reasons[name] = user_reason
     return value
+
+
+def epoch_steps(reasons, steps_per_epoch, count, batch_size, unit):
+    """The steps of an epoch: the user's (`--steps-per-epoch`), else one pass in whole batches.
+
+    Args:
+        reasons: the recipe's dict name -> reason, updated in place.
+        steps_per_epoch: the user's steps per epoch, or None.
+        count: the training examples (images, pairs, captions).
+        batch_size: examples per step; the last partial batch is dropped
+            while training (one compiled step shape), but one step remains.
+        unit: what `count` counts, for the reason.
+
+    Example:
+
+    >>> from keras_attention.tasks.training_recipe import epoch_steps
+    >>> reasons = {}
+    >>> epoch_steps(reasons, None, 100, 32, "images"), reasons["steps_per_epoch"]
+    (3, 'one pass over the 100 training images in whole batches of 32')
+    >>> epoch_steps(reasons, 500, 100, 32, "images"), reasons["steps_per_epoch"]
+    (500, 'set by the user')
+    """
+    check_positive_int("steps_per_epoch", steps_per_epoch, allow_none=True)
+    return choose(
+        reasons,
+        "steps_per_epoch",
+        steps_per_epoch,
+        lambda: (
+            max(1, count // batch_size),
+            f"one pass over the {count} training {unit} in whole batches of {batch_size}",
+        ),
+    )

@@ -1,12 +1,15 @@
 """What every training script does around its own model: start the run, fit it watched, finish it.
 
 `TrainingRun(args)` claims the run's folders before anything is trained
-(refusing unusable paths, resuming the same run), seeds Keras, sets the
-precision and the distribution strategy of the flags; `fit` trains with the
-callbacks every run has (checkpoints, the backup that resumes, TensorBoard
-logs) and a `LearningMonitor` that says when training is not learning;
-`metrics` adds what every `metrics.json` records; `finish` writes the
-metrics, the export, and only then removes the training backup.
+(refusing unusable paths, resuming the same run, `resume_step` saying from
+which optimizer step), seeds Keras, sets the precision and the distribution
+strategy of the flags; `fit` trains in epochs of `steps_per_epoch` steps
+over the training data streamed round and round, with the callbacks every
+run has (checkpoints, the backup that resumes at the step it was taken,
+TensorBoard logs), a `LearningMonitor` that says when training is not
+learning and a line when the first step is done; `metrics` adds what every
+`metrics.json` records; `finish` writes the metrics, the export, and only
+then removes the training backup.
 
 The family's own steps (data, model, evaluation, figures) stay in the
 script, with `keras_attention.tasks.<family>`.
@@ -14,11 +17,15 @@ script, with `keras_attention.tasks.<family>`.
 
 import time
 
+from keras_attention.callbacks.first_step_line import FirstStepLine
 from keras_attention.callbacks.learning_monitor import LearningMonitor
-from keras_attention.data.dataset_length import dataset_length
-from keras_attention.data.dataset_length import with_known_length
+from keras_attention.callbacks.skipped_items_report import SkippedItemsReport
+from keras_attention.data.dataset_length import known_length
+from keras_attention.data.skipped_items import strict_errors_as_exit
 from keras_attention.progress import set_quiet
 from keras_attention.training import run_setup
+from keras_attention.training.resumable_fit import fit_resuming
+from keras_attention.validation import check_positive_int
 
 
 class TrainingRun:
@@ -26,9 +33,20 @@ class TrainingRun:
 
     Args:
         args: the parsed flags, with `output_dir`, `export`, `overwrite`,
-            `seed`, `mixed_precision` and `strategy`.
+            `seed`, `mixed_precision` and `strategy`, and optionally
+            `steps_per_epoch` (`--steps-per-epoch`, None: one pass over the
+            training data) and `backup_every` (`--backup-every`, default
+            every 30 minutes).
 
     Attributes:
+        resume_step: the optimizer steps the run has trained already, as
+            its backup (or, without one, its newest checkpoint) records
+            them when the folder is claimed: 0 for a new run. Seed the
+            training data's shuffle with it (e.g. `seed + resume_step`), so
+            that a resumed run does not draw the same first batches again.
+        input_shard: `(num_workers, index)` of the training files this
+            process reads: `(1, 0)` on one machine, its own share for a
+            worker of `--strategy multiworker` (give it to the data code).
         policy: the Keras dtype policy set ("float32", "mixed_float16", ...).
         strategy: the `tf.distribute` strategy; build and compile the model
             in `strategy.scope()`.
@@ -47,61 +65,132 @@ class TrainingRun:
     /...: a new run, training starts at epoch 1
     >>> model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
     >>> model.compile("sgd", "mse")
-    >>> data = tf.data.Dataset.from_tensor_slices((np.ones((4, 2)), np.ones(4))).batch(2)
-    >>> seconds = run.fit(model, data, data, epochs=1, baseline=1.0, hints="", verbose=0)
+    >>> data = tf.data.Dataset.from_tensor_slices((np.ones((6, 2)), np.ones(6))).batch(2)
+    >>> run.resume_step, run.steps_per_epoch(data), run.steps_per_epoch(3)
+    (0, 3, 3)
+    >>> seconds = run.fit(model, data, data, 1, 1.0, "", run.steps_per_epoch(3), verbose=0)
+    ... # doctest: +ELLIPSIS
+    first training step done ... s after the run started
     >>> sorted(run.metrics(loss=0.5))[:3]
     ['dtype_policy', 'loss', 'not_learning_warnings']
     """
 
     def __init__(self, args):
+        self._started = time.monotonic()  # the first-step line counts from here
+        self._start = time.time()
         import keras
 
         set_quiet(getattr(args, "quiet", False))  # progress as lines, not bars
         run_setup.prepare_output(args)  # before any training: refuse unusable paths now
+        self.resume_step = run_setup.trained_steps(args.output_dir)
         keras.utils.set_random_seed(args.seed)
         self.args = args
         self.policy = run_setup.configure_precision(args.mixed_precision)
         self.strategy = run_setup.make_strategy(args.strategy)
+        self.input_shard = run_setup.input_shard(args.strategy)
         self.jit_compile = run_setup.jit_compile_for(self.strategy)
         self.monitor = None
         self.train_seconds = 0.0
-        self._start = time.time()
+        self._first_step = FirstStepLine(self._started)
 
-    @staticmethod
-    def steps_per_epoch(batches):
-        """Optimizer steps of one epoch over `batches` (counted once if unknown)."""
-        return dataset_length(batches)
+    def steps_per_epoch(self, batches_per_pass):
+        """Optimizer steps in an epoch: `--steps-per-epoch` if given, else `batches_per_pass`.
 
-    def fit(self, model, train, validation, epochs, baseline, hints, patience=3, **fit_options):
-        """`model.fit` with the run's callbacks and a `LearningMonitor`; returns its seconds.
+        Args:
+            batches_per_pass: the batches of one pass over the training
+                data, as an int (computed from the item count: the data are
+                never counted) or a batched `tf.data.Dataset` whose length
+                TensorFlow knows (`cardinality()`).
+
+        Returns:
+            int.
+
+        Raises:
+            ValueError: a dataset of unknown or infinite length, or no
+                positive count.
+        """
+        flag = getattr(self.args, "steps_per_epoch", None)
+        if flag is not None:
+            return flag
+        if hasattr(batches_per_pass, "cardinality"):
+            count = known_length(batches_per_pass)
+            if count is None:
+                raise ValueError(
+                    "`batches_per_pass` must be a count of batches or a dataset of known "
+                    "length: counting a data set is a whole pass over it. Pass the count, "
+                    "e.g. items // batch_size, or set --steps-per-epoch. Received: a "
+                    "dataset of unknown or infinite length"
+                )
+            batches_per_pass = count
+        check_positive_int("batches_per_pass", batches_per_pass)
+        return batches_per_pass
+
+    def fit(
+        self,
+        model,
+        train,
+        validation,
+        epochs,
+        baseline,
+        hints,
+        steps_per_epoch=None,
+        patience=3,
+        skipped=(),
+        **fit_options,
+    ):
+        """Trains `model` with the run's callbacks and a `LearningMonitor`; returns its seconds.
+
+        An epoch is `steps_per_epoch` optimizer steps over `train` streamed
+        round and round (`fit_resuming`): a run killed and started again
+        resumes at the step of its last backup, written at the end of every
+        epoch and every `--backup-every` steps or minutes. After the first
+        step one line says how long after the start of the run it came.
 
         Args:
             model: a compiled model.
-            train, validation: batched `tf.data.Dataset`s, shuffled already.
-            epochs: the epochs to train (a resumed run starts after its backup).
+            train: a finite, batched `tf.data.Dataset`, shuffled (reshuffled
+                at each pass); its length is never counted.
+            validation: a batched `tf.data.Dataset` run to its end after
+                every epoch, or None.
+            epochs: the epochs to train (a resumed run starts at its backup).
             baseline: the loss of a model that ignores its input, which a
                 learning model leaves behind (see `LearningMonitor`).
             hints: what to try when it does not, for the monitor's warning.
+            steps_per_epoch: `self.steps_per_epoch(...)`'s result, or what it
+                is given: `--steps-per-epoch` always wins. None:
+                `self.steps_per_epoch(train)`, for a dataset of known length.
             patience: epochs the monitor waits (at most `epochs`).
+            skipped: the `SkippedItems` of the data's pipelines (undecodable
+                images, malformed lines, pairs too long): one line per kind
+                and epoch says how many were skipped (`SkippedItemsReport`);
+                under `--strict` the first stops the run with one line.
             **fit_options: more `fit` arguments, e.g. `callbacks` to run
                 before the run's own, or `verbose`.
         """
+        steps = self.steps_per_epoch(train if steps_per_epoch is None else steps_per_epoch)
         self.monitor = LearningMonitor(baseline, patience=min(patience, epochs), hints=hints)
+        training = run_setup.training_callbacks(self.args.output_dir)  # as wrappers call it
+        run_setup.set_backup_frequency(training, getattr(self.args, "backup_every", None))
         callbacks = [
+            self._first_step,  # before the progress bar draws
             *fit_options.pop("callbacks", ()),
-            *run_setup.training_callbacks(self.args.output_dir),
+            *training,
             self.monitor,
+            SkippedItemsReport(skipped),
         ]
         fit_options.setdefault("verbose", run_setup.progress_verbosity())
         start = time.time()
-        model.fit(
-            with_known_length(train),  # known lengths: no "ran out of data" warning
-            validation_data=with_known_length(validation),
-            epochs=epochs,
-            shuffle=False,  # the datasets shuffle themselves; True only adds a warning
-            callbacks=callbacks,
-            **fit_options,
-        )
+        with strict_errors_as_exit():
+            fit_resuming(
+                model,
+                train,
+                epochs,
+                steps,
+                callbacks=callbacks,
+                validation_data=validation,  # an unknown length is run to its end
+                shuffle=False,  # the datasets shuffle themselves; True only adds a warning
+                **fit_options,
+            )
         self.train_seconds = time.time() - start
         return self.train_seconds
 

@@ -12,6 +12,8 @@ import pytest
 import tensorflow as tf
 from training_interruption import interrupt_then_resume
 
+from keras_attention.text.tokenizer_files import load_tokenizer
+
 EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
 
 
@@ -64,7 +66,7 @@ def test_train_captioning_end_to_end(train_captioning, tmp_path, capsys):
         assert 0.0 <= metrics["attention_on_object"] <= 1.0
     assert json.loads((output_dir / "metrics.json").read_text()) == metrics
     assert (output_dir / "checkpoints" / "epoch_001.keras").exists()
-    assert (output_dir / "vocabulary" / "vocabulary.json").exists()
+    tokenizer = load_tokenizer(output_dir / "vocabulary")  # the run's vocabulary, saved
     assert sorted(p.name for p in output_dir.glob("attention_*.png")) == [
         "attention_0.png",
         "attention_1.png",
@@ -74,8 +76,7 @@ def test_train_captioning_end_to_end(train_captioning, tmp_path, capsys):
     assert page.startswith("<!DOCTYPE html>") and "test image 0" in page
     # The checkpoint is a complete model, the captioner class with its methods.
     restored = keras.saving.load_model(output_dir / "checkpoints" / "epoch_001.keras")
-    vocabulary = json.loads((output_dir / "vocabulary" / "vocabulary.json").read_text())["tokens"]
-    assert restored.output_shape[-1] == len(vocabulary)
+    assert restored.output_shape[-1] == tokenizer.vocabulary_size
     assert type(restored).__name__ == "ShowAttendTellCaptioner"
     # The export serves pixels (its round trip is tested in tests/serving).
     serve = tf.saved_model.load(str(export_dir)).signatures["serving_default"]

@@ -149,7 +149,9 @@ def test_train_vit_on_a_non_square_folder_derives_and_prints_its_choices(
     assert set(result["labels"].numpy().tolist()) <= {b"vertical", b"horizontal", b"diagonal"}
 
 
-def test_train_vit_model_swin_end_to_end_on_a_non_square_folder(train_vit, tmp_path, monkeypatch):
+def test_train_vit_model_swin_end_to_end_on_a_non_square_folder(
+    train_vit, tmp_path, monkeypatch, capsys
+):
     # A tiny Swin keeps the XLA compilation short: 2 stages of one block each.
     tiny = dict(patch_size=4, embed_dim=8, depths=(1, 1), num_heads=(2, 2), window_size=4)
     monkeypatch.setattr(
@@ -162,6 +164,9 @@ def test_train_vit_model_swin_end_to_end_on_a_non_square_folder(train_vit, tmp_p
     folder = tmp_path / "glyphs"
     _glyph_folder(folder / "train", 20, 12)
     _glyph_folder(folder / "val", 20, 12, per_class=2)
+    # A cut file is listed, never read before training, then skipped and named where met.
+    broken = folder / "train" / "vertical" / "cut.png"
+    broken.write_bytes((folder / "train" / "vertical" / "0.png").read_bytes()[:40])
     output_dir, export_dir = tmp_path / "run", tmp_path / "served"
     metrics = train_vit.main(
         ["--model", "swin", "--dataset", f"folder:{folder}", "--image-size", "20"]
@@ -169,7 +174,13 @@ def test_train_vit_model_swin_end_to_end_on_a_non_square_folder(train_vit, tmp_p
         + ["--export", str(export_dir)]
     )
     assert metrics["model"] == "swin" and metrics["image_size"] == [20, 12]
-    assert metrics["split_sizes"] == {"train": 18, "validation": 3, "test": 3}
+    assert metrics["split_sizes"] == {"train": 19, "validation": 3, "test": 3}  # listed
+    log = output_dir / "skipped_images.txt"
+    assert (
+        f"skipped 1 image files that cannot be decoded in epoch 1 (named in {log})"
+        in capsys.readouterr().out.splitlines()
+    )
+    assert set(log.read_text().splitlines()) == {str(broken)}  # once each time it is met
     assert metrics["class_names"] == ["diagonal", "horizontal", "vertical"]
     assert json.loads((output_dir / "metrics.json").read_text()) == metrics
     assert [p.name for p in output_dir.glob("window_attention_*.png")] == ["window_attention_0.png"]

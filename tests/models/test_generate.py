@@ -56,7 +56,7 @@ def test_translator_keeps_its_tokenizers_in_its_keras_file(tokenizers, tmp_path)
     path = tmp_path / "translator.keras"
     model.save(path)
     names = zipfile.ZipFile(path).namelist()
-    assert "assets/source_tokenizer/vocabulary.json" in names
+    assert "assets/source_tokenizer/tokenizer.json" in names
     restored = keras.saving.load_model(path)
     assert [tokenizer.vocabulary for tokenizer in restored.tokenizers.values()] == [
         tokenizer.vocabulary for tokenizer in tokenizers

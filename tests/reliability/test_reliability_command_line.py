@@ -77,6 +77,9 @@ def test_help_answers_without_importing_tensorflow(name):
         ("train_nmt", ["--learning-rate=-1e-3"], "--learning-rate: must be a positive number"),
         ("train_captioning", ["--batch-size", "-8"], "--batch-size: must be a positive integer"),
         ("train_captioning", ["--builtin-sizes", "-4", "1", "1"], "must be an integer >= 0"),
+        ("train_nmt", ["--steps-per-epoch", "0"], "--steps-per-epoch: must be a positive integer"),
+        ("train_vit", ["--backup-every", "5x"], "--backup-every: must be a number of steps.*'5x'"),
+        ("train_captioning", ["--backup-every=-2h"], "positive duration; received .-2h."),
     ],
 )
 def test_bad_numbers_are_rejected_by_argparse(scripts, capsys, name, argv, message):
@@ -121,7 +124,7 @@ def test_no_progress_bar_control_codes_when_stdout_is_not_a_terminal(scripts, mo
 
 
 def test_fit_on_datasets_as_the_examples_call_it_warns_nothing():
-    from keras_attention.data.dataset_length import with_known_length
+    from keras_attention.training.resumable_fit import fit_resuming
 
     pairs = tf.data.Dataset.from_tensor_slices((np.ones((12, 2), "float32"), np.ones(12)))
     train = pairs.shuffle(12, seed=0).filter(lambda x, y: y > 0).batch(4)  # unknown length
@@ -129,11 +132,28 @@ def test_fit_on_datasets_as_the_examples_call_it_warns_nothing():
     model.compile("sgd", "mse")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        model.fit(
-            with_known_length(train),
-            validation_data=with_known_length(train),
-            epochs=2,
-            shuffle=False,
-            verbose=0,
-        )
+        fit_resuming(model, train, 2, 5, validation_data=train, verbose=0)
     assert [str(w.message) for w in caught] == []
+    assert int(model.optimizer.iterations) == 10  # 5 steps an epoch over 3 batches a pass
+
+
+def test_bad_backup_and_epoch_flags_stop_before_tensorflow_is_imported():
+    script = str(EXAMPLES / "train_nmt.py")
+    for flag, value, message in (
+        ("--backup-every", "10 minutes", "must be a number of steps (e.g. 500), of minutes"),
+        ("--backup-every", "0min", "must be a positive duration; received '0min'"),
+        ("--steps-per-epoch", "1.5", "must be a positive integer; received '1.5'"),
+    ):
+        probe = _HELP_PROBE.format(script=script).replace('"--help"', f"{flag!r}, {value!r}")
+        result = subprocess.run(
+            [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120
+        )
+        assert f"argument {flag}: {message}" in result.stderr, result.stderr
+        assert result.stdout.split()[-1] == "False"  # TensorFlow was not imported
+
+
+def test_help_says_how_often_the_training_state_is_backed_up(scripts):
+    for name in SCRIPTS:
+        text = " ".join(scripts[name].build_parser().format_help().split())
+        assert "--steps-per-epoch N" in text and "default: one pass over the training data" in text
+        assert "--backup-every N|Mmin" in text and "(default: 30min)" in text

@@ -11,6 +11,8 @@ import pytest
 import tensorflow as tf
 
 from keras_attention.data.dataset_length import with_known_length
+from keras_attention.data.skipped_items import SkippedItems
+from keras_attention.data.skipped_items import strict_errors_as_exit
 from keras_attention.tasks.image_classification.sources import load_image_classification_dataset
 from keras_attention.tasks.translation.sources import load_translation_pairs
 from keras_attention.tasks.translation.sources import read_tsv_pairs
@@ -28,20 +30,29 @@ def _class_folder(root):
     return str(root / "b" / "broken.png")
 
 
-def test_corrupt_image_in_a_vit_folder_is_skipped_with_a_warning_naming_it(tmp_path):
-    broken = _class_folder(tmp_path)
-    with pytest.warns(UserWarning, match=rf"Skipping 1 image file\(s\).*{broken}"):
-        data = load_image_classification_dataset(
-            f"folder:{tmp_path}", 8, validation_fraction=0.0, test_fraction=0.0
-        )
+def test_corrupt_image_in_a_vit_folder_is_skipped_where_met_and_named(tmp_path):
+    broken = _class_folder(tmp_path / "data")
+    log = tmp_path / "skipped_images.txt"
+    skipped = SkippedItems("image files that cannot be decoded", log)
+    data = load_image_classification_dataset(
+        f"folder:{tmp_path / 'data'}",
+        8,
+        validation_fraction=0.0,
+        test_fraction=0.0,
+        skipped=skipped,
+    )
     images = [image for image, _ in data.splits["train"]]  # iterating does not fail
     assert len(images) == 6
+    assert skipped.take_count() == 1 and log.read_text() == f"{broken}\n"
 
 
-def test_corrupt_image_in_a_vit_folder_with_strict_raises_naming_it(tmp_path):
+def test_corrupt_image_in_a_vit_folder_with_strict_stops_naming_it(tmp_path):
     broken = _class_folder(tmp_path)
-    with pytest.raises(ValueError, match=rf"cannot be decoded: {broken}.*without --strict"):
-        load_image_classification_dataset(f"folder:{tmp_path}", 8, strict=True)
+    data = load_image_classification_dataset(f"folder:{tmp_path}", 8, strict=True)
+    with pytest.raises(SystemExit, match=rf"^error: .*cannot be decoded: {broken} \(--strict"):
+        with strict_errors_as_exit():
+            for split in data.splits.values():
+                list(split)
 
 
 def test_home_and_environment_variables_in_data_paths_are_expanded(tmp_path, monkeypatch):

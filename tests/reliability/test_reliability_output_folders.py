@@ -20,6 +20,7 @@ from file_events import record_fsyncs_and_renames
 from keras_attention import durable_files
 from keras_attention.training import export_replacement
 from keras_attention.training import run_setup
+from keras_attention.training.command_line import backup_frequency
 from keras_attention.training.export_replacement import recover_export_leftovers
 from keras_attention.training.export_replacement import replace_folder
 from keras_attention.training.run_folder import EXPORT_MARKER
@@ -285,6 +286,25 @@ def test_a_run_that_recorded_an_evaluation_flag_still_resumes(tmp_path):
     recorded["beam_width"] = 2  # as runs recorded it before the flag was evaluation-only
     (output_dir / "run_arguments.json").write_text(json.dumps(recorded))
     args.beam_width = 1
+    assert _prepare(args) == "resume"
+
+
+def test_backup_every_may_change_but_steps_per_epoch_is_part_of_the_run(tmp_path):
+    args = _args(tmp_path / "run")
+    args.steps_per_epoch, args.backup_every = None, backup_frequency("30min")
+    assert _prepare(args) == "new"
+    assert "backup_every" not in json.loads((tmp_path / "run" / "run_arguments.json").read_text())
+    args.backup_every = backup_frequency("500")  # where results go, not what is computed
+    assert _prepare(args) == "resume"
+    args.steps_per_epoch = 1000  # another schedule: another run
+    with pytest.raises(SystemExit, match="steps_per_epoch=None there, steps_per_epoch=1000 now"):
+        _prepare(args)
+
+
+def test_a_run_recorded_before_a_flag_existed_resumes_with_that_flag_unset(tmp_path):
+    args = _args(tmp_path / "run")
+    assert _prepare(args) == "new"  # its run_arguments.json has no steps_per_epoch
+    args.steps_per_epoch = None
     assert _prepare(args) == "resume"
 
 

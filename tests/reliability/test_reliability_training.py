@@ -11,6 +11,7 @@ import shutil
 import keras
 import numpy as np
 import pytest
+import tensorflow as tf
 from example_scripts import load_example
 from file_events import flushed_before
 from file_events import needs_proc
@@ -19,7 +20,9 @@ from file_events import record_fsyncs_and_renames
 from keras_attention.callbacks.atomic_checkpoint import AtomicModelCheckpoint
 from keras_attention.callbacks.safe_backup import SafeBackupAndRestore
 from keras_attention.training import run_setup
+from keras_attention.training.command_line import backup_frequency
 from keras_attention.training.export_replacement import replace_folder
+from keras_attention.training.resumable_fit import fit_resuming
 from keras_attention.training.run_folder import EXPORT_MARKER
 from keras_attention.training.run_folder import RunFolderError
 from keras_attention.training.run_folder import check_export_path
@@ -229,7 +232,8 @@ def test_more_epochs_continue_a_finished_run_from_its_newest_checkpoint(tmp_path
     for restored, saved in zip(starts[0], trained, strict=True):
         np.testing.assert_array_equal(restored, saved)
     assert int(second.optimizer.iterations) == 8  # 2 steps an epoch, the count restored
-    release_run_lock(args.output_dir)
+    run_setup.finish_run(args, {"loss": 0.5}, lambda folder: None)
+    assert run_setup.trained_steps(args.output_dir) == 8  # read from epoch_004.keras
 
     args.epochs = 3  # fewer than the 4 it holds now: refused, both counts named
     with pytest.raises(SystemExit, match=r"trained for 4 epochs \(epochs=4 there, epochs=3 now\)"):
@@ -249,6 +253,59 @@ def test_interrupted_run_says_from_which_epoch_it_resumes(tmp_path, capsys):
     history = _fit(_model(), 3, run_setup.training_callbacks(args.output_dir))
     assert len(history.history["loss"]) == 2
     release_run_lock(args.output_dir)
+
+
+class _InterruptAtStep(keras.callbacks.Callback):
+    def __init__(self, step):
+        super().__init__()
+        self.step = step
+
+    def on_train_batch_end(self, batch, logs=None):
+        if int(self.model.optimizer.iterations) == self.step:
+            raise KeyboardInterrupt  # Ctrl-C mid-epoch, after the step's backup
+
+
+def _fit_steps(model, epochs, callbacks, steps_per_epoch=4):
+    data = tf.data.Dataset.from_tensor_slices((X, Y)).batch(4)  # 2 batches a pass
+    return fit_resuming(model, data, epochs, steps_per_epoch, callbacks=callbacks, verbose=0)
+
+
+def test_interrupted_run_says_at_which_step_of_which_epoch_it_resumes(tmp_path, capsys):
+    args = _run_args(tmp_path)
+    run_setup.prepare_output(args)
+    every_step = backup_frequency("1")
+    callbacks = run_setup.training_callbacks(args.output_dir, every_step)
+    with pytest.raises(KeyboardInterrupt):
+        _fit_steps(_model(), 2, callbacks + [_InterruptAtStep(7)])
+    assert run_setup.trained_steps(args.output_dir) == 7
+    run_setup.prepare_output(args)
+    printed = capsys.readouterr().out
+    assert "resuming from its backup at step 3 of epoch 2 (of 4 steps)" in printed
+    model = _model()
+    history = _fit_steps(model, 2, run_setup.training_callbacks(args.output_dir, every_step))
+    assert len(history.history["loss"]) == 1 and int(model.optimizer.iterations) == 8
+    release_run_lock(args.output_dir)
+
+
+def test_unreadable_mid_epoch_backup_is_skipped_for_the_previous_one(tmp_path):
+    folder = str(tmp_path)
+    with pytest.raises(KeyboardInterrupt):
+        _fit_steps(_model(), 2, [SafeBackupAndRestore(folder, False), _Interrupt()])
+    kept = tmp_path / "kept"
+    shutil.copytree(tmp_path / "epoch_000001", kept)  # the backup after epoch 1 (step 4)
+    with pytest.raises(KeyboardInterrupt):
+        _fit_steps(
+            _model(), 2, [SafeBackupAndRestore(folder, False, every_steps=2), _InterruptAtStep(7)]
+        )
+    os.rename(kept, tmp_path / "epoch_000001")  # as a kill before the older one was removed
+    newest = tmp_path / "epoch_000001_step_000000002"
+    with open(newest / "state.weights.h5", "r+b") as file:
+        file.truncate(100)  # the disk filled mid-write
+    backup, model = SafeBackupAndRestore(folder, False), _model()
+    with pytest.warns(UserWarning, match=r"Skipping the training backup .*_step_000000002"):
+        history = _fit_steps(model, 2, [backup])
+    assert backup.resume_at == (1, 0) and backup.restored_from.endswith("epoch_000001")
+    assert len(history.history["loss"]) == 1 and int(model.optimizer.iterations) == 8
 
 
 @needs_proc

@@ -28,6 +28,7 @@ WORKER_TIMEOUT_SECONDS = 600
 # train_nmt.py's smallest settings (see tests/examples/test_train_nmt.py).
 NMT_FLAGS = [
     "--builtin-pairs", "64", "--epochs", "1", "--batch-size", "8", "--max-length", "12",
+    "--long-pairs", "truncate",
     "--hidden-dim", "8", "--num-layers", "1", "--num-heads", "2", "--vocabulary-size", "300",
     "--eval-sentences", "2", "--samples", "0", "--plots", "0", "--no-html",
 ]  # fmt: skip
@@ -311,6 +312,33 @@ def test_two_workers_train_the_same_weights_and_the_chief_exports(tmp_path):
     assert outputs["translation"].shape == (2,)
 
 
+def test_two_workers_read_their_own_share_of_the_training_files(tmp_path):
+    from keras_attention.tasks.translation.builtin_corpus import builtin_translation_pairs
+
+    # A parallel folder as users download it: each worker reads its own blocks of the
+    # training files (tf.distribute's sharding off), and all of the held-out ones.
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    pairs = builtin_translation_pairs(num_pairs=2200, seed=3)
+    for split, chosen in (("train", pairs[:2048]), ("valid", pairs[2048:2120])):
+        for index, lang in enumerate(("en", "es")):
+            (folder / f"{split}.{lang}").write_text("".join(p[index] + "\n" for p in chosen))
+    flags = NMT_FLAGS + ["--dataset", f"parallel:{folder}", "--source-lang", "en"]
+    flags += ["--target-lang", "es", "--steps-per-epoch", "4", "--strategy", "multiworker"]
+    records, _ = _run_workers(
+        tmp_path, "train_nmt", flags + ["--output-dir", str(tmp_path / "run")]
+    )
+
+    weights = [[r[f"weight_{i}"] for i in range(len(r) - 2)] for r in records]
+    for chief, other in zip(*weights, strict=True):
+        np.testing.assert_array_equal(chief, other)
+    off = int(tf.data.experimental.AutoShardPolicy.OFF)
+    for record in records:
+        training, *held_out = record["shard_policies"].tolist()
+        assert training == off and off not in held_out
+        assert record["local_batch_sizes"][0] == 4  # half of each global batch of 8
+
+
 def test_a_non_chief_worker_resumes_from_the_chiefs_backup_and_writes_none(tmp_path):
     import keras
 
@@ -350,3 +378,45 @@ def test_a_non_chief_worker_resumes_from_the_chiefs_backup_and_writes_none(tmp_p
     assert len(history.history["loss"]) == 1  # epochs 1 and 2 came from the chief's backup
     assert backup.restored_from == str(tmp_path / "epoch_000002")
     assert sorted(os.listdir(tmp_path)) == saved  # nothing written, nothing removed
+
+
+def test_every_worker_resumes_at_the_step_of_the_chiefs_backup(tmp_path):
+    import keras
+
+    from keras_attention.callbacks.safe_backup import SafeBackupAndRestore
+    from keras_attention.training.restore_only_backup import RestoreOnlyBackup
+    from keras_attention.training.resumable_fit import fit_resuming
+
+    x = np.arange(16, dtype="float32").reshape(8, 2) / 10
+    data = tf.data.Dataset.from_tensor_slices((x, x.sum(-1))).batch(4)  # 2 batches a pass
+
+    def model():
+        m = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+        m.compile(keras.optimizers.SGD(0.1), "mse")
+        return m
+
+    class Stop(keras.callbacks.Callback):
+        def on_train_batch_end(self, batch, logs=None):
+            if int(self.model.optimizer.iterations) == 7:
+                raise RuntimeError("the job was stopped")
+
+    chief = model()
+    with pytest.raises(RuntimeError, match="stopped"):
+        backup = SafeBackupAndRestore(tmp_path, False, every_steps=2)
+        fit_resuming(chief, data, 3, 4, callbacks=[backup, Stop()], verbose=0)
+    saved = sorted(os.listdir(tmp_path))
+    assert saved == ["epoch_000001_step_000000002"]  # step 6: 1 epoch and 2 steps
+
+    starts = []
+    record = keras.callbacks.LambdaCallback(
+        on_train_batch_begin=lambda batch, logs: starts.append(batch)
+    )
+    restarted = []
+    for backup in (RestoreOnlyBackup(str(tmp_path), every_steps=1), SafeBackupAndRestore(tmp_path)):
+        worker = model()
+        fit_resuming(worker, data, 3, 4, callbacks=[backup, record], verbose=0)
+        restarted.append((backup.resume_at, starts[0], int(worker.optimizer.iterations)))
+        starts.clear()
+        if isinstance(backup, RestoreOnlyBackup):
+            assert sorted(os.listdir(tmp_path)) == saved  # nothing written, nothing removed
+    assert restarted == [((1, 2), 2, 12)] * 2  # the other worker and the chief alike

@@ -26,7 +26,6 @@ __getattr__, __dir__ = lazy_exports(
         "train_caption_vocabulary": "vocabulary",
         "caption_length": "vocabulary",
         "caption_token_ids": "vocabulary",
-        "count_examples": "batches",
         "fits_in_memory": "batches",
         "training_and_validation_batches": "batches",
         "captioning_training_recipe": "recipe",

@@ -19,37 +19,15 @@ Example:
 (TensorShape([2, 8, 8, 3]), TensorShape([2, 5]), TensorShape([2, 5]))
 """
 
-import numpy as np
 import tensorflow as tf
 
+from keras_attention.data.image_shuffle import image_shuffle_buffer
 from keras_attention.validation import check_positive_int
 
 # Training images kept in memory after their first decoding, at most (float32 pixels).
 CACHE_BYTES = 2**30
 # Captions the shuffle buffer holds.
 _SHUFFLE_BUFFER = 4096
-
-
-def count_examples(dataset):
-    """The elements of a finite dataset: its cardinality, or one pass over it when unknown.
-
-    A line is printed before counting, which can take a while.
-
-    Example:
-
-    >>> import tensorflow as tf
-    >>> from keras_attention.tasks.captioning.batches import count_examples
-    >>> count_examples(tf.data.Dataset.range(7))
-    7
-    >>> count_examples(tf.data.Dataset.range(7).filter(lambda x: x > 2))
-    counting the training captions (their number is not known ahead)
-    4
-    """
-    cardinality = int(dataset.cardinality())
-    if cardinality >= 0:
-        return cardinality
-    print("counting the training captions (their number is not known ahead)")
-    return int(dataset.reduce(np.int64(0), lambda count, _: count + 1))
 
 
 def fits_in_memory(num_examples, image_size, budget=CACHE_BYTES):
@@ -93,7 +71,8 @@ def caption_batches(pairs, encoder, batch_size, max_length, shuffle=False, seed=
     if cache:
         dataset = dataset.cache()
     if shuffle:
-        dataset = dataset.shuffle(_SHUFFLE_BUFFER, seed=seed, reshuffle_each_iteration=True)
+        buffer = image_shuffle_buffer(dataset, batch_size, _SHUFFLE_BUFFER)
+        dataset = dataset.shuffle(buffer, seed=seed, reshuffle_each_iteration=True)
     # One batch shape while training: compiled steps are traced once.
     enough = int(pairs.cardinality()) >= batch_size
     dataset = dataset.batch(batch_size, drop_remainder=shuffle and enough)

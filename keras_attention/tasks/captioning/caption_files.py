@@ -1,16 +1,23 @@
 """Caption data sets read from files: the images checked, the splits completed, the pairs made.
 
 `caption_file_splits` takes what a caption layout lists (a `CaptionListing`)
-and makes the `(image, caption)` datasets of `load_caption_dataset`:
+and makes the `(image, caption)` datasets of `load_caption_dataset`, never
+reading an image before training:
 
-1. every listed image is checked once: a file that is missing or that
-   TensorFlow cannot decode is skipped with one warning naming it (an error
-   with `strict`);
+1. a listed image whose file is missing is skipped with one warning naming
+   it (an error with `strict`); the others are decoded where the pipeline
+   meets them, and one that cannot be is skipped and named there
+   (`SkippedItems`);
 2. the splits are completed: a layout with no splits of its own is split
    at random by image (seeded); one with a training split but no validation
    or test split gets it from its other held-out split (every other image
    by name) or, with neither, at random from train; the rule is reported;
-3. each image is decoded once and repeated for each of its captions.
+3. each image is decoded once and repeated for each of its captions; the
+   training images come in a new order every epoch, drawn among their
+   file names;
+4. the training captions (a sample of at most `SAMPLE_SIZE` of them) are
+   kept as strings, for the vocabulary and lengths to be learned without
+   decoding an image.
 
 Example:
 
@@ -26,12 +33,12 @@ Example:
 ...     images[path] = [f"caption {index}"]
 >>> listing = CaptionListing("captions.tsv", root, {"all": images})
 >>> splits = caption_file_splits(listing, (4, 6), 0.2, 0.2, seed=0)
-checking that the 5 images decode: 5 images in ... s
->>> splits.sizes
-{'train': 3, 'validation': 1, 'test': 1}
+>>> splits.sizes, splits.elements, sorted(splits.sample)
+({'train': 3, 'validation': 1, 'test': 1}, {'train': 3, 'validation': 1, 'test': 1}, ...)
 """
 
 import os
+import random
 import warnings
 
 import numpy as np
@@ -42,25 +49,14 @@ from keras_attention.data.dataset_splits import SPLIT_NAMES
 from keras_attention.data.dataset_splits import DatasetSplits
 from keras_attention.data.held_out_splits import every_other
 from keras_attention.data.held_out_splits import seeded_split
-from keras_attention.data.image_files import undecodable_images
-from keras_attention.progress import ProgressBar
+from keras_attention.data.image_decoding import decoded_images
+from keras_attention.data.skipped_items import SkippedItems
+from keras_attention.data.worker_shards import ONE_WORKER
+from keras_attention.data.worker_shards import shard_for_worker
 from keras_attention.tasks.captioning.layouts.caption_listing import ALL
 
-
-def resize_image(image, size):
-    """uint8 or float image `(h, w, 3)` -> float32 `(size[0], size[1], 3)` in 0..255.
-
-    `size=None` keeps the image's own size.
-    """
-    if size is None:
-        return tf.cast(image, tf.float32)
-    image = tf.image.resize(image, size, antialias=True)
-    return tf.clip_by_value(image, 0.0, 255.0)
-
-
-def decode_image_file(path):
-    """The pixels of an image file, uint8 `(h, w, 3)`."""
-    return tf.io.decode_image(tf.io.read_file(path), channels=3, expand_animations=False)
+# Training captions kept as strings, at most: the sample vocabularies and lengths come from.
+SAMPLE_SIZE = 200_000
 
 
 def one_element_per_caption(image, captions):
@@ -70,54 +66,43 @@ def one_element_per_caption(image, captions):
     return images, captions
 
 
-def _pairs_dataset(paths, captions, size):
-    """Image paths and their caption lists -> one `(image, caption)` element per caption."""
+def _pairs_dataset(paths, captions, size, skipped, shuffle_seed=None, shard=ONE_WORKER):
+    """Image paths and their caption lists -> one `(image, caption)` element per caption.
+
+    With `shuffle_seed`, the images come in a new order every epoch, drawn
+    among their paths before any is decoded; `shard` keeps one worker's
+    images (`worker_shards`).
+    """
     flat_captions = [text for texts in captions for text in texts]
     captions_per_image = tf.RaggedTensor.from_row_lengths(
         tf.constant(flat_captions, dtype=tf.string, shape=(len(flat_captions),)),
         tf.constant([len(texts) for texts in captions], dtype=tf.int64, shape=(len(paths),)),
     )
-    dataset = tf.data.Dataset.from_tensor_slices(
+    items = tf.data.Dataset.from_tensor_slices(
         (tf.constant(paths, dtype=tf.string, shape=(len(paths),)), captions_per_image)
     )
+    items = shard_for_worker(items, shard)
+    if shuffle_seed is not None:
+        items = items.shuffle(len(paths), seed=shuffle_seed, reshuffle_each_iteration=True)
     # Each image is decoded once, then repeated for each of its captions.
-    dataset = dataset.map(
-        lambda path, texts: (resize_image(decode_image_file(path), size), texts),
-        num_parallel_calls=tf.data.AUTOTUNE,
-    )
-    pairs = dataset.map(one_element_per_caption).unbatch()
-    # `unbatch` forgets the length; the caption count gives it back, so that
-    # `cardinality()` (and a schedule counted in steps) is right.
-    return pairs.apply(tf.data.experimental.assert_cardinality(len(flat_captions)))
+    decoded = decoded_images(items, skipped, size, deterministic=shuffle_seed is None)
+    return decoded.map(one_element_per_caption).unbatch()
 
 
-def _usable_images(listing, source, strict):
-    """`listing.images` without the images that are missing or cannot be decoded (reported)."""
+def _present_images(listing, source, strict):
+    """`listing.images` without the images whose files are missing (reported); none is read."""
     listed = sorted({path for images in listing.images.values() for path in images})
     missing = [path for path in listed if not os.path.isfile(path)]
-    present = [path for path in listed if os.path.isfile(path)]
-    with ProgressBar(
-        f"checking that the {len(present)} images decode", len(present), "images"
-    ) as bar:
-        unreadable = undecodable_images(present, progress=bar)
-    if missing or unreadable:
-
-        def names(paths):
-            return names_for_message([os.path.relpath(path, listing.root) for path in paths])
-
-        details = "; ".join(
-            f"{len(files)} {kind}: {names(files)}"
-            for kind, files in (("missing", missing), ("unreadable", unreadable))
-            if files
-        )
-        count = f"{len(missing) + len(unreadable)} of {len(listed)} image(s)"
+    if missing:
+        names = names_for_message([os.path.relpath(path, listing.root) for path in missing])
+        count = f"{len(missing)} of {len(listed)} image(s)"
         where = f"listed by {source} under {listing.root}"
         if strict:
-            raise ValueError(f"{count} {where} cannot be read; {details}.")
-        warnings.warn(f"Skipped {count} {where}; {details}.", stacklevel=4)
-    bad = set(missing) | set(unreadable)
+            raise ValueError(f"{count} {where} cannot be read; {len(missing)} missing: {names}.")
+        warnings.warn(f"Skipped {count} {where}; {len(missing)} missing: {names}.", stacklevel=4)
+    gone = set(missing)
     return {
-        split: {path: captions for path, captions in images.items() if path not in bad}
+        split: {path: captions for path, captions in images.items() if path not in gone}
         for split, images in listing.images.items()
     }
 
@@ -155,7 +140,16 @@ def _complete_splits(images, validation_fraction, test_fraction, seed):
 
 
 def caption_file_splits(
-    listing, size, validation_fraction, test_fraction, seed, strict=False, source=None
+    listing,
+    size,
+    validation_fraction,
+    test_fraction,
+    seed,
+    strict=False,
+    source=None,
+    skipped=None,
+    shuffle_seed=None,
+    shard=ONE_WORKER,
 ):
     """The `(image, caption)` splits of a caption layout's listing.
 
@@ -165,17 +159,28 @@ def caption_file_splits(
         validation_fraction, test_fraction: shares of the held-out splits
             drawn at random, for a layout without them.
         seed: the seed of those draws and of the training images' order.
-        strict: a missing or undecodable image raises a ValueError naming
-            it, instead of being skipped with a warning naming it.
+        strict: a missing image raises a ValueError naming it, instead of
+            being skipped with a warning naming it; an image that cannot be
+            decoded stops the run where the pipeline meets it (with
+            `skipped`'s own setting when one is given).
         source: the `--dataset` value, for messages.
+        skipped: the `SkippedItems` told of the images that cannot be
+            decoded; by default one that counts them.
+        shuffle_seed: the seed of the training images' order, drawn anew
+            every epoch (default `seed`; the splits depend on `seed` only).
+        shard: `(num_workers, index)`: the training split is this worker's
+            images alone; one worker by default.
 
     Returns:
         a `DatasetSplits` of `(image float32 (h, w, 3), caption tf.string)`
-        pairs, whose `sizes` count images and whose `resized(size)` makes
-        them again at another size.
+        pairs, whose `sizes` count images, `elements` captions, `sample`
+        holds training captions, and whose `resized(size)` makes them again
+        at another size.
     """
     source = source or listing.layout
-    images = _usable_images(listing, source, strict)
+    if skipped is None:
+        skipped = SkippedItems("image files that cannot be decoded", strict=strict)
+    images = _present_images(listing, source, strict)
     try:
         groups, completed = _complete_splits(images, validation_fraction, test_fraction, seed)
     except ValueError as error:
@@ -185,12 +190,33 @@ def caption_file_splits(
     captions = {path: texts for split in images.values() for path, texts in split.items()}
     rule = "; ".join(part for part in (listing.split_rule, completed) if part)
 
+    elements = {name: sum(len(captions[path]) for path in paths) for name, paths in groups.items()}
+    order_seed = seed if shuffle_seed is None else shuffle_seed
+    train_captions = [text for path in groups["train"] for text in captions[path]]
+    if len(train_captions) > SAMPLE_SIZE:
+        train_captions = random.Random(seed).sample(train_captions, SAMPLE_SIZE)
+
     def build(image_size):
         datasets = {
-            name: _pairs_dataset(paths, [captions[path] for path in paths], image_size)
+            name: _pairs_dataset(
+                paths,
+                [captions[path] for path in paths],
+                image_size,
+                skipped,
+                *((order_seed, shard) if name == "train" else ()),
+            )
             for name, paths in groups.items()
         }
         sizes = {name: len(paths) for name, paths in groups.items()}
-        return DatasetSplits(datasets, sizes, listing.layout, rule, rebuild=build)
+        return DatasetSplits(
+            datasets,
+            sizes,
+            listing.layout,
+            rule,
+            rebuild=build,
+            sample=train_captions,
+            skipped=(skipped,),
+            elements=elements,
+        )
 
     return build(size)

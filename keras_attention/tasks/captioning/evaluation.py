@@ -24,8 +24,27 @@ from keras_attention.validation import check_positive_int
 EVALUATION_BATCH_SIZE = 50
 
 
-def caption_split(caption, pairs, limit=None, batch_size=EVALUATION_BATCH_SIZE, progress=None):
+def _image_groups(pairs):
+    """`(image, [captions])` of each run of consecutive pairs of one image."""
+    image, texts = None, []
+    for next_image, text in pairs.as_numpy_iterator():
+        if image is not None and np.array_equal(image, next_image):
+            texts.append(text.decode("utf-8"))
+            continue
+        if image is not None:
+            yield image, texts
+        image, texts = next_image, [text.decode("utf-8")]
+    if image is not None:
+        yield image, texts
+
+
+def caption_split(
+    caption, pairs, limit=None, batch_size=EVALUATION_BATCH_SIZE, progress=None, keep_images=None
+):
     """Captions of the images of `pairs` with their references, one entry per image.
+
+    The pairs are read once, `batch_size` images at a time: memory holds one
+    batch of images and the first `keep_images`, whatever the split's size.
 
     Args:
         caption: `caption(images)` returns `(captions, attention, words)`, as
@@ -34,15 +53,16 @@ def caption_split(caption, pairs, limit=None, batch_size=EVALUATION_BATCH_SIZE, 
             one image next to each other.
         limit: the pairs read at most (None: all).
         batch_size: images captioned per call of `caption`.
-        progress: None, or a function called with the count of images, then
-            returning an object whose `add(count)` is called with the images
-            of each batch captioned (`ProgressBar` partly applied).
+        progress: None, or an object whose `add(count)` is called with the
+            images of each batch captioned (a `ProgressBar`).
+        keep_images: the first images returned (None: all of them).
 
     Returns:
-        `(images, references, hypotheses, outputs)`: lists of the images, of
-        their reference captions (str) and of their generated captions, and
-        dict "attention" (all the attention maps, concatenated) and "words"
-        (the generated words of each caption).
+        `(images, references, hypotheses, outputs)`: lists of the first
+        `keep_images` images, of every image's reference captions (str) and
+        of its generated caption, and dict "attention" (all the attention
+        maps, concatenated) and "words" (the generated words of each
+        caption).
 
     Example:
 
@@ -59,33 +79,43 @@ def caption_split(caption, pairs, limit=None, batch_size=EVALUATION_BATCH_SIZE, 
     """
     check_positive_int("limit", limit, allow_none=True)
     check_positive_int("batch_size", batch_size)
+    check_positive_int("keep_images", keep_images, allow_none=True)
     if limit is not None:
         pairs = pairs.take(limit)
-    images, references = [], []
-    for image, text in pairs.as_numpy_iterator():
-        if images and np.array_equal(images[-1], image):
-            references[-1].append(text.decode("utf-8"))
-        else:
-            images.append(image)
-            references.append([text.decode("utf-8")])
-    hypotheses, attention, words = [], [], []
-    bar = None if progress is None else progress(len(images))
-    for start in range(0, len(images), batch_size):
-        batch = np.stack(images[start : start + batch_size])
-        batch_captions, batch_attention, batch_words = caption(batch)
-        hypotheses += batch_captions
+    kept, references, hypotheses, attention, words, batch = [], [], [], [], [], []
+
+    def caption_batch():
+        batch_captions, batch_attention, batch_words = caption(np.stack(batch))
+        hypotheses.extend(batch_captions)
         attention.append(batch_attention)
-        words += batch_words
-        if bar is not None:
-            bar.add(len(batch))
-    if bar is not None:
-        bar.close()
-    outputs = {"attention": np.concatenate(attention), "words": words}
-    return images, references, hypotheses, outputs
+        words.extend(batch_words)
+        if progress is not None:
+            progress.add(len(batch))
+        batch.clear()
+
+    for image, texts in _image_groups(pairs):
+        references.append(texts)
+        batch.append(image)
+        if keep_images is None or len(kept) < keep_images:
+            kept.append(image)
+        if len(batch) == batch_size:
+            caption_batch()
+    if batch:
+        caption_batch()
+    outputs = {"attention": np.concatenate(attention) if attention else np.zeros(0), "words": words}
+    return kept, references, hypotheses, outputs
 
 
 def caption_with_model(
-    model, encoder, pairs, max_length, beam_width=1, limit=None, batch_size=EVALUATION_BATCH_SIZE
+    model,
+    encoder,
+    pairs,
+    max_length,
+    beam_width=1,
+    limit=None,
+    batch_size=EVALUATION_BATCH_SIZE,
+    num_images=None,
+    keep_images=None,
 ):
     """`caption_split` with a captioner's `caption` method: greedy or beam search, with maps.
 
@@ -98,6 +128,8 @@ def caption_with_model(
         beam_width: 1 for greedy search, more for beam search.
         limit: the pairs read at most (None: all).
         batch_size: images captioned at once.
+        num_images: the images of `pairs`, for the progress bar (None: unknown).
+        keep_images: the first images returned (None: all).
 
     Returns:
         as `caption_split`.
@@ -114,11 +146,8 @@ def caption_with_model(
         )
 
     search = "greedy search" if beam_width == 1 else f"beam search of width {beam_width}"
-
-    def progress(total):
-        return ProgressBar(f"captioning the test images ({search})", total, "images")
-
-    return caption_split(caption, pairs, limit, batch_size, progress=progress)
+    with ProgressBar(f"captioning the test images ({search})", num_images, "images") as bar:
+        return caption_split(caption, pairs, limit, batch_size, bar, keep_images)
 
 
 def bleu_references(references):

@@ -170,6 +170,7 @@ def captioning_training_recipe(
     batch_size=None,
     epochs=None,
     earliest_decay_step=EARLIEST_DECAY_STEP,
+    steps_per_epoch=None,
 ):
     """Batch size, epochs and learning-rate schedule from the number of training captions.
 
@@ -194,6 +195,8 @@ def captioning_training_recipe(
         earliest_decay_step: no stall of the validation loss starts the
             decay before this many steps (a positive int); models slow to
             leave their first plateau need more.
+        steps_per_epoch: the user's steps per epoch (`--steps-per-epoch`),
+            or None for one pass over the captions.
 
     Returns:
         a `CaptioningTrainingRecipe`.
@@ -216,8 +219,9 @@ def captioning_training_recipe(
     batch_size = training_recipe.choose(
         reasons, "batch_size", batch_size, lambda: _derived_batch_size(count), "given"
     )
-    # Training batches drop the remainder (one compiled step shape): whole batches only.
-    steps_per_epoch = max(1, count // batch_size)
+    steps_per_epoch = training_recipe.epoch_steps(
+        reasons, steps_per_epoch, count, batch_size, "captions"
+    )
     epochs = training_recipe.choose(
         reasons,
         "epochs",

@@ -52,11 +52,13 @@ from keras_attention.data.dataset_splits import SPLIT_NAMES
 from keras_attention.data.dataset_splits import DatasetSplits
 from keras_attention.data.image_arguments import check_split_fractions
 from keras_attention.data.image_arguments import image_size_pair
+from keras_attention.data.image_decoding import resize_image
 from keras_attention.data.tfds_download import load_tfds
+from keras_attention.data.worker_shards import ONE_WORKER
+from keras_attention.progress import ProgressBar
 from keras_attention.tasks.captioning.builtin_scenes import shape_scene_splits
 from keras_attention.tasks.captioning.caption_files import caption_file_splits
 from keras_attention.tasks.captioning.caption_files import one_element_per_caption
-from keras_attention.tasks.captioning.caption_files import resize_image
 from keras_attention.tasks.captioning.layouts.caption_csv import read_caption_csv
 from keras_attention.tasks.captioning.layouts.layout_detection import find_caption_layout
 
@@ -91,10 +93,11 @@ def _builtin(size, builtin_sizes, max_objects, seed):
         dict(zip(SPLIT_NAMES, builtin_sizes)),
         "built-in scenes",
         rebuild=lambda new_size: _builtin(new_size, builtin_sizes, max_objects, seed),
+        sample=list(scenes["train"]["captions"]),
     )
 
 
-def _coco(dataset, size, data_dir):
+def _coco(dataset, size, data_dir, sample_size=200_000):
     splits, sizes = {}, {}
     for name, tfds_split in _COCO_SPLITS.items():
         examples = load_tfds(dataset, split=tfds_split, data_dir=data_dir, shuffle_files=False)
@@ -110,7 +113,23 @@ def _coco(dataset, size, data_dir):
         f"tensorflow-datasets {dataset}",
         "Karpathy's splits as tfds ships them: train+restval, val, test",
         rebuild=lambda new_size: _coco(dataset, new_size, data_dir),
+        sample=_coco_captions(dataset, data_dir, sample_size),
     )
+
+
+def _coco_captions(dataset, data_dir, sample_size):
+    """Captions of tfds' COCO training images, read without decoding the images."""
+    import tensorflow_datasets as tfds  # Imported here: slow, and only this source needs it.
+
+    examples = load_tfds(
+        dataset,
+        split=_COCO_SPLITS["train"],
+        data_dir=data_dir,
+        shuffle_files=False,
+        decoders=tfds.decode.PartialDecoding({"captions": True}),  # no image is read
+    )
+    texts = examples.map(lambda example: example["captions"]["text"]).unbatch()
+    return [text.decode("utf-8") for text in texts.take(sample_size).as_numpy_iterator()]
 
 
 def _path_after(dataset, prefix):
@@ -118,20 +137,24 @@ def _path_after(dataset, prefix):
 
 
 def _listing(dataset, strict, allow_outside_paths, image_column, caption_column):
-    """The `CaptionListing` of a "folder:" or "csv:" source."""
+    """The `CaptionListing` of a "folder:" or "csv:" source, read with one progress line."""
+    prefix = "folder:" if dataset.startswith("folder:") else "csv:"
+    path = _path_after(dataset, prefix)
     try:
-        if dataset.startswith("folder:"):
-            path = _path_after(dataset, "folder:")
-            return find_caption_layout(path, strict, allow_outside_paths)
-        path = _path_after(dataset, "csv:")
-        if not os.path.isfile(path):
-            raise ValueError(f"{path} is not a file.")
-        root = os.path.dirname(os.path.abspath(path))
-        return read_caption_csv(
-            path, root, image_column, caption_column, strict, allow_outside_paths
-        )
+        with ProgressBar(f"reading the captions of {path}", None, "images") as bar:
+            if prefix == "folder:":
+                listing = find_caption_layout(path, strict, allow_outside_paths)
+            elif not os.path.isfile(path):
+                raise ValueError(f"{path} is not a file.")
+            else:
+                root = os.path.dirname(os.path.abspath(path))
+                listing = read_caption_csv(
+                    path, root, image_column, caption_column, strict, allow_outside_paths
+                )
+            bar.add(listing.num_images)
     except ValueError as error:
         raise ValueError(f"{error} Received: dataset={dataset!r}") from None
+    return listing
 
 
 def load_caption_dataset(
@@ -148,6 +171,9 @@ def load_caption_dataset(
     allow_outside_paths=False,
     image_column="image",
     caption_column="caption",
+    skipped=None,
+    shuffle_seed=None,
+    shard=ONE_WORKER,
 ):
     """Loads `(image, caption)` pairs for training and evaluating a captioner.
 
@@ -167,18 +193,27 @@ def load_caption_dataset(
         max_objects: 2 or 3, objects per built-in scene at most.
         data_dir: tfds data directory for "coco_captions" (tfds' default when
             None).
-        strict: a malformed or non-UTF-8 line, or an image that is missing or
-            cannot be decoded, raises a ValueError naming it, instead of
-            being skipped with a warning naming it.
+        strict: a malformed or non-UTF-8 line, or an image that is missing,
+            raises a ValueError naming it, instead of being skipped with a
+            warning naming it; an image that cannot be decoded stops the run
+            where the pipeline meets it.
         allow_outside_paths: read image paths that are absolute or leave
             the data set's folder through `..` (refused otherwise).
         image_column, caption_column: the columns of a "csv:" file.
+        skipped: the `SkippedItems` told of the images that cannot be
+            decoded (files are decoded where the pipeline meets them); by
+            default one that counts them.
+        shuffle_seed: the seed of the order of a data set's training
+            images, drawn anew every epoch (default `seed`).
+        shard: `(num_workers, index)`: the training split of a "folder:" or
+            "csv:" source is this worker's images alone (`worker_shards`).
 
     Returns:
         a `DatasetSplits`: dict "train", "validation", "test" ->
         `tf.data.Dataset` of `(image float32 (height, width, 3) in 0..255,
-        caption tf.string ())`, with `sizes` (images per split), `summary()`
-        and `resized(image_size)`.
+        caption tf.string ())`, with `sizes` (images per split), `elements`
+        (captions per split), `sample` (training captions, read without
+        decoding an image), `summary()` and `resized(image_size)`.
 
     Raises:
         DatasetDownloadError: "coco_captions" is not prepared and cannot be
@@ -199,8 +234,9 @@ def load_caption_dataset(
         return _builtin(size, tuple(builtin_sizes), max_objects, seed)
     if dataset.startswith(("folder:", "csv:")):
         listing = _listing(dataset, strict, allow_outside_paths, image_column, caption_column)
+        fractions = (validation_fraction, test_fraction)
         return caption_file_splits(
-            listing, size, validation_fraction, test_fraction, seed, strict, dataset
+            listing, size, *fractions, seed, strict, dataset, skipped, shuffle_seed, shard
         )
     if dataset == "coco_captions" or dataset.startswith("coco_captions/"):
         return _coco(dataset, size, data_dir)

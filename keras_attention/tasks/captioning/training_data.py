@@ -23,9 +23,11 @@ image size 48x48: built-in scenes drawn at 48x48, ...: a 12x12 feature grid
 """
 
 import dataclasses
+import os
 
+from keras_attention.data.skipped_items import SkippedItems
+from keras_attention.data.worker_shards import ONE_WORKER
 from keras_attention.losses.prior_cross_entropy import prior_cross_entropy
-from keras_attention.tasks.captioning.batches import count_examples
 from keras_attention.tasks.captioning.batches import fits_in_memory
 from keras_attention.tasks.captioning.batches import training_and_validation_batches
 from keras_attention.tasks.captioning.flags import source_options
@@ -39,6 +41,9 @@ from keras_attention.tasks.captioning.vocabulary import caption_token_ids
 from keras_attention.tasks.captioning.vocabulary import train_caption_vocabulary
 from keras_attention.training.download_errors import download_errors_as_exit
 
+# The run's file of the images its pipelines cannot decode.
+SKIPPED_IMAGES_FILE = "skipped_images.txt"
+
 
 def _derive(args, native_size, source):
     size, reason = derived_image_size(native_size, args.backbone, source, args.patch_size)
@@ -46,7 +51,7 @@ def _derive(args, native_size, source):
     return reason
 
 
-def load_caption_splits(args):
+def load_caption_splits(args, shuffle_seed=None, shard=ONE_WORKER):
     """The `(image, caption)` splits of `args.dataset` at the model's image size.
 
     Fills `args.image_size` where it was left out. A data set's files are
@@ -56,6 +61,11 @@ def load_caption_splits(args):
     Args:
         args: the parsed flags (`build_captioning_parser`, with the model's
             defaults).
+        shuffle_seed: the seed of the training images' order (default
+            `args.seed`; a resumed run passes another). The splits depend
+            on `args.seed` only.
+        shard: `(num_workers, index)`: this worker's share of the training
+            images (`TrainingRun.input_shard`).
 
     Returns:
         the `DatasetSplits` of `load_caption_dataset`.
@@ -67,8 +77,20 @@ def load_caption_splits(args):
     if args.image_size is None and args.dataset == "builtin":
         native = (BUILTIN_IMAGE_SIZE, BUILTIN_IMAGE_SIZE)
         reason = _derive(args, native, "built-in scenes drawn at")
+    undecodable = SkippedItems(
+        "image files that cannot be decoded",
+        os.path.join(args.output_dir, SKIPPED_IMAGES_FILE),
+        strict=args.strict,
+    )
     with download_errors_as_exit():
-        splits = load_caption_dataset(args.dataset, args.image_size, **source_options(args))
+        splits = load_caption_dataset(
+            args.dataset,
+            args.image_size,
+            skipped=undecodable,
+            shuffle_seed=shuffle_seed,
+            shard=shard,
+            **source_options(args),
+        )
         print(f"data: {splits.summary()}")
         if args.image_size is None:
             reason = _derive(args, median_image_size(splits["train"]), "median training image")
@@ -89,6 +111,8 @@ class CaptionData:
         unigram_loss: the loss of predicting the caption words' frequencies,
             which a captioner that looks at the images goes below.
         train, validation: the teacher-forcing batches.
+        skipped: the `SkippedItems` of the images the pipelines cannot
+            decode, for a run to report once an epoch.
     """
 
     splits: object
@@ -98,26 +122,31 @@ class CaptionData:
     unigram_loss: float
     train: object
     validation: object
+    skipped: tuple = ()
 
 
-def prepare_caption_data(splits, args):
+def prepare_caption_data(splits, args, shuffle_seed=None):
     """The vocabulary, caption length, recipe and batches of a captioner's splits.
 
     Prints the vocabulary and the recipe's choices with their reasons. The
-    vocabulary is saved under `args.output_dir`.
+    vocabulary is saved under `args.output_dir`. The vocabulary, caption
+    length and unigram loss come from the training captions (`splits.sample`,
+    at most a sample of them), never from decoding an image.
 
     Args:
         splits: what `load_caption_splits(args)` returned.
         args: the parsed flags.
+        shuffle_seed: the seed of the training batches' shuffle (default
+            `args.seed`).
 
     Returns:
         a `CaptionData`.
     """
-    train_pairs = splits["train"]
-    encoder = train_caption_vocabulary(train_pairs, args.vocabulary_size, args.output_dir)
-    max_length = caption_length(train_pairs, encoder, args.max_length)
+    captions = splits.sample
+    encoder = train_caption_vocabulary(captions, args.vocabulary_size, args.output_dir)
+    max_length = caption_length(captions, encoder, args.max_length)
     print(f"vocabulary: {encoder.vocabulary_size} tokens; captions of up to {max_length} tokens")
-    num_examples = count_examples(train_pairs)
+    num_examples = splits.elements["train"]
     recipe = captioning_training_recipe(
         num_examples,
         args.train_steps,
@@ -125,11 +154,15 @@ def prepare_caption_data(splits, args):
         args.batch_size,
         args.epochs,
         args.earliest_decay_step,
+        getattr(args, "steps_per_epoch", None),
     )
     print("\n".join(recipe.summary_lines()))
     cache = args.dataset == "builtin" or fits_in_memory(num_examples, args.image_size)
+    seed = args.seed if shuffle_seed is None else shuffle_seed
     train, validation = training_and_validation_batches(
-        splits, encoder, recipe.batch_size, max_length, args.seed, cache
+        splits, encoder, recipe.batch_size, max_length, seed, cache
     )
-    unigram_loss = prior_cross_entropy(caption_token_ids(train_pairs, encoder))
-    return CaptionData(splits, encoder, max_length, recipe, unigram_loss, train, validation)
+    unigram_loss = prior_cross_entropy(caption_token_ids(captions, encoder))
+    return CaptionData(
+        splits, encoder, max_length, recipe, unigram_loss, train, validation, splits.skipped
+    )

@@ -1,102 +1,87 @@
 """A captioner's vocabulary and caption length, learned from its training captions.
 
 `train_caption_vocabulary` learns (and saves) a `ReversibleTokenizer` of the
-frequent words of the `(image, caption)` training pairs; `caption_length`
-gives the tokens a model must read and write to fit the longest caption;
+training captions; `caption_length` gives the tokens a model reads and
+writes, enough for `LENGTH_PERCENTILE` percent of the captions;
 `caption_token_ids` lists the tokens a captioner predicts, from which
-`keras_attention.losses.prior_cross_entropy` computes the loss of a
-model that ignores the image.
+`keras_attention.losses.prior_cross_entropy` computes the loss of a model
+that ignores the image. Each reads caption strings (the training captions,
+or a sample of them: `DatasetSplits.sample`), never an image.
 
 Example:
 
 >>> import tempfile
->>> import numpy as np
->>> import tensorflow as tf
 >>> from keras_attention.tasks.captioning.vocabulary import (
 ...     caption_length, train_caption_vocabulary)
 >>> captions = ["a red circle", "a blue square", "a red square"] * 2
->>> pairs = tf.data.Dataset.from_tensor_slices((np.zeros((6, 8, 8, 3), "float32"), captions))
->>> tokenizer = train_caption_vocabulary(pairs, 300, tempfile.mkdtemp())
-learning the caption vocabulary: 6 captions in ... s
->>> caption_length(pairs, tokenizer)  # three words and the start (or end) token
+>>> tokenizer = train_caption_vocabulary(captions, 300, tempfile.mkdtemp())
+learning the caption vocabulary: 6 captions in ...
+>>> caption_length(captions, tokenizer)  # three words and the start (or end) token
 4
 """
 
 import os
 
 import numpy as np
-import tensorflow as tf
 
+from keras_attention.data.length_limits import covering_length
 from keras_attention.progress import ProgressBar
-from keras_attention.progress import dataset_size
 from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
 from keras_attention.validation import check_positive_int
 
 # The longest caption decoded when no length is given, in tokens.
 MAX_DEFAULT_LENGTH = 40
-# Captions tokenized at once while reading the training set.
+# Captions tokenized at once while measuring them.
 _TEXT_BATCH = 1024
-# Tokens a caption is encoded to while measuring it: longer captions are counted as this.
-_MEASURED_LENGTH = 256
 
 
-def _captions(pairs):
-    return pairs.map(lambda image, text: text)
+def _tokenized(captions, encoder):
+    """The ids of `captions`, `_TEXT_BATCH` at a time: ragged `(B, None)` batches."""
+    for start in range(0, len(captions), _TEXT_BATCH):
+        yield encoder.tokenize(list(captions[start : start + _TEXT_BATCH]))
 
 
-def train_caption_vocabulary(train_pairs, vocabulary_size, output_dir):
-    """A vocabulary of the training captions' words, saved under `output_dir/vocabulary`.
+def train_caption_vocabulary(captions, vocabulary_size, output_dir):
+    """A vocabulary of the training captions, saved under `output_dir/vocabulary`.
 
     Args:
-        train_pairs: a `tf.data.Dataset` of `(image, caption)` pairs.
+        captions: the training captions (or a sample of them), a list of str.
         vocabulary_size: the most tokens, special and byte tokens included.
         output_dir: the run's folder.
 
     Returns:
         the trained `ReversibleTokenizer`.
     """
-    with ProgressBar(
-        "learning the caption vocabulary", dataset_size(train_pairs), "captions"
-    ) as bar:
-        tokenizer = ReversibleTokenizer.train(_captions(train_pairs), vocabulary_size, progress=bar)
+    with ProgressBar("learning the caption vocabulary", len(captions), "captions") as bar:
+        tokenizer = ReversibleTokenizer.train(list(captions), vocabulary_size, progress=bar)
     tokenizer.save(os.path.join(output_dir, "vocabulary"))
     return tokenizer
 
 
-def longest_caption(train_pairs, encoder):
-    """Tokens of the longest training caption plus one.
+def caption_lengths(captions, encoder):
+    """The tokens of each caption, without start and end tokens: an int array.
 
-    The one is the start token the caption is read after, or the end token
-    it is written with.
+    Example:
 
-    Args:
-        train_pairs: a `tf.data.Dataset` of `(image, caption)` pairs.
-        encoder: the captions' tokenizer (`encode(texts, length)` gives
-            padded ids, 0 for padding).
-
-    Returns:
-        int.
+    >>> from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
+    >>> from keras_attention.tasks.captioning.vocabulary import caption_lengths
+    >>> tokenizer = ReversibleTokenizer.train(["a b", "a b"], 300)
+    >>> caption_lengths(["a b", "a"], tokenizer).tolist()
+    [2, 1]
     """
-    lengths = (
-        _captions(train_pairs)
-        .batch(_TEXT_BATCH)
-        .map(
-            lambda texts: tf.reduce_sum(
-                tf.cast(encoder.encode(texts, _MEASURED_LENGTH) > 0, tf.int32), axis=1
-            )
-        )
-    )
-    return int(max(np.max(batch) for batch in lengths.as_numpy_iterator())) + 1
+    lengths = [tokens.row_lengths().numpy() for tokens in _tokenized(captions, encoder)]
+    return np.concatenate(lengths) if lengths else np.zeros(0, np.int64)
 
 
-def caption_length(train_pairs, encoder, max_length=None):
+def caption_length(captions, encoder, max_length=None):
     """The tokens per caption a model reads and writes: `max_length` if given.
 
-    Otherwise the longest training caption plus its start (or end) token,
-    at most `MAX_DEFAULT_LENGTH`.
+    Otherwise the tokens `LENGTH_PERCENTILE` percent of the training
+    captions fit (`covering_length`), plus the start (or end) token, at most
+    `MAX_DEFAULT_LENGTH`.
 
     Args:
-        train_pairs: a `tf.data.Dataset` of `(image, caption)` pairs.
+        captions: the training captions (or a sample), a list of str.
         encoder: the captions' tokenizer.
         max_length: the user's length, or None.
 
@@ -106,14 +91,15 @@ def caption_length(train_pairs, encoder, max_length=None):
     check_positive_int("max_length", max_length, allow_none=True)
     if max_length is not None:
         return max_length
-    return min(longest_caption(train_pairs, encoder), MAX_DEFAULT_LENGTH)
+    fitting = covering_length(caption_lengths(captions, encoder)) + 1
+    return min(fitting, MAX_DEFAULT_LENGTH)
 
 
-def caption_token_ids(train_pairs, encoder):
+def caption_token_ids(captions, encoder):
     """The tokens a captioner predicts over the training captions: theirs and an end token each.
 
     Args:
-        train_pairs: a `tf.data.Dataset` of `(image, caption)` pairs.
+        captions: the training captions (or a sample), a list of str.
         encoder: the captions' tokenizer (`tokenize` and `end_id`).
 
     Returns:
@@ -121,17 +107,13 @@ def caption_token_ids(train_pairs, encoder):
 
     Example:
 
-    >>> import numpy as np
-    >>> import tensorflow as tf
     >>> from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
     >>> from keras_attention.tasks.captioning.vocabulary import caption_token_ids
     >>> tokenizer = ReversibleTokenizer.train(["a b", "a b"], 300)
-    >>> pairs = tf.data.Dataset.from_tensor_slices((np.zeros((2, 1)), ["a b", "a"]))
-    >>> int(sum(len(ids) for ids in caption_token_ids(pairs, tokenizer)))  # 3 words, 2 ends
+    >>> int(sum(len(ids) for ids in caption_token_ids(["a b", "a"], tokenizer)))  # 3 words, 2 ends
     5
     """
     token_ids = []
-    for texts in _captions(train_pairs).batch(_TEXT_BATCH):
-        tokens = encoder.tokenize(texts)  # (B, None)
-        token_ids += [tokens.flat_values.numpy(), np.full(len(texts), encoder.end_id)]
+    for tokens in _tokenized(captions, encoder):
+        token_ids += [tokens.flat_values.numpy(), np.full(tokens.nrows(), encoder.end_id)]
     return token_ids

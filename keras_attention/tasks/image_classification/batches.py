@@ -17,6 +17,7 @@ Example:
 import tensorflow as tf
 
 from keras_attention.data.image_augmentation import augment_batches
+from keras_attention.data.image_shuffle import image_shuffle_buffer
 from keras_attention.validation import check_positive_int
 
 SHUFFLE_BUFFER = 4096
@@ -54,7 +55,8 @@ def make_classification_batches(
     check_positive_int("num_classes", num_classes)
     training = shuffle_seed is not None
     if training:
-        dataset = dataset.shuffle(SHUFFLE_BUFFER, seed=shuffle_seed, reshuffle_each_iteration=True)
+        buffer = image_shuffle_buffer(dataset, batch_size, SHUFFLE_BUFFER)
+        dataset = dataset.shuffle(buffer, seed=shuffle_seed, reshuffle_each_iteration=True)
     dataset = dataset.batch(batch_size, drop_remainder=training)
     if training:
         dataset = augment_batches(dataset, augmentation, seed=shuffle_seed)

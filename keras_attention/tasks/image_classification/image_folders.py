@@ -72,12 +72,14 @@ def _visible_folders(folder, strict):
     ]
 
 
-def class_image_files(folder, strict=False):
+def class_image_files(folder, strict=False, progress=None):
     """`{class name: [image paths]}` of the class folders of `folder`, paths sorted.
 
     Args:
         folder: a folder of class folders.
         strict: a name that is not UTF-8 raises a ValueError naming it.
+        progress: None, or an object whose `add(count)` is called with the
+            image files of each class folder listed (a `ProgressBar`).
 
     Returns:
         dict, classes in sorted order.
@@ -93,6 +95,8 @@ def class_image_files(folder, strict=False):
                 if file.lower().endswith(IMAGE_EXTENSIONS):
                     paths.append(os.path.join(parent, file))
         classes[name] = sorted(paths)
+        if progress is not None:
+            progress.add(len(paths))
     return classes
 
 
@@ -126,13 +130,15 @@ def _check_same_classes(root, classes):
         )
 
 
-def find_image_folder_layout(root, strict=False):
+def find_image_folder_layout(root, strict=False, progress=None):
     """Reads a classification folder: class folders, or split folders of class folders.
 
     Args:
         root: the data set's folder.
         strict: a file or folder name that is not UTF-8 raises a ValueError
             naming it, instead of being skipped with a warning.
+        progress: None, or an object whose `add(count)` is called as image
+            files are listed (a `ProgressBar`).
 
     Returns:
         an `ImageFolderListing`.
@@ -151,9 +157,9 @@ def find_image_folder_layout(root, strict=False):
         )
     splits = _split_folders(root, folders)
     if not splits:
-        classes = class_image_files(root, strict)
+        classes = class_image_files(root, strict, progress)
         names = sorted(classes)
-        files = [(path, names.index(name)) for name in names for path in classes[name]]
+        files = [(path, label) for label, name in enumerate(names) for path in classes[name]]
         return ImageFolderListing("class folders", names, {ALL: files}, {ALL: root})
     others = [folder for folder in folders if folder not in splits.values()]
     if others:
@@ -169,7 +175,7 @@ def find_image_folder_layout(root, strict=False):
     classes = {}
     for split, folder in splits.items():
         path = os.path.join(root, folder)
-        classes[split] = class_image_files(path, strict)
+        classes[split] = class_image_files(path, strict, progress)
         if not classes[split]:
             loose = [f for f in os.listdir(path) if f.lower().endswith(IMAGE_EXTENSIONS)]
             raise ValueError(
@@ -179,7 +185,7 @@ def find_image_folder_layout(root, strict=False):
     _check_same_classes(root, {splits[split]: sorted(found) for split, found in classes.items()})
     names = sorted(classes["train"])
     files = {
-        split: [(path, names.index(name)) for name in names for path in found[name]]
+        split: [(path, label) for label, name in enumerate(names) for path in found[name]]
         for split, found in classes.items()
     }
     layout = "split folders " + ", ".join(f"{splits[split]}/" for split in splits)

@@ -189,6 +189,7 @@ def vit_training_recipe(
     patch_size=None,
     batch_size=None,
     epochs=None,
+    steps_per_epoch=None,
 ):
     """Derives image size, patch size, batch size, epochs and warm-up from the data.
 
@@ -213,6 +214,8 @@ def vit_training_recipe(
         patch_size: the user's patch size, or None to derive it.
         batch_size: the user's batch size, or None to derive it.
         epochs: the user's number of epochs, or None to derive it.
+        steps_per_epoch: the user's steps per epoch (`--steps-per-epoch`),
+            or None for one pass over the images.
 
     Returns:
         `ViTTrainingRecipe`.
@@ -236,8 +239,9 @@ def vit_training_recipe(
     batch_size = training_recipe.choose(
         reasons, "batch_size", batch_size, lambda: _derived_batch_size(num_train_images, epochs)
     )
-    # The last partial batch is dropped while training, but one step remains.
-    steps_per_epoch = max(1, num_train_images // batch_size)
+    steps_per_epoch = training_recipe.epoch_steps(
+        reasons, steps_per_epoch, num_train_images, batch_size, "images"
+    )
     total_steps = epochs * steps_per_epoch
     warmup_steps = warmup_steps_for(total_steps, steps_per_epoch)
     reasons["warmup_steps"] = (

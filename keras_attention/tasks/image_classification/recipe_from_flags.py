@@ -84,6 +84,7 @@ def resolve_vit_recipe(args, num_train_images, native_size):
         patch_size=vit_patch_size_flag(args),
         batch_size=args.batch_size,
         epochs=args.epochs,
+        steps_per_epoch=getattr(args, "steps_per_epoch", None),
     )
     args.recipe = recipe
     args.patch_size = recipe.patch_size

@@ -15,10 +15,12 @@ Sources:
   alone are split at random (seeded shares of the files); split folders
   are the splits: without `test/`, test is every other image of each
   class of `val/` (the others stay for validation); with `test/` but no
-  validation folder, validation is a seeded share of `train/`. Files that
-  cannot be decoded (and `._x.jpg` AppleDouble files) are skipped with a
-  warning naming them (an error with `strict`). `~` and `$VARIABLES` in
-  PATH are expanded.
+  validation folder, validation is a seeded share of `train/`. The files
+  are listed, never read, before training: each image is decoded where the
+  pipeline meets it, and one that cannot be (a truncated file, an `._x.jpg`
+  AppleDouble file) is skipped and named (`skipped`: counted once an epoch,
+  named in the run's file; the run stops at the first with `strict`). `~`
+  and `$VARIABLES` in PATH are expanded.
 - "hf:PATH": a `datasets.DatasetDict.save_to_disk` folder with an `image`
   (or `img`) column and a `ClassLabel` `label` column (`hf_datasets`).
 - "cifar10", "cifar100", "imagenette" (tfds "imagenette/320px-v2", or any
@@ -53,9 +55,14 @@ from keras_attention.data.hf_datasets import hf_image_classification_files
 from keras_attention.data.hf_datasets import hf_image_pairs
 from keras_attention.data.image_arguments import check_split_fractions
 from keras_attention.data.image_arguments import image_size_pair
-from keras_attention.data.image_files import report_undecodable_images
-from keras_attention.data.image_files import undecodable_images
+from keras_attention.data.image_decoding import decoded_images
+from keras_attention.data.image_decoding import resize_image
+from keras_attention.data.skipped_items import SkippedItems
 from keras_attention.data.tfds_download import load_tfds
+from keras_attention.data.worker_shards import ONE_WORKER
+from keras_attention.data.worker_shards import check_shard
+from keras_attention.data.worker_shards import shard_for_worker
+from keras_attention.data.worker_shards import sharded_already
 from keras_attention.progress import ProgressBar
 from keras_attention.tasks.image_classification.builtin_shapes import shape_classification_splits
 from keras_attention.tasks.image_classification.image_folders import find_image_folder_layout
@@ -81,6 +88,8 @@ class ImageClassificationData:
         layout: what was read and how the splits were made, one line.
         class_counts: dict split name -> images per class (a list in label
             order), where known.
+        skipped: the `SkippedItems` the splits' pipelines tell of the images
+            they cannot decode, for a run to report once an epoch.
 
     Example:
 
@@ -99,6 +108,7 @@ class ImageClassificationData:
     split_sizes: dict = None
     layout: str = ""
     class_counts: dict = None
+    skipped: tuple = ()
 
     def __post_init__(self):
         if self.split_sizes is None:
@@ -144,22 +154,41 @@ class ImageClassificationData:
         return lines
 
 
-def _decodable_paths(paths, dataset, strict):
-    """`paths` without the files TensorFlow cannot decode, which are reported."""
-    with ProgressBar(f"checking that the {len(paths)} images decode", len(paths), "images") as bar:
-        bad = set(undecodable_images(paths, progress=bar))
-    report_undecodable_images(sorted(bad), dataset, strict)
-    return [path for path in paths if path not in bad]
+def list_image_folder(dataset, strict=False):
+    """The `ImageFolderListing` of a "folder:PATH" `--dataset`, with a progress line.
+
+    Listing reads no image; do it once, and give the listing to
+    `native_image_size` and `load_image_classification_dataset`.
+
+    Example:
+
+    >>> import os, tempfile
+    >>> from keras_attention.tasks.image_classification.sources import list_image_folder
+    >>> root = tempfile.mkdtemp()
+    >>> for name in ("cat", "dog"):
+    ...     os.makedirs(os.path.join(root, name))
+    ...     _ = open(os.path.join(root, name, "1.png"), "wb").write(b"")
+    >>> list_image_folder(f"folder:{root}").class_names  # doctest: +ELLIPSIS
+    listing the images of ...: 2 files in ...
+    ['cat', 'dog']
+    """
+    folder = _folder_path(dataset)
+    try:
+        with ProgressBar(f"listing the images of {folder}", None, "files") as bar:
+            return find_image_folder_layout(folder, strict, bar)
+    except ValueError as error:
+        raise ValueError(f"{error} Received: dataset={dataset!r}") from None
 
 
-def native_image_size(dataset, max_files=64, strict=False):
+def native_image_size(dataset, max_files=64, strict=False, listing=None):
     """The typical `(height, width)` of a data set's own images, before resizing.
 
     For "folder:PATH" this is the median height and width of up to
     `max_files` of its (training) images, taken evenly across the class
     folders, so a model can keep their aspect ratio. A file among them that
-    cannot be decoded is skipped with a warning naming it (an error with
-    `strict`). The other sources have no single size worth keeping (the
+    cannot be decoded is left out of the median (the training pipeline
+    names it when it meets it). The other sources have no single size worth
+    keeping (the
     built-in images are drawn at any size; tfds and `datasets` sets are
     square or mixed): None.
 
@@ -167,8 +196,8 @@ def native_image_size(dataset, max_files=64, strict=False):
         dataset: a `--dataset` string, as `load_image_classification_dataset`
             takes.
         max_files: number of images to read at most.
-        strict: raise a ValueError naming an undecodable file or a file
-            name that is not UTF-8.
+        strict: raise a ValueError naming a file name that is not UTF-8.
+        listing: the folder's `list_image_folder`, when listed already.
 
     Returns:
         `(height, width)` ints, or None.
@@ -185,36 +214,29 @@ def native_image_size(dataset, max_files=64, strict=False):
         )
     if not isinstance(dataset, str) or not dataset.startswith("folder:"):
         return None
-    folder = _folder_path(dataset)
-    listing = find_image_folder_layout(folder, strict)
-    files = listing.files.get("train", listing.files.get(ALL))
-    per_class = [
-        [path for path, label in files if label == index]
-        for index in range(len(listing.class_names))
-    ]
+    if listing is None:
+        listing = find_image_folder_layout(_folder_path(dataset), strict)
+    per_class = [[] for _ in listing.class_names]
+    for path, label in listing.files.get("train", listing.files.get(ALL)):
+        per_class[label].append(path)
     # Round robin over the classes: every class counts, whatever its size.
     chosen = []
     for index in range(max(map(len, per_class), default=0)):
         chosen.extend(paths[index] for paths in per_class if index < len(paths))
         if len(chosen) >= max_files:
             break
-    chosen = _decodable_paths(chosen[:max_files], dataset, strict)
-    if not chosen:
+    paths = tf.data.Dataset.from_tensor_slices(tf.constant(chosen[:max_files], tf.string))
+    images = decoded_images(paths.map(lambda path: (path,)), SkippedItems("unmeasured images"))
+    sizes = np.array([tf.shape(image)[:2] for (image,) in images])  # (files, 2)
+    if not len(sizes):
         return None
-    sizes = np.array(
-        [
-            tf.image.decode_image(tf.io.read_file(path), expand_animations=False).shape[:2]
-            for path in chosen
-        ]
-    )  # (files, 2)
     height, width = np.median(sizes, axis=0)
     return int(round(height)), int(round(width))
 
 
 def _to_float_image(image, label, size):
     """Any-size uint8 image -> float32 `(size[0], size[1], 3)` in 0..255, int32 label."""
-    image = tf.image.resize(image, size, antialias=True)
-    return tf.clip_by_value(image, 0.0, 255.0), tf.cast(label, tf.int32)
+    return resize_image(image, size), tf.cast(label, tf.int32)
 
 
 def _class_counts(labels, num_classes):
@@ -255,19 +277,10 @@ def _folder_path(dataset):
     return folder
 
 
-def _folder(dataset, size, validation_fraction, test_fraction, seed, strict=False):
-    """A "folder:" source: the layout found, undecodable files dropped, the splits made."""
-    folder = _folder_path(dataset)
-    try:
-        listing = find_image_folder_layout(folder, strict)
-    except ValueError as error:
-        raise ValueError(f"{error} Received: dataset={dataset!r}") from None
-    all_files = [entry for entries in listing.files.values() for entry in entries]
-    readable = set(_decodable_paths([path for path, _ in all_files], dataset, strict))
-    listing.files = {
-        split: [entry for entry in entries if entry[0] in readable]
-        for split, entries in listing.files.items()
-    }
+def _folder(dataset, size, fractions, seed, strict, skipped, shuffle_seed, shard, listing):
+    """A "folder:" source: the layout found (files listed, not read), the splits made."""
+    validation_fraction, test_fraction = fractions
+    listing = listing or list_image_folder(dataset, strict)
     names = {split: os.path.basename(path) + "/" for split, path in listing.folders.items()}
     groups, rule = complete_classification_splits(
         listing.files,
@@ -278,22 +291,17 @@ def _folder(dataset, size, validation_fraction, test_fraction, seed, strict=Fals
         seed,
     )
     if not groups["train"]:
-        raise ValueError(
-            f"`dataset` folder has no readable training image. Received: dataset={dataset!r}"
-        )
+        raise ValueError(f"`dataset` folder has no training image. Received: dataset={dataset!r}")
     num_classes = len(listing.class_names)
     splits = {}
     for name, entries in groups.items():
         paths = tf.constant([path for path, _ in entries], tf.string, shape=(len(entries),))
         labels = tf.constant([label for _, label in entries], tf.int32, shape=(len(entries),))
-        splits[name] = tf.data.Dataset.from_tensor_slices((paths, labels)).map(
-            lambda path, label: _to_float_image(
-                tf.io.decode_image(tf.io.read_file(path), channels=3, expand_animations=False),
-                label,
-                size,
-            ),
-            num_parallel_calls=tf.data.AUTOTUNE,
-        )
+        items = tf.data.Dataset.from_tensor_slices((paths, labels))
+        if name == "train":  # this worker's files, in a new order every epoch, never read yet
+            items = shard_for_worker(items, shard)
+            items = items.shuffle(len(entries), seed=shuffle_seed, reshuffle_each_iteration=True)
+        splits[name] = decoded_images(items, skipped, size, deterministic=name != "train")
     return ImageClassificationData(
         splits,
         list(listing.class_names),
@@ -303,48 +311,24 @@ def _folder(dataset, size, validation_fraction, test_fraction, seed, strict=Fals
             name: _class_counts([label for _, label in entries], num_classes)
             for name, entries in groups.items()
         },
+        (skipped,),
     )
 
 
-def _decode_to_float(encoded, label, size):
-    image = tf.io.decode_image(encoded, channels=3, expand_animations=False)
-    return _to_float_image(image, label, size)
-
-
-def _hf(dataset, size, validation_fraction, test_fraction, seed, strict):
-    """A `datasets` save_to_disk folder of images and ClassLabel labels."""
+def _hf(dataset, size, fractions, seed, skipped, shard):
+    """A `datasets` save_to_disk folder of images and ClassLabel labels, decoded as met."""
     files, class_names, column, encoded, layout = hf_image_classification_files(dataset)
-    listed = [entry for entries in files.values() for entry in entries]
-    # Decoding errors drop the element; what survives are the readable rows.
-    checked = hf_image_pairs(listed, encoded, column).enumerate()
-    checked = checked.map(
-        lambda index, pair: (index, tf.size(tf.io.decode_image(pair[0], expand_animations=False))),
-        num_parallel_calls=tf.data.AUTOTUNE,
-    ).ignore_errors()
-    readable = set()
-    with ProgressBar(
-        f"checking that the {len(listed)} images decode", len(listed), "images"
-    ) as bar:
-        for index, _ in checked.as_numpy_iterator():
-            readable.add(int(index))
-            bar.add(1)
-        bar.add(len(listed) - len(readable))  # the rows that failed count as checked
-    bad = [entry for index, entry in enumerate(listed) if index not in readable]
-    report_undecodable_images(
-        [f"{split} row {row + 1}" for (split, row), _ in bad], dataset, strict
-    )
-    bad = set(bad)
-    files = {name: [e for e in entries if e not in bad] for name, entries in files.items()}
-    groups, rule = complete_classification_splits(
-        files, {}, len(class_names), validation_fraction, test_fraction, seed
-    )
-    splits = {
-        name: hf_image_pairs(entries, encoded, column).map(
-            lambda data, label: _decode_to_float(data, label, size),
-            num_parallel_calls=tf.data.AUTOTUNE,
-        )
-        for name, entries in groups.items()
-    }
+    groups, rule = complete_classification_splits(files, {}, len(class_names), *fractions, seed)
+    num_workers, index = shard
+    splits = {}
+    for name, entries in groups.items():
+        if name == "train":  # this worker's rows alone
+            rows = sharded_already(
+                hf_image_pairs(entries[index::num_workers], encoded, column), shard
+            )
+        else:
+            rows = hf_image_pairs(entries, encoded, column)
+        splits[name] = decoded_images(rows, skipped, size, encoded=True)
     return ImageClassificationData(
         splits,
         class_names,
@@ -354,6 +338,7 @@ def _hf(dataset, size, validation_fraction, test_fraction, seed, strict):
             name: _class_counts([label for _, label in entries], len(class_names))
             for name, entries in groups.items()
         },
+        (skipped,),
     )
 
 
@@ -403,6 +388,10 @@ def load_image_classification_dataset(
     builtin_sizes=(20000, 2000, 2000),
     data_dir=None,
     strict=False,
+    skipped=None,
+    shuffle_seed=None,
+    shard=ONE_WORKER,
+    listing=None,
 ):
     """Loads labelled images for training and evaluating a classifier.
 
@@ -420,9 +409,21 @@ def load_image_classification_dataset(
         builtin_sizes: `(num_train, num_validation, num_test)` images for
             "builtin".
         data_dir: tfds data directory (tfds' default when None).
-        strict: an image that cannot be decoded, or a file name that is not
-            UTF-8, raises a ValueError naming it, instead of being skipped
-            with a warning naming it.
+        strict: a file name that is not UTF-8 raises a ValueError naming
+            it, instead of being skipped with a warning naming it; an image
+            that cannot be decoded stops the run where the pipeline meets
+            it (by default: with `skipped`'s own setting).
+        skipped: the `SkippedItems` told of the images that cannot be
+            decoded; by default one that counts them (stopping at the first
+            with `strict`).
+        shuffle_seed: the seed of the order of a folder's training images,
+            drawn anew every epoch (default `seed`; the splits depend on
+            `seed` only).
+        shard: `(num_workers, index)`: the training split of a folder or
+            `datasets` set is this worker's files (or rows) alone
+            (`worker_shards`); one worker by default.
+        listing: a "folder:" source's `list_image_folder`, when listed
+            already (a folder is listed once).
 
     Returns:
         `ImageClassificationData` whose `splits` maps "train", "validation",
@@ -449,10 +450,15 @@ def load_image_classification_dataset(
         raise ValueError(f"`dataset` must be {_DATASET_CHOICES}. Received: dataset={dataset!r}")
     if dataset == "builtin":
         return _builtin(size, tuple(builtin_sizes), seed)
+    if skipped is None:
+        skipped = SkippedItems("image files that cannot be decoded", strict=strict)
     if dataset.startswith("folder:"):
-        return _folder(dataset, size, validation_fraction, test_fraction, seed, strict)
+        fractions = (validation_fraction, test_fraction)
+        order_seed = seed if shuffle_seed is None else shuffle_seed
+        return _folder(dataset, size, fractions, seed, strict, skipped, order_seed, shard, listing)
     if dataset.startswith("hf:"):
-        return _hf(dataset, size, validation_fraction, test_fraction, seed, strict)
+        fractions = (validation_fraction, test_fraction)
+        return _hf(dataset, size, fractions, seed, skipped, check_shard(shard))
     if dataset in TFDS_DATASETS or dataset.startswith("imagenette/"):
         return _tfds(dataset, size, validation_fraction, data_dir)
     raise ValueError(f"`dataset` must be {_DATASET_CHOICES}. Received: dataset={dataset!r}")

@@ -7,16 +7,23 @@ augmented (`vit_augmentation`), validation and test ones as they are.
 """
 
 import dataclasses
+import os
 
 from keras_attention.data.dataset_length import dataset_length
-from keras_attention.data.dataset_length import with_known_length
+from keras_attention.data.skipped_items import SkippedItems
+from keras_attention.data.worker_shards import ONE_WORKER
 from keras_attention.tasks.image_classification.batches import make_classification_batches
+from keras_attention.tasks.image_classification.evaluation import class_prior_loss
 from keras_attention.tasks.image_classification.flags import vit_augmentation
 from keras_attention.tasks.image_classification.recipe_from_flags import resolve_vit_recipe
 from keras_attention.tasks.image_classification.recipe_from_flags import vit_model_input_shape
+from keras_attention.tasks.image_classification.sources import list_image_folder
 from keras_attention.tasks.image_classification.sources import load_image_classification_dataset
 from keras_attention.tasks.image_classification.sources import native_image_size
 from keras_attention.training.download_errors import download_errors_as_exit
+
+# The run's file of the images its pipelines cannot decode.
+SKIPPED_IMAGES_FILE = "skipped_images.txt"
 
 
 @dataclasses.dataclass
@@ -31,10 +38,14 @@ class ViTData:
         recipe: the `ViTTrainingRecipe`.
         train: shuffled, augmented `(images, one-hot labels)` batches.
         validation: validation batches.
-        test: test batches, in order, of known length.
+        test: test batches, in order.
         split_sizes: dict split name -> number of images.
         source_lines: what was read: the layout, the classes and the images
             of each split, one line each.
+        skipped: the `SkippedItems` of the images the pipelines cannot
+            decode, for a run to report once an epoch.
+        class_prior_loss: the loss of predicting the training class
+            frequencies, which a learning model leaves behind.
     """
 
     splits: dict
@@ -47,6 +58,8 @@ class ViTData:
     test: object
     split_sizes: dict
     source_lines: list
+    skipped: tuple = ()
+    class_prior_loss: float = None
 
     @property
     def num_classes(self):
@@ -65,7 +78,7 @@ class ViTData:
         )
 
 
-def prepare_vit_data(args):
+def prepare_vit_data(args, shuffle_seed=None, shard=ONE_WORKER):
     """Images, recipe and batches of the run `args` describes.
 
     Fills `args.recipe`, `args.patch_size`, `args.batch_size` and
@@ -74,6 +87,12 @@ def prepare_vit_data(args):
 
     Args:
         args: the parsed flags (`parse_vit_arguments`).
+        shuffle_seed: the seed of the training images' order and
+            augmentation (default `args.seed`; a resumed run passes another,
+            not to see the same batches again). The splits depend on
+            `args.seed` only.
+        shard: `(num_workers, index)`: this worker's share of the training
+            files (`TrainingRun.input_shard`).
 
     Returns:
         a `ViTData`.
@@ -89,8 +108,16 @@ def prepare_vit_data(args):
     >>> data.split_sizes, data.summary_lines()[0]
     ({'train': 64, 'validation': 8, 'test': 8}, 'data: built-in shapes')
     """
-    native_size = native_image_size(args.dataset, strict=args.strict)
+    listing = None
+    if args.dataset.startswith("folder:"):  # listed once: the size and the splits read it
+        listing = list_image_folder(args.dataset, args.strict)
+    native_size = native_image_size(args.dataset, strict=args.strict, listing=listing)
     image_shape = vit_model_input_shape(args, native_size)
+    undecodable = SkippedItems(
+        "image files that cannot be decoded",
+        os.path.join(args.output_dir, SKIPPED_IMAGES_FILE),
+        strict=args.strict,
+    )
     with download_errors_as_exit():
         loaded = load_image_classification_dataset(
             args.dataset,
@@ -99,9 +126,16 @@ def prepare_vit_data(args):
             builtin_sizes=args.builtin_sizes,
             data_dir=args.data_dir,
             strict=args.strict,
+            skipped=undecodable,
+            shuffle_seed=shuffle_seed,
+            shard=shard,
+            listing=listing,
         )
     if args.recipe is None:
-        resolve_vit_recipe(args, dataset_length(loaded.splits["train"]), native_size)
+        num_train = loaded.split_sizes.get("train")
+        if num_train is None:  # a tfds split of unknown length: counted once
+            num_train = dataset_length(loaded.splits["train"])
+        resolve_vit_recipe(args, num_train, native_size)
     augmentation = vit_augmentation(args)
 
     def batches(split, **training):
@@ -109,15 +143,22 @@ def prepare_vit_data(args):
             loaded.splits[split], args.batch_size, loaded.num_classes, **training
         )
 
+    counts = (loaded.class_counts or {}).get("train")
     return ViTData(
         splits=loaded.splits,
         class_names=loaded.class_names,
         image_shape=image_shape,
         augmentation=augmentation,
         recipe=args.recipe,
-        train=batches("train", shuffle_seed=args.seed, augmentation=augmentation),
+        train=batches(
+            "train",
+            shuffle_seed=args.seed if shuffle_seed is None else shuffle_seed,
+            augmentation=augmentation,
+        ),
         validation=batches("validation"),
-        test=with_known_length(batches("test")),
+        test=batches("test"),
         split_sizes=dict(loaded.split_sizes),
         source_lines=loaded.summary_lines(),
+        skipped=tuple(loaded.skipped),
+        class_prior_loss=class_prior_loss(loaded.splits["train"], counts),
     )

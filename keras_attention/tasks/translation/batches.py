@@ -5,6 +5,9 @@ import tensorflow as tf
 from keras_attention.validation import check_positive_int
 
 _DEFAULT_SHUFFLE_BUFFER = 10_000
+LONG_PAIRS = ("truncate", "drop")
+# Pairs measured at once when long ones are dropped: tokenizers work on batches.
+_MEASURE_BATCH = 1024
 
 
 def make_translation_batches(
@@ -18,6 +21,8 @@ def make_translation_batches(
     seed=0,
     drop_remainder=False,
     shuffle_buffer_size=_DEFAULT_SHUFFLE_BUFFER,
+    long_pairs="truncate",
+    skipped=None,
 ):
     """Encode pairs into `({"source", "target"}, labels)` batches for `model.fit`.
 
@@ -40,6 +45,11 @@ def make_translation_batches(
         seed: seed of the shuffle.
         drop_remainder: whether to drop a last batch smaller than `batch_size`.
         shuffle_buffer_size: number of pairs the shuffle draws from.
+        long_pairs: "truncate" cuts a pair that does not fit the lengths;
+            "drop" leaves it out (the batches keep one shape), telling
+            `skipped`.
+        skipped: with "drop", the `SkippedItems` told of the pairs left
+            out (counted, not named); None to leave them out silently.
 
     Returns:
         `tf.data.Dataset` of `({"source": (B, S) int32, "target": (B, T)
@@ -64,6 +74,8 @@ def make_translation_batches(
     check_positive_int("source_length", source_length)
     check_positive_int("target_length", target_length)
     check_positive_int("shuffle_buffer_size", shuffle_buffer_size)
+    if long_pairs not in LONG_PAIRS:
+        raise ValueError(f"`long_pairs` must be one of {LONG_PAIRS}. Received: {long_pairs!r}")
 
     @tf.autograph.experimental.do_not_convert  # plain TensorFlow ops: faster tracing
     def encode(sources, targets):
@@ -78,6 +90,12 @@ def make_translation_batches(
         pairs_dataset = pairs_dataset.shuffle(
             shuffle_buffer_size, seed=seed, reshuffle_each_iteration=True
         )
+    if long_pairs == "drop":
+        pairs_dataset = pairs_dataset.batch(_MEASURE_BATCH).map(
+            _fitting_pairs(source_encoder, target_encoder, source_length, target_length, skipped),
+            num_parallel_calls=tf.data.AUTOTUNE,
+        )
+        pairs_dataset = pairs_dataset.unbatch()
     # Batching before encoding lets the tokenizer work on whole batches.
     batches = pairs_dataset.batch(batch_size, drop_remainder=drop_remainder)
     batches = batches.map(encode, num_parallel_calls=tf.data.AUTOTUNE)
@@ -99,3 +117,24 @@ def _check_pairs_dataset(pairs_dataset):
             "`pairs_dataset` must be a tf.data.Dataset of (source, target) scalar strings. "
             f"Received: pairs_dataset with element_spec={spec}"
         )
+
+
+def _fitting_pairs(source_encoder, target_encoder, source_length, target_length, skipped):
+    """A map from pair batches `(B,)` to those that fit the lengths uncut, the others told.
+
+    A source fits in `source_length` tokens with the end token its
+    tokenizer always adds (Marian's); a target with its start and end
+    tokens in `target_length + 1` (the decoder input and the labels).
+    """
+    source_extra = int(bool(getattr(source_encoder, "always_add_end", False)))
+
+    @tf.autograph.experimental.do_not_convert  # plain TensorFlow ops: faster tracing
+    def keep_fitting(sources, targets):
+        source_tokens = source_encoder.tokenize(sources).row_lengths() + source_extra  # (B,)
+        target_tokens = target_encoder.tokenize(targets).row_lengths() + 2  # (B,)
+        fits = (source_tokens <= source_length) & (target_tokens <= target_length + 1)
+        if skipped is not None:
+            fits = skipped.keep_all(fits, sources)
+        return tf.boolean_mask(sources, fits), tf.boolean_mask(targets, fits)
+
+    return keep_fitting

@@ -3,7 +3,8 @@
 The built-in corpus has 18,000 training pairs; a user's file may have 2,000
 or 2 million, with sentences of 5 tokens or 80. A fixed number of epochs
 and a fixed sequence length fit one of them: `translation_training_recipe`
-derives the sequence length from the longest training sentence, the batch
+derives the sequence length from the length the training sentences fit (the
+longest, or a percentile of a sample: `data.length_limits`), the batch
 size and epochs from the number of pairs (aiming at a number of sentence
 pairs seen over the run), and the warm-up from the number of steps; every
 choice comes with the reason it was made, and any value the user set is
@@ -13,7 +14,7 @@ Example:
 
 >>> from keras_attention.tasks.translation.recipe import (
 ...     translation_training_recipe)
->>> recipe = translation_training_recipe(2000, longest_source=14, longest_target=11)
+>>> recipe = translation_training_recipe(2000, source_length=14, target_length=11)
 >>> recipe.max_length, recipe.batch_size, recipe.epochs, recipe.warmup_steps
 (16, 32, 27, 167)
 """
@@ -64,22 +65,29 @@ class TranslationTrainingRecipe(training_recipe.TrainingRecipe):
 
 def translation_training_recipe(
     num_train_pairs,
-    longest_source,
-    longest_target,
+    source_length,
+    target_length,
     *,
     max_length=None,
     batch_size=None,
     epochs=None,
+    length_basis="the longest training sentence has",
+    steps_per_epoch=None,
 ):
     """Sequence length, batch size, epochs and warm-up for a translation data set.
 
     Args:
         num_train_pairs: number of training sentence pairs.
-        longest_source: tokens of the longest training source sentence.
-        longest_target: tokens of the longest training target sentence.
+        source_length: tokens the training source sentences fit: the
+            longest one's, or a percentile of a sample.
+        target_length: the same for the target sentences.
         max_length: the user's sequence length, or None to derive it.
         batch_size: the user's batch size, or None to derive it.
         epochs: the user's number of epochs, or None to derive it.
+        length_basis: what the lengths are, the words before "N tokens" in
+            the reason of the sequence length.
+        steps_per_epoch: the user's steps per epoch (`--steps-per-epoch`),
+            or None for one pass over the pairs.
 
     Returns:
         a `TranslationTrainingRecipe`.
@@ -95,18 +103,20 @@ def translation_training_recipe(
     'set by the user'
     """
     check_positive_int("num_train_pairs", num_train_pairs)
-    check_positive_int("longest_source", longest_source)
-    check_positive_int("longest_target", longest_target)
+    check_positive_int("source_length", source_length)
+    check_positive_int("target_length", target_length)
     training_recipe.check_user_choices(max_length=max_length, batch_size=batch_size, epochs=epochs)
     reasons = {}
-    longest = max(longest_source, longest_target)
+    longest = max(source_length, target_length)
     max_length = training_recipe.choose(
-        reasons, "max_length", max_length, lambda: _derived_length(longest)
+        reasons, "max_length", max_length, lambda: _derived_length(longest, length_basis)
     )
     batch_size = training_recipe.choose(
         reasons, "batch_size", batch_size, lambda: _derived_batch_size(num_train_pairs)
     )
-    steps_per_epoch = max(1, num_train_pairs // batch_size)
+    steps_per_epoch = training_recipe.epoch_steps(
+        reasons, steps_per_epoch, num_train_pairs, batch_size, "pairs"
+    )
     epochs = training_recipe.choose(
         reasons, "epochs", epochs, lambda: _derived_epochs(num_train_pairs)
     )
@@ -117,10 +127,10 @@ def translation_training_recipe(
     return TranslationTrainingRecipe.of_choices(reasons, *steps, max_length=int(max_length))
 
 
-def _derived_length(longest):
-    """The sequence length that fits the longest sentence and its start/end token, and why."""
+def _derived_length(longest, basis):
+    """The sequence length that fits `longest` tokens and a start/end token, and why."""
     length = min(MAX_DERIVED_LENGTH, LENGTH_MULTIPLE * math.ceil((longest + 1) / LENGTH_MULTIPLE))
-    reason = f"the longest training sentence has {longest} tokens, plus the start/end token" + (
+    reason = f"{basis} {longest} tokens, plus the start/end token" + (
         f" (cut to {MAX_DERIVED_LENGTH})" if longest + 1 > MAX_DERIVED_LENGTH else ""
     )
     return length, reason

@@ -9,7 +9,7 @@ Example:
 >>> from keras_attention.tasks.translation.flags import parse_translation_arguments
 >>> from keras_attention.tasks.translation.recipe_from_flags import apply_translation_recipe
 >>> args = parse_translation_arguments(["--epochs", "5"])
->>> recipe = apply_translation_recipe(args, 2000, longest_source=14, longest_target=11)
+>>> recipe = apply_translation_recipe(args, 2000, source_length=14, target_length=11)
 >>> args.max_length, args.batch_size, args.epochs, recipe.reasons["epochs"]
 (16, 32, 5, 'set by the user')
 """
@@ -17,24 +17,31 @@ Example:
 from keras_attention.tasks.translation.recipe import translation_training_recipe
 
 
-def apply_translation_recipe(args, num_train_pairs, longest_source, longest_target):
+def apply_translation_recipe(
+    args, num_train_pairs, source_length, target_length, length_basis=None
+):
     """Fills `args.max_length`, `args.batch_size` and `args.epochs`; returns the recipe.
 
     Args:
         args: the parsed flags (`parse_translation_arguments`).
         num_train_pairs: number of training sentence pairs.
-        longest_source, longest_target: the longest training sentences in tokens.
+        source_length, target_length: the tokens the training sentences
+            fit (see `translation_training_recipe`).
+        length_basis: what those lengths are, for the printed reason; None
+            for the longest sentences.
 
     Returns:
         the `TranslationTrainingRecipe` (its `summary_lines()` say why).
     """
     recipe = translation_training_recipe(
         num_train_pairs,
-        longest_source,
-        longest_target,
+        source_length,
+        target_length,
         max_length=args.max_length,
         batch_size=args.batch_size,
         epochs=args.epochs,
+        steps_per_epoch=getattr(args, "steps_per_epoch", None),
+        **({} if length_basis is None else {"length_basis": length_basis}),
     )
     args.max_length, args.batch_size, args.epochs = (
         recipe.max_length,

@@ -20,6 +20,17 @@ translation example:
 data set's own splits; a missing validation or test split is made from the
 others, and `summary()` says how.
 
+Files are never read whole before training: a uniform random sample of up
+to `sample_size` lines (`pair_files.sample_pairs`) gives the sizes of the
+splits (exact when the sample holds every line, estimated otherwise), the
+pairs a run learns its vocabularies and lengths from (`splits.sample`), and
+the malformed lines reported at once; the splits then stream the files with
+`tf.data`, where the other malformed lines are skipped and named
+(`skipped`). A file split into train, validation and test is split by a
+seeded hash of the source sentence, so that the pairs of one source are in
+one split: the sources whose hashes are the lowest of the sample make
+`test_fraction` of them, the next ones `validation_fraction`.
+
 Example:
 
 >>> from keras_attention.tasks.translation.sources import load_translation_pairs
@@ -31,28 +42,45 @@ Example:
 ('string', 'string', 0)
 """
 
+import dataclasses
 import os
 import re
+import sys
 import warnings
 
+import numpy as np
 import tensorflow as tf
 
+from keras_attention.data.classification_splits import ALL
 from keras_attention.data.dataset_splits import SPLIT_NAMES
 from keras_attention.data.dataset_splits import DatasetSplits
-from keras_attention.data.held_out_splits import every_other
+from keras_attention.data.held_out_splits import split_counts
 from keras_attention.data.hf_datasets import HF_PREFIX
-from keras_attention.data.hf_datasets import hf_translation_pairs
+from keras_attention.data.hf_datasets import hf_translation_splits
+from keras_attention.data.skipped_items import SkippedItems
+from keras_attention.data.text_lines import report_lines
 from keras_attention.data.tfds_download import load_tfds
+from keras_attention.data.worker_shards import ONE_WORKER
 from keras_attention.tasks.translation.builtin_corpus import builtin_translation_splits
-from keras_attention.tasks.translation.builtin_corpus import split_translation_pairs
+from keras_attention.tasks.translation.pair_files import HASH_RANGE
+from keras_attention.tasks.translation.pair_files import PairFiles
+from keras_attention.tasks.translation.pair_files import sample_pairs
+from keras_attention.tasks.translation.pair_files import source_hashes
 from keras_attention.tasks.translation.parallel_text import PARALLEL_PREFIX
 from keras_attention.tasks.translation.parallel_text import parallel_split_files
-from keras_attention.tasks.translation.parallel_text import read_parallel_pairs
 
 TSV_PREFIX = "tsv:"
 # Dataset names as tfds spells them: "name", "name/config", "name/config:1.0.0".
 _TFDS_NAME = re.compile(r"[a-z][a-z0-9_]*(/[A-Za-z0-9_.\-]+)?(:[0-9.*]+)?")
 _MAX_REPORTED_LINES = 10
+# Lines of a data set's files read before training, at most: the sample its
+# sizes, vocabularies and length limits come from.
+SAMPLE_SIZE = 200_000
+_TSV_RULE = (
+    "a line must be `source<TAB>target` (a third field is ignored) in UTF-8 with both sides "
+    "non-empty"
+)
+_PARALLEL_PROBLEM = "are blank or not UTF-8 on one side"
 
 
 def _unknown_dataset_error(dataset):
@@ -75,7 +103,9 @@ def read_tsv_pairs(path, strict=False):
     A third field (Tatoeba's attribution) is ignored. A line is skipped when
     it has fewer than two or more than three tab-separated fields, when a
     side is empty (after stripping spaces) or when it is not valid UTF-8.
-    One warning names the first skipped line numbers and their count.
+    One warning names the first skipped line numbers and their count. The
+    whole file is read: for files of any size, `load_translation_pairs`
+    streams them.
 
     Args:
         path: path of a UTF-8 text file.
@@ -96,44 +126,139 @@ def read_tsv_pairs(path, strict=False):
     ...     read_tsv_pairs(path)
     [('hello', 'hola'), ('thank you', 'gracias')]
     """
+    sample = _tsv_sample(path, None, strict, show_progress=False)
+    return [(source, target) for _, source, target in sample.pairs]
+
+
+def _tsv_sample(path, sample_size, strict, seed=0, show_progress=True):
+    """The `PairSample` of a tsv file (every line without `sample_size`), its bad lines reported."""
     if not os.path.isfile(path):
         raise ValueError(f"The translation file does not exist. Received: path={path!r}")
-    pairs, bad_lines = [], []
-    with open(path, "rb") as file:
-        for number, raw_line in enumerate(file, start=1):
-            try:
-                line = raw_line.decode("utf-8-sig" if number == 1 else "utf-8")
-            except UnicodeDecodeError:
-                bad_lines.append(number)
-                continue
-            fields = [field.strip() for field in line.rstrip("\r\n").split("\t")]
-            if len(fields) in (2, 3) and fields[0] and fields[1]:
-                pairs.append((fields[0], fields[1]))
-            else:
-                bad_lines.append(number)
-    if bad_lines:
-        shown = ", ".join(str(number) for number in bad_lines[:_MAX_REPORTED_LINES])
-        more = len(bad_lines) - _MAX_REPORTED_LINES
-        rule = (
-            "a line must be `source<TAB>target` (a third field is ignored) in UTF-8 with both "
-            "sides non-empty"
-        )
-        lines = f"line(s) {shown}" + (f" and {more} more." if more > 0 else ".")
-        if strict:
-            raise ValueError(f"{len(bad_lines)} malformed line(s) of {path} ({rule}): {lines}")
-        warnings.warn(
-            f"Skipped {len(bad_lines)} malformed line(s) of {path} ({rule}): {lines}",
-            stacklevel=2,
-        )
-    if not pairs:
+    files = PairFiles("tsv", (path,))
+    sample = sample_pairs(files, sample_size or sys.maxsize, seed, show_progress)
+    _report_tsv_lines(path, sample, strict)
+    if not sample.pairs:
         raise ValueError(
             "The translation file must hold at least one valid `source<TAB>target` line. "
-            f"Received: path={path!r} with {len(bad_lines)} malformed line(s) and no valid one"
+            f"Received: path={path!r} with {len(sample.bad_lines)} malformed line(s) and no "
+            "valid one" + ("" if sample.is_whole else f" among {sample.num_sampled} sampled")
         )
-    return pairs
+    return sample
 
 
-def _load_tfds(name, splits, data_dir):
+def _report_tsv_lines(path, sample, strict):
+    """Warns about (or with `strict`, refuses) the malformed lines of a tsv file's sample."""
+    bad = sample.bad_lines
+    if not bad:
+        return
+    shown = ", ".join(str(number) for number in bad[:_MAX_REPORTED_LINES])
+    more = len(bad) - _MAX_REPORTED_LINES
+    lines = f"line(s) {shown}" + (f" and {more} more." if more > 0 else ".")
+    among = "" if sample.is_whole else _among(sample)
+    if strict:
+        raise ValueError(f"{len(bad)} malformed line(s) of {path}{among} ({_TSV_RULE}): {lines}")
+    warnings.warn(
+        f"Skipped {len(bad)} malformed line(s) of {path}{among} ({_TSV_RULE}): {lines}",
+        stacklevel=4,
+    )
+
+
+def _among(sample):
+    """How a warning about a sample's lines says that the others are checked later."""
+    return (
+        f" among {sample.num_sampled} of its {sample.num_lines} lines read before training (the "
+        "others are checked where training meets them)"
+    )
+
+
+def hash_thresholds(sources, validation_fraction, test_fraction):
+    """`(test end, validation end)`: hash bounds giving the fractions of the distinct `sources`.
+
+    The distinct sources whose hashes are the lowest `test_fraction` of them
+    are the test split's, the next `validation_fraction` the validation
+    split's (`split_counts`: at least one each of three or more sources);
+    exact on a whole file, the fractions of the sample's sources otherwise.
+
+    Args:
+        sources: the seeded hashes (`pair_files.source_hashes`) of the
+            sampled source sentences, one per pair.
+        validation_fraction, test_fraction: the shares of the held-out splits.
+
+    Example:
+
+    >>> from keras_attention.tasks.translation.sources import hash_thresholds
+    >>> hash_thresholds([50, 10, 10, 30, 40, 20, 60, 70, 80, 90, 100], 0.2, 0.1)
+    (20, 40)
+    """
+    hashes = np.unique(np.asarray(sources, np.int64))  # sorted
+    _, num_validation, num_test = split_counts(len(hashes), validation_fraction, test_fraction)
+
+    def bound(count):
+        if count == 0:  # an empty split: no hash is below 0
+            return 0
+        return int(hashes[count]) if count < len(hashes) else HASH_RANGE
+
+    return bound(num_test), bound(num_test + num_validation)
+
+
+def _hash_split(files, sample, fractions, seed):
+    """`({split: PairFiles}, {split: PairSample})`: `files` split by source-sentence hash."""
+    sources = [source for _, source, _ in sample.pairs]
+    test_end, validation_end = hash_thresholds(
+        source_hashes(sources, seed).numpy() if sources else [], *fractions
+    )
+    ranges = {
+        "train": (validation_end, HASH_RANGE),
+        "validation": (test_end, validation_end),
+        "test": (0, test_end),
+    }
+    # Malformed lines have no source to hash: the training split names them.
+    splits = {
+        name: dataclasses.replace(
+            files, hash_range=bounds, seed=seed, reports_bad_lines=name == "train"
+        )
+        for name, bounds in ranges.items()
+    }
+    return splits, {name: sample.select(split) for name, split in splits.items()}
+
+
+def _complete_file_splits(files, samples, fractions, seed):
+    """`(splits, samples, rule)`: a file data set's own splits, the missing ones made.
+
+    Without a test split, a validation file is halved by line (odd lines
+    stay for validation, even ones are the test split); without either, or
+    without a validation split, they are drawn from train by source hash.
+    """
+    validation_fraction, test_fraction = fractions
+    if "validation" in files and "test" in files:
+        return files, samples, ""
+    if "validation" in files:
+        halves = {
+            name: dataclasses.replace(files["validation"], parity=parity)
+            for name, parity in (("validation", 1), ("test", 0))
+        }
+        files = {**files, **halves}
+        samples = {**samples, **{n: samples["validation"].select(f) for n, f in halves.items()}}
+        return files, samples, "test: the even lines of the validation files, validation the odd"
+    drawn_fractions = (validation_fraction, 0.0 if "test" in files else test_fraction)
+    drawn, drawn_samples = _hash_split(files["train"], samples["train"], drawn_fractions, seed)
+    if "test" in files:
+        drawn["test"], drawn_samples["test"] = files["test"], samples["test"]
+        rule = f"validation: {validation_fraction:.0%} of the train sources drawn at random"
+    else:
+        rule = (
+            f"validation {validation_fraction:.0%} and test {test_fraction:.0%} of the train "
+            "sources drawn at random"
+        )
+    return drawn, drawn_samples, f"{rule} (seed {seed})"
+
+
+def _load_tfds(name, splits, data_dir, sample_size):
+    """The `DatasetSplits` of a tensorflow-datasets translation set, its own splits kept.
+
+    Its sizes are tfds' own counts; its sample is the first `sample_size`
+    training pairs (tfds shuffles a set's examples when it prepares it).
+    """
     import tensorflow_datasets as tfds  # Imported here: slow, and only this source needs it.
 
     try:
@@ -153,71 +278,72 @@ def _load_tfds(name, splits, data_dir):
             f"with element_spec={spec}"
         )
     sizes = {name: max(int(split.cardinality()), 0) for name, split in zip(splits, datasets)}
+    train = datasets[splits.index("train")] if "train" in splits else datasets[0]
+    sample = [
+        (source.decode("utf-8"), target.decode("utf-8"))
+        for source, target in train.take(sample_size).as_numpy_iterator()
+    ]
     return DatasetSplits(
         dict(zip(splits, datasets)),
         sizes,
         f"tensorflow-datasets {name}",
         f"its own splits {', '.join(splits)}",
         unit="sentence pairs",
+        sample=sample,
     )
 
 
-def _complete_translation_splits(pairs, validation_fraction, test_fraction, seed):
-    """`({split: pairs}, rule)`: a data set's own splits, the missing ones made."""
-    if "train" not in pairs:  # one set to draw from (a `datasets` folder of one split)
-        pairs = {"train": next(iter(pairs.values()))}
-    has = [name for name in ("validation", "test") if pairs.get(name)]
-    if len(has) == 2:
-        return dict(pairs), ""
-    if has == ["validation"]:
-        validation, test = every_other(pairs["validation"])
-        rule = "test: every other validation pair (sorted), the others stay for validation"
-        return {"train": pairs["train"], "validation": validation, "test": test}, rule
-    drawn = split_translation_pairs(
-        pairs["train"], validation_fraction, 0.0 if has else test_fraction, seed
-    )
-    if has == ["test"]:
-        drawn["test"] = pairs["test"]
-        return (
-            drawn,
-            f"validation: {validation_fraction:.0%} of train drawn at random (seed {seed})",
+def _hf_files(dataset, source_lang, target_lang, test_prefix, strict, sample_size, seed):
+    """`(files by split, samples by split, layout)` of an `hf:` folder, blank rows said."""
+    if test_prefix:
+        raise ValueError(
+            "`test_prefix` applies to 'parallel:' folders. Received: "
+            f"dataset={dataset!r}, test_prefix={test_prefix!r}"
         )
-    rule = (
-        f"validation {validation_fraction:.0%} and test {test_fraction:.0%} of train drawn at "
-        f"random (seed {seed})"
-    )
-    return drawn, rule
+    tables, layout = hf_translation_splits(dataset, source_lang, target_lang)
+    if ALL in tables:  # a folder of one `Dataset`: the splits are drawn from it
+        tables = {"train": tables.pop(ALL)}
+    folder = os.path.expanduser(os.path.expandvars(dataset[len(HF_PREFIX) :]))
+    files, samples = {}, {}
+    for split, table in tables.items():
+        languages = (source_lang, target_lang)
+        files[split] = PairFiles("hf", (folder, split), languages=languages, table=table)
+        samples[split] = sample_pairs(files[split], sample_size, seed)
+        report_lines(
+            f"{dataset} ({split} split, rows)"
+            + ("" if samples[split].is_whole else _among(samples[split])),
+            samples[split].bad_lines,
+            "have a blank side",
+            strict,
+            stacklevel=4,
+        )
+    return files, samples, layout
 
 
-def _own_splits(dataset, source_lang, target_lang, test_prefix, strict, fractions, seed):
-    """`(pairs by split, layout, rule)` of a `parallel:` or `hf:` set, its gaps filled."""
-    if dataset.startswith(PARALLEL_PREFIX):
-        pairs, layout = _parallel(dataset, source_lang, target_lang, test_prefix, strict)
-    else:
-        if test_prefix:
-            raise ValueError(
-                "`test_prefix` applies to 'parallel:' folders. Received: "
-                f"dataset={dataset!r}, test_prefix={test_prefix!r}"
-            )
-        pairs, layout = hf_translation_pairs(dataset, source_lang, target_lang, strict)
-    pair_splits, rule = _complete_translation_splits(pairs, *fractions, seed)
-    if not pair_splits["train"]:
-        raise ValueError(f"`dataset` has no training pair. Received: dataset={dataset!r}")
-    return pair_splits, layout, rule
-
-
-def _parallel(dataset, source_lang, target_lang, test_prefix, strict):
-    """`({split: pairs}, layout)` of a `parallel:DIR` folder."""
+def _parallel_files(dataset, source_lang, target_lang, test_prefix, strict, sample_size, seed):
+    """`(files by split, samples by split, layout)` of a `parallel:DIR` folder, bad lines said."""
     folder = os.path.expanduser(os.path.expandvars(dataset[len(PARALLEL_PREFIX) :]))
     if not os.path.isdir(folder):
         raise ValueError(
             f"`dataset` must name a folder after 'parallel:'; {folder} is not one. "
             f"Received: dataset={dataset!r}"
         )
-    files = parallel_split_files(folder, source_lang, target_lang, test_prefix)
-    pairs = {split: read_parallel_pairs(*sides, strict) for split, sides in files.items()}
-    names = ", ".join(os.path.basename(source).split(".")[0] for source, _ in files.values())
-    return pairs, f"parallel files {folder} ({names}; {source_lang} -> {target_lang})"
+    found = parallel_split_files(folder, source_lang, target_lang, test_prefix)
+    files = {split: PairFiles("parallel", sides) for split, sides in found.items()}
+    samples = {}
+    for split, split_files in files.items():
+        samples[split] = sample_pairs(split_files, sample_size, seed)
+        source_path, target_path = split_files.paths
+        report_lines(
+            f"{source_path} / {os.path.basename(target_path)}"
+            + ("" if samples[split].is_whole else _among(samples[split])),
+            samples[split].bad_lines,
+            _PARALLEL_PROBLEM,
+            strict,
+            stacklevel=4,
+        )
+    names = ", ".join(os.path.basename(source).split(".")[0] for source, _ in found.values())
+    return files, samples, f"parallel files {folder} ({names}; {source_lang} -> {target_lang})"
 
 
 def _check_no_language_arguments(dataset, source_lang, target_lang, test_prefix):
@@ -243,15 +369,6 @@ def _builtin_splits(num_pairs, seed, fractions):
     return pair_splits, "built-in English -> Spanish corpus", ""
 
 
-def _tsv_splits(path, strict, fractions, seed):
-    """`(pair_splits, layout, rule)` of a TSV file, split at random by source sentence."""
-    path = os.path.expanduser(os.path.expandvars(path))
-    pairs = read_tsv_pairs(path, strict=strict)
-    pair_splits = split_translation_pairs(pairs, *fractions, seed)
-    rule = f"validation and test drawn at random by source sentence (seed {seed})"
-    return pair_splits, f"tsv file {path}", rule
-
-
 def load_translation_pairs(
     dataset="builtin",
     *,
@@ -265,18 +382,25 @@ def load_translation_pairs(
     source_lang=None,
     target_lang=None,
     test_prefix=None,
+    sample_size=SAMPLE_SIZE,
+    skipped=None,
+    shard=ONE_WORKER,
 ):
     """Load translation pairs as `tf.data` datasets, one per split.
 
-    The built-in corpus and TSV files are split by a seeded shuffle so that no
-    source sentence is in two splits; parallel files, `datasets` folders and
-    tfds datasets keep their own splits.
+    The built-in corpus is split by a seeded shuffle and a TSV file by a
+    seeded hash of the source sentence, so that no source sentence is in two
+    splits; parallel files, `datasets` folders and tfds datasets keep their
+    own splits. TSV and parallel files are streamed, never read whole (see
+    the module docstring).
 
     Args:
-        dataset: `"builtin"`, `"tsv:PATH"` or a tensorflow-datasets name such
-            as `"ted_hrlr_translate/pt_to_en"`.
+        dataset: `"builtin"`, `"tsv:PATH"`, `"parallel:DIR"`, `"hf:PATH"`
+            or a tensorflow-datasets name such as
+            `"ted_hrlr_translate/pt_to_en"`.
         num_pairs: number of built-in pairs over all splits (builtin only).
-        seed: seed of the built-in sentences and of the builtin/TSV split.
+        seed: seed of the built-in sentences, of the split of a set without
+            its own splits and of the sample.
         validation_fraction: share of the "validation" split (builtin, TSV,
             and parallel or hf sets without a validation split).
         test_fraction: share of the "test" split (builtin, TSV, and parallel
@@ -285,16 +409,28 @@ def load_translation_pairs(
         data_dir: tfds data directory; None for the tfds default (tfds only).
         strict: malformed lines (TSV, parallel files) or blank rows (hf)
             raise a ValueError naming them instead of being skipped with a
-            warning naming them.
+            warning naming them; in a file's lines read only while training,
+            the first stops the run (`skipped_items.strict_errors_as_exit`).
         source_lang, target_lang: the two languages of a parallel or hf
             set, e.g. "en" and "de" (those sources only).
         test_prefix: the test set of a parallel folder holding several
             (e.g. "test_2016_flickr").
+        sample_size: lines of a file read before training, at most.
+        skipped: the `SkippedItems` told of the malformed lines the streamed
+            splits meet; by default one that counts them (stopping at the
+            first with `strict`).
+        shard: `(num_workers, index)`: the training split of a TSV or
+            parallel files is this worker's blocks of lines alone
+            (`worker_shards`); one worker by default.
 
     Returns:
         a `DatasetSplits` (a dict) of split name -> `tf.data.Dataset` of
         `(source, target)` scalar `tf.string` pairs; "train", "validation",
-        "test", or `tfds_splits` for tfds; its `sizes` count the pairs.
+        "test", or `tfds_splits` for tfds. Its `sizes` count the pairs
+        (estimated from the sample where it does not hold every line:
+        `estimated`), its `sample` holds training pairs as `(source,
+        target)` strings (all of them for a small data set) and its
+        `skipped` the `SkippedItems` of its streams.
 
     Raises:
         DatasetDownloadError: a tfds data set is not prepared and cannot be
@@ -306,6 +442,8 @@ def load_translation_pairs(
     >>> splits = load_translation_pairs("builtin", num_pairs=100, seed=1)
     >>> {name: int(split.cardinality()) for name, split in splits.items()}
     {'train': 90, 'validation': 5, 'test': 5}
+    >>> len(splits.sample), splits.estimated
+    (90, False)
     """
     if not isinstance(dataset, str):
         raise _unknown_dataset_error(dataset)
@@ -313,16 +451,26 @@ def load_translation_pairs(
     if not own_splits:
         _check_no_language_arguments(dataset, source_lang, target_lang, test_prefix)
     fractions = (validation_fraction, test_fraction)
+    if skipped is None:
+        skipped = SkippedItems("malformed lines", strict=strict)
+    if dataset.startswith(TSV_PREFIX):
+        path = os.path.expanduser(os.path.expandvars(dataset[len(TSV_PREFIX) :]))
+        sample = _tsv_sample(path, sample_size, strict, seed)
+        files, samples = _hash_split(PairFiles("tsv", (path,)), sample, fractions, seed)
+        rule = f"validation and test drawn at random by source sentence (seed {seed})"
+        return _file_splits(files, samples, f"tsv file {path}", rule, skipped, shard)
+    if own_splits:
+        languages = (source_lang, target_lang, test_prefix)
+        read = _parallel_files if dataset.startswith(PARALLEL_PREFIX) else _hf_files
+        files, samples, layout = read(dataset, *languages, strict, sample_size, seed)
+        files, samples, rule = _complete_file_splits(files, samples, fractions, seed)
+        if not samples["train"].pairs:
+            raise ValueError(f"`dataset` has no training pair. Received: dataset={dataset!r}")
+        return _file_splits(files, samples, layout, rule, skipped, shard)
     if dataset == "builtin":
         pair_splits, layout, rule = _builtin_splits(num_pairs, seed, fractions)
-    elif dataset.startswith(TSV_PREFIX):
-        pair_splits, layout, rule = _tsv_splits(dataset[len(TSV_PREFIX) :], strict, fractions, seed)
-    elif own_splits:
-        pair_splits, layout, rule = _own_splits(
-            dataset, source_lang, target_lang, test_prefix, strict, fractions, seed
-        )
     elif _TFDS_NAME.fullmatch(dataset):
-        return _load_tfds(dataset, tuple(tfds_splits), data_dir)
+        return _load_tfds(dataset, tuple(tfds_splits), data_dir, sample_size)
     else:
         raise _unknown_dataset_error(dataset)
     return DatasetSplits(
@@ -331,4 +479,22 @@ def load_translation_pairs(
         layout,
         rule,
         unit="sentence pairs",
+        sample=list(pair_splits["train"]),
+    )
+
+
+def _file_splits(files, samples, layout, rule, skipped, shard):
+    """The `DatasetSplits` streaming `files` (the training ones by `shard`), sized by `samples`."""
+    return DatasetSplits(
+        {
+            name: files[name].dataset(skipped, shard if name == "train" else ONE_WORKER)
+            for name in SPLIT_NAMES
+        },
+        {name: samples[name].estimated_size() for name in SPLIT_NAMES},
+        layout,
+        rule,
+        unit="sentence pairs",
+        sample=[(source, target) for _, source, target in samples["train"].pairs],
+        estimated=not all(samples[name].is_whole for name in SPLIT_NAMES),
+        skipped=(skipped,),
     )

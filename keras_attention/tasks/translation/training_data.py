@@ -1,17 +1,22 @@
 """A translator's training data: the pairs, vocabularies, token statistics, recipe and batches.
 
 `load_translation_splits(args)` reads the `--dataset` with its flags (a data
-set that cannot be downloaded ends the run with one line).
-`prepare_translation_data` turns the sentence pairs of a run into what
-training needs, in three steps that can also be called alone:
+set that cannot be downloaded ends the run with one line): files are
+streamed, and a sample of their training pairs (all of them for a small
+data set) is read before training. `prepare_translation_data` turns the
+splits into what training needs, in three steps that can also be called
+alone, each on that sample, never on every pair:
 
 - `train_translation_vocabularies` learns one reversible vocabulary per
   language and saves it under `<output_dir>/vocabulary/{source,target}`;
-- `translation_token_statistics` measures the training pairs in tokens: the
-  longest sentences (the sequence length) and the unigram loss of the
-  target tokens (what a model that ignores the source can reach);
+- `translation_token_statistics` measures the pairs in tokens: the lengths
+  (the sequence length fits `LENGTH_PERCENTILE` percent of them) and the
+  unigram loss of the target tokens (what a model that ignores the source
+  can reach);
 - `apply_translation_recipe` fills in the flags left out (sequence length,
-  batch size, epochs), then the pairs become teacher-forcing batches.
+  batch size, epochs), then the pairs become teacher-forcing batches, the
+  training pairs that do not fit left out (`--long-pairs drop`, counted)
+  or cut.
 """
 
 import dataclasses
@@ -19,10 +24,13 @@ import os
 
 import numpy as np
 
-from keras_attention.data.dataset_length import dataset_length
+from keras_attention.data.length_limits import LENGTH_PERCENTILE
+from keras_attention.data.length_limits import covering_length
+from keras_attention.data.length_limits import share_longer
+from keras_attention.data.skipped_items import SkippedItems
+from keras_attention.data.worker_shards import ONE_WORKER
 from keras_attention.losses.prior_cross_entropy import prior_cross_entropy
 from keras_attention.progress import ProgressBar
-from keras_attention.progress import dataset_size
 from keras_attention.tasks.translation.batches import make_translation_batches
 from keras_attention.tasks.translation.recipe_from_flags import apply_translation_recipe
 from keras_attention.tasks.translation.sources import load_translation_pairs
@@ -31,15 +39,24 @@ from keras_attention.training import command_line as cli
 from keras_attention.training.download_errors import download_errors_as_exit
 from keras_attention.validation import check_positive_int
 
+# The run's file of the malformed lines its pipelines skip.
+SKIPPED_LINES_FILE = "skipped_lines.txt"
+# Pairs a training batch's shuffle draws from: enough to mix a file's neighbouring lines.
+SHUFFLE_BUFFER = 50_000
+# Pairs measured of a plain dict of datasets, which comes without a sample.
+SAMPLE_FOR_PLAIN_SPLITS = 200_000
+
 # Sentences tokenized at once while measuring the training set.
 TOKENIZE_BATCH_SIZE = 1024
 
 
-def load_translation_splits(args):
+def load_translation_splits(args, shard=ONE_WORKER):
     """The sentence pairs of `args.dataset`, read with the flags that concern them.
 
     Args:
         args: the parsed flags (`parse_translation_arguments`).
+        shard: `(num_workers, index)`: this worker's share of the training
+            files (`TrainingRun.input_shard`).
 
     Returns:
         the `DatasetSplits` of `load_translation_pairs`.
@@ -55,10 +72,15 @@ def load_translation_splits(args):
     >>> splits.sizes
     {'train': 90, 'validation': 5, 'test': 5}
     """
+    malformed = SkippedItems(
+        "malformed lines", os.path.join(args.output_dir, SKIPPED_LINES_FILE), strict=args.strict
+    )
     with download_errors_as_exit():
         return load_translation_pairs(
             args.dataset,
             num_pairs=args.builtin_pairs,
+            skipped=malformed,
+            shard=shard,
             **cli.flag_values(
                 args, "seed", "strict", "data_dir", "source_lang", "target_lang", "test_prefix"
             ),
@@ -69,7 +91,9 @@ def train_translation_vocabularies(train_pairs, vocabulary_size, output_dir):
     """Reversible vocabularies of both languages, saved under `output_dir/vocabulary`.
 
     Args:
-        train_pairs: a `tf.data.Dataset` of `(source, target)` strings.
+        train_pairs: the `(source, target)` string pairs to learn from: a
+            list (a sample of the training pairs, `DatasetSplits.sample`)
+            or a `tf.data.Dataset`.
         vocabulary_size: the most tokens per language (see
             `ReversibleTokenizer.train`).
         output_dir: the run's folder; the vocabularies go to
@@ -83,21 +107,19 @@ def train_translation_vocabularies(train_pairs, vocabulary_size, output_dir):
     >>> import tempfile, tensorflow as tf
     >>> from keras_attention.tasks.translation.training_data import (
     ...     train_translation_vocabularies)
-    >>> pairs = tf.data.Dataset.from_tensor_slices((["the cat"], ["el gato"]))
+    >>> pairs = [("the cat", "el gato")]
     >>> source, target = train_translation_vocabularies(pairs, 300, tempfile.mkdtemp())
-    learning the source vocabulary: 1 sentence in ... s
-    learning the target vocabulary: 1 sentence in ... s
+    learning the source vocabulary: 1 sentence in ...
+    learning the target vocabulary: 1 sentence in ...
     >>> target.decode(target.encode(["el gato"], 12)).numpy().tolist()
     [b'el gato']
     """
     check_positive_int("vocabulary_size", vocabulary_size)
-    texts = {
-        "source": train_pairs.map(lambda source, target: source),
-        "target": train_pairs.map(lambda source, target: target),
-    }
+    pairs = _pair_list(train_pairs)
     encoders = []
-    for name, side in texts.items():
-        with ProgressBar(f"learning the {name} vocabulary", dataset_size(side), "sentences") as bar:
+    for index, name in enumerate(("source", "target")):
+        side = [pair[index] for pair in pairs]
+        with ProgressBar(f"learning the {name} vocabulary", len(side), "sentences") as bar:
             encoder = ReversibleTokenizer.train(side, vocabulary_size, progress=bar)
         encoder.save(os.path.join(output_dir, "vocabulary", name))
         encoders.append(encoder)
@@ -131,42 +153,77 @@ def checkpoint_tokenizers(checkpoint, output_dir):
     return encoders
 
 
+def _pair_list(pairs):
+    """`[(source, target)]` strings of a list of pairs or a `tf.data.Dataset` of them."""
+    if isinstance(pairs, (list, tuple)):
+        return list(pairs)
+    return [
+        (source.decode("utf-8"), target.decode("utf-8"))
+        for source, target in pairs.as_numpy_iterator()
+    ]
+
+
+@dataclasses.dataclass
+class TokenStatistics:
+    """The training pairs measured in tokens.
+
+    Args:
+        source_lengths, target_lengths: int arrays, the tokens of each
+            pair's source and target (without start and end tokens).
+        unigram_loss: the loss of predicting the target tokens' frequencies
+            (and the end token), which a model that ignores the source can
+            reach, in nats.
+    """
+
+    source_lengths: np.ndarray
+    target_lengths: np.ndarray
+    unigram_loss: float
+
+    def fitting_lengths(self, percentile=LENGTH_PERCENTILE):
+        """`(source, target)` tokens that `percentile` percent of the pairs' sentences fit."""
+        return (
+            covering_length(self.source_lengths, percentile),
+            covering_length(self.target_lengths, percentile),
+        )
+
+
 def translation_token_statistics(train_pairs, source_encoder, target_encoder):
-    """Longest source and target in tokens, and the unigram loss of the target tokens.
+    """The token lengths of training pairs, and the unigram loss of their target tokens.
 
     The unigram loss counts the target tokens the model predicts (the text's
     tokens and the end token): a model that ignores the source can reach it.
 
     Args:
-        train_pairs: a `tf.data.Dataset` of `(source, target)` strings.
+        train_pairs: `(source, target)` string pairs: a list (a sample of
+            the training pairs) or a `tf.data.Dataset`.
         source_encoder, target_encoder: the languages' tokenizers.
 
     Returns:
-        `(longest_source, longest_target, unigram_loss)`: two ints (at
-        least 1) and a float in nats.
+        a `TokenStatistics`.
 
     Example:
 
-    >>> import tensorflow as tf
     >>> from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
     >>> from keras_attention.tasks.translation.training_data import (
     ...     translation_token_statistics)
     >>> encoder = ReversibleTokenizer.train(["a", "a a"], 300)
-    >>> pairs = tf.data.Dataset.from_tensor_slices((["a", "a a"], ["a", "a"]))
-    >>> longest_source, longest_target, loss = translation_token_statistics(pairs, encoder, encoder)
-    >>> longest_target, round(loss, 4)  # "a" then the end token, twice: ln 2
-    (1, 0.6931)
+    >>> statistics = translation_token_statistics([("a", "a"), ("a a", "a")], encoder, encoder)
+    >>> statistics.target_lengths.tolist(), round(statistics.unigram_loss, 4)  # "a", end: ln 2
+    ([1, 1], 0.6931)
     """
-    longest = [1, 1]
-    target_ids = []
-    for sources, targets in train_pairs.batch(TOKENIZE_BATCH_SIZE):
-        source_lengths = source_encoder.tokenize(sources).row_lengths().numpy()
-        target_tokens = target_encoder.tokenize(targets)
-        longest[0] = max(longest[0], int(source_lengths.max(initial=0)))
-        longest[1] = max(longest[1], int(target_tokens.row_lengths().numpy().max(initial=0)))
-        target_ids.append(target_tokens.flat_values.numpy())
-        target_ids.append(np.full(len(targets), target_encoder.end_id))
-    return longest[0], longest[1], prior_cross_entropy(target_ids)
+    pairs = _pair_list(train_pairs)
+    lengths, target_ids = ([], []), []
+    for start in range(0, len(pairs), TOKENIZE_BATCH_SIZE):
+        batch = pairs[start : start + TOKENIZE_BATCH_SIZE]
+        sources = source_encoder.tokenize([source for source, _ in batch])
+        targets = target_encoder.tokenize([target for _, target in batch])
+        lengths[0].append(sources.row_lengths().numpy())
+        lengths[1].append(targets.row_lengths().numpy())
+        target_ids += [targets.flat_values.numpy(), np.full(len(batch), target_encoder.end_id)]
+    source_lengths, target_lengths = (
+        np.concatenate(side) if side else np.zeros(0, np.int64) for side in lengths
+    )
+    return TokenStatistics(source_lengths, target_lengths, prior_cross_entropy(target_ids))
 
 
 @dataclasses.dataclass
@@ -177,13 +234,17 @@ class TranslationData:
         splits: dict split name -> `tf.data.Dataset` of `(source, target)` strings.
         held_out: the split to score on: "test" where there is one, else "validation".
         source_encoder, target_encoder: the languages' `ReversibleTokenizer`.
-        num_train: number of training pairs.
+        num_train: number of training pairs (estimated for a large file).
         unigram_loss: the loss of a model that ignores the source, in nats.
         recipe: the `TranslationTrainingRecipe`.
         train: shuffled training batches of one shape.
         validation: validation batches, or None without a validation split.
         split_sizes: dict split name -> number of sentence pairs.
         layout: what was read and how it was split, one line ("" if unknown).
+        long_pairs: one line on the training pairs longer than the
+            sequence length, or "" when the sample has none.
+        skipped: the `SkippedItems` of the pipelines (malformed lines, long
+            pairs left out), for a run to report once an epoch.
     """
 
     splits: dict
@@ -197,6 +258,8 @@ class TranslationData:
     validation: object
     split_sizes: dict
     layout: str = ""
+    long_pairs: str = ""
+    skipped: tuple = ()
 
     def summary_lines(self):
         """The data, the vocabularies' sizes and the recipe's choices, one line each, to print."""
@@ -208,40 +271,108 @@ class TranslationData:
                 f"training on {self.num_train} sentence pairs:",
             ]
             + [f"  {line}" for line in self.recipe.summary_lines()]
+            + ([f"  {self.long_pairs}"] if self.long_pairs else [])
         )
 
 
-def translation_split_batches(pairs, source_encoder, target_encoder, args, shuffle):
+def translation_split_batches(
+    pairs, encoders, args, num_pairs, shuffle, skipped=None, shuffle_seed=None
+):
     """Teacher-forcing batches of `pairs` at `args.batch_size` and `args.max_length`.
 
-    Shuffled batches drop the last partial one where there is a full one:
-    one batch shape while training, so XLA compiles the step once.
+    Shuffled (training) batches drop the last partial one where there is a
+    full one, one batch shape, so XLA compiles the step once; they leave out
+    the pairs longer than `args.max_length` (`--long-pairs drop`, told to
+    `skipped`) or cut them. Other batches cut them.
+
+    Args:
+        pairs: a `tf.data.Dataset` of `(source, target)` strings.
+        encoders: `(source_encoder, target_encoder)`.
+        args: the parsed flags (`batch_size`, `max_length`, `seed`, `long_pairs`).
+        num_pairs: the pairs in `pairs`, about.
+        shuffle: training batches.
+        skipped: the `SkippedItems` of the pairs left out.
+        shuffle_seed: the seed of the shuffle (default `args.seed`).
     """
-    enough = int(pairs.cardinality()) >= args.batch_size
     return make_translation_batches(
         pairs,
-        source_encoder,
-        target_encoder,
+        *encoders,
         args.batch_size,
         args.max_length,
         args.max_length,
         shuffle=shuffle,
-        seed=args.seed,
-        drop_remainder=shuffle and enough,
+        seed=args.seed if shuffle_seed is None else shuffle_seed,
+        drop_remainder=shuffle and num_pairs >= args.batch_size,
+        shuffle_buffer_size=SHUFFLE_BUFFER,
+        long_pairs=getattr(args, "long_pairs", "truncate") if shuffle else "truncate",
+        skipped=skipped,
     )
 
 
-def prepare_translation_data(splits, args):
+def _training_sample(splits):
+    """The training pairs a run measures: the splits' sample, or the first of a plain dict's."""
+    sample = getattr(splits, "sample", None)
+    if sample is None:
+        sample = _pair_list(splits["train"].take(SAMPLE_FOR_PLAIN_SPLITS))
+    return sample
+
+
+def _split_sizes(splits):
+    """The pairs of each split: their `sizes`, or counted for a plain dict of datasets."""
+    sizes = getattr(splits, "sizes", None)
+    if sizes is None:
+        sizes = {
+            name: int(split.reduce(np.int64(0), lambda count, _: count + 1))
+            for name, split in splits.items()
+        }
+    return dict(sizes)
+
+
+def _long_pairs_line(statistics, source_encoder, args, num_train):
+    """One line on the sampled training pairs that do not fit `args.max_length`, or "".
+
+    Raises:
+        SystemExit: left out (`--long-pairs drop`), they would leave less
+            than a batch to train on: one line saying what to change.
+    """
+    # A source with the end token its tokenizer always adds; a target with
+    # the start (decoder input) or end (labels) token.
+    source_extra = int(bool(getattr(source_encoder, "always_add_end", False)))
+    longer = np.maximum(statistics.source_lengths + source_extra, statistics.target_lengths + 1)
+    share = share_longer(longer, args.max_length)
+    if share == 0:
+        return ""
+    kept = round((1 - share) * num_train)
+    if args.long_pairs == "drop" and kept < args.batch_size:
+        raise SystemExit(
+            f"error: --max-length {args.max_length} leaves about {kept} of the {num_train} "
+            f"training pairs ({share:.1%} of those measured are longer), fewer than a batch of "
+            f"{args.batch_size}: give a larger --max-length, or --long-pairs truncate to cut them"
+        )
+    action = "left out of training" if args.long_pairs == "drop" else "cut to it"
+    return (
+        f"pairs longer than {args.max_length} tokens: {share:.2%} of the "
+        f"{len(longer)} measured (about {round(share * num_train)} of the training pairs), "
+        f"{action} (--long-pairs)"
+    )
+
+
+def prepare_translation_data(splits, args, shuffle_seed=None):
     """Vocabularies, statistics, recipe and batches of a run's sentence pairs.
 
     Fills `args.max_length`, `args.batch_size` and `args.epochs` where the
-    user left them out (see `apply_translation_recipe`).
+    user left them out (see `apply_translation_recipe`). Everything measured
+    before training is measured on the training sample (`splits.sample`).
 
     Args:
-        splits: dict split name -> `(source, target)` pairs, with "train"
-            and "test" or "validation" (as `load_translation_pairs` gives).
+        splits: the `DatasetSplits` of `load_translation_pairs` (or a dict
+            split name -> `(source, target)` pairs, with "train" and "test"
+            or "validation").
         args: the parsed flags (`parse_translation_arguments`): their
             `vocabulary_size`, `output_dir`, `seed` and the recipe's flags.
+        shuffle_seed: the seed of the training batches' shuffle (default
+            `args.seed`; a resumed run passes another, not to see the same
+            batches again).
 
     Returns:
         a `TranslationData`.
@@ -254,43 +385,50 @@ def prepare_translation_data(splits, args):
     >>> from keras_attention.tasks.translation.training_data import prepare_translation_data
     >>> args = parse_translation_arguments(["--output-dir", tempfile.mkdtemp()])
     >>> data = prepare_translation_data(load_translation_pairs("builtin", num_pairs=200), args)
-    learning the source vocabulary: 180 sentences in ... s
-    learning the target vocabulary: 180 sentences in ... s
+    learning the source vocabulary: 180 sentences in ...
+    learning the target vocabulary: 180 sentences in ...
     >>> data.held_out, data.num_train, args.batch_size, args.epochs
     ('test', 180, 16, 100)
     >>> data.split_sizes, data.summary_lines()[0]
     ({'train': 180, 'validation': 10, 'test': 10}, 'data: built-in English -> Spanish corpus: ...')
     """
+    sample = _training_sample(splits)
     if getattr(args, "init_from", None):
-        source_encoder, target_encoder = checkpoint_tokenizers(args.init_from, args.output_dir)
+        encoders = checkpoint_tokenizers(args.init_from, args.output_dir)
     else:
-        source_encoder, target_encoder = train_translation_vocabularies(
-            splits["train"], args.vocabulary_size, args.output_dir
-        )
-    longest_source, longest_target, unigram_loss = translation_token_statistics(
-        splits["train"], source_encoder, target_encoder
+        encoders = train_translation_vocabularies(sample, args.vocabulary_size, args.output_dir)
+    statistics = translation_token_statistics(sample, *encoders)
+    sizes = _split_sizes(splits)
+    num_train = sizes["train"]
+    estimated = getattr(splits, "estimated", False)
+    basis = (
+        f"{LENGTH_PERCENTILE:g}% of the {len(sample)} "
+        + ("sampled " if estimated else "")
+        + "training pairs have sentences of at most"
     )
-    num_train = dataset_length(splits["train"])
-    recipe = apply_translation_recipe(args, num_train, longest_source, longest_target)
-    has_validation = "validation" in splits and int(splits["validation"].cardinality()) != 0
-    encoders = (source_encoder, target_encoder)
-    sizes = getattr(splits, "sizes", None) or {
-        name: dataset_length(split) for name, split in splits.items()
-    }
+    recipe = apply_translation_recipe(args, num_train, *statistics.fitting_lengths(), basis)
+    long_pairs = SkippedItems(f"training pairs longer than {args.max_length} tokens")
+    has_validation = sizes.get("validation", 0) > 0
     return TranslationData(
         splits=splits,
         held_out="test" if "test" in splits else "validation",
-        source_encoder=source_encoder,
-        target_encoder=target_encoder,
+        source_encoder=encoders[0],
+        target_encoder=encoders[1],
         num_train=num_train,
-        unigram_loss=unigram_loss,
+        unigram_loss=statistics.unigram_loss,
         recipe=recipe,
-        train=translation_split_batches(splits["train"], *encoders, args, shuffle=True),
+        train=translation_split_batches(
+            splits["train"], encoders, args, num_train, True, long_pairs, shuffle_seed
+        ),
         validation=(
-            translation_split_batches(splits["validation"], *encoders, args, shuffle=False)
+            translation_split_batches(
+                splits["validation"], encoders, args, sizes["validation"], shuffle=False
+            )
             if has_validation
             else None
         ),
-        split_sizes=dict(sizes),
+        split_sizes=sizes,
         layout=splits.summary() if hasattr(splits, "summary") else "",
+        long_pairs=_long_pairs_line(statistics, encoders[0], args, num_train),
+        skipped=(*getattr(splits, "skipped", ()), long_pairs),
     )

@@ -4,7 +4,6 @@ import numpy as np
 import tensorflow as tf
 
 from keras_attention.tasks.captioning.batches import caption_batches
-from keras_attention.tasks.captioning.batches import count_examples
 from keras_attention.tasks.captioning.batches import fits_in_memory
 from keras_attention.tasks.captioning.batches import training_and_validation_batches
 from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
@@ -57,12 +56,23 @@ def test_an_empty_validation_split_gives_no_validation_batches():
     assert [len(labels) for _, labels in validation] == [2, 1]
 
 
-def test_count_examples_with_and_without_a_known_length(capsys):
-    assert count_examples(pairs_of(6)) == 6 and capsys.readouterr().out == ""
-    unknown = pairs_of(6).filter(lambda image, caption: image[0, 0, 0] > 1.0)
-    assert int(unknown.cardinality()) < 0
-    assert count_examples(unknown) == 4
-    assert "counting the training captions" in capsys.readouterr().out
+def test_training_shuffle_holds_at_most_256_mb_of_pixels(monkeypatch):
+    from keras_attention.data import image_shuffle
+
+    seen = []
+    original = tf.data.Dataset.shuffle
+
+    def recording(dataset, buffer_size, *args, **kwargs):
+        seen.append(int(buffer_size))
+        return original(dataset, buffer_size, *args, **kwargs)
+
+    monkeypatch.setattr(tf.data.Dataset, "shuffle", recording)
+    tokenizer = ReversibleTokenizer.train(CAPTIONS * 2, 300)
+    large = tf.data.Dataset.from_tensors((tf.zeros((224, 224, 3)), "a red circle")).repeat(4)
+    caption_batches(large, tokenizer, 2, max_length=5, shuffle=True, seed=0)
+    caption_batches(pairs_of(4), tokenizer, 2, max_length=5, shuffle=True, seed=0)
+    per_image = 224 * 224 * 3 * 4  # float32 pixels
+    assert seen == [image_shuffle.SHUFFLE_BYTES // per_image, 4096]
 
 
 def test_fits_in_memory_counts_float32_pixels():

@@ -8,6 +8,7 @@ import tensorflow as tf
 import tensorflow_datasets as tfds
 from image_element_spec import image_element_spec_ok
 
+from keras_attention.data.skipped_items import SkippedItems
 from keras_attention.tasks.captioning.builtin_scenes import shape_scene_splits
 from keras_attention.tasks.captioning.sources import load_caption_dataset
 
@@ -66,15 +67,26 @@ def test_builtin_resizes_to_a_rectangular_size():
     assert 0.0 <= float(tf.reduce_min(image)) and float(tf.reduce_max(image)) <= 255.0
 
 
-def test_folder_skips_bad_files_with_one_warning_naming_them(caption_folder):
+def test_folder_skips_missing_files_at_once_and_undecodable_ones_where_met(
+    caption_folder, tmp_path_factory
+):
     folder, pixels = caption_folder
+    log = tmp_path_factory.mktemp("run") / "skipped_images.txt"
+    skipped = SkippedItems("image files that cannot be decoded", log)
     with pytest.warns(UserWarning) as record:
         splits = load_caption_dataset(
-            f"folder:{folder}", 8, validation_fraction=0.34, test_fraction=0.33, seed=1
+            f"folder:{folder}",
+            8,
+            validation_fraction=0.34,
+            test_fraction=0.33,
+            seed=1,
+            skipped=skipped,
         )
+    # A missing file is found by listing; an image is only read where the pipeline meets it.
     messages = " ".join(str(warning.message) for warning in record)
-    assert "broken.png" in messages and "gone.png" in messages
-    assert "Skipped 2 of 5" in messages
+    assert "gone.png" in messages and "broken.png" not in messages
+    assert "Skipped 1 of 5" in messages
+    assert len(record) == 1
 
     images_per_split = {}
     captions = []
@@ -90,7 +102,10 @@ def test_folder_skips_bad_files_with_one_warning_naming_them(caption_folder):
     assert len(captions) == 6
     assert collections.Counter(c.split()[0] for c in captions) == {"img0": 2, "img1": 1, "img2": 3}
     # Split by image: each image sits in exactly one split, with all its captions.
-    assert [len(images) for images in images_per_split.values()] == [1, 1, 1]
+    in_splits = [image for images in images_per_split.values() for image in images]
+    assert sorted(in_splits) == ["img0", "img1", "img2"]
+    assert sum(splits.sizes.values()) == 4  # the listed images that exist
+    assert skipped.take_count() == 1 and log.read_text() == f"{folder / 'broken.png'}\n"
 
 
 def test_folder_split_is_deterministic_and_seeded(caption_folder):
@@ -172,8 +187,8 @@ def test_folder_splits_know_their_length_and_native_sizes(tmp_path):
         lines += [f"{index}.png\tone two three", f"{index}.png\tthree two one"]
     (tmp_path / "captions.tsv").write_text("\n".join(lines) + "\n", encoding="utf-8")
     splits = load_caption_dataset(f"folder:{tmp_path}", (16, 48), seed=0)
-    # `unbatch` alone forgets the length (-2, unknown): a schedule counted in steps needs it.
-    counts = [int(splits[name].cardinality()) for name in ("train", "validation", "test")]
+    # The captions of each split are known from the listing: a schedule counted in steps needs it.
+    counts = [splits.elements[name] for name in ("train", "validation", "test")]
     assert counts == [16, 2, 2] and [len(as_pairs(splits[name])) for name in splits] == counts
     native = load_caption_dataset(f"folder:{tmp_path}", None, seed=0)
     assert native["train"].element_spec[0].shape.as_list() == [None, None, 3]

@@ -29,7 +29,10 @@ def test_recipe_is_counted_in_steps_from_the_number_of_examples():
     # Warm-up: 10% of the steps, at most 150; patience: 250 steps in whole epochs.
     assert (recipe.total_steps, recipe.warmup_steps, recipe.patience) == (888, 89, 7)
     assert recipe.earliest_decay_step == 888  # the whole run: shorter than 2000 steps
-    assert set(recipe.reasons) == {"batch_size", "epochs", "learning_rate"}
+    assert set(recipe.reasons) == {"batch_size", "steps_per_epoch", "epochs", "learning_rate"}
+    assert recipe.reasons["steps_per_epoch"] == (
+        "one pass over the 2400 training captions in whole batches of 64"
+    )
     # Few examples: smaller batches, still whole ones, more epochs for the same steps.
     small = captioning_training_recipe(300, train_steps=870, learning_rate=1e-3)
     assert (small.batch_size, small.steps_per_epoch, small.epochs) == (8, 37, 24)

@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from keras_attention.data.skipped_items import SkippedItems
+from keras_attention.data.skipped_items import strict_errors_as_exit
 from keras_attention.tasks.image_classification.sources import load_image_classification_dataset
 from keras_attention.tasks.image_classification.sources import native_image_size
 
@@ -137,18 +139,25 @@ def test_split_folders_that_cannot_be_read_as_splits_are_refused_by_name(tmp_pat
         load(tmp_path)
 
 
-def test_appledouble_and_corrupt_files_are_skipped_naming_them_in_the_size_scan_too(tmp_path):
-    write_split(tmp_path, 2)
-    appledouble = tmp_path / "cat" / "._0.png"
+def test_appledouble_and_corrupt_files_are_skipped_where_met_and_named(tmp_path):
+    root, run = tmp_path / "data", tmp_path / "run"
+    write_split(root, 2)
+    run.mkdir()
+    appledouble = root / "cat" / "._0.png"
     appledouble.write_bytes(b"\x00\x05\x16\x07" + b"\x00" * 60)  # a resource fork, no image
-    dataset = f"folder:{tmp_path}"
-    with pytest.warns(UserWarning, match=rf"cannot be decoded: {appledouble}"):
-        assert native_image_size(dataset) == (6, 6)
-    with pytest.raises(ValueError, match=rf"cannot be decoded: {appledouble}"):
-        native_image_size(dataset, strict=True)
-    with pytest.warns(UserWarning, match=rf"cannot be decoded: {appledouble}"):
-        data = load(tmp_path, validation_fraction=0.0, test_fraction=0.0)
-    assert len(contents(data)["train"]) == 6
+    assert native_image_size(f"folder:{root}") == (6, 6)  # measured on the images that decode
+    log = run / "skipped_images.txt"
+    skipped = SkippedItems("image files that cannot be decoded", log)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # listing reads no file: nothing to say yet
+        data = load(root, validation_fraction=0.0, test_fraction=0.0, skipped=skipped)
+    assert data.split_sizes["train"] == 7  # listed
+    assert len(contents(data)["train"]) == 6  # decoded
+    assert skipped.take_count() == 1 and log.read_text().split("\n")[:-1] == [str(appledouble)]
+    strict = load(root, validation_fraction=0.0, test_fraction=0.0, strict=True)
+    with pytest.raises(SystemExit, match=rf"^error: .*cannot be decoded: {appledouble} \(--strict"):
+        with strict_errors_as_exit():
+            contents(strict)
 
 
 def test_file_and_folder_names_that_are_not_utf8_are_skipped_naming_their_bytes(tmp_path):
@@ -185,14 +194,16 @@ def test_hf_folder_of_images_with_class_labels(tmp_path):
     datasets.DatasetDict(
         {"train": split(range(10), broken=(3,)), "test": split(range(20, 24))}
     ).save_to_disk(tmp_path / "hf")
-    with pytest.warns(UserWarning, match=r"cannot be decoded: train row 4"):
-        data = load_image_classification_dataset(
-            f"hf:{tmp_path / 'hf'}", 6, validation_fraction=0.25
-        )
+    skipped = SkippedItems("image files that cannot be decoded", tmp_path / "skipped.txt")
+    data = load_image_classification_dataset(
+        f"hf:{tmp_path / 'hf'}", 6, validation_fraction=0.25, skipped=skipped
+    )
     assert data.class_names == ["ant", "bee"]
     found = contents(data)
     assert found["test"] == [("ant", 20), ("ant", 22), ("bee", 21), ("bee", 23)]
     train_and_validation = sorted(found["train"] + found["validation"])
     assert train_and_validation == sorted((["ant", "bee"][n % 2], n) for n in range(10) if n != 3)
-    assert data.split_sizes == {"train": 7, "validation": 2, "test": 4}
+    assert data.split_sizes == {"train": 8, "validation": 2, "test": 4}  # rows listed
+    assert skipped.take_count() == 1
+    assert (tmp_path / "skipped.txt").read_text() == "train row 4\n"
     assert "no validation split" in data.summary_lines()[0]

@@ -77,7 +77,7 @@ def test_the_parser_keeps_the_description_and_lists_every_flag():
 
 def test_the_recipe_fills_what_the_user_left_out():
     args = parse_translation_arguments(["--batch-size", "8"])
-    recipe = apply_translation_recipe(args, 18000, longest_source=20, longest_target=22)
+    recipe = apply_translation_recipe(args, 18000, source_length=20, target_length=22)
     # 22 tokens and the end token, rounded up to a multiple of 8; 54,000 pairs seen.
     assert (args.max_length, args.batch_size, args.epochs) == (24, 8, 3)
     assert (recipe.max_length, recipe.batch_size, recipe.epochs) == (24, 8, 3)

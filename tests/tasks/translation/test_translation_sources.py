@@ -103,7 +103,8 @@ def test_tsv_warning_names_the_first_ten_bad_lines_and_counts_the_rest(tmp_path)
     with pytest.warns(UserWarning, match="Skipped 12 malformed") as record:
         splits = load_translation_pairs(f"tsv:{path}")
     assert len(record) == 1 and str(record[0].message).endswith(expected)
-    assert sum(int(dataset.cardinality()) for dataset in splits.values()) == 1
+    assert sum(splits.sizes.values()) == 1
+    assert sum(len(as_pairs(dataset)) for dataset in splits.values()) == 1
 
 
 def test_tsv_without_a_valid_line_raises(tmp_path):

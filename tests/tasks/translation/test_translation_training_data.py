@@ -32,13 +32,15 @@ def test_vocabularies_are_saved_and_give_the_text_back(tmp_path):
 
 def test_token_statistics_match_a_count_of_the_tokens(tmp_path):
     source, target = train_translation_vocabularies(_pairs(), 300, str(tmp_path))
-    longest_source, longest_target, unigram_loss = translation_token_statistics(
-        _pairs(), source, target
-    )
+    statistics = translation_token_statistics(_pairs(), source, target)
     source_lengths = [len(source.tokenize([text]).flat_values) for text in SOURCES]
     target_tokens = [list(target.tokenize([text]).flat_values.numpy()) for text in TARGETS]
-    assert longest_source == max(source_lengths)
-    assert longest_target == max(len(tokens) for tokens in target_tokens)
+    assert statistics.source_lengths.tolist() == source_lengths
+    assert statistics.target_lengths.tolist() == [len(tokens) for tokens in target_tokens]
+    # Four pairs: the 99.9th percentile is the longest sentence.
+    longest = (max(source_lengths), max(len(tokens) for tokens in target_tokens))
+    assert statistics.fitting_lengths() == longest
+    unigram_loss = statistics.unigram_loss
     # The entropy of the target tokens' frequencies, each sentence's end token included.
     counts = collections.Counter(
         token for tokens in target_tokens for token in tokens + [target.end_id]
@@ -67,8 +69,19 @@ def test_prepare_translation_data_fills_the_flags_and_batches(tmp_path):
     )
     assert lines[2] == "training on 180 sentence pairs:"
     assert lines[3] == "  max_length 12: set by the user"
-    # Training batches all have one shape (the partial one is dropped); 180 // 16 = 11.
+    # Pairs that do not fit 12 tokens uncut (a source of 12 at most, a target of 11 and its
+    # start or end token) are left out of training, counted, and said in the summary.
+    fits = [
+        len(data.source_encoder.tokenize([source]).flat_values) <= 12
+        and len(data.target_encoder.tokenize([target]).flat_values) <= 11
+        for source, target in splits.sample
+    ]
+    assert len(fits) == 180 and 0 < fits.count(False) < 180
+    assert lines[-1].startswith(f"  pairs longer than 12 tokens: {fits.count(False) / 180:.2%}")
+    # Training batches all have one shape (the partial one is dropped).
     shapes = [inputs["source"].shape for inputs, _ in data.train]
-    assert len(shapes) == 11 and set(shapes) == {(16, 12)}
+    assert len(shapes) == fits.count(True) // 16 and set(shapes) == {(16, 12)}
+    long_pairs = data.skipped[-1]
+    assert long_pairs.take_count() == fits.count(False)
     assert data.validation is not None
     assert sum(int(labels.shape[0]) for _, labels in data.validation) == 10  # kept whole
