@@ -36,7 +36,8 @@ ALLOWED_IMPORTS = {
     "losses": {"validation"},
     "metrics": {"losses", "validation"},
     "visualization": {"text", "validation"},
-    "serving": {"backend_support", "generation", "text", "validation"},
+    # Image bytes are decoded as the training pipeline decodes them (data.image_decoding).
+    "serving": {"backend_support", "data", "generation", "text", "validation"},
     "training": {
         "backend_support",
         "callbacks",

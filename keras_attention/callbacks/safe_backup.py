@@ -272,9 +272,13 @@ class SafeBackupAndRestore(keras.callbacks.Callback):
             fsync_tree(partial)  # on the disk before the rename that publishes it
             final = os.path.join(self.backup_dir, _backup_name(epoch, step))
             if os.path.exists(final):
-                shutil.rmtree(final)
-            os.rename(partial, final)  # atomic: the backup is whole or absent
-            fsync_directory(self.backup_dir)
+                # A backup of this very point is already whole (a run restarted
+                # its epoch and came back here): keep it rather than delete the
+                # one good copy before the new one is in place.
+                shutil.rmtree(partial, ignore_errors=True)
+            else:
+                os.rename(partial, final)  # atomic: the backup is whole or absent
+                fsync_directory(self.backup_dir)
         except BaseException:
             shutil.rmtree(partial, ignore_errors=True)
             raise

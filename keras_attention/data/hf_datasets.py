@@ -26,8 +26,10 @@ Example:
 ('validation', 'valid', 'val', 'dev')
 """
 
+import itertools
 import os
 
+import numpy as np
 import tensorflow as tf
 
 from keras_attention.data.classification_splits import ALL
@@ -175,15 +177,22 @@ def hf_image_classification_files(dataset):
     return files, class_names, image_column, encoded, layout
 
 
-def hf_image_pairs(entries, splits, image_column):
+def hf_image_pairs(entries, splits, image_column, shuffle_seed=None):
     """A `tf.data.Dataset` of `(encoded image bytes, name, label)` for `[((split, row), label)]`.
 
     The name ("train row 12") says which row an image that cannot be
-    decoded comes from; a file that cannot be read gives empty bytes.
+    decoded comes from; a file that cannot be read gives empty bytes. With
+    `shuffle_seed`, the rows come in a new order at every pass (drawn from
+    the seed and the pass's number), none read before its turn.
     """
+    passes = itertools.count()
 
     def rows():
-        for (split, row), label in entries:
+        order = range(len(entries))
+        if shuffle_seed is not None:
+            order = np.random.default_rng([shuffle_seed, next(passes)]).permutation(len(entries))
+        for position in order:
+            (split, row), label = entries[position]
             image = splits[split][row][image_column] or {}
             data = image.get("bytes")
             if data is None and image.get("path"):

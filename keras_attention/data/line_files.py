@@ -190,7 +190,8 @@ def sample_lines(paths, sample_size, seed=0):
     if len(set(counts)) > 1:
         shown = " and ".join(f"{path} with {count} lines" for path, count in zip(paths, counts))
         raise ValueError(
-            f"Files read side by side must have one line per item each. Received: {shown}"
+            "`paths` read side by side must have one line per item each. "
+            f"Received: paths={list(paths)!r}: {shown}"
         )
     num_lines = counts[0] if counts else 0
     if num_lines <= sample_size:

@@ -16,6 +16,7 @@ All three return the same outputs and run the same checks.
 
 import tensorflow as tf
 
+from keras_attention.data.image_decoding import decode_image_data
 from keras_attention.serving.image_inputs import image_input_spec
 from keras_attention.serving.serving_signature import SERVING_SIGNATURE
 
@@ -31,9 +32,10 @@ def decode_images(image_bytes, channels, size=None, antialias=False):
         image_bytes: a `(B,)` string tensor of JPEG, PNG, GIF (first frame)
             or BMP files.
         channels: channels to decode to (1 or 3; an RGBA PNG loses alpha).
-        size: `(height, width)` to resize every image to, bilinearly; None
-            keeps each image's size, and the images of one call must then
-            share it.
+        size: `(height, width)` to resize every image to, bilinearly (a
+            JPEG much larger is first decoded at a reduced size, as the
+            training pipeline decodes it: `decode_image_data`); None keeps
+            each image's size, and the images of one call must then share it.
         antialias: resize with an antialiasing filter (as the captioners do).
 
     Example:
@@ -47,8 +49,7 @@ def decode_images(image_bytes, channels, size=None, antialias=False):
     shape = (None, None, channels) if size is None else (*size, channels)
 
     def decode(one):
-        image = tf.io.decode_image(one, channels=channels, expand_animations=False)  # (H, W, C)
-        image = tf.cast(tf.ensure_shape(image, (None, None, channels)), tf.float32)
+        image = tf.cast(decode_image_data(one, channels, size), tf.float32)  # (H, W, C)
         if size is None:
             return image
         return tf.image.resize(image, size, antialias=antialias)

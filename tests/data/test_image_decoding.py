@@ -7,6 +7,7 @@ import pytest
 import tensorflow as tf
 from PIL import Image
 
+from keras_attention.data.image_decoding import decode_image_data
 from keras_attention.data.image_decoding import decoded_images
 from keras_attention.data.image_decoding import resize_image
 from keras_attention.data.skipped_items import SkippedItems
@@ -192,3 +193,32 @@ def test_strict_stops_at_the_first_bad_file_naming_it(images, bad_files):
         decode_paths(paths, skipped, (4, 4))
     expected = f"{WHAT}: {bad_files['garbage bytes']} (--strict: without it, skipped and named)"
     assert strict_stop_message(error.value) == expected
+
+
+def _smooth_picture(height, width):
+    rows, cols = np.mgrid[0:height, 0:width]
+    red = 127 + 120 * np.sin(rows / 17.0)
+    green = 127 + 120 * np.cos(cols / 23.0)
+    blue = (rows + cols) % 256
+    return np.stack([red, green, blue], axis=-1).astype(np.uint8)  # (h, w, 3)
+
+
+@pytest.mark.parametrize(
+    "size, decoded",
+    [((24, 32), (30, 40)), ((60, 80), (60, 80)), ((61, 80), (120, 160)), ((240, 320), (240, 320))],
+)
+def test_a_large_jpeg_is_decoded_at_the_largest_reduction_that_keeps_the_size(size, decoded):
+    jpeg = tf.io.encode_jpeg(_smooth_picture(240, 320), quality=95)
+    assert tuple(decode_image_data(jpeg, size=size).shape) == (*decoded, 3)
+
+
+def test_a_reduced_jpeg_resizes_to_nearly_the_pixels_of_the_whole_one():
+    jpeg = tf.io.encode_jpeg(_smooth_picture(240, 320), quality=95)
+    whole = tf.image.resize(tf.io.decode_jpeg(jpeg, channels=3), (24, 32), antialias=True)
+    reduced = resize_image(decode_image_data(jpeg, size=(24, 32)), (24, 32))
+    assert float(tf.reduce_mean(tf.abs(whole - reduced))) < 3.0
+
+
+def test_a_png_is_decoded_whole_whatever_the_size():
+    png = tf.io.encode_png(_smooth_picture(240, 320))
+    assert tuple(decode_image_data(png, size=(24, 32)).shape) == (240, 320, 3)

@@ -43,7 +43,9 @@ def fits_in_memory(num_examples, image_size, budget=CACHE_BYTES):
     return num_examples * height * width * 3 * 4 <= budget
 
 
-def caption_batches(pairs, encoder, batch_size, max_length, shuffle=False, seed=None, cache=False):
+def caption_batches(
+    pairs, encoder, batch_size, max_length, shuffle=False, seed=None, cache=False, num_pairs=None
+):
     """`({"image", "caption": ids[:-1]}, ids[1:])` batches: teacher forcing on shifted ids.
 
     Args:
@@ -56,6 +58,8 @@ def caption_batches(pairs, encoder, batch_size, max_length, shuffle=False, seed=
             last partial batch, when there is a whole one.
         seed: the shuffle's seed.
         cache: keep the decoded images in memory after the first epoch.
+        num_pairs: how many pairs `pairs` holds, when its cardinality is
+            unknown (a stream of decoded files); None reads the cardinality.
 
     Returns:
         a `tf.data.Dataset` of `(inputs, labels)`, ids `(B, max_length)`.
@@ -74,7 +78,7 @@ def caption_batches(pairs, encoder, batch_size, max_length, shuffle=False, seed=
         buffer = image_shuffle_buffer(dataset, batch_size, _SHUFFLE_BUFFER)
         dataset = dataset.shuffle(buffer, seed=seed, reshuffle_each_iteration=True)
     # One batch shape while training: compiled steps are traced once.
-    enough = int(pairs.cardinality()) >= batch_size
+    enough = (int(pairs.cardinality()) if num_pairs is None else num_pairs) >= batch_size
     dataset = dataset.batch(batch_size, drop_remainder=shuffle and enough)
     return dataset.prefetch(tf.data.AUTOTUNE)
 
@@ -83,16 +87,31 @@ def training_and_validation_batches(splits, encoder, batch_size, max_length, see
     """Shuffled training batches, and validation batches (None for an empty split).
 
     Args:
-        splits: dict with "train" and "validation" datasets of pairs.
+        splits: a `DatasetSplits` (or a dict) with "train" and "validation"
+            datasets of pairs; its `elements` count the pairs of streamed
+            splits, whose cardinality is unknown.
         encoder, batch_size, max_length, seed, cache: as `caption_batches`.
 
     Returns:
         `(train, validation)`.
     """
+    elements = getattr(splits, "elements", None) or {}
+
+    def count(name):
+        known = elements.get(name)
+        return int(splits[name].cardinality()) if known is None else int(known)
+
     train = caption_batches(
-        splits["train"], encoder, batch_size, max_length, shuffle=True, seed=seed, cache=cache
+        splits["train"],
+        encoder,
+        batch_size,
+        max_length,
+        shuffle=True,
+        seed=seed,
+        cache=cache,
+        num_pairs=count("train"),
     )
-    if int(splits["validation"].cardinality()) == 0:
+    if count("validation") == 0:
         return train, None
     validation = caption_batches(
         splits["validation"], encoder, batch_size, max_length, seed=seed, cache=cache

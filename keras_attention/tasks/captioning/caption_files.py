@@ -197,13 +197,17 @@ def caption_file_splits(
         train_captions = random.Random(seed).sample(train_captions, SAMPLE_SIZE)
 
     def build(image_size):
+        # At their own size the images are only measured (`median_image_size`):
+        # in listed order, unsharded, so that every worker and every resumed
+        # run derives the same size from the same images.
+        ordered = image_size is None
         datasets = {
             name: _pairs_dataset(
                 paths,
                 [captions[path] for path in paths],
                 image_size,
                 skipped,
-                *((order_seed, shard) if name == "train" else ()),
+                *((order_seed, shard) if name == "train" and not ordered else ()),
             )
             for name, paths in groups.items()
         }

@@ -39,12 +39,19 @@ def _image_groups(pairs):
 
 
 def caption_split(
-    caption, pairs, limit=None, batch_size=EVALUATION_BATCH_SIZE, progress=None, keep_images=None
+    caption,
+    pairs,
+    limit=None,
+    batch_size=EVALUATION_BATCH_SIZE,
+    progress=None,
+    keep_images=None,
+    keep_attention=None,
 ):
     """Captions of the images of `pairs` with their references, one entry per image.
 
     The pairs are read once, `batch_size` images at a time: memory holds one
-    batch of images and the first `keep_images`, whatever the split's size.
+    batch of images, the first `keep_images` and the attention maps of the
+    first `keep_attention`, whatever the split's size.
 
     Args:
         caption: `caption(images)` returns `(captions, attention, words)`, as
@@ -56,13 +63,15 @@ def caption_split(
         progress: None, or an object whose `add(count)` is called with the
             images of each batch captioned (a `ProgressBar`).
         keep_images: the first images returned (None: all of them).
+        keep_attention: the first images whose attention maps are returned
+            (None: all of them).
 
     Returns:
         `(images, references, hypotheses, outputs)`: lists of the first
         `keep_images` images, of every image's reference captions (str) and
-        of its generated caption, and dict "attention" (all the attention
-        maps, concatenated) and "words" (the generated words of each
-        caption).
+        of its generated caption, and dict "attention" (the attention maps
+        of the first `keep_attention` images, concatenated) and "words"
+        (the generated words of each caption).
 
     Example:
 
@@ -80,14 +89,16 @@ def caption_split(
     check_positive_int("limit", limit, allow_none=True)
     check_positive_int("batch_size", batch_size)
     check_positive_int("keep_images", keep_images, allow_none=True)
+    check_positive_int("keep_attention", keep_attention, allow_none=True)
     if limit is not None:
         pairs = pairs.take(limit)
     kept, references, hypotheses, attention, words, batch = [], [], [], [], [], []
 
     def caption_batch():
         batch_captions, batch_attention, batch_words = caption(np.stack(batch))
+        kept_maps = None if keep_attention is None else max(0, keep_attention - len(hypotheses))
         hypotheses.extend(batch_captions)
-        attention.append(batch_attention)
+        attention.append(np.asarray(batch_attention)[:kept_maps])
         words.extend(batch_words)
         if progress is not None:
             progress.add(len(batch))
@@ -116,6 +127,7 @@ def caption_with_model(
     batch_size=EVALUATION_BATCH_SIZE,
     num_images=None,
     keep_images=None,
+    keep_attention=None,
 ):
     """`caption_split` with a captioner's `caption` method: greedy or beam search, with maps.
 
@@ -130,6 +142,8 @@ def caption_with_model(
         batch_size: images captioned at once.
         num_images: the images of `pairs`, for the progress bar (None: unknown).
         keep_images: the first images returned (None: all).
+        keep_attention: the first images whose attention maps are returned
+            (None: all).
 
     Returns:
         as `caption_split`.
@@ -147,7 +161,7 @@ def caption_with_model(
 
     search = "greedy search" if beam_width == 1 else f"beam search of width {beam_width}"
     with ProgressBar(f"captioning the test images ({search})", num_images, "images") as bar:
-        return caption_split(caption, pairs, limit, batch_size, bar, keep_images)
+        return caption_split(caption, pairs, limit, batch_size, bar, keep_images, keep_attention)
 
 
 def bleu_references(references):

@@ -97,7 +97,10 @@ def _builtin(size, builtin_sizes, max_objects, seed):
     )
 
 
-def _coco(dataset, size, data_dir, sample_size=200_000):
+def _coco(dataset, size, data_dir, sample_size=200_000, sample=None):
+    # The caption sample is read once; a resize keeps it.
+    if sample is None:
+        sample = _coco_captions(dataset, data_dir, sample_size)
     splits, sizes = {}, {}
     for name, tfds_split in _COCO_SPLITS.items():
         examples = load_tfds(dataset, split=tfds_split, data_dir=data_dir, shuffle_files=False)
@@ -107,18 +110,34 @@ def _coco(dataset, size, data_dir, sample_size=200_000):
             num_parallel_calls=tf.data.AUTOTUNE,
         )
         splits[name] = pairs.map(one_element_per_caption).unbatch()
+    # Images hold 5-7 captions each: the pairs are estimated from the sample's share.
+    captions_per_image = sample.captions_per_image
+    elements = {name: round(count * captions_per_image) for name, count in sizes.items()}
     return DatasetSplits(
         splits,
         sizes,
         f"tensorflow-datasets {dataset}",
         "Karpathy's splits as tfds ships them: train+restval, val, test",
-        rebuild=lambda new_size: _coco(dataset, new_size, data_dir),
-        sample=_coco_captions(dataset, data_dir, sample_size),
+        rebuild=lambda new_size: _coco(dataset, new_size, data_dir, sample_size, sample),
+        sample=sample,
+        elements=elements,
     )
 
 
+class _CaptionSample(list):
+    """Captions read for the vocabulary, and how many captions each of their images had."""
+
+    def __init__(self, captions, images):
+        super().__init__(captions)
+        self.captions_per_image = len(captions) / max(images, 1) if captions else 1.0
+
+
 def _coco_captions(dataset, data_dir, sample_size):
-    """Captions of tfds' COCO training images, read without decoding the images."""
+    """Captions of tfds' COCO training images, read without decoding the images.
+
+    The first images' captions, up to `sample_size` of them (tfds' files are
+    in no particular order of subject).
+    """
     import tensorflow_datasets as tfds  # Imported here: slow, and only this source needs it.
 
     examples = load_tfds(
@@ -128,8 +147,13 @@ def _coco_captions(dataset, data_dir, sample_size):
         shuffle_files=False,
         decoders=tfds.decode.PartialDecoding({"captions": True}),  # no image is read
     )
-    texts = examples.map(lambda example: example["captions"]["text"]).unbatch()
-    return [text.decode("utf-8") for text in texts.take(sample_size).as_numpy_iterator()]
+    captions, images = [], 0
+    for texts in examples.map(lambda example: example["captions"]["text"]).as_numpy_iterator():
+        images += 1
+        captions.extend(text.decode("utf-8") for text in texts)
+        if len(captions) >= sample_size:
+            break
+    return _CaptionSample(captions[:sample_size], images)
 
 
 def _path_after(dataset, prefix):

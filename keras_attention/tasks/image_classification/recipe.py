@@ -233,12 +233,16 @@ def vit_training_recipe(
     check_positive_int("num_train_images", num_train_images)
     training_recipe.check_user_choices(batch_size=batch_size, epochs=epochs)
     image_size, patch_size, reasons = vit_input_shape(image_size, native_size, patch_size)
+    epochs_derived = epochs is None
     epochs = training_recipe.choose(
         reasons, "epochs", epochs, lambda: _derived_epochs(num_train_images)
     )
     batch_size = training_recipe.choose(
         reasons, "batch_size", batch_size, lambda: _derived_batch_size(num_train_images, epochs)
     )
+    if epochs_derived and steps_per_epoch is not None:
+        # An epoch the user counts in steps sees that many batches, not the whole set.
+        epochs, reasons["epochs"] = _derived_epochs(steps_per_epoch * batch_size)
     steps_per_epoch = training_recipe.epoch_steps(
         reasons, steps_per_epoch, num_train_images, batch_size, "images"
     )
@@ -252,11 +256,12 @@ def vit_training_recipe(
     return ViTTrainingRecipe.of_choices(*choices, image_size=image_size, patch_size=int(patch_size))
 
 
-def _derived_epochs(num_train_images):
+def _derived_epochs(images_per_epoch):
     """Epochs for about `TARGET_IMAGES_SEEN` images seen, within the bounds, and why."""
-    epochs = int(round(TARGET_IMAGES_SEEN / num_train_images))
+    epochs = int(round(TARGET_IMAGES_SEEN / images_per_epoch))
     reason = (
-        f"about {TARGET_IMAGES_SEEN:,} images seen in all from {num_train_images} ({EPOCHS} epochs)"
+        f"about {TARGET_IMAGES_SEEN:,} images seen in all, {images_per_epoch} an epoch "
+        f"({EPOCHS} epochs)"
     )
     return int(EPOCHS.clamp(epochs)), reason
 

@@ -315,17 +315,16 @@ def _folder(dataset, size, fractions, seed, strict, skipped, shuffle_seed, shard
     )
 
 
-def _hf(dataset, size, fractions, seed, skipped, shard):
+def _hf(dataset, size, fractions, seed, skipped, shard, shuffle_seed=None):
     """A `datasets` save_to_disk folder of images and ClassLabel labels, decoded as met."""
     files, class_names, column, encoded, layout = hf_image_classification_files(dataset)
     groups, rule = complete_classification_splits(files, {}, len(class_names), *fractions, seed)
     num_workers, index = shard
     splits = {}
     for name, entries in groups.items():
-        if name == "train":  # this worker's rows alone
-            rows = sharded_already(
-                hf_image_pairs(entries[index::num_workers], encoded, column), shard
-            )
+        if name == "train":  # this worker's rows alone, in a new order every epoch
+            mine = entries[index::num_workers]
+            rows = sharded_already(hf_image_pairs(mine, encoded, column, shuffle_seed), shard)
         else:
             rows = hf_image_pairs(entries, encoded, column)
         splits[name] = decoded_images(rows, skipped, size, encoded=True)
@@ -458,7 +457,8 @@ def load_image_classification_dataset(
         return _folder(dataset, size, fractions, seed, strict, skipped, order_seed, shard, listing)
     if dataset.startswith("hf:"):
         fractions = (validation_fraction, test_fraction)
-        return _hf(dataset, size, fractions, seed, skipped, check_shard(shard))
+        order_seed = seed if shuffle_seed is None else shuffle_seed
+        return _hf(dataset, size, fractions, seed, skipped, check_shard(shard), order_seed)
     if dataset in TFDS_DATASETS or dataset.startswith("imagenette/"):
         return _tfds(dataset, size, validation_fraction, data_dir)
     raise ValueError(f"`dataset` must be {_DATASET_CHOICES}. Received: dataset={dataset!r}")

@@ -75,7 +75,9 @@ def make_translation_batches(
     check_positive_int("target_length", target_length)
     check_positive_int("shuffle_buffer_size", shuffle_buffer_size)
     if long_pairs not in LONG_PAIRS:
-        raise ValueError(f"`long_pairs` must be one of {LONG_PAIRS}. Received: {long_pairs!r}")
+        raise ValueError(
+            f"`long_pairs` must be one of {LONG_PAIRS}. Received: long_pairs={long_pairs!r}"
+        )
 
     @tf.autograph.experimental.do_not_convert  # plain TensorFlow ops: faster tracing
     def encode(sources, targets):

@@ -31,7 +31,7 @@ def _texts(strings):
     return [text.decode("utf-8") for text in strings]
 
 
-def translate_pairs(translate, pairs, limit=None, batch_size=64, progress=None):
+def translate_pairs(translate, pairs, limit=None, batch_size=64, progress=None, keep_outputs=None):
     """Translations of `pairs` (at most `limit`), with their sources and references.
 
     Args:
@@ -42,11 +42,16 @@ def translate_pairs(translate, pairs, limit=None, batch_size=64, progress=None):
         batch_size: sentences given to `translate` at once.
         progress: None, or an object whose `add(count)` is called with the
             sentences of each batch translated (a `ProgressBar`).
+        keep_outputs: None to keep every output of every sentence, or how
+            many leading sentences keep their outputs other than
+            "translation" (attention `(T, S)` a sentence adds up over a
+            large held-out split; the figures draw a few).
 
     Returns:
         `(sources, references, hypotheses, outputs)`: three lists of str and
-        the dict of every output of `translate`, concatenated over batches as
-        NumPy arrays.
+        the dict of the outputs of `translate`, concatenated over batches as
+        NumPy arrays ("translation" for every sentence, the others for the
+        first `keep_outputs`).
 
     Example:
 
@@ -60,11 +65,25 @@ def translate_pairs(translate, pairs, limit=None, batch_size=64, progress=None):
     check_positive_int("batch_size", batch_size)
     if limit is not None:
         pairs = pairs.take(limit)
+    if keep_outputs is not None and (
+        isinstance(keep_outputs, bool) or not isinstance(keep_outputs, int) or keep_outputs < 0
+    ):
+        raise ValueError(
+            "`keep_outputs` must be None or an integer >= 0. "
+            f"Received: keep_outputs={keep_outputs!r}"
+        )
     sources, references, outputs = [], [], []
     for source, reference in pairs.batch(batch_size):
+        kept = None if keep_outputs is None else max(0, keep_outputs - len(sources))
         sources += _texts(source.numpy())
         references += _texts(reference.numpy())
-        outputs.append({name: value.numpy() for name, value in translate(source).items()})
+        batch = translate(source)
+        outputs.append(
+            {
+                name: value.numpy()[: None if name == "translation" else kept]
+                for name, value in batch.items()
+            }
+        )
         if progress is not None:
             progress.add(len(outputs[-1]["translation"]))
     if not outputs:
@@ -111,7 +130,8 @@ def translate_held_out(model, encoders, pairs, args, batch_size=64):
 
     Returns:
         `(sources, references, hypotheses, outputs, scores)`: the first three
-        lists of strings, `outputs` as `translate_pairs` returns them,
+        lists of strings, `outputs` as `translate_pairs` returns them (all
+        outputs for the first `max(args.plots, args.samples)` sentences),
         `scores` as `score_translations` does.
     """
     translate = make_translation_function(
@@ -124,8 +144,9 @@ def translate_held_out(model, encoders, pairs, args, batch_size=64):
     )
     total = args.eval_sentences or dataset_size(pairs)
     search = "greedy search" if args.beam_width == 1 else f"beam search of width {args.beam_width}"
+    shown = max(getattr(args, "plots", 0), getattr(args, "samples", 0))
     with ProgressBar(f"translating the held-out split ({search})", total, "sentences") as bar:
         sources, references, hypotheses, outputs = translate_pairs(
-            translate, pairs, args.eval_sentences, batch_size, progress=bar
+            translate, pairs, args.eval_sentences, batch_size, progress=bar, keep_outputs=shown
         )
     return sources, references, hypotheses, outputs, score_translations(hypotheses, references)

@@ -114,11 +114,13 @@ def translation_training_recipe(
     batch_size = training_recipe.choose(
         reasons, "batch_size", batch_size, lambda: _derived_batch_size(num_train_pairs)
     )
+    # An epoch the user counts in steps sees that many batches, not the whole set.
+    pairs_per_epoch = num_train_pairs if steps_per_epoch is None else steps_per_epoch * batch_size
     steps_per_epoch = training_recipe.epoch_steps(
         reasons, steps_per_epoch, num_train_pairs, batch_size, "pairs"
     )
     epochs = training_recipe.choose(
-        reasons, "epochs", epochs, lambda: _derived_epochs(num_train_pairs)
+        reasons, "epochs", epochs, lambda: _derived_epochs(pairs_per_epoch)
     )
     total_steps = epochs * steps_per_epoch
     warmup_steps = max(1, int(training_recipe.WARMUP_FRACTION * total_steps))
@@ -146,8 +148,8 @@ def _derived_batch_size(num_train_pairs):
     return 2 ** int(math.log2(batch_size)), reason
 
 
-def _derived_epochs(num_train_pairs):
+def _derived_epochs(pairs_per_epoch):
     """Epochs for about `TARGET_PAIRS_SEEN` pairs seen, within the bounds, and why."""
-    wanted = math.ceil(TARGET_PAIRS_SEEN / num_train_pairs)
+    wanted = math.ceil(TARGET_PAIRS_SEEN / pairs_per_epoch)
     reason = f"about {TARGET_PAIRS_SEEN} sentence pairs seen over the run ({EPOCHS} epochs)"
     return EPOCHS.clamp(wanted), reason

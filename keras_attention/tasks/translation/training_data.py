@@ -309,6 +309,17 @@ def translation_split_batches(
     )
 
 
+def _validation_pairs(splits, streamed):
+    """The validation pairs; streamed ones kept in memory after the first pass.
+
+    A streamed validation split is drawn by hash from a file it shares with
+    the training pairs: kept, the next epochs' validation reads its pairs
+    (a twentieth of the file, strings only) instead of the whole file again.
+    """
+    pairs = splits["validation"]
+    return pairs.cache() if streamed else pairs
+
+
 def _training_sample(splits):
     """The training pairs a run measures: the splits' sample, or the first of a plain dict's."""
     sample = getattr(splits, "sample", None)
@@ -422,7 +433,7 @@ def prepare_translation_data(splits, args, shuffle_seed=None):
         ),
         validation=(
             translation_split_batches(
-                splits["validation"], encoders, args, sizes["validation"], shuffle=False
+                _validation_pairs(splits, estimated), encoders, args, sizes["validation"], False
             )
             if has_validation
             else None

@@ -89,3 +89,21 @@ def test_scores_are_corpus_bleu_and_exact_matches():
     assert caption_scores(["a b c d"], [["a b c d"]]) == (pytest.approx(100.0), 1.0)
     with pytest.raises(ValueError, match="1 hypotheses and 2 references"):
         caption_scores(["a"], [["a"], ["b"]])
+
+
+def test_only_the_first_images_keep_their_attention_maps():
+    images = np.arange(7, dtype=np.float32)[:, None, None, None] * np.ones((7, 2, 2, 3), np.float32)
+    pairs = tf.data.Dataset.from_tensor_slices((images, [f"c{i}" for i in range(7)]))
+
+    def caption(batch):
+        count = len(batch)
+        maps = np.stack([np.full((1, 2, 2), float(image[0, 0, 0])) for image in batch])
+        return [f"c{int(image[0, 0, 0])}" for image in batch], maps, [["w"]] * count
+
+    _, references, hypotheses, outputs = caption_split(
+        caption, pairs, batch_size=3, keep_attention=4
+    )
+    assert hypotheses == [f"c{i}" for i in range(7)] and len(references) == 7
+    assert outputs["attention"].shape == (4, 1, 2, 2)
+    np.testing.assert_array_equal(outputs["attention"][:, 0, 0, 0], [0, 1, 2, 3])
+    assert len(outputs["words"]) == 7

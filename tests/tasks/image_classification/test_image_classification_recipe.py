@@ -134,3 +134,13 @@ def test_bad_arguments(kwargs, message):
 def test_docstring_examples():
     results = doctest.testmod(recipe_module, optionflags=doctest.ELLIPSIS)
     assert results.attempted > 0 and results.failed == 0
+
+
+def test_epochs_of_a_set_number_of_steps_count_the_images_those_steps_see():
+    # 1.28M images, 200 steps of the derived batch an epoch: about 100,000
+    # images seen in all means round(100_000 / (200 * batch)) epochs, within 10..200.
+    recipe = vit_training_recipe(num_train_images=1_281_167, image_size=32, steps_per_epoch=200)
+    assert recipe.steps_per_epoch == 200
+    expected = min(200, max(10, round(100_000 / (200 * recipe.batch_size))))
+    assert recipe.epochs == expected
+    assert f"{200 * recipe.batch_size} an epoch" in recipe.reasons["epochs"]

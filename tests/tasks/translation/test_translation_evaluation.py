@@ -50,3 +50,22 @@ def test_scores_are_sacrebleus_and_the_exact_fraction():
     assert scores["bleu"] == corpus_bleu(hypotheses, references)
     assert scores["chrf"] == corpus_chrf(hypotheses, references)
     assert scores["exact_match"] == pytest.approx(2 / 3)
+
+
+def test_only_the_first_sentences_keep_their_other_outputs():
+    import numpy as np
+    import tensorflow as tf
+
+    def with_attention(text):
+        batch = tf.shape(text)[0]
+        return {"translation": text, "attention": tf.ones((batch, 3, 2))}
+
+    sources = [f"s{i}" for i in range(7)]
+    pairs = tf.data.Dataset.from_tensor_slices((sources, sources))
+    _, _, hypotheses, outputs = translate_pairs(with_attention, pairs, batch_size=3, keep_outputs=4)
+    assert hypotheses == sources
+    assert outputs["translation"].shape == (7,)
+    assert outputs["attention"].shape == (4, 3, 2)
+    np.testing.assert_array_equal(outputs["attention"], np.ones((4, 3, 2)))
+    with pytest.raises(ValueError, match="keep_outputs=-1"):
+        translate_pairs(with_attention, pairs, keep_outputs=-1)
