@@ -45,6 +45,7 @@ from keras_attention.tasks.captioning import figures
 from keras_attention.tasks.captioning import model_from_flags as models
 from keras_attention.tasks.captioning import training_data
 from keras_attention.tasks.training_run import TrainingRun
+from keras_attention.tasks.training_run import strict_errors_as_exit
 
 
 def main(argv=None):
@@ -127,4 +128,5 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    with strict_errors_as_exit():  # --strict: the first unusable item as one line
+        main()

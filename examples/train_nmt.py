@@ -48,6 +48,7 @@ if __name__ == "__main__":
     build_parser().parse_args()  # answer --help and bad flags before TensorFlow loads
 
 from keras_attention.tasks.training_run import TrainingRun  # noqa: E402
+from keras_attention.tasks.training_run import strict_errors_as_exit  # noqa: E402
 from keras_attention.tasks.translation import evaluation  # noqa: E402
 from keras_attention.tasks.translation import figures  # noqa: E402
 from keras_attention.tasks.translation import model_from_flags as models  # noqa: E402
@@ -120,4 +121,5 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    with strict_errors_as_exit():  # --strict: the first unusable item as one line
+        main()

@@ -62,6 +62,7 @@ from keras_attention.tasks.image_classification import model_from_flags as model
 from keras_attention.tasks.image_classification import recipe_from_flags as recipes  # noqa: E402
 from keras_attention.tasks.image_classification import training_data  # noqa: E402
 from keras_attention.tasks.training_run import TrainingRun  # noqa: E402
+from keras_attention.tasks.training_run import strict_errors_as_exit  # noqa: E402
 
 
 def main(argv=None):
@@ -111,4 +112,5 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    with strict_errors_as_exit():  # --strict: the first unusable item as one line
+        main()

@@ -92,3 +92,41 @@ def test_dataset_of_unknown_length_gets_its_counted_length():
     counted = with_known_length(evens)
     assert int(counted.cardinality()) == 5
     assert list(counted.as_numpy_iterator()) == [0, 2, 4, 6, 8]
+
+
+def test_strict_stop_in_the_evaluation_after_training_is_one_line(tmp_path):
+    # The broken image is in test/ only: training ends, then the held-out pass meets it.
+    import subprocess
+    import sys
+
+    root = tmp_path / "data"
+    for split, count in (("train", 6), ("val", 2), ("test", 2)):
+        for index, name in enumerate(("a", "b")):
+            os.makedirs(root / split / name)
+            for number in range(count):
+                pixels = np.full((8, 8, 3), 100 * index + number, np.uint8)
+                png = tf.io.encode_png(pixels).numpy()
+                (root / split / name / f"{number}.png").write_bytes(png)
+    broken = root / "test" / "b" / "broken.png"
+    broken.write_bytes(png[: len(png) // 2])
+    script = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "train_vit.py")
+    flags = ["--epochs", "1", "--image-size", "8", "--patch-size", "4", "--batch-size", "4"]
+    flags += ["--quiet", "--strict"]
+    result = subprocess.run(
+        [
+            sys.executable,
+            script,
+            "--dataset",
+            f"folder:{root}",
+            "--output-dir",
+            str(tmp_path / "run"),
+        ]
+        + flags,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 1, result.stderr[-2000:]
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: image files that cannot be decoded: ") and str(broken) in last
+    assert "Traceback" not in result.stderr
