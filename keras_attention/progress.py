@@ -35,12 +35,6 @@ def shows_bars():
     return not _settings["quiet"] and sys.stdout.isatty()
 
 
-def dataset_size(dataset):
-    """A `tf.data.Dataset`'s known element count, or None (a bar then only counts)."""
-    size = int(dataset.cardinality())
-    return size if size >= 0 else None
-
-
 class ProgressBar:
     """The progress of one stage: `add(count)` as it goes, `close()` (or `with`) at its end.
 

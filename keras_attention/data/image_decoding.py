@@ -25,7 +25,32 @@ Example:
 1
 """
 
+import os
+
 import tensorflow as tf
+
+from keras_attention.data.skipped_items import SkippedItems
+
+# The run's file naming the image files that cannot be decoded (appended to, one a line).
+SKIPPED_IMAGES_FILE = "skipped_images.txt"
+
+
+def undecodable_images(output_dir=None, strict=False):
+    """The `SkippedItems` of the image files that cannot be decoded, named in the run's folder.
+
+    Args:
+        output_dir: the run's folder, whose `skipped_images.txt` names each
+            one; None names none.
+        strict: stop at the first one instead (`--strict`).
+
+    Example:
+
+    >>> from keras_attention.data.image_decoding import undecodable_images
+    >>> undecodable_images("runs/vit").message(2, "in epoch 1")
+    'skipped 2 image files that cannot be decoded in epoch 1 (named in runs/vit/skipped_images.txt)'
+    """
+    log = None if output_dir is None else os.path.join(output_dir, SKIPPED_IMAGES_FILE)
+    return SkippedItems("image files that cannot be decoded", log, strict=strict)
 
 
 def resize_image(image, size):

@@ -156,6 +156,20 @@ def read_lines_at(path, indices):
                 return lines
 
 
+def sample_indices(count, sample_size, seed):
+    """`sample_size` distinct indices below `count` drawn at random, sorted; all when fewer.
+
+    Example:
+
+    >>> from keras_attention.data.line_files import sample_indices
+    >>> sample_indices(3, 5, seed=0).tolist(), len(sample_indices(100, 5, seed=0))
+    ([0, 1, 2], 5)
+    """
+    if count <= sample_size:
+        return np.arange(count)
+    return np.sort(np.random.default_rng(seed).choice(count, sample_size, replace=False))
+
+
 def sample_lines(paths, sample_size, seed=0):
     """Counts the lines of `paths` and reads a uniform random sample of them.
 
@@ -194,10 +208,7 @@ def sample_lines(paths, sample_size, seed=0):
             f"Received: paths={list(paths)!r}: {shown}"
         )
     num_lines = counts[0] if counts else 0
-    if num_lines <= sample_size:
-        indices = np.arange(num_lines)
-    else:
-        indices = np.sort(np.random.default_rng(seed).choice(num_lines, sample_size, replace=False))
+    indices = sample_indices(num_lines, sample_size, seed)
     columns = [read_lines_at(path, indices) for path in paths]
     lines = [
         (int(index) + 1, tuple(clean_line(line) for line in texts))

@@ -50,7 +50,7 @@ from keras_attention.data.dataset_splits import DatasetSplits
 from keras_attention.data.held_out_splits import every_other
 from keras_attention.data.held_out_splits import seeded_split
 from keras_attention.data.image_decoding import decoded_images
-from keras_attention.data.skipped_items import SkippedItems
+from keras_attention.data.image_decoding import undecodable_images
 from keras_attention.data.worker_shards import ONE_WORKER
 from keras_attention.data.worker_shards import shard_for_worker
 from keras_attention.tasks.captioning.layouts.caption_listing import ALL
@@ -179,7 +179,7 @@ def caption_file_splits(
     """
     source = source or listing.layout
     if skipped is None:
-        skipped = SkippedItems("image files that cannot be decoded", strict=strict)
+        skipped = undecodable_images(strict=strict)
     images = _present_images(listing, source, strict)
     try:
         groups, completed = _complete_splits(images, validation_fraction, test_fraction, seed)

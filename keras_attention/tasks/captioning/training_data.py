@@ -23,9 +23,8 @@ image size 48x48: built-in scenes drawn at 48x48, ...: a 12x12 feature grid
 """
 
 import dataclasses
-import os
 
-from keras_attention.data.skipped_items import SkippedItems
+from keras_attention.data.image_decoding import undecodable_images
 from keras_attention.data.worker_shards import ONE_WORKER
 from keras_attention.losses.prior_cross_entropy import prior_cross_entropy
 from keras_attention.tasks.captioning.batches import fits_in_memory
@@ -42,7 +41,6 @@ from keras_attention.tasks.captioning.vocabulary import train_caption_vocabulary
 from keras_attention.training.download_errors import download_errors_as_exit
 
 # The run's file of the images its pipelines cannot decode.
-SKIPPED_IMAGES_FILE = "skipped_images.txt"
 
 
 def _derive(args, native_size, source):
@@ -77,11 +75,7 @@ def load_caption_splits(args, shuffle_seed=None, shard=ONE_WORKER):
     if args.image_size is None and args.dataset == "builtin":
         native = (BUILTIN_IMAGE_SIZE, BUILTIN_IMAGE_SIZE)
         reason = _derive(args, native, "built-in scenes drawn at")
-    undecodable = SkippedItems(
-        "image files that cannot be decoded",
-        os.path.join(args.output_dir, SKIPPED_IMAGES_FILE),
-        strict=args.strict,
-    )
+    undecodable = undecodable_images(args.output_dir, args.strict)
     with download_errors_as_exit():
         splits = load_caption_dataset(
             args.dataset,

@@ -57,6 +57,7 @@ from keras_attention.data.image_arguments import check_split_fractions
 from keras_attention.data.image_arguments import image_size_pair
 from keras_attention.data.image_decoding import decoded_images
 from keras_attention.data.image_decoding import resize_image
+from keras_attention.data.image_decoding import undecodable_images
 from keras_attention.data.skipped_items import SkippedItems
 from keras_attention.data.tfds_download import load_tfds
 from keras_attention.data.worker_shards import ONE_WORKER
@@ -450,7 +451,7 @@ def load_image_classification_dataset(
     if dataset == "builtin":
         return _builtin(size, tuple(builtin_sizes), seed)
     if skipped is None:
-        skipped = SkippedItems("image files that cannot be decoded", strict=strict)
+        skipped = undecodable_images(strict=strict)
     if dataset.startswith("folder:"):
         fractions = (validation_fraction, test_fraction)
         order_seed = seed if shuffle_seed is None else shuffle_seed

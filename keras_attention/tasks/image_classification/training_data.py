@@ -7,10 +7,9 @@ augmented (`vit_augmentation`), validation and test ones as they are.
 """
 
 import dataclasses
-import os
 
 from keras_attention.data.dataset_length import dataset_length
-from keras_attention.data.skipped_items import SkippedItems
+from keras_attention.data.image_decoding import undecodable_images
 from keras_attention.data.worker_shards import ONE_WORKER
 from keras_attention.tasks.image_classification.batches import make_classification_batches
 from keras_attention.tasks.image_classification.evaluation import class_prior_loss
@@ -23,7 +22,6 @@ from keras_attention.tasks.image_classification.sources import native_image_size
 from keras_attention.training.download_errors import download_errors_as_exit
 
 # The run's file of the images its pipelines cannot decode.
-SKIPPED_IMAGES_FILE = "skipped_images.txt"
 
 
 @dataclasses.dataclass
@@ -113,11 +111,7 @@ def prepare_vit_data(args, shuffle_seed=None, shard=ONE_WORKER):
         listing = list_image_folder(args.dataset, args.strict)
     native_size = native_image_size(args.dataset, strict=args.strict, listing=listing)
     image_shape = vit_model_input_shape(args, native_size)
-    undecodable = SkippedItems(
-        "image files that cannot be decoded",
-        os.path.join(args.output_dir, SKIPPED_IMAGES_FILE),
-        strict=args.strict,
-    )
+    undecodable = undecodable_images(args.output_dir, args.strict)
     with download_errors_as_exit():
         loaded = load_image_classification_dataset(
             args.dataset,

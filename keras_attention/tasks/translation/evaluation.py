@@ -19,8 +19,8 @@ Example:
 
 import numpy as np
 
+from keras_attention.data.dataset_length import known_length
 from keras_attention.progress import ProgressBar
-from keras_attention.progress import dataset_size
 from keras_attention.serving.translator_export import make_translation_function
 from keras_attention.text.scores import corpus_bleu
 from keras_attention.text.scores import corpus_chrf
@@ -142,7 +142,7 @@ def translate_held_out(model, encoders, pairs, args, batch_size=64):
         beam_width=args.beam_width,
         decode_batch_size=batch_size,
     )
-    total = args.eval_sentences or dataset_size(pairs)
+    total = args.eval_sentences or known_length(pairs)
     search = "greedy search" if args.beam_width == 1 else f"beam search of width {args.beam_width}"
     shown = max(getattr(args, "plots", 0), getattr(args, "samples", 0))
     with ProgressBar(f"translating the held-out split ({search})", total, "sentences") as bar:

@@ -41,6 +41,7 @@ from keras_attention.data.hf_datasets import translation_sides
 from keras_attention.data.line_files import LineSample
 from keras_attention.data.line_files import clean_lines
 from keras_attention.data.line_files import line_dataset
+from keras_attention.data.line_files import sample_indices
 from keras_attention.data.line_files import sample_lines
 from keras_attention.data.worker_shards import shard_for_worker
 from keras_attention.progress import ProgressBar
@@ -318,10 +319,7 @@ def _hf_sample(files, sample_size, seed):
     """A `LineSample` of the rows of an "hf" split, each `(source bytes, target bytes)`."""
     table = files.table
     count = table.num_rows
-    if count <= sample_size:
-        indices = np.arange(count)
-    else:
-        indices = np.sort(np.random.default_rng(seed).choice(count, sample_size, replace=False))
+    indices = sample_indices(count, sample_size, seed)
     rows = table.select(indices)["translation"] if len(indices) else []
     sources, targets = translation_sides(rows, *files.languages)
     lines = [(int(index) + 1, pair) for index, *pair in zip(indices, sources, targets)]
