@@ -3,7 +3,10 @@
 A caption file names its images relative to the data set's folder. An
 absolute name, or one that climbs out with `..`, would read files that are
 not part of the data set: `listed_image_paths` refuses them, naming the
-lines, unless outside paths are allowed (`--allow-outside-paths`).
+lines, unless outside paths are allowed (`--allow-outside-paths`). A name
+that stays inside as text but resolves outside through a symbolic link is
+refused likewise (`outside_links`), unless such links are allowed
+(`--allow-outside-links`).
 
 `os.listdir` hands back a file name that is not valid UTF-8 with its bad
 bytes as surrogates, which TensorFlow cannot turn into a string ("Error
@@ -22,6 +25,8 @@ True
 import os
 import warnings
 
+from keras_attention.data.outside_links import listed_links_outside
+from keras_attention.data.outside_links import refuse_outside_links
 from keras_attention.data.text_lines import line_numbers_text
 
 # File names named in one warning before "... (N more)".
@@ -53,7 +58,7 @@ def path_inside(root, name):
     return None
 
 
-def listed_image_paths(root, entries, source, allow_outside=False):
+def listed_image_paths(root, entries, source, allow_outside=False, allow_outside_links=False):
     """Paths of the images a caption file lists, refusing those outside `root`.
 
     Args:
@@ -62,6 +67,8 @@ def listed_image_paths(root, entries, source, allow_outside=False):
             for formats without lines) names where a refused name is.
         source: the file that lists them, for the message.
         allow_outside: keep absolute names and names with `..` as they are.
+        allow_outside_links: keep names that resolve outside `root` through
+            a symbolic link (in `root`, or a folder on the way).
 
     Returns:
         list of paths, one per entry, in order.
@@ -69,6 +76,9 @@ def listed_image_paths(root, entries, source, allow_outside=False):
     Raises:
         ValueError: an entry leaves `root` and `allow_outside` is False; it
             names the lines (or the names) and the flag that allows them.
+            Or an entry resolves outside `root` through a link and
+            `allow_outside_links` is False; it names the links and their
+            targets.
 
     Example:
 
@@ -80,7 +90,7 @@ def listed_image_paths(root, entries, source, allow_outside=False):
     ...
     ValueError: 1 image path(s) of list.tsv lead outside the data set's folder /d: ...
     """
-    paths, outside = [], []
+    paths, outside, inside = [], [], []
     for number, name in entries:
         path = path_inside(root, name)
         if path is None:
@@ -88,6 +98,8 @@ def listed_image_paths(root, entries, source, allow_outside=False):
                 outside.append((number, name))
                 continue
             path = os.path.normpath(os.path.join(root, name))
+        else:
+            inside.append(path)
         paths.append(path)
     if outside:
         numbers = [number for number, _ in outside if number is not None]
@@ -98,6 +110,9 @@ def listed_image_paths(root, entries, source, allow_outside=False):
             f"{root}: {where}({names}). Image paths must be relative to that folder and stay "
             "in it; pass --allow-outside-paths (allow_outside_paths=True) to read them anyway."
         )
+    if not allow_outside_links:
+        # Inside as text, but a link may still lead out: checked on the resolved paths.
+        refuse_outside_links(root, listed_links_outside(root, inside), source)
     return paths
 
 

@@ -14,7 +14,10 @@ others are left out and named. A folder written by `Dataset.save_to_disk`
   two sides (`hf_translation_splits`).
 - Image classification: an `image` (or `img`) column of images and a
   `ClassLabel` column `label` (or `labels`), whose names are the class
-  names (`hf_image_classification_files`, `hf_image_pairs`).
+  names (`hf_image_classification_files`, `hf_image_pairs`). The training
+  split's names are the classes; another split's labels are matched to them
+  by name, never by position, and a split naming a class the training split
+  lacks is refused.
 
 The `datasets` package is an optional dependency:
 `pip install "keras-attention[hf]"`.
@@ -33,6 +36,7 @@ import numpy as np
 import tensorflow as tf
 
 from keras_attention.data.classification_splits import ALL
+from keras_attention.data.dataset_paths import names_for_message
 
 HF_PREFIX = "hf:"
 HF_SPLITS = {
@@ -150,30 +154,71 @@ def translation_sides(rows, source_lang, target_lang):
     return sides
 
 
+def _labels_by_name(name, names, class_names, labels, dataset):
+    """A split's `labels` (ids into its own `names`) as ids into `class_names`, the train split's.
+
+    Negative labels (`datasets`' "no label") are kept as they are.
+
+    Raises:
+        ValueError: the split names a class that `class_names` lacks; the
+            message names the split, the classes and both lists.
+    """
+    index = {class_name: i for i, class_name in enumerate(class_names)}
+    missing = [class_name for class_name in names if class_name not in index]
+    if missing:
+        raise ValueError(
+            f"The {name} split of an `hf:` image classification set names class(es) "
+            f"{', '.join(map(repr, missing))} that the train split lacks (train: "
+            f"{names_for_message(class_names)}; {name}: {names_for_message(names)}). "
+            f"Received: dataset={dataset!r}"
+        )
+    table = np.array([index[class_name] for class_name in names], np.int64)
+    labels = np.asarray(labels, np.int64)
+    known = (labels >= 0) & (labels < len(names))
+    return np.where(known, table[np.where(known, labels, 0)], labels)
+
+
 def hf_image_classification_files(dataset):
     """`(files, class names, image column, splits, layout)` of an image classification set.
 
     `files` maps each split to `[((split, row), label)]`, the form
     `complete_classification_splits` takes; `splits` holds the
-    `datasets.Dataset`s, their image column left encoded (bytes).
+    `datasets.Dataset`s, their image column left encoded (bytes). The class
+    names are the training split's; a split that orders them otherwise has
+    its labels matched to them by name (and the layout says so).
     """
     datasets = _datasets_module(dataset)
     splits, layout = load_hf_splits(dataset)
-    first = next(iter(splits.values()))
-    image_column = next((c for c in IMAGE_COLUMNS if c in first.column_names), None)
-    label_column = next((c for c in LABEL_COLUMNS if c in first.column_names), None)
-    label_feature = first.features.get(label_column)
-    if image_column is None or not isinstance(label_feature, datasets.ClassLabel):
-        raise ValueError(
-            "`hf:` image classification sets need an 'image' (or 'img') column and a "
-            f"ClassLabel 'label' column; they have {first.features}. Received: dataset={dataset!r}"
-        )
-    class_names = list(label_feature.names)
-    files, encoded = {}, {}
-    for name, split in splits.items():
-        encoded[name] = split.cast_column(image_column, datasets.Image(decode=False))
+    reference = splits.get("train", next(iter(splits.values())))
+    image_column = next((c for c in IMAGE_COLUMNS if c in reference.column_names), None)
+    label_column = next((c for c in LABEL_COLUMNS if c in reference.column_names), None)
+    class_names = None
+    files, encoded, mapped = {}, {}, []
+    # The training split first: its class names are the classes.
+    for name, split in sorted(splits.items(), key=lambda item: item[1] is not reference):
+        label_feature = split.features.get(label_column)
+        if image_column not in split.column_names or not isinstance(
+            label_feature, datasets.ClassLabel
+        ):
+            raise ValueError(
+                "`hf:` image classification sets need an 'image' (or 'img') column and a "
+                f"ClassLabel 'label' column in every split; the {name} split has "
+                f"{split.features}. Received: dataset={dataset!r}"
+            )
+        names = list(label_feature.names)
         labels = split[label_column]
+        if class_names is None:
+            class_names = names
+        elif names != class_names:
+            labels = _labels_by_name(name, names, class_names, labels, dataset)
+            mapped.append(name)
+        encoded[name] = split.cast_column(image_column, datasets.Image(decode=False))
         files[name] = [((name, row), int(label)) for row, label in enumerate(labels)]
+    if mapped:
+        layout += f"; the class names of {', '.join(mapped)} matched to train's by name"
+    order = list(splits)
+    files = {name: files[name] for name in order}
+    encoded = {name: encoded[name] for name in order}
     return files, class_names, image_column, encoded, layout
 
 

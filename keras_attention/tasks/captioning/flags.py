@@ -85,7 +85,8 @@ DATASET_FORMATS = (
     "splits of their own are split at random by image (--seed). An image that is missing "
     "or cannot be decoded, or a line that is malformed or not UTF-8, is skipped with a "
     "warning naming it, or stops the run with --strict; image paths leaving the data set's "
-    "folder are refused (--allow-outside-paths); ~ and $VARIABLES are expanded"
+    "folder are refused (--allow-outside-paths), as are symbolic links in it that lead "
+    "outside it (--allow-outside-links); ~ and $VARIABLES are expanded"
 )
 # What to try when training does not learn (`LearningMonitor`'s hints), in terms of the flags.
 HINTS = (
@@ -262,6 +263,13 @@ def _add_data_flags(add):
         help="read image paths of a caption file that are absolute or leave the data set's "
         "folder through '..' (refused by default)",
     )
+    add(
+        "--allow-outside-links",
+        action="store_true",
+        help="read images reached through a symbolic link in the data set's folder that "
+        "leads outside it (refused by default, naming the link and its target; the folder "
+        "itself may be a link)",
+    )
 
 
 def _add_report_flags(add):
@@ -331,6 +339,7 @@ def source_options(args):
         "strict",
         "data_dir",
         "allow_outside_paths",
+        "allow_outside_links",
         "image_column",
         "caption_column",
     )

@@ -29,8 +29,11 @@ Sources:
 Files that are missing or cannot be decoded, and lines that are malformed or
 not UTF-8, are skipped with a warning that names them (an error with
 `strict`). Image paths that leave the data set's folder are refused unless
-`allow_outside_paths`. Data sets without splits of their own are split by
-image, never by caption, depending only on the file names and `seed`.
+`allow_outside_paths`, and those that resolve outside it through a symbolic
+link unless `allow_outside_links`. An image id listed twice, or an image in
+two splits, is refused naming the file and both entries. Data sets without
+splits of their own are split by image, never by caption, depending only on
+the file names and `seed`.
 
 Example:
 
@@ -160,20 +163,30 @@ def _path_after(dataset, prefix):
     return os.path.expanduser(os.path.expandvars(dataset[len(prefix) :]))
 
 
-def _listing(dataset, strict, allow_outside_paths, image_column, caption_column):
-    """The `CaptionListing` of a "folder:" or "csv:" source, read with one progress line."""
+def _listing(dataset, strict, allow_outside_paths, allow_outside_links, columns):
+    """The `CaptionListing` of a "folder:" or "csv:" source, read with one progress line.
+
+    `columns` are the image and caption columns of a "csv:" file.
+    """
     prefix = "folder:" if dataset.startswith("folder:") else "csv:"
     path = _path_after(dataset, prefix)
     try:
         with ProgressBar(f"reading the captions of {path}", None, "images") as bar:
             if prefix == "folder:":
-                listing = find_caption_layout(path, strict, allow_outside_paths)
+                listing = find_caption_layout(
+                    path, strict, allow_outside_paths, allow_outside_links
+                )
             elif not os.path.isfile(path):
                 raise ValueError(f"{path} is not a file.")
             else:
                 root = os.path.dirname(os.path.abspath(path))
                 listing = read_caption_csv(
-                    path, root, image_column, caption_column, strict, allow_outside_paths
+                    path,
+                    root,
+                    *columns,
+                    strict,
+                    allow_outside_paths,
+                    allow_outside_links=allow_outside_links,
                 )
             bar.add(listing.num_images)
     except ValueError as error:
@@ -193,6 +206,7 @@ def load_caption_dataset(
     data_dir=None,
     strict=False,
     allow_outside_paths=False,
+    allow_outside_links=False,
     image_column="image",
     caption_column="caption",
     skipped=None,
@@ -223,6 +237,9 @@ def load_caption_dataset(
             where the pipeline meets it.
         allow_outside_paths: read image paths that are absolute or leave
             the data set's folder through `..` (refused otherwise).
+        allow_outside_links: read image paths that resolve outside the data
+            set's folder through a symbolic link (refused otherwise, naming
+            the link and its target).
         image_column, caption_column: the columns of a "csv:" file.
         skipped: the `SkippedItems` told of the images that cannot be
             decoded (files are decoded where the pipeline meets them); by
@@ -257,7 +274,8 @@ def load_caption_dataset(
     if dataset == "builtin":
         return _builtin(size, tuple(builtin_sizes), max_objects, seed)
     if dataset.startswith(("folder:", "csv:")):
-        listing = _listing(dataset, strict, allow_outside_paths, image_column, caption_column)
+        columns = (image_column, caption_column)
+        listing = _listing(dataset, strict, allow_outside_paths, allow_outside_links, columns)
         fractions = (validation_fraction, test_fraction)
         return caption_file_splits(
             listing, size, *fractions, seed, strict, dataset, skipped, shuffle_seed, shard

@@ -22,11 +22,13 @@ VIT_DATASET_FORMATS = (
     "validation/) and optionally PATH/test/ that each hold the same class folders (without "
     "test/, test is every other image of each class of val/); .bmp .gif .jpeg .jpg .png; a "
     "file that cannot be decoded (such as a ._x.jpg AppleDouble file) or whose name is not "
-    "UTF-8 is skipped with a warning naming it, or stops the run with --strict; ~ and "
+    "UTF-8 is skipped with a warning naming it, or stops the run with --strict; a symbolic "
+    "link in PATH that leads outside it is refused (--allow-outside-links); ~ and "
     "$VARIABLES are expanded; 'hf:PATH', a Hugging Face datasets save_to_disk folder with "
-    "an 'image' (or 'img') column and a ClassLabel 'label' column (pip install "
-    "\"keras-attention[hf]\"); or 'cifar10', 'cifar100', 'imagenette[/CONFIG]' from "
-    "tensorflow-datasets (--data-dir). The classes and the images of each split are printed"
+    "an 'image' (or 'img') column and a ClassLabel 'label' column, its splits' class names "
+    "matched by name (pip install \"keras-attention[hf]\"); or 'cifar10', 'cifar100', "
+    "'imagenette[/CONFIG]' from tensorflow-datasets (--data-dir). The classes and the "
+    "images of each split are printed"
 )
 # A ViT small enough to train on a laptop CPU. Its patch size is derived from
 # the image size unless set (4 at 32 x 32: an 8 x 8 grid); this one is the
@@ -141,6 +143,13 @@ def build_vit_parser(description=None):
         metavar=("TRAIN", "VALIDATION", "TEST"),
         default=(6144, 512, 1024),
         help="number of built-in images per split",
+    )
+    add(
+        "--allow-outside-links",
+        action="store_true",
+        help="folder: read split folders, class folders and images that are symbolic links "
+        "leading outside the data set's folder (refused by default, naming the link and its "
+        "target; the folder itself may be a link)",
     )
     add("--seed", type=int, default=0)
     return parser

@@ -10,7 +10,10 @@ read as splits, never as classes; the splits must hold the same class
 folders. Image files are those with `IMAGE_EXTENSIONS`, in a class folder or
 below it. Hidden folders and `__MACOSX` (left by macOS zips) are not classes.
 A file or folder name that is not UTF-8 is skipped with a warning naming its
-bytes (an error with `strict`).
+bytes (an error with `strict`). A split folder, class folder or image that is
+a symbolic link leading outside ROOT is refused, naming the link and its
+target, unless `allow_outside_links` (linked folders below a class folder
+are not followed).
 
 Example:
 
@@ -31,6 +34,7 @@ import os
 
 from keras_attention.data.classification_splits import ALL
 from keras_attention.data.dataset_paths import utf8_file_names
+from keras_attention.data.outside_links import OutsideLinks
 
 # Image files `tf.io.decode_image` reads.
 IMAGE_EXTENSIONS = (".bmp", ".gif", ".jpeg", ".jpg", ".png")
@@ -60,19 +64,52 @@ class ImageFolderListing:
     folders: dict
 
 
+def _entries(folder, strict):
+    """The `os.DirEntry`s of `folder` whose names are UTF-8, sorted by name.
+
+    `os.scandir` tells folders and links apart without a `stat` per file.
+    """
+    with os.scandir(folder) as scanned:
+        by_name = {entry.name: entry for entry in scanned}
+    return [by_name[name] for name in utf8_file_names(folder, sorted(by_name), strict)]
+
+
 def _visible_folders(folder, strict):
-    """Sorted sub-folder names of `folder`, without hidden ones and `__MACOSX`."""
-    names = utf8_file_names(folder, sorted(os.listdir(folder)), strict)
+    """The sub-folders of `folder` (`os.DirEntry`s, by name), but hidden ones and `__MACOSX`."""
     return [
-        name
-        for name in names
-        if os.path.isdir(os.path.join(folder, name))
-        and not name.startswith(".")
-        and name != "__MACOSX"
+        entry
+        for entry in _entries(folder, strict)
+        if entry.is_dir() and not entry.name.startswith(".") and entry.name != "__MACOSX"
     ]
 
 
-def class_image_files(folder, strict=False, progress=None):
+def _image_paths(folder, strict, links):
+    """Paths of the image files in `folder` and below, as `os.walk` finds them, unsorted.
+
+    Linked folders are not followed (as `os.walk`), and a folder that
+    cannot be listed is passed over; image files that are links go to
+    `links`.
+    """
+    paths, pending = [], [folder]
+    while pending:
+        try:
+            entries = _entries(pending.pop(), strict)
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_dir():
+                if not entry.is_symlink():
+                    pending.append(entry.path)
+            # macOS AppleDouble files (`._x.jpg`) are listed too: they hold no
+            # image, and are reported with the other files that cannot be decoded.
+            elif entry.name.lower().endswith(IMAGE_EXTENSIONS):
+                if links is not None:
+                    links.add(entry)
+                paths.append(entry.path)
+    return paths
+
+
+def class_image_files(folder, strict=False, progress=None, links=None):
     """`{class name: [image paths]}` of the class folders of `folder`, paths sorted.
 
     Args:
@@ -80,21 +117,18 @@ def class_image_files(folder, strict=False, progress=None):
         strict: a name that is not UTF-8 raises a ValueError naming it.
         progress: None, or an object whose `add(count)` is called with the
             image files of each class folder listed (a `ProgressBar`).
+        links: None, or an `OutsideLinks` given the class folders and image
+            files that are read.
 
     Returns:
         dict, classes in sorted order.
     """
     classes = {}
-    for name in _visible_folders(folder, strict):
-        paths = []
-        for parent, subfolders, files in os.walk(os.path.join(folder, name)):
-            subfolders[:] = sorted(utf8_file_names(parent, subfolders, strict))
-            for file in utf8_file_names(parent, sorted(files), strict):
-                # macOS AppleDouble files (`._x.jpg`) are listed too: they hold no
-                # image, and are reported with the other files that cannot be decoded.
-                if file.lower().endswith(IMAGE_EXTENSIONS):
-                    paths.append(os.path.join(parent, file))
-        classes[name] = sorted(paths)
+    for entry in _visible_folders(folder, strict):
+        if links is not None:
+            links.add(entry)
+        paths = _image_paths(entry.path, strict, links)
+        classes[entry.name] = sorted(paths)
         if progress is not None:
             progress.add(len(paths))
     return classes
@@ -130,7 +164,7 @@ def _check_same_classes(root, classes):
         )
 
 
-def find_image_folder_layout(root, strict=False, progress=None):
+def find_image_folder_layout(root, strict=False, progress=None, allow_outside_links=False):
     """Reads a classification folder: class folders, or split folders of class folders.
 
     Args:
@@ -139,6 +173,8 @@ def find_image_folder_layout(root, strict=False, progress=None):
             naming it, instead of being skipped with a warning.
         progress: None, or an object whose `add(count)` is called as image
             files are listed (a `ProgressBar`).
+        allow_outside_links: read split folders, class folders and images
+            that are symbolic links leading outside `root`.
 
     Returns:
         an `ImageFolderListing`.
@@ -147,9 +183,14 @@ def find_image_folder_layout(root, strict=False, progress=None):
         ValueError: `root` has no sub-folder; mixes split folders with other
             folders; has split folders but no `train/`, two validation
             folders, a split folder without class folders, or splits whose
-            class folders differ. Each message names the folders.
+            class folders differ. Each message names the folders. Or a
+            split folder, class folder or image is a symbolic link that
+            leads outside `root`; the message names the links and their
+            targets.
     """
-    folders = _visible_folders(root, strict)
+    links = OutsideLinks(root, allow_outside_links)
+    entries = _visible_folders(root, strict)
+    folders = [entry.name for entry in entries]
     if not folders:
         raise ValueError(
             "`dataset` folder must hold one sub-folder of images per class, or split folders "
@@ -157,7 +198,8 @@ def find_image_folder_layout(root, strict=False, progress=None):
         )
     splits = _split_folders(root, folders)
     if not splits:
-        classes = class_image_files(root, strict, progress)
+        classes = class_image_files(root, strict, progress, links)
+        links.refuse()
         names = sorted(classes)
         files = [(path, label) for label, name in enumerate(names) for path in classes[name]]
         return ImageFolderListing("class folders", names, {ALL: files}, {ALL: root})
@@ -172,16 +214,20 @@ def find_image_folder_layout(root, strict=False, progress=None):
         raise ValueError(
             f"{root} has split folders ({', '.join(splits.values())}) but no train/ folder."
         )
+    for entry in entries:
+        if entry.name in splits.values():
+            links.add(entry)
     classes = {}
     for split, folder in splits.items():
         path = os.path.join(root, folder)
-        classes[split] = class_image_files(path, strict, progress)
+        classes[split] = class_image_files(path, strict, progress, links)
         if not classes[split]:
             loose = [f for f in os.listdir(path) if f.lower().endswith(IMAGE_EXTENSIONS)]
             raise ValueError(
                 f"{path} must hold one folder per class; it has none"
                 + (f", and {len(loose)} image file(s) directly in it." if loose else ".")
             )
+    links.refuse()
     _check_same_classes(root, {splits[split]: sorted(found) for split, found in classes.items()})
     names = sorted(classes["train"])
     files = {

@@ -19,10 +19,13 @@ Sources:
   are listed, never read, before training: each image is decoded where the
   pipeline meets it, and one that cannot be (a truncated file, an `._x.jpg`
   AppleDouble file) is skipped and named (`skipped`: counted once an epoch,
-  named in the run's file; the run stops at the first with `strict`). `~`
-  and `$VARIABLES` in PATH are expanded.
+  named in the run's file; the run stops at the first with `strict`). A
+  symbolic link in PATH that leads outside it is refused, naming it and its
+  target, unless `allow_outside_links`. `~` and `$VARIABLES` in PATH are
+  expanded.
 - "hf:PATH": a `datasets.DatasetDict.save_to_disk` folder with an `image`
-  (or `img`) column and a `ClassLabel` `label` column (`hf_datasets`).
+  (or `img`) column and a `ClassLabel` `label` column (`hf_datasets`); a
+  split whose class names come in another order is mapped by name.
 - "cifar10", "cifar100", "imagenette" (tfds "imagenette/320px-v2", or any
   "imagenette/CONFIG"): validation is the last `validation_fraction` of the
   training split; test is the official test split (imagenette's official
@@ -155,11 +158,12 @@ class ImageClassificationData:
         return lines
 
 
-def list_image_folder(dataset, strict=False):
+def list_image_folder(dataset, strict=False, allow_outside_links=False):
     """The `ImageFolderListing` of a "folder:PATH" `--dataset`, with a progress line.
 
     Listing reads no image; do it once, and give the listing to
-    `native_image_size` and `load_image_classification_dataset`.
+    `native_image_size` and `load_image_classification_dataset`. A symbolic
+    link in PATH that leads outside it is refused unless `allow_outside_links`.
 
     Example:
 
@@ -176,12 +180,12 @@ def list_image_folder(dataset, strict=False):
     folder = _folder_path(dataset)
     try:
         with ProgressBar(f"listing the images of {folder}", None, "files") as bar:
-            return find_image_folder_layout(folder, strict, bar)
+            return find_image_folder_layout(folder, strict, bar, allow_outside_links)
     except ValueError as error:
         raise ValueError(f"{error} Received: dataset={dataset!r}") from None
 
 
-def native_image_size(dataset, max_files=64, strict=False, listing=None):
+def native_image_size(dataset, max_files=64, strict=False, listing=None, allow_outside_links=False):
     """The typical `(height, width)` of a data set's own images, before resizing.
 
     For "folder:PATH" this is the median height and width of up to
@@ -199,6 +203,8 @@ def native_image_size(dataset, max_files=64, strict=False, listing=None):
         max_files: number of images to read at most.
         strict: raise a ValueError naming a file name that is not UTF-8.
         listing: the folder's `list_image_folder`, when listed already.
+        allow_outside_links: read images through symbolic links in the
+            folder that lead outside it (refused otherwise).
 
     Returns:
         `(height, width)` ints, or None.
@@ -216,7 +222,9 @@ def native_image_size(dataset, max_files=64, strict=False, listing=None):
     if not isinstance(dataset, str) or not dataset.startswith("folder:"):
         return None
     if listing is None:
-        listing = find_image_folder_layout(_folder_path(dataset), strict)
+        listing = find_image_folder_layout(
+            _folder_path(dataset), strict, allow_outside_links=allow_outside_links
+        )
     per_class = [[] for _ in listing.class_names]
     for path, label in listing.files.get("train", listing.files.get(ALL)):
         per_class[label].append(path)
@@ -278,10 +286,16 @@ def _folder_path(dataset):
     return folder
 
 
-def _folder(dataset, size, fractions, seed, strict, skipped, shuffle_seed, shard, listing):
-    """A "folder:" source: the layout found (files listed, not read), the splits made."""
+def _folder(
+    dataset, size, fractions, seed, strict, skipped, shuffle_seed, shard, listing, allow_links
+):
+    """A "folder:" source: the layout found (files listed, not read), the splits made.
+
+    `listing` is the folder's `ImageFolderListing` when listed already;
+    `allow_links` is `allow_outside_links`, to list it otherwise.
+    """
     validation_fraction, test_fraction = fractions
-    listing = listing or list_image_folder(dataset, strict)
+    listing = listing or list_image_folder(dataset, strict, allow_links)
     names = {split: os.path.basename(path) + "/" for split, path in listing.folders.items()}
     groups, rule = complete_classification_splits(
         listing.files,
@@ -392,6 +406,7 @@ def load_image_classification_dataset(
     shuffle_seed=None,
     shard=ONE_WORKER,
     listing=None,
+    allow_outside_links=False,
 ):
     """Loads labelled images for training and evaluating a classifier.
 
@@ -424,6 +439,9 @@ def load_image_classification_dataset(
             (`worker_shards`); one worker by default.
         listing: a "folder:" source's `list_image_folder`, when listed
             already (a folder is listed once).
+        allow_outside_links: read the images of a "folder:" source through
+            symbolic links in it that lead outside it (refused otherwise,
+            naming the link and its target).
 
     Returns:
         `ImageClassificationData` whose `splits` maps "train", "validation",
@@ -455,7 +473,18 @@ def load_image_classification_dataset(
     if dataset.startswith("folder:"):
         fractions = (validation_fraction, test_fraction)
         order_seed = seed if shuffle_seed is None else shuffle_seed
-        return _folder(dataset, size, fractions, seed, strict, skipped, order_seed, shard, listing)
+        return _folder(
+            dataset,
+            size,
+            fractions,
+            seed,
+            strict,
+            skipped,
+            order_seed,
+            shard,
+            listing,
+            allow_outside_links,
+        )
     if dataset.startswith("hf:"):
         fractions = (validation_fraction, test_fraction)
         order_seed = seed if shuffle_seed is None else shuffle_seed

@@ -108,7 +108,7 @@ def prepare_vit_data(args, shuffle_seed=None, shard=ONE_WORKER):
     """
     listing = None
     if args.dataset.startswith("folder:"):  # listed once: the size and the splits read it
-        listing = list_image_folder(args.dataset, args.strict)
+        listing = list_image_folder(args.dataset, args.strict, args.allow_outside_links)
     native_size = native_image_size(args.dataset, strict=args.strict, listing=listing)
     image_shape = vit_model_input_shape(args, native_size)
     undecodable = undecodable_images(args.output_dir, args.strict)

@@ -313,3 +313,79 @@ def test_sizes_count_images_and_the_summary_says_how_the_split_was_made(tmp_path
     resized = splits.resized((3, 4))
     assert resized["train"].element_spec[0].shape.as_list() == [3, 4, 3]
     assert resized.sizes == splits.sizes
+
+
+def test_coco_image_id_listed_twice_is_refused_naming_both_files(coco):
+    # Today's ids 1 and 2 of train2014 become one id with two files; the captions of
+    # the dropped one would otherwise go to the other.
+    path = coco / "annotations" / "captions_train2014.json"
+    document = json.loads(path.read_text())
+    document["images"][1]["id"] = 1
+    path.write_text(json.dumps(document))
+    with pytest.raises(
+        ValueError,
+        match=r"captions_train2014\.json: image id 1 is listed twice "
+        r"\(train2014/COCO_train2014_000000000001\.jpg, train2014/COCO_train2014_000000000002\.jpg\)",
+    ):
+        load(coco)
+    # One file under two ids would merge their captions: refused as well.
+    document["images"][1] = dict(document["images"][0], id=2)
+    path.write_text(json.dumps(document))
+    with pytest.raises(
+        ValueError, match=r"COCO_train2014_000000000001\.jpg is listed under two ids \(1, 2\)"
+    ):
+        load(coco)
+
+
+def test_karpathy_image_in_two_splits_is_refused_naming_both_entries(tmp_path):
+    images = []
+    for number, split in [(1, "train"), (2, "train"), (1, "test"), (3, "val")]:
+        write_image(tmp_path / "Images" / f"{number}.jpg", number)
+        images.append(
+            {"filename": f"{number}.jpg", "split": split, "sentences": [{"raw": f"image {number}"}]}
+        )
+    (tmp_path / "dataset_flickr8k.json").write_text(json.dumps({"images": images}))
+    with pytest.raises(
+        ValueError,
+        match=r"dataset_flickr8k\.json: image 1\.jpg is listed in two splits, train \(image entry 0\) "
+        r"and test \(image entry 2\)",
+    ):
+        load(tmp_path)
+
+
+def test_flickr8k_image_in_two_split_lists_is_refused(tmp_path):
+    _flickr8k(tmp_path)
+    (tmp_path / "Flickr8k_text" / "Flickr_8k.testImages.txt").write_text("5_abc.jpg\n1_abc.jpg\n")
+    with pytest.raises(
+        ValueError,
+        match=r"Flickr_8k\.testImages\.txt line 2: image 1_abc\.jpg is listed in two splits, "
+        r"train \(Flickr_8k\.trainImages\.txt\) and test",
+    ):
+        load(tmp_path)
+
+
+def test_links_inside_the_data_set_that_lead_outside_are_refused_unless_allowed(tmp_path):
+    root = tmp_path / "data"
+    write_image(root / "1.png", 1)
+    write_image(tmp_path / "elsewhere" / "2.png", 2)
+    write_image(tmp_path / "elsewhere" / "3.png", 3)
+    os.symlink(tmp_path / "elsewhere" / "2.png", root / "2.png")  # a linked file
+    os.symlink(tmp_path / "elsewhere", root / "more")  # a linked folder on the way
+    os.symlink(root / "1.png", root / "4.png")  # a link that stays inside is fine
+    (root / "captions.tsv").write_text(
+        "1.png\timage 1 plain\n2.png\timage 2 linked\nmore/3.png\timage 3 in a linked folder\n"
+        "4.png\timage 1 again\n"
+    )
+    with pytest.raises(
+        ValueError,
+        match=rf"2 symbolic link\(s\) under {root} \(listed by .*captions\.tsv\) lead outside it: "
+        rf"2\.png -> {tmp_path / 'elsewhere' / '2.png'}, more -> {tmp_path / 'elsewhere'}\. "
+        r".*--allow-outside-links",
+    ):
+        load(root)
+    # A link to the data set's folder itself is no way out.
+    os.symlink(root, tmp_path / "link-to-data")
+    with pytest.raises(ValueError, match="2 symbolic link"):
+        load(tmp_path / "link-to-data")
+    splits = load(root, allow_outside_links=True, validation_fraction=0.0, test_fraction=0.0)
+    assert images_by_split(splits)["train"] == [1, 2, 3]

@@ -102,6 +102,7 @@ def test_options_handed_to_the_model_and_the_data():
         "strict": False,
         "data_dir": None,
         "allow_outside_paths": False,
+        "allow_outside_links": False,
         "image_column": "image",
         "caption_column": "caption",
     }
@@ -114,13 +115,15 @@ def test_options_handed_to_the_model_and_the_data():
             "--caption-column",
             "text",
             "--allow-outside-paths",
+            "--allow-outside-links",
             "--data-dir",
             "tfds",
         ]
     )
     options = source_options(args)
     assert (options["image_column"], options["caption_column"]) == ("path", "text")
-    assert options["allow_outside_paths"] and options["data_dir"] == "tfds"
+    assert options["allow_outside_paths"] and options["allow_outside_links"]
+    assert options["data_dir"] == "tfds"
 
 
 def test_parser_imports_no_tensorflow():

@@ -1,7 +1,10 @@
 """The ViT command line, the recipe resolved from it, the data and the model it describes."""
 
+import os
+
 import numpy as np
 import pytest
+import tensorflow as tf
 from optimizer_steps import learning_rates_at
 
 from keras_attention.tasks.image_classification import model_from_flags as models
@@ -143,3 +146,23 @@ def test_a_preset_of_the_other_model_is_a_usage_error(argv, capsys):
     with pytest.raises(SystemExit):
         parse_vit_arguments(argv)
     assert "is not a --model" in capsys.readouterr().err
+
+
+def test_allow_outside_links_reaches_the_folder_listing(tmp_path):
+    root = tmp_path / "data"
+    for name in ("cat", "dog"):
+        (root / name).mkdir(parents=True)
+        for number in range(4):
+            (root / name / f"{number}.png").write_bytes(
+                tf.io.encode_png(np.full((6, 6, 3), number, np.uint8)).numpy()
+            )
+    (tmp_path / "elsewhere.png").write_bytes((root / "cat" / "0.png").read_bytes())
+    os.symlink(tmp_path / "elsewhere.png", root / "dog" / "4.png")
+    argv = ["--dataset", f"folder:{root}", "--epochs", "1", "--batch-size", "2"]
+    argv += ["--output-dir", str(tmp_path / "run")]
+    with pytest.raises(
+        ValueError, match=r"dog/4\.png -> .*elsewhere\.png\. .*--allow-outside-links"
+    ):
+        prepare_vit_data(parse_vit_arguments(argv))
+    data = prepare_vit_data(parse_vit_arguments(argv + ["--allow-outside-links"]))
+    assert sum(data.split_sizes.values()) == 9

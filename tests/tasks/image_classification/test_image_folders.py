@@ -13,6 +13,7 @@ import tensorflow as tf
 
 from keras_attention.data.skipped_items import SkippedItems
 from keras_attention.data.skipped_items import strict_errors_as_exit
+from keras_attention.tasks.image_classification.image_folders import find_image_folder_layout
 from keras_attention.tasks.image_classification.sources import load_image_classification_dataset
 from keras_attention.tasks.image_classification.sources import native_image_size
 
@@ -207,3 +208,74 @@ def test_hf_folder_of_images_with_class_labels(tmp_path):
     assert skipped.take_count() == 1
     assert (tmp_path / "skipped.txt").read_text() == "train row 4\n"
     assert "no validation split" in data.summary_lines()[0]
+
+
+def test_hf_splits_with_class_names_in_another_order_are_matched_by_name(tmp_path):
+    datasets = pytest.importorskip("datasets", reason="hf: needs the optional `datasets` package")
+
+    def split(names, rows):
+        """`rows` of (class name, number); each image's red level is its class in CLASSES."""
+        features = datasets.Features(
+            {"image": datasets.Image(), "label": datasets.ClassLabel(names=names)}
+        )
+        images = [{"bytes": png(CLASSES.index(c), n), "path": None} for c, n in rows]
+        labels = [names.index(c) for c, _ in rows]
+        return datasets.Dataset.from_dict({"image": images, "label": labels}, features=features)
+
+    train = [(name, n) for n, name in enumerate(CLASSES * 2)]
+    test = [("owl", 20), ("cat", 21), ("dog", 22)]
+    datasets.DatasetDict(
+        {"train": split(list(CLASSES), train), "test": split(["owl", "dog", "cat"], test)}
+    ).save_to_disk(tmp_path / "hf")
+    data = load_image_classification_dataset(f"hf:{tmp_path / 'hf'}", 6, validation_fraction=0.0)
+    assert data.class_names == list(CLASSES)
+    assert contents(data)["test"] == sorted(test)  # checks each label against its image
+    assert "the class names of test matched to train's by name" in data.summary_lines()[0]
+    # A class the training split lacks has no label to map to.
+    datasets.DatasetDict(
+        {"train": split(["cat", "dog"], train[:2]), "test": split(list(CLASSES), test)}
+    ).save_to_disk(tmp_path / "unknown")
+    with pytest.raises(
+        ValueError,
+        match=r"The test split of .* names class\(es\) 'owl' that the train split lacks "
+        r"\(train: cat, dog; test: cat, dog, owl\)\. Received: dataset='hf:.*unknown'",
+    ):
+        load_image_classification_dataset(f"hf:{tmp_path / 'unknown'}", 6)
+
+
+def test_links_that_lead_outside_the_folder_are_refused_unless_allowed(tmp_path):
+    root = tmp_path / "data"
+    write_split(root / "train", 2)
+    write_split(root / "val", 2, start=10, classes=CLASSES[:2])
+    write_split(tmp_path / "elsewhere", 1, start=20)
+    os.symlink(tmp_path / "elsewhere" / "cat" / "20.png", root / "train" / "cat" / "20.png")
+    os.symlink(tmp_path / "elsewhere" / "owl", root / "val" / "owl")  # a linked class folder
+    os.symlink(root / "train" / "dog" / "0.png", root / "train" / "dog" / "inside.png")
+    with pytest.raises(
+        ValueError,
+        match=rf"2 symbolic link\(s\) under {root} lead outside it: "
+        rf"train/cat/20\.png -> {tmp_path / 'elsewhere' / 'cat' / '20.png'}, "
+        rf"val/owl -> {tmp_path / 'elsewhere' / 'owl'}\. .*--allow-outside-links",
+    ):
+        load(root)
+    found = contents(load(root, allow_outside_links=True))
+    assert ("cat", 20) in found["train"] and ("owl", 20) in found["validation"] + found["test"]
+    # The data set's folder may itself be a link, and links inside it are read.
+    os.remove(root / "train" / "cat" / "20.png")
+    os.remove(root / "val" / "owl")
+    (root / "val" / "owl").mkdir()
+    (root / "val" / "owl" / "30.png").write_bytes(png(2, 30))
+    os.symlink(root, tmp_path / "link-to-data")
+    assert load(tmp_path / "link-to-data").split_sizes["train"] == 7  # 6 and inside.png
+
+
+def test_listing_resolves_the_links_alone_not_every_file(tmp_path, monkeypatch):
+    write_split(tmp_path / "train", 30)
+    write_split(tmp_path / "val", 30, start=100)
+    os.symlink(tmp_path / "train" / "cat" / "0.png", tmp_path / "train" / "cat" / "linked.png")
+    resolved = []
+    realpath = os.path.realpath
+    monkeypatch.setattr(os.path, "realpath", lambda path: resolved.append(path) or realpath(path))
+    listing = find_image_folder_layout(str(tmp_path))
+    assert len(listing.files["train"]) == 91
+    assert resolved == [str(tmp_path), str(tmp_path / "train" / "cat" / "linked.png")]

@@ -64,6 +64,7 @@ def read_caption_csv(
     strict=False,
     allow_outside_paths=False,
     layout=None,
+    allow_outside_links=False,
 ):
     """The images and captions of a CSV file with a header line.
 
@@ -74,6 +75,8 @@ def read_caption_csv(
         strict: a malformed or non-UTF-8 line raises a ValueError naming it.
         allow_outside_paths: accept image paths that leave `image_root`.
         layout: the name to report (default: the file's name and columns).
+        allow_outside_links: accept image paths that resolve outside
+            `image_root` through a symbolic link.
 
     Returns:
         a `CaptionListing` with the single split `ALL`.
@@ -111,7 +114,11 @@ def read_caption_csv(
         stacklevel=3,
     )
     paths = listed_image_paths(
-        image_root, [(number, name) for number, name, _ in entries], path, allow_outside_paths
+        image_root,
+        [(number, name) for number, name, _ in entries],
+        path,
+        allow_outside_paths,
+        allow_outside_links,
     )
     images = {}
     for resolved, (_, _, caption) in zip(paths, entries):

@@ -28,12 +28,26 @@ class CaptionListing:
             no splits of its own.
         split_rule: how the layout's own files give the splits, e.g.
             "validation and test: val2014/ dealt alternately by file name".
+
+    Raises:
+        ValueError: an image is in two splits (it would be trained on and
+            scored, with one split's captions for both).
     """
 
     layout: str
     root: str
     images: dict
     split_rule: str = ""
+
+    def __post_init__(self):
+        split_of = {}
+        for split, images in self.images.items():
+            for path in images:
+                if split_of.setdefault(path, split) != split:
+                    raise ValueError(
+                        f"{self.layout}: image {path} is in two splits, {split_of[path]} and "
+                        f"{split}; an image belongs to one split."
+                    )
 
     @property
     def has_own_splits(self):

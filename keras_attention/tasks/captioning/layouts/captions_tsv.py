@@ -51,13 +51,15 @@ def read_tab_separated_captions(path, strict=False):
     return entries
 
 
-def read_captions_tsv(path, strict=False, allow_outside_paths=False):
+def read_captions_tsv(path, strict=False, allow_outside_paths=False, allow_outside_links=False):
     """The images and captions of a `captions.tsv` file, as one split to draw from.
 
     Args:
         path: the tsv file; image names are relative to its folder.
         strict: a malformed or non-UTF-8 line raises a ValueError naming it.
         allow_outside_paths: accept absolute names and names with `..`.
+        allow_outside_links: accept image paths that resolve outside
+            the folder through a symbolic link.
 
     Returns:
         a `CaptionListing` with the single split `ALL`.
@@ -65,7 +67,11 @@ def read_captions_tsv(path, strict=False, allow_outside_paths=False):
     root = os.path.dirname(os.path.abspath(path))
     entries = read_tab_separated_captions(path, strict)
     paths = listed_image_paths(
-        root, [(number, name) for number, name, _ in entries], path, allow_outside_paths
+        root,
+        [(number, name) for number, name, _ in entries],
+        path,
+        allow_outside_paths,
+        allow_outside_links,
     )
     images = {}
     for resolved, (_, _, caption) in zip(paths, entries):

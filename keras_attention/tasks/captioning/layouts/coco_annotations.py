@@ -10,7 +10,9 @@ Training images come from the train annotations; the val images, which COCO
 gives as one split, are dealt alternately by file name into validation and
 test (the same for every run and seed). Without a val file, validation and
 test are drawn from train later (and said so). The image folders may also be
-under `ROOT/images/`.
+under `ROOT/images/`. An image id listed twice with two files, or one file
+listed under two ids, is refused: either would attach captions to the wrong
+image.
 
 Example:
 
@@ -63,7 +65,27 @@ def _image_folder(root, kind, year, annotation_path):
     )
 
 
-def _read_annotations(path, root, folder, allow_outside_paths):
+def _file_names(path, folder, images):
+    """`{image id: file name}` of a COCO file's `images`, refusing ids and files listed twice.
+
+    The same entry repeated is harmless; an id with two files, or a file
+    with two ids, would attach one image's captions to another.
+    """
+    names, ids = {}, {}
+    for image in images:
+        image_id, name = image["id"], image["file_name"]
+        if names.setdefault(image_id, name) != name:
+            first, second = (os.path.join(folder, str(n)) for n in (names[image_id], name))
+            raise ValueError(f"{path}: image id {image_id!r} is listed twice ({first}, {second}).")
+        if ids.setdefault(name, image_id) != image_id:
+            raise ValueError(
+                f"{path}: image file {os.path.join(folder, str(name))} is listed under two ids "
+                f"({ids[name]!r}, {image_id!r})."
+            )
+    return names
+
+
+def _read_annotations(path, root, folder, allow_outside_paths, allow_outside_links=False):
     """`{image path: [captions]}` of one COCO caption file, images in `root/folder`."""
     data = read_json(path)
     if not (
@@ -76,7 +98,7 @@ def _read_annotations(path, root, folder, allow_outside_paths):
             "'annotations' lists."
         )
     try:
-        names = {image["id"]: image["file_name"] for image in data["images"]}
+        names = _file_names(path, folder, data["images"])
         captions = [(note["image_id"], note["caption"]) for note in data["annotations"]]
     except (KeyError, TypeError) as error:
         raise ValueError(
@@ -89,6 +111,7 @@ def _read_annotations(path, root, folder, allow_outside_paths):
         [(None, os.path.join(folder, str(names[i]))) for i in ids],
         path,
         allow_outside_paths,
+        allow_outside_links,
     )
     path_of = dict(zip(ids, paths))
     images = {}
@@ -98,7 +121,9 @@ def _read_annotations(path, root, folder, allow_outside_paths):
     return images
 
 
-def read_coco_captions(root, year, strict=False, allow_outside_paths=False):
+def read_coco_captions(
+    root, year, strict=False, allow_outside_paths=False, allow_outside_links=False
+):
     """The COCO caption files of `year` under `root`, by split.
 
     Args:
@@ -107,6 +132,8 @@ def read_coco_captions(root, year, strict=False, allow_outside_paths=False):
         strict: unused (a JSON file is read whole or refused); for a
             uniform signature.
         allow_outside_paths: accept file names that leave `root`.
+        allow_outside_links: accept image paths that resolve outside
+            `root` through a symbolic link.
 
     Returns:
         a `CaptionListing`.
@@ -120,7 +147,11 @@ def read_coco_captions(root, year, strict=False, allow_outside_paths=False):
         )
     read = {
         kind: _read_annotations(
-            path, root, _image_folder(root, kind, year, path), allow_outside_paths
+            path,
+            root,
+            _image_folder(root, kind, year, path),
+            allow_outside_paths,
+            allow_outside_links,
         )
         for kind, path in files.items()
     }

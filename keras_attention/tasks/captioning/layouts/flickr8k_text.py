@@ -57,19 +57,29 @@ def flickr8k_image_folder(root):
 
 
 def _split_of_each_name(text_folder, strict):
-    """`{file name: split}` from the official lists, or None when a list is missing."""
+    """`{file name: split}` from the official lists, or None when a list is missing.
+
+    A name in two lists is refused: the image would be trained on and scored.
+    """
     paths = {split: os.path.join(text_folder, name) for split, name in SPLIT_LISTS.items()}
     if not all(os.path.isfile(path) for path in paths.values()):
         return None
     split_of = {}
     for split, path in paths.items():
-        for _, line in read_text_lines(path, strict):
-            if line.strip():
-                split_of.setdefault(line.strip(), split)
+        for number, line in read_text_lines(path, strict):
+            name = line.strip()
+            if name and split_of.setdefault(name, split) != split:
+                raise ValueError(
+                    f"{path} line {number}: image {name} is listed in two splits, "
+                    f"{split_of[name]} ({SPLIT_LISTS[split_of[name]]}) and {split}; an image "
+                    "belongs to one split."
+                )
     return split_of
 
 
-def read_flickr8k_text(token_path, strict=False, allow_outside_paths=False):
+def read_flickr8k_text(
+    token_path, strict=False, allow_outside_paths=False, allow_outside_links=False
+):
     """Flickr8k's captions and official splits, from its token file and split lists.
 
     Args:
@@ -77,6 +87,8 @@ def read_flickr8k_text(token_path, strict=False, allow_outside_paths=False):
             or `ROOT/`).
         strict: a malformed or non-UTF-8 line raises a ValueError naming it.
         allow_outside_paths: accept names that leave the image folder's ROOT.
+        allow_outside_links: accept image paths that resolve outside
+            ROOT through a symbolic link.
 
     Returns:
         a `CaptionListing`.
@@ -97,6 +109,7 @@ def read_flickr8k_text(token_path, strict=False, allow_outside_paths=False):
         [(number, os.path.join(image_folder, name)) for number, name, _ in entries],
         token_path,
         allow_outside_paths,
+        allow_outside_links,
     )
     layout = f"Flickr8k ({os.path.relpath(token_path, root)}, images in {image_folder}/)"
     split_of = _split_of_each_name(text_folder, strict)

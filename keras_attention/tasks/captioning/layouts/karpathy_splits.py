@@ -14,7 +14,8 @@ The splits that captioning papers report on. Each image entry names its
       train2014/... val2014/...             (`filepath/filename`, relative to ROOT)
 
 The images are looked for in ROOT, then in the usual image folders
-(`IMAGE_FOLDERS`); the first that holds the listed files is used.
+(`IMAGE_FOLDERS`); the first that holds the listed files is used. An image
+listed under two splits is refused: it would be trained on and scored.
 
 Example:
 
@@ -57,7 +58,7 @@ def karpathy_split_files(root):
 
 
 def _entries(path):
-    """`[(split, relative image path, [captions])]` of a Karpathy split file."""
+    """`[(split, relative image path, [captions], the file's split)]` of a Karpathy split file."""
     data = read_json(path)
     if not isinstance(data, dict) or not isinstance(data.get("images"), list):
         raise ValueError(f"{path} must be a Karpathy split file: a JSON object with 'images'.")
@@ -76,8 +77,21 @@ def _entries(path):
                 f"{', '.join(KARPATHY_SPLITS)}), a 'filename' and 'sentences' with 'raw' "
                 f"texts; it lacks or misreads {error}."
             ) from None
-        entries.append((split, name, [caption for caption in captions if caption]))
+        captions = [caption for caption in captions if caption]
+        entries.append((split, name, captions, image["split"]))
     return entries
+
+
+def _check_one_split_each(path, paths, entries):
+    """Raises a ValueError naming an image that the file lists under two of its splits."""
+    first = {}
+    for index, (resolved, (_, name, _, split)) in enumerate(zip(paths, entries)):
+        first_split, first_index = first.setdefault(resolved, (split, index))
+        if first_split != split:
+            raise ValueError(
+                f"{path}: image {name} is listed in two splits, {first_split} (image entry "
+                f"{first_index}) and {split} (image entry {index}); an image belongs to one split."
+            )
 
 
 def _image_base(root, names):
@@ -89,13 +103,15 @@ def _image_base(root, names):
     return ""
 
 
-def read_karpathy_splits(path, strict=False, allow_outside_paths=False):
+def read_karpathy_splits(path, strict=False, allow_outside_paths=False, allow_outside_links=False):
     """The images, captions and splits of a Karpathy split file.
 
     Args:
         path: `ROOT/dataset_NAME.json`.
         strict: unused (a JSON file is read whole or refused).
         allow_outside_paths: accept image paths that leave ROOT.
+        allow_outside_links: accept image paths that resolve outside
+            ROOT through a symbolic link.
 
     Returns:
         a `CaptionListing` with "train" (train and restval), "validation"
@@ -104,15 +120,17 @@ def read_karpathy_splits(path, strict=False, allow_outside_paths=False):
     del strict
     root = os.path.dirname(os.path.abspath(path))
     entries = _entries(path)
-    base = _image_base(root, [name for _, name, _ in entries])
+    base = _image_base(root, [name for _, name, _, _ in entries])
     paths = listed_image_paths(
         root,
-        [(None, os.path.join(base, name)) for _, name, _ in entries],
+        [(None, os.path.join(base, name)) for _, name, _, _ in entries],
         path,
         allow_outside_paths,
+        allow_outside_links,
     )
+    _check_one_split_each(path, paths, entries)
     images = {"train": {}, "validation": {}, "test": {}}
-    for resolved, (split, _, captions) in zip(paths, entries):
+    for resolved, (split, _, captions, _) in zip(paths, entries):
         for caption in captions:
             add_caption(images[split], resolved, caption)
     where = os.path.join(base, "") if base else "ROOT/"

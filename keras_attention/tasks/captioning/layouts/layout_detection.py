@@ -42,7 +42,7 @@ LOOKED_FOR = (
 )
 
 
-def _kaggle(path, strict, allow_outside_paths):
+def _kaggle(path, strict, allow_outside_paths, allow_outside_links):
     root = os.path.dirname(os.path.abspath(path))
     return read_caption_csv(
         path,
@@ -50,13 +50,14 @@ def _kaggle(path, strict, allow_outside_paths):
         strict=strict,
         allow_outside_paths=allow_outside_paths,
         layout=f"Kaggle's Flickr8k ({KAGGLE_CAPTIONS_FILE}, images in {KAGGLE_IMAGE_FOLDER}/)",
+        allow_outside_links=allow_outside_links,
     )
 
 
-def _coco(path, strict, allow_outside_paths):
+def _coco(path, strict, allow_outside_paths, allow_outside_links):
     year = COCO_ANNOTATION_FILE.fullmatch(os.path.basename(path)).group(2)
     root = os.path.dirname(os.path.dirname(os.path.abspath(path)))
-    return read_coco_captions(root, year, strict, allow_outside_paths)
+    return read_coco_captions(root, year, strict, allow_outside_paths, allow_outside_links)
 
 
 def _reader_of_file(path):
@@ -94,7 +95,7 @@ def caption_layout_files(root):
     return found
 
 
-def find_caption_layout(path, strict=False, allow_outside_paths=False):
+def find_caption_layout(path, strict=False, allow_outside_paths=False, allow_outside_links=False):
     """Recognises and reads the caption layout at `path` (a folder or a caption file).
 
     Args:
@@ -104,6 +105,8 @@ def find_caption_layout(path, strict=False, allow_outside_paths=False):
             `captions.txt`).
         strict: a malformed or non-UTF-8 line raises a ValueError naming it.
         allow_outside_paths: accept image paths that leave the data set.
+        allow_outside_links: accept image paths that resolve outside the
+            data set through a symbolic link.
 
     Returns:
         a `CaptionListing`.
@@ -119,7 +122,7 @@ def find_caption_layout(path, strict=False, allow_outside_paths=False):
                 f"{path} is not a caption file this loader knows; point at a folder or at one "
                 f"of: {LOOKED_FOR}."
             )
-        return reader(path, strict, allow_outside_paths)
+        return reader(path, strict, allow_outside_paths, allow_outside_links)
     if not os.path.isdir(path):
         raise ValueError(f"{path} is neither a folder nor a caption file.")
     found = caption_layout_files(path)
@@ -131,4 +134,4 @@ def find_caption_layout(path, strict=False, allow_outside_paths=False):
             f"{path} holds {len(found)} caption layouts; point --dataset at the file of the "
             f"one to read: {choices}."
         )
-    return find_caption_layout(found[0][1], strict, allow_outside_paths)
+    return find_caption_layout(found[0][1], strict, allow_outside_paths, allow_outside_links)
