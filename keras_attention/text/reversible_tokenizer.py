@@ -113,6 +113,7 @@ class ReversibleTokenizer(FixedLengthEncoder, tf.Module):
         *,
         max_sentences=MAX_SENTENCES,
         character_coverage=1.0,
+        min_piece_count=None,
         progress=None,
     ):
         """Learn a SentencePiece model from text (`train_sentencepiece_model`): its tokenizer.
@@ -130,6 +131,9 @@ class ReversibleTokenizer(FixedLengthEncoder, tf.Module):
                 sample of longer texts.
             character_coverage: the share of the text's characters that get
                 pieces of their own; the rarer ones are spelled with bytes.
+            min_piece_count: None, or (BPE only) the fewest times a merge
+                must be made in the text to be kept (`keep_frequent_merges`):
+                pieces seen less often are spelled with the frequent ones.
             progress: None, or an object whose `add(count)` is called with
                 the texts read so far, batch by batch (a
                 `keras_attention.progress.ProgressBar`).
@@ -153,6 +157,7 @@ class ReversibleTokenizer(FixedLengthEncoder, tf.Module):
                 model_type,
                 max_sentences=max_sentences,
                 character_coverage=character_coverage,
+                min_piece_count=min_piece_count,
                 progress=progress,
             )
         )

@@ -13,12 +13,16 @@ beyond its whitespace, so that the model's pieces join back into the text.
 
 import io
 import itertools
+import math
 import os
+import random
 import re
 
 import numpy as np
 import tensorflow as tf
 
+from keras_attention.text.frequent_merges import MAX_COUNTED_SENTENCES
+from keras_attention.text.frequent_merges import keep_frequent_merges
 from keras_attention.text.text_batches import TEXT_BATCH_SIZE
 from keras_attention.text.text_batches import text_batches
 from keras_attention.text.whitespace import normalize_whitespace_strings
@@ -42,6 +46,7 @@ def train_sentencepiece_model(
     *,
     max_sentences=MAX_SENTENCES,
     character_coverage=1.0,
+    min_piece_count=None,
     progress=None,
 ):
     """Learn a SentencePiece model from `texts`; returns its serialized bytes.
@@ -59,6 +64,11 @@ def train_sentencepiece_model(
         character_coverage: the share of the text's characters that get
             pieces of their own, 0.98 to 1.0 (all of them); the rarer ones
             are spelled with bytes.
+        min_piece_count: None, or (BPE only) the fewest times a merge must
+            be made in the text learned from to be kept: the later, rarer
+            merges are left out (`keep_frequent_merges`) and the model
+            comes out smaller. The translation scripts ask for
+            `frequent_piece_count` of their sentences (50 from 5,000 on).
         progress: None, or an object whose `add(count)` is called with the
             texts read so far, batch by batch (a
             `keras_attention.progress.ProgressBar`).
@@ -84,6 +94,7 @@ def train_sentencepiece_model(
     import sentencepiece
 
     _check_arguments(vocabulary_size, model_type, max_sentences, character_coverage)
+    _check_min_piece_count(min_piece_count, model_type)
     sentences = _sentences(texts, progress)
     first = next(sentences, None)
     if first is None:
@@ -92,11 +103,13 @@ def train_sentencepiece_model(
             "Received: texts with no string that is not blank"
         )
     failures = []  # what reading the text raised: SentencePiece wraps it in a RuntimeError
+    counted = _Reservoir(MAX_COUNTED_SENTENCES if min_piece_count else 0)
 
     def read():
         try:
-            yield first
-            yield from sentences
+            for sentence in itertools.chain([first], sentences):
+                counted.add(sentence)
+                yield sentence
         except Exception as error:
             failures.append(error)
             raise
@@ -147,7 +160,55 @@ def train_sentencepiece_model(
             "bytes). "
             f"Received: vocabulary_size={vocabulary_size}"
         ) from None
-    return model.getvalue()
+    if not min_piece_count:
+        return model.getvalue()
+    # The count asked for is one in the sentences learned from; the sample
+    # counted holds a share of them.
+    learned_from = min(counted.seen, max_sentences)
+    min_count = math.ceil(min_piece_count * len(counted.items) / learned_from)
+    return keep_frequent_merges(
+        model.getvalue(), counted.items, min_count, len(SPECIAL_PIECES) + NUM_BYTES
+    )
+
+
+class _Reservoir:
+    """A uniform sample of at most `capacity` of the items added (reservoir sampling)."""
+
+    def __init__(self, capacity):
+        self.capacity = capacity
+        self.items = []
+        self.seen = 0
+        self._random = random.Random(_SEED)
+
+    def add(self, item):
+        self.seen += 1
+        if len(self.items) < self.capacity:
+            self.items.append(item)
+            return
+        slot = self._random.randrange(self.seen)
+        if slot < self.capacity:
+            self.items[slot] = item
+
+
+def _check_min_piece_count(min_piece_count, model_type):
+    """A ValueError unless `min_piece_count` is None or a positive integer, with BPE."""
+    if min_piece_count is None:
+        return
+    if (
+        isinstance(min_piece_count, bool)
+        or not isinstance(min_piece_count, (int, np.integer))
+        or min_piece_count < 1
+    ):
+        raise ValueError(
+            "`min_piece_count` must be None or a positive integer. "
+            f"Received: min_piece_count={min_piece_count!r}"
+        )
+    if model_type != "bpe":
+        raise ValueError(
+            "`min_piece_count` applies to BPE models only (a unigram model has no merges to "
+            f"leave out). Received: min_piece_count={min_piece_count!r} with "
+            f"model_type={model_type!r}"
+        )
 
 
 def _check_arguments(vocabulary_size, model_type, max_sentences, character_coverage):

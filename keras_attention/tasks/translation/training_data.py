@@ -34,6 +34,7 @@ from keras_attention.progress import ProgressBar
 from keras_attention.tasks.translation.batches import make_translation_batches
 from keras_attention.tasks.translation.recipe_from_flags import apply_translation_recipe
 from keras_attention.tasks.translation.sources import load_translation_pairs
+from keras_attention.text.frequent_merges import frequent_piece_count
 from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
 from keras_attention.training import command_line as cli
 from keras_attention.training.download_errors import download_errors_as_exit
@@ -95,7 +96,11 @@ def train_translation_vocabularies(train_pairs, vocabulary_size, output_dir):
             list (a sample of the training pairs, `DatasetSplits.sample`)
             or a `tf.data.Dataset`.
         vocabulary_size: the most tokens per language (see
-            `ReversibleTokenizer.train`).
+            `ReversibleTokenizer.train`). Merges made fewer than
+            `frequent_piece_count` times (50 from 5,000 pairs on) are left
+            out, so a small corpus gets fewer: pieces a model meets too
+            seldom to learn, such as two parts of a compound joined, would
+            replace the well-learned parts.
         output_dir: the run's folder; the vocabularies go to
             `vocabulary/source` and `vocabulary/target` in it.
 
@@ -120,7 +125,12 @@ def train_translation_vocabularies(train_pairs, vocabulary_size, output_dir):
     for index, name in enumerate(("source", "target")):
         side = [pair[index] for pair in pairs]
         with ProgressBar(f"learning the {name} vocabulary", len(side), "sentences") as bar:
-            encoder = ReversibleTokenizer.train(side, vocabulary_size, progress=bar)
+            encoder = ReversibleTokenizer.train(
+                side,
+                vocabulary_size,
+                min_piece_count=frequent_piece_count(len(side)),
+                progress=bar,
+            )
         encoder.save(os.path.join(output_dir, "vocabulary", name))
         encoders.append(encoder)
     return tuple(encoders)
