@@ -32,7 +32,7 @@ SENTENCES_PER_SIGHTING = 100
 # Sentences counted at most: a uniform sample of longer texts, the count
 # scaled to the whole (counting is one encoding of the sample per step of
 # the search).
-MAX_COUNTED_SENTENCES = 100_000
+MAX_COUNTED_SENTENCES = 20_000
 
 
 def frequent_piece_count(num_sentences):
