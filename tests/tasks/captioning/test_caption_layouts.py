@@ -337,6 +337,19 @@ def test_coco_image_id_listed_twice_is_refused_naming_both_files(coco):
         load(coco)
 
 
+def test_coco_caption_of_an_image_not_listed_is_refused(coco):
+    path = coco / "annotations" / "captions_train2014.json"
+    document = json.loads(path.read_text())
+    document["annotations"].append({"image_id": 999, "id": 5000, "caption": "A lost dog."})
+    path.write_text(json.dumps(document))
+    with pytest.raises(
+        ValueError,
+        match=r"captions_train2014\.json: 1 of its \d+ captions name an image id its 'images' "
+        r"do not list \(the first: image id 999, 'A lost dog\.'\)",
+    ):
+        load(coco)
+
+
 def test_karpathy_image_in_two_splits_is_refused_naming_both_entries(tmp_path):
     images = []
     for number, split in [(1, "train"), (2, "train"), (1, "test"), (3, "val")]:

@@ -12,7 +12,7 @@ test (the same for every run and seed). Without a val file, validation and
 test are drawn from train later (and said so). The image folders may also be
 under `ROOT/images/`. An image id listed twice with two files, or one file
 listed under two ids, is refused: either would attach captions to the wrong
-image.
+image; so is a caption whose image id the file does not list.
 
 Example:
 
@@ -114,9 +114,16 @@ def _read_annotations(path, root, folder, allow_outside_paths, allow_outside_lin
         allow_outside_links,
     )
     path_of = dict(zip(ids, paths))
+    unlisted = [(image_id, caption) for image_id, caption in captions if image_id not in path_of]
+    if unlisted:
+        image_id, caption = unlisted[0]
+        raise ValueError(
+            f"{path}: {len(unlisted)} of its {len(captions)} captions name an image id its "
+            f"'images' do not list (the first: image id {image_id!r}, {str(caption)!r:.80})."
+        )
     images = {}
     for image_id, caption in captions:
-        if image_id in path_of and one_line(caption):
+        if one_line(caption):
             add_caption(images, path_of[image_id], one_line(caption))
     return images
 
