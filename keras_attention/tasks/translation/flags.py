@@ -27,7 +27,8 @@ TRANSLATION_DATASET_FORMATS = (
     "'parallel:DIR' with --source-lang and --target-lang, one sentence a line per language "
     "as Multi30k and fairseq ship them: DIR/train.SRC and DIR/train.TGT, "
     "DIR/{valid,val,dev}.*, and one DIR/test*.* set (--test-prefix chooses among several), "
-    ".gz allowed, line counts matching; 'hf:PATH', a Hugging Face datasets save_to_disk "
+    ".gz allowed, line counts matching, links leading outside DIR refused "
+    "(--allow-outside-links); 'hf:PATH', a Hugging Face datasets save_to_disk "
     "folder with a 'translation' column of {language: text} dicts (WMT, OPUS; pip install "
     '"keras-attention[hf]"); or a tensorflow-datasets name such as '
     "'ted_hrlr_translate/pt_to_en' (--data-dir). parallel: and hf: keep their own splits; "
@@ -140,6 +141,12 @@ def _add_data_flags(add):
     add(
         "--test-prefix",
         help="parallel: the test set to use where DIR holds several, e.g. 'test_2016_flickr'",
+    )
+    add(
+        "--allow-outside-links",
+        action="store_true",
+        help="parallel: read files of DIR that are symbolic links leading outside it (refused "
+        "by default, naming the link and its target; DIR itself may be a link)",
     )
     add(
         "--long-pairs",

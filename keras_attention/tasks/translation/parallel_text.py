@@ -8,7 +8,9 @@
 Files may be gzip-compressed (`train.en.gz`). The line counts of the two
 sides of a split must match. A pair with a blank side, or with a line that
 is not UTF-8 on either side, is skipped with a warning naming the files and
-lines (an error with `strict`), as the `tsv:` reader does. Several test sets
+lines (an error with `strict`), as the `tsv:` reader does. A file that is a
+symbolic link leading outside DIR is refused, naming the link and its target,
+unless `allow_outside_links`. Several test sets
 (Multi30k's `test_2016_flickr`, `test_2017_flickr`, ...): the one named by
 `test_prefix`, else an error listing them.
 
@@ -26,6 +28,8 @@ Example:
 
 import os
 
+from keras_attention.data.outside_links import listed_links_outside
+from keras_attention.data.outside_links import refuse_outside_links
 from keras_attention.data.text_lines import decode_lines
 from keras_attention.data.text_lines import report_lines
 
@@ -53,13 +57,17 @@ def _prefixes(folder):
     return found
 
 
-def parallel_split_files(folder, source_lang, target_lang, test_prefix=None):
+def parallel_split_files(
+    folder, source_lang, target_lang, test_prefix=None, allow_outside_links=False
+):
     """`{split: (source path, target path)}` of the splits `folder` holds for two languages.
 
     Args:
         folder: the folder of `PREFIX.LANG` files.
         source_lang, target_lang: the languages' file suffixes, e.g. "en", "de".
         test_prefix: the test set's prefix where there are several.
+        allow_outside_links: accept files that are symbolic links leading
+            outside `folder`.
 
     Returns:
         dict with "train", and "validation" and "test" where present.
@@ -67,7 +75,8 @@ def parallel_split_files(folder, source_lang, target_lang, test_prefix=None):
     Raises:
         ValueError: a language is missing or not given (the message lists
             those found), a side of a split is missing, several validation
-            or test sets are present and none is chosen.
+            or test sets are present and none is chosen, a file is a link
+            leading outside `folder`.
     """
     prefixes = _prefixes(folder)
     languages = sorted(prefixes.get("train", set()))
@@ -107,6 +116,9 @@ def parallel_split_files(folder, source_lang, target_lang, test_prefix=None):
                     f"{', '.join(sorted(prefixes.get(prefix, ()))) or 'none'})."
                 )
             files[split] = tuple(sides)
+    if not allow_outside_links:
+        paths = [path for sides in files.values() for path in sides]
+        refuse_outside_links(folder, listed_links_outside(folder, paths))
     return files
 
 

@@ -293,8 +293,11 @@ def _load_tfds(name, splits, data_dir, sample_size):
     )
 
 
-def _hf_files(dataset, source_lang, target_lang, test_prefix, strict, sample_size, seed):
+def _hf_files(
+    dataset, source_lang, target_lang, test_prefix, strict, sample_size, seed, outside_links
+):
     """`(files by split, samples by split, layout)` of an `hf:` folder, blank rows said."""
+    del outside_links  # its rows hold the text, no file names
     if test_prefix:
         raise ValueError(
             "`test_prefix` applies to 'parallel:' folders. Received: "
@@ -320,7 +323,9 @@ def _hf_files(dataset, source_lang, target_lang, test_prefix, strict, sample_siz
     return files, samples, layout
 
 
-def _parallel_files(dataset, source_lang, target_lang, test_prefix, strict, sample_size, seed):
+def _parallel_files(
+    dataset, source_lang, target_lang, test_prefix, strict, sample_size, seed, outside_links
+):
     """`(files by split, samples by split, layout)` of a `parallel:DIR` folder, bad lines said."""
     folder = os.path.expanduser(os.path.expandvars(dataset[len(PARALLEL_PREFIX) :]))
     if not os.path.isdir(folder):
@@ -328,7 +333,7 @@ def _parallel_files(dataset, source_lang, target_lang, test_prefix, strict, samp
             f"`dataset` must name a folder after 'parallel:'; {folder} is not one. "
             f"Received: dataset={dataset!r}"
         )
-    found = parallel_split_files(folder, source_lang, target_lang, test_prefix)
+    found = parallel_split_files(folder, source_lang, target_lang, test_prefix, outside_links)
     files = {split: PairFiles("parallel", sides) for split, sides in found.items()}
     samples = {}
     for split, split_files in files.items():
@@ -382,6 +387,7 @@ def load_translation_pairs(
     source_lang=None,
     target_lang=None,
     test_prefix=None,
+    allow_outside_links=False,
     sample_size=SAMPLE_SIZE,
     skipped=None,
     shard=ONE_WORKER,
@@ -415,6 +421,8 @@ def load_translation_pairs(
             set, e.g. "en" and "de" (those sources only).
         test_prefix: the test set of a parallel folder holding several
             (e.g. "test_2016_flickr").
+        allow_outside_links: accept files of a parallel folder that are
+            symbolic links leading outside it (refused by default).
         sample_size: lines of a file read before training, at most.
         skipped: the `SkippedItems` told of the malformed lines the streamed
             splits meet; by default one that counts them (stopping at the
@@ -462,7 +470,9 @@ def load_translation_pairs(
     if own_splits:
         languages = (source_lang, target_lang, test_prefix)
         read = _parallel_files if dataset.startswith(PARALLEL_PREFIX) else _hf_files
-        files, samples, layout = read(dataset, *languages, strict, sample_size, seed)
+        files, samples, layout = read(
+            dataset, *languages, strict, sample_size, seed, allow_outside_links
+        )
         files, samples, rule = _complete_file_splits(files, samples, fractions, seed)
         if not samples["train"].pairs:
             raise ValueError(f"`dataset` has no training pair. Received: dataset={dataset!r}")

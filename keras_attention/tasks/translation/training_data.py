@@ -83,7 +83,14 @@ def load_translation_splits(args, shard=ONE_WORKER):
             skipped=malformed,
             shard=shard,
             **cli.flag_values(
-                args, "seed", "strict", "data_dir", "source_lang", "target_lang", "test_prefix"
+                args,
+                "seed",
+                "strict",
+                "data_dir",
+                "source_lang",
+                "target_lang",
+                "test_prefix",
+                "allow_outside_links",
             ),
         )
 

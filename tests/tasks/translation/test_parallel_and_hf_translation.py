@@ -63,6 +63,36 @@ def test_several_test_sets_are_listed_and_one_can_be_chosen(multi30k):
     assert as_lists(splits)["test"] == [("2017 en", "2017 de")]
 
 
+def test_files_linked_from_outside_the_folder_are_refused_unless_allowed(tmp_path):
+    folder, elsewhere = tmp_path / "corpus", tmp_path / "elsewhere"
+    folder.mkdir()
+    elsewhere.mkdir()
+    for prefix in ("train", "val"):
+        write(folder / f"{prefix}.en", [f"{prefix} en"])
+    write(elsewhere / "private.txt", ["private text"])
+    (folder / "train.de").symlink_to(elsewhere / "private.txt")
+    write(folder / "val.de", ["val de"])
+    with pytest.raises(
+        ValueError,
+        match=r"1 symbolic link\(s\) under .*corpus lead outside it: train\.de -> "
+        r".*elsewhere/private\.txt\. .* pass --allow-outside-links",
+    ):
+        load_translation_pairs(f"parallel:{folder}", source_lang="en", target_lang="de")
+    splits = load_translation_pairs(
+        f"parallel:{folder}", source_lang="en", target_lang="de", allow_outside_links=True
+    )
+    assert as_lists(splits)["train"] == [("train en", "private text")]
+    # A link that stays inside the folder, and a folder that is itself a link, are read.
+    (folder / "train.de").unlink()
+    write(folder / "train.de.txt", ["train de"])
+    (folder / "train.de").symlink_to(folder / "train.de.txt")
+    (tmp_path / "linked").symlink_to(folder)
+    splits = load_translation_pairs(
+        f"parallel:{tmp_path / 'linked'}", source_lang="en", target_lang="de"
+    )
+    assert as_lists(splits)["train"] == [("train en", "train de")]
+
+
 def test_line_counts_that_differ_name_both_files_and_counts(multi30k):
     write(multi30k / "train.de", ["only one line"])
     with pytest.raises(
