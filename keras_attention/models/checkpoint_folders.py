@@ -6,7 +6,10 @@ listed in `model.safetensors.index.json`, or a PyTorch `pytorch_model.bin`);
 a keras-hub preset folder (what `save_to_preset` writes) holds
 `metadata.json` with a `keras_version` and a `config.json` naming a
 keras-hub class. The weights are read with `safetensors` alone: neither
-transformers nor torch is needed (torch only for a `pytorch_model.bin`).
+transformers nor torch is needed (torch only for a `pytorch_model.bin`,
+read with its weights-only loader, which runs no code a pickle holds). A
+file that cannot be read stops with one line naming it, never a traceback;
+`checkpoint_consistency` then checks the folder against itself.
 
 Example:
 
@@ -50,45 +53,122 @@ def checkpoint_kind(folder):
 
 
 def read_json(folder, name, required=True):
-    """The JSON file `name` of `folder` as a dict ({} when absent and not `required`)."""
+    """The JSON object in the file `name` of `folder` ({} when absent and not `required`).
+
+    Raises:
+        ValueError: naming the file: it is missing (and `required`), is not
+            JSON, or holds something other than an object.
+    """
     path = os.path.join(folder, name)
     if not os.path.isfile(path):
         if required:
             raise ValueError(f"The checkpoint folder {folder!r} has no {name}")
         return {}
-    with open(path, encoding="utf-8") as file:
-        return json.load(file)
+    try:
+        with open(path, encoding="utf-8") as file:
+            data = json.load(file)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path}: not valid JSON ({error})") from None
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: a JSON object was expected, not {_json_kind(data)}")
+    return data
+
+
+def _json_kind(value):
+    kinds = {list: "an array", str: "a string", bool: "true or false", type(None): "null"}
+    return kinds.get(type(value), "a number")
+
+
+class StateDict(dict):
+    """`{name: NumPy array}` of a checkpoint's tensors, and the files they were read from.
+
+    Attributes:
+        source: the file the weights are read through, as the folder names
+            it (`model.safetensors`, `model.safetensors.index.json` for
+            shards, or `pytorch_model.bin`).
+        files: `{tensor name: the file that holds it}` (a shard's name for
+            sharded weights).
+    """
+
+    def __init__(self, tensors, source, files=None):
+        super().__init__(tensors)
+        self.source = source
+        self.files = files if files is not None else dict.fromkeys(tensors, source)
 
 
 def read_state_dict(folder):
-    """`{name: NumPy array}` of a Hugging Face folder's weights, as float32 where they are floats.
+    """The `StateDict` of a Hugging Face folder's weights, as float32 where they are floats.
 
     Raises:
-        ValueError: the folder holds no weights file this reads, or only a
-            `pytorch_model.bin` and torch is not installed.
+        ValueError: the folder holds no weights file this reads, only a
+            `pytorch_model.bin` and torch is not installed, or a weights
+            file is missing, damaged or refused (the message names it).
     """
-    from safetensors.numpy import load_file
-
-    single = os.path.join(folder, SAFETENSORS_FILE)
-    if os.path.isfile(single):
-        return _as_float32(load_file(single))
-    index = os.path.join(folder, SAFETENSORS_INDEX_FILE)
-    if os.path.isfile(index):
-        shards = sorted(set(read_json(folder, SAFETENSORS_INDEX_FILE)["weight_map"].values()))
-        weights = {}
-        for shard in shards:
-            weights.update(load_file(os.path.join(folder, shard)))
-        return _as_float32(weights)
+    if os.path.isfile(os.path.join(folder, SAFETENSORS_FILE)):
+        tensors = _read_safetensors(os.path.join(folder, SAFETENSORS_FILE))
+        return StateDict(_as_float32(tensors), SAFETENSORS_FILE)
+    if os.path.isfile(os.path.join(folder, SAFETENSORS_INDEX_FILE)):
+        return _read_shards(folder)
     pickled = os.path.join(folder, PYTORCH_FILE)
     if os.path.isfile(pickled):
-        return _read_pytorch_file(pickled)
+        return StateDict(_read_pytorch_file(pickled), PYTORCH_FILE)
     raise ValueError(
         f"The checkpoint folder {folder!r} holds no weights: {SAFETENSORS_FILE}, "
         f"{SAFETENSORS_INDEX_FILE} or {PYTORCH_FILE} was expected"
     )
 
 
+def _read_safetensors(path):
+    from safetensors import SafetensorError
+    from safetensors.numpy import load_file
+
+    try:
+        return load_file(path)
+    except (SafetensorError, OSError) as error:
+        raise ValueError(
+            f"{path}: not a readable safetensors file ({_first_line(error)}); it may be cut "
+            "short or damaged: download it again"
+        ) from None
+
+
+def _read_shards(folder):
+    """The tensors of the shards `model.safetensors.index.json` lists, each where it says."""
+    index = os.path.join(folder, SAFETENSORS_INDEX_FILE)
+    weight_map = read_json(folder, SAFETENSORS_INDEX_FILE).get("weight_map")
+    if not isinstance(weight_map, dict) or not all(
+        isinstance(shard, str) for shard in weight_map.values()
+    ):
+        raise ValueError(f"{index}: a weight_map of tensor names to shard files was expected")
+    tensors, files = {}, {}
+    for shard in sorted(set(weight_map.values())):
+        listed = sorted(name for name, where in weight_map.items() if where == shard)
+        path = os.path.join(folder, shard)
+        if not os.path.isfile(path):
+            raise ValueError(
+                f"{index}: weight_map puts {len(listed)} tensor(s) (e.g. {listed[0]}) in "
+                f"{shard}, which is not in the folder"
+            )
+        held = _read_safetensors(path)
+        absent = [name for name in listed if name not in held]
+        if absent:
+            raise ValueError(
+                f"{index}: weight_map puts {absent[0]} in {shard}, which does not hold it"
+            )
+        tensors.update(held)
+        files.update(dict.fromkeys(held, shard))
+    return StateDict(_as_float32(tensors), SAFETENSORS_INDEX_FILE, files)
+
+
 def _read_pytorch_file(path):
+    """`{name: NumPy array}` of a `pytorch_model.bin`, read with torch's weights-only loader.
+
+    A refusal of that loader, a damaged file, or anything but a dict of
+    tensors stops with one line naming the file.
+    """
+    import pickle
+
     try:
         import torch
     except ImportError:
@@ -96,8 +176,52 @@ def _read_pytorch_file(path):
             f"{path} is a PyTorch pickle, which needs torch to read. Install torch, or save "
             "the checkpoint as safetensors (transformers' save_pretrained does by default)"
         ) from None
-    state = torch.load(path, map_location="cpu", weights_only=True)
-    return _as_float32({name: tensor.float().numpy() for name, tensor in state.items()})
+    try:
+        # weights_only: torch unpickles tensors and plain containers, and runs nothing else.
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as error:
+        raise ValueError(
+            f"{path}: refused by torch's weights-only loader ({_unpickling_reason(error)}): it "
+            "holds something other than tensors, or is damaged. Nothing in it was run; "
+            "re-save the weights as safetensors from a copy you trust"
+        ) from None
+    except (RuntimeError, OSError, EOFError, ValueError) as error:
+        raise ValueError(
+            f"{path}: not a readable PyTorch checkpoint ({type(error).__name__}: "
+            f"{_first_line(error)}); it may be cut short or damaged: download it again"
+        ) from None
+    if not isinstance(state, dict):
+        raise ValueError(
+            f"{path}: a dict of tensor names to tensors was expected, not a {type(state).__name__}"
+        )
+    for name, tensor in state.items():
+        if not isinstance(tensor, torch.Tensor):
+            raise ValueError(f"{path}: {name} holds a {type(tensor).__name__}, not a tensor")
+    # bfloat16 has no NumPy type: floats go through float32; integer buffers stay integers.
+    return {
+        name: (tensor.float() if tensor.is_floating_point() else tensor).numpy()
+        for name, tensor in state.items()
+    }
+
+
+def _unpickling_reason(error):
+    """What torch's weights-only refusal met (torch words it apart from general advice)."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    for index, line in enumerate(lines):
+        if "WeightsUnpickler error:" in line:
+            reason = line.split("WeightsUnpickler error:", 1)[1].strip()
+            reason = reason or (lines[index + 1] if index + 1 < len(lines) else "")
+        elif "unsupported" in line.lower():
+            reason = line
+        else:
+            continue
+        return reason.split(". Please")[0].rstrip(".")
+    return _first_line(error)
+
+
+def _first_line(error):
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
 
 
 def _as_float32(weights):

@@ -110,14 +110,16 @@ def _image_classifier_writer(checkpoint, model_type, description, say):
 
 def _translator_writer(checkpoint, description, beam_width, max_length, say):
     """Reads the translator and its tokenizers; returns `write(folder)`, its SavedModel writer."""
-    from keras_attention.models.translation.marian_checkpoints import has_marian_tokenizers
+    from keras_attention.models.translation.marian_checkpoints import missing_tokenizer_files
     from keras_attention.models.translation.transformer_translator import TransformerTranslator
     from keras_attention.serving.translator_export import export_translator
 
-    if not has_marian_tokenizers(checkpoint):
+    missing = missing_tokenizer_files(checkpoint)
+    if missing:
         raise ValueError(
             f"`checkpoint` must hold the translator's tokenizer (source.spm, target.spm, "
-            f"vocab.json) to serve strings. Received: {checkpoint!r}, which lacks them"
+            f"vocab.json) to serve strings. Received: {checkpoint!r}, which lacks "
+            + ", ".join(missing)
         )
     say(f"reading {checkpoint} ...")
     model = TransformerTranslator.from_preset(checkpoint)

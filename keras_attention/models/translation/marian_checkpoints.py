@@ -7,7 +7,9 @@ positions laid out as all sines then all cosines, a swish MLP, one token
 table for both languages and the output, and a bias per output token
 (`final_logits_bias`). Our `TransformerTranslator` has each of these as an
 option; `translator_from_marian` sets them from `config.json` and assigns
-the weights, read with `safetensors` (transformers and torch are not needed).
+the weights, read with `safetensors` (transformers and torch are not needed),
+once the folder is checked against itself (`checkpoint_consistency`: the
+tensors against the config, `vocab.json` against the config's ids).
 
 Token ids. Marian's padding id is the last of its vocabulary, and its
 decoder starts from that same padding token. Our translators take id 0 as
@@ -23,6 +25,10 @@ import os
 
 import numpy as np
 
+from keras_attention.models.checkpoint_consistency import ConfigSizes
+from keras_attention.models.checkpoint_consistency import NumberedParts
+from keras_attention.models.checkpoint_consistency import TensorLayout
+from keras_attention.models.checkpoint_consistency import check_tensors
 from keras_attention.models.checkpoint_folders import assign_weights
 from keras_attention.models.checkpoint_folders import attention_values
 from keras_attention.models.checkpoint_folders import norm_and_dense_values
@@ -35,6 +41,13 @@ NEVER_PRODUCED = -1e9
 TOKENIZER_FILES = ("source.spm", "target.spm", "vocab.json")
 # The name of the start token we add (Marian starts from its padding token).
 START_TOKEN = "<start>"
+# The names under which a folder may hold the one token table (tied copies of each other).
+_TOKEN_TABLES = (
+    "model.shared.weight",
+    "model.encoder.embed_tokens.weight",
+    "model.decoder.embed_tokens.weight",
+    "lm_head.weight",
+)
 # Activations of Marian configs, and ours of the same function.
 _ACTIVATIONS = {"swish": "silu", "silu": "silu", "relu": "relu", "gelu": "gelu"}
 
@@ -77,7 +90,12 @@ def marian_special_ids(config, unknown_marian_id=1):
 
 def has_marian_tokenizers(folder):
     """Whether `folder` holds Marian's tokenizer files (`TOKENIZER_FILES`)."""
-    return all(os.path.isfile(os.path.join(folder, name)) for name in TOKENIZER_FILES)
+    return not missing_tokenizer_files(folder)
+
+
+def missing_tokenizer_files(folder):
+    """The names of `TOKENIZER_FILES` that `folder` lacks."""
+    return [name for name in TOKENIZER_FILES if not os.path.isfile(os.path.join(folder, name))]
 
 
 def marian_tokenizers(folder, config=None):
@@ -96,45 +114,85 @@ def marian_tokenizers(folder, config=None):
         `(source_tokenizer, target_tokenizer)`.
 
     Raises:
-        ValueError: a file is missing, or the folder has a vocabulary per
-            language (`target_vocab.json`), which is not read.
+        ValueError: naming the file: one is missing or damaged, `vocab.json`
+            disagrees with the config's ids, or the folder has a vocabulary
+            per language (`target_vocab.json`), which is not read.
     """
+    from keras_attention.text.sentencepiece_model import parse_model_proto
     from keras_attention.text.sentencepiece_tokenizer import SentencePieceTokenizer
 
     config = config or marian_config(folder)
-    if not has_marian_tokenizers(folder):
-        raise ValueError(
-            f"The checkpoint folder {folder!r} must hold {', '.join(TOKENIZER_FILES)} "
-            "(Marian's tokenizer, as save_pretrained writes it)"
-        )
+    _require_tokenizer_files(folder, missing_tokenizer_files(folder))
     if os.path.isfile(os.path.join(folder, "target_vocab.json")):
         raise ValueError(
             f"The checkpoint folder {folder!r} has a vocabulary per language "
             "(target_vocab.json); only one joint vocab.json is read"
         )
-    vocabulary = read_json(folder, "vocab.json")  # piece -> Marian id
+    vocabulary = _marian_vocabulary(folder, config)  # piece -> Marian id
     piece_of = {marian_id: piece for piece, marian_id in vocabulary.items()}
     order = marian_token_order(config)
     tokens = [piece_of.get(int(marian_id), f"<unused {marian_id}>") for marian_id in order[:-1]]
     tokens.append(START_TOKEN if START_TOKEN not in piece_of.values() else START_TOKEN + "_")
-    ids = marian_special_ids(config, vocabulary.get("<unk>", 1))
+    ids = marian_special_ids(config, vocabulary["<unk>"])
     special = dict(start_id=ids["start"], end_id=ids["end"], unknown_id=ids["unknown"])
     tokenizers = []
     for name, always_add_end in (("source.spm", True), ("target.spm", False)):
-        with open(os.path.join(folder, name), "rb") as file:
+        path = os.path.join(folder, name)
+        with open(path, "rb") as file:
             model_proto = file.read()
+        parse_model_proto(model_proto, path)  # a damaged file: an error naming it
         tokenizers.append(
             SentencePieceTokenizer(model_proto, tokens, always_add_end=always_add_end, **special)
         )
     return tuple(tokenizers)
 
 
-def translator_from_marian(folder, **kwargs):
+def _require_tokenizer_files(folder, missing):
+    if missing:
+        raise ValueError(
+            f"{os.path.join(folder, missing[0])}: missing; Marian's tokenizer is "
+            f"{', '.join(TOKENIZER_FILES)} together (as save_pretrained writes it)"
+        )
+
+
+def _marian_vocabulary(folder, config):
+    """`vocab.json` (piece -> Marian id), checked against the config's ids."""
+    path = os.path.join(folder, "vocab.json")
+    vocabulary = read_json(folder, "vocab.json")
+    size = config["vocab_size"]
+    for piece, marian_id in vocabulary.items():
+        if (
+            isinstance(marian_id, bool)
+            or not isinstance(marian_id, int)
+            or not 0 <= marian_id < size
+        ):
+            raise ValueError(
+                f"{path}: {piece!r} has the id {marian_id!r}, but ids are whole numbers below "
+                f"config.json's vocab_size {size}"
+            )
+    if "<unk>" not in vocabulary:  # as transformers' MarianTokenizer, which needs it
+        raise ValueError(f"{path}: no '<unk>' piece, which Marian's tokenizer needs")
+    # The model's special ids must be the tokenizer's, or every sentence ends elsewhere.
+    for piece, key in (("<pad>", "pad_token_id"), ("</s>", "eos_token_id")):
+        if piece in vocabulary and vocabulary[piece] != config[key]:
+            raise ValueError(
+                f"{path}: {piece!r} has the id {vocabulary[piece]} but config.json's {key} "
+                f"is {config[key]}"
+            )
+    return vocabulary
+
+
+def translator_from_marian(folder, *, ignore_unexpected_weights=False, **kwargs):
     """Builds a `TransformerTranslator` holding the weights of a Marian checkpoint folder.
+
+    The folder is checked against itself first (`checkpoint_consistency`);
+    a folder with some of the tokenizer files but not all is refused.
 
     Args:
         folder: the `MarianMTModel` folder (`config.json`, `model.safetensors`
             or `pytorch_model.bin`).
+        ignore_unexpected_weights: read a folder holding tensors its config
+            does not account for, without them (by default they stop it).
         **kwargs: other `TransformerTranslator` arguments (`dropout`,
             `max_source_length`, `max_target_length`, `name`); the
             architecture comes from the checkpoint.
@@ -145,14 +203,22 @@ def translator_from_marian(folder, **kwargs):
         them (`marian_tokenizers`), so that `generate` translates strings.
 
     Raises:
-        ValueError: not a Marian folder, or options our model does not have
+        ValueError: not a Marian folder, options our model does not have
             (encoder and decoder of other depths or widths, separate
             embeddings for the two languages, an output projection of its
-            own, another activation).
+            own, another activation), or a folder that disagrees with itself.
     """
     from keras_attention.models.translation.transformer_translator import TransformerTranslator
 
     config = marian_config(folder)
+    missing = missing_tokenizer_files(folder)
+    if len(missing) < len(TOKENIZER_FILES):  # all missing: a folder of weights alone
+        _require_tokenizer_files(folder, missing)
+    weights = read_state_dict(folder)
+    check_tensors(
+        folder, weights, _tensor_layout(config, folder, weights), ignore_unexpected_weights
+    )
+    tokenizers = marian_tokenizers(folder, config) if not missing else None
     size = config["vocab_size"] + 1  # and the start token
     length = config["max_position_embeddings"]
     arguments = dict(
@@ -174,9 +240,9 @@ def translator_from_marian(folder, **kwargs):
     )
     arguments.update(kwargs)
     model = TransformerTranslator(**arguments)
-    assign_weights(model, _our_weights(read_state_dict(folder), config), folder)
-    if has_marian_tokenizers(folder):
-        model.attach_tokenizers(*marian_tokenizers(folder, config))
+    assign_weights(model, _our_weights(weights, config), folder)
+    if tokenizers:
+        model.attach_tokenizers(*tokenizers)
     return model
 
 
@@ -189,13 +255,27 @@ def marian_config(folder):
             f"model_type 'marian'. Received: {folder!r} with model_type "
             f"{config.get('model_type')!r}"
         )
+    sizes = ConfigSizes(folder, config)
+    for key in ("pad_token_id", "eos_token_id"):
+        value = config.get(key)
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int)
+            or not 0 <= value < sizes("vocab_size")
+        ):
+            raise ValueError(
+                f"{sizes.path}: {key} is {value!r} but vocab_size is {config['vocab_size']}: "
+                "an id below it was expected"
+            )
+    for key in ("encoder_attention_heads", "decoder_attention_heads"):
+        sizes.divisible(sizes("d_model"), sizes(key))
     pairs = (
         ("encoder_layers", "decoder_layers"),
         ("encoder_attention_heads", "decoder_attention_heads"),
         ("encoder_ffn_dim", "decoder_ffn_dim"),
     )
     for encoder, decoder in pairs:
-        if config[encoder] != config[decoder]:
+        if sizes(encoder) != sizes(decoder):
             raise ValueError(
                 f"The checkpoint {folder!r} has {encoder}={config[encoder]} but "
                 f"{decoder}={config[decoder]}; the TransformerTranslator has the same on both sides"
@@ -249,15 +329,45 @@ _STACKS = {
 }
 
 
+def _tensor_layout(config, folder, tensors):
+    """The tensors a Marian config implies (transformers' names), as a `TensorLayout`."""
+    sizes = ConfigSizes(folder, config)
+    hidden, vocabulary = sizes("d_model"), sizes("vocab_size")
+    positions = sizes("max_position_embeddings")
+    required, numbered = {}, []
+    # One token table, under any of its tied names (the first present is read).
+    optional = dict.fromkeys(_TOKEN_TABLES, (vocabulary, hidden))
+    if not any(name in tensors for name in _TOKEN_TABLES):
+        required[_TOKEN_TABLES[0]] = optional.pop(_TOKEN_TABLES[0])
+    optional["final_logits_bias"] = (1, vocabulary)
+    for side in ("encoder", "decoder"):
+        # Sinusoids that older transformers saved; ours are computed.
+        optional[f"model.{side}.embed_positions.weight"] = (positions, hidden)
+        units = sizes(f"{side}_ffn_dim")
+        shapes = {
+            **{
+                f"{attention}.{projection}": (hidden, hidden)
+                for attention, _ in _STACKS[side]["attention"]
+                for projection in _PROJECTIONS.values()
+            },
+            **{norm: (hidden,) for norm, _ in _STACKS[side]["norms"]},
+            "fc1": (units, hidden),  # Linear weights are (out, in)
+            "fc2": (hidden, units),
+        }
+        layers = sizes(f"{side}_layers")
+        numbered.append(NumberedParts(layers, f"model.{side}.layers.{{}}.", f"{side} layers"))
+        for index in range(layers):
+            for part, shape in shapes.items():
+                required[f"model.{side}.layers.{index}.{part}.weight"] = shape
+                required[f"model.{side}.layers.{index}.{part}.bias"] = shape[:1]
+    return TensorLayout(required, optional, tuple(numbered))
+
+
 def _our_weights(weights, config):
     """`{our variable path: value}` from a Marian state dict (PyTorch layouts)."""
     hidden, heads = config["d_model"], config["encoder_attention_heads"]
     order = marian_token_order(config)
-    table = next(
-        weights[name]
-        for name in ("model.shared.weight", "model.encoder.embed_tokens.weight", "lm_head.weight")
-        if name in weights
-    )  # (V, D)
+    table = next(weights[name] for name in _TOKEN_TABLES if name in weights)  # (V, D)
     bias = weights.get("final_logits_bias", np.zeros((1, config["vocab_size"]), "float32"))[0]
     our_bias = bias[order].copy()
     our_bias[[0, len(order) - 1]] = NEVER_PRODUCED  # padding and start

@@ -217,10 +217,16 @@ class TransformerTranslator(TextTranslationMixin, DefaultCompile, ConstructorCon
         Args:
             preset: the checkpoint folder.
             **kwargs: more `TransformerTranslator` arguments (`dropout`,
-                `max_source_length`, `max_target_length`, `name`).
+                `max_source_length`, `max_target_length`, `name`), and
+                `ignore_unexpected_weights=True` to read a folder holding
+                tensors its config does not account for.
 
         Returns:
             a `TransformerTranslator`; `generate(["..."])` translates.
+
+        Raises:
+            ValueError: one line naming the file, for a folder that disagrees
+                with itself (`checkpoint_consistency`) or a damaged file.
         """
         from keras_attention.models.checkpoint_folders import checkpoint_kind
         from keras_attention.models.translation.marian_checkpoints import translator_from_marian

@@ -5,13 +5,18 @@ A `*ForImageClassification` folder (ViT, Swin) holds a `classifier`
 `preprocessor_config.json` saying how images are resized and normalised;
 a backbone folder (`ViTModel`, `SwinModel`) holds neither classifier nor
 labels. The readers of each family (`vit_checkpoints`, `swin_checkpoints`)
-map the encoder; this module the rest.
+map the encoder; this module the rest, and checks the folder against itself
+before building the model (`checkpoint_consistency`): the encoder's tensors
+against the config, the classifier's rows against `id2label`.
 """
 
 from typing import NamedTuple
 
 import numpy as np
 
+from keras_attention.models.checkpoint_consistency import ConfigSizes
+from keras_attention.models.checkpoint_consistency import Size
+from keras_attention.models.checkpoint_consistency import check_tensors
 from keras_attention.models.checkpoint_folders import read_json
 
 PREPROCESSOR_FILE = "preprocessor_config.json"
@@ -55,6 +60,11 @@ class CheckpointFamily(NamedTuple):
         options: `{config option: the value our model has}`, see `checkpoint_config`.
         architecture: `architecture(config)`, the family's constructor
             arguments for a checkpoint's config.
+        tensor_layout: `tensor_layout(sizes, prefix)`, the
+            `checkpoint_consistency.TensorLayout` of the encoder a config
+            implies (its `ConfigSizes`), tensor names starting with `prefix`
+            ("vit." in a classifier folder, "" in a backbone one); its final
+            norm, `{prefix}layernorm.weight`, is as wide as the classifier's input.
         weight_values: `weight_values(weights, config, model)`, its
             `{our variable path: value}`, all but the head's.
     """
@@ -62,6 +72,7 @@ class CheckpointFamily(NamedTuple):
     model_type: str
     options: dict
     architecture: object
+    tensor_layout: object
     weight_values: object
 
 
@@ -88,21 +99,33 @@ def classifier_from_checkpoint(folder, model_class, family, overrides):
             checkpoint's `id2label` when its head is kept. `include_head`
             (default True): keep the checkpoint's classifier where its
             classes are `num_classes`; False always starts a new head.
+            `ignore_unexpected_weights` (default False): read a folder
+            holding tensors its config does not account for, without them.
 
     Returns:
         the model, its weights assigned.
 
     Raises:
-        ValueError: a checkpoint of another architecture, or options our
-            model does not have.
+        ValueError: a checkpoint of another architecture, options our
+            model does not have, or a folder that disagrees with itself
+            (`checkpoint_consistency.check_tensors`).
     """
     from keras_attention.models.checkpoint_folders import assign_weights
     from keras_attention.models.checkpoint_folders import read_state_dict
 
     config = checkpoint_config(folder, family.model_type, model_class.__name__, family.options)
-    prefix = family.model_type + "."
-    weights = {name.removeprefix(prefix): value for name, value in read_state_dict(folder).items()}
     overrides = dict(overrides)
+    tensors = read_state_dict(folder)
+    # A classifier folder prefixes the encoder ("vit.", "swin."); a backbone folder does not.
+    prefix = family.model_type + "."
+    prefix = prefix if any(name.startswith(prefix) for name in tensors) else ""
+    sizes = ConfigSizes(folder, config)
+    layout = family.tensor_layout(sizes, prefix)
+    width = layout.required[f"{prefix}layernorm.weight"][0]
+    classifier = _classifier_tensors(sizes, tensors, width)
+    layout = layout._replace(required={**layout.required, **classifier})
+    check_tensors(folder, tensors, layout, overrides.pop("ignore_unexpected_weights", False))
+    weights = {name.removeprefix(prefix): value for name, value in tensors.items()}
     head = classifier_settings(
         config,
         weights,
@@ -193,6 +216,24 @@ def classifier_settings(config, weights, num_classes, class_names, include_head,
     if class_names is None and kept:
         class_names = _class_names(config, num_classes)
     return HeadSettings(num_classes, class_names, kept)
+
+
+def _classifier_tensors(sizes, tensors, width):
+    """The classifier's tensors, one row per class `id2label` names; none in a backbone folder."""
+    if "classifier.weight" not in tensors and "classifier.bias" not in tensors:
+        return {}
+    labels = sizes.config.get("id2label")
+    if not labels:
+        classes = None  # any number of rows: the config names no classes
+    else:
+        keys = sorted(str(key) for key in labels)
+        if keys != sorted(str(index) for index in range(len(labels))):
+            raise ValueError(
+                f"{sizes.path}: id2label has the keys {keys}; the class indices "
+                f"0 .. {len(labels) - 1} were expected"
+            )
+        classes = Size(len(labels), f"id2label names {len(labels)} classes")
+    return {"classifier.weight": (classes, width), "classifier.bias": (classes,)}
 
 
 def new_head_values(model):

@@ -6,11 +6,15 @@ patch embedding and its norm, stages of window attention with a relative
 position bias table per block, patch merging of the four interleaved
 sub-grids in the same order, a final norm and average pooling. The
 query, key and value projections, separate in the checkpoint, become our
-one fused `qkv` projection.
+one fused `qkv` projection. The weights are checked against the config
+first (`checkpoint_consistency`).
 """
 
 import numpy as np
 
+from keras_attention.models.checkpoint_consistency import NumberedParts
+from keras_attention.models.checkpoint_consistency import Size
+from keras_attention.models.checkpoint_consistency import TensorLayout
 from keras_attention.models.checkpoint_folders import norm_and_dense_values
 from keras_attention.models.vision.hf_image_checkpoints import CheckpointFamily
 from keras_attention.models.vision.hf_image_checkpoints import checkpoint_input
@@ -44,6 +48,73 @@ def _architecture(config):
         layer_norm_epsilon=config.get("layer_norm_eps", 1e-5),
         stochastic_depth_rate=config.get("drop_path_rate", 0.1),
     )
+
+
+def _tensor_layout(sizes, prefix):
+    """The tensors a Hugging Face Swin config implies, as the folder names them.
+
+    Args:
+        sizes: the config's `ConfigSizes`.
+        prefix: "swin." in a classifier folder, "" in a backbone (`SwinModel`) one.
+    """
+    embed, patch, window = sizes("embed_dim"), sizes("patch_size"), sizes("window_size")
+    stages, heads_per_stage = sizes.length("depths"), sizes.length("num_heads")
+    if stages != heads_per_stage:
+        raise ValueError(f"{sizes.path}: {stages.reason} but {heads_per_stage.reason}")
+    mlp_ratio = sizes.config.get("mlp_ratio", 4.0)
+    embeddings = f"{prefix}embeddings."
+    required = {
+        f"{embeddings}patch_embeddings.projection.weight": (
+            embed,
+            sizes("num_channels", 3),
+            patch,
+            patch,
+        ),
+        f"{embeddings}patch_embeddings.projection.bias": (embed,),
+        f"{embeddings}norm.weight": (embed,),
+        f"{embeddings}norm.bias": (embed,),
+    }
+    optional = {}
+    numbered = [NumberedParts(stages, f"{prefix}encoder.layers.{{}}.", "stages")]
+    table = Size((2 * window - 1) ** 2, f"{window.reason}: {(2 * window - 1) ** 2} offsets")
+    window_tokens = Size(window * window, window.reason)
+    for stage in range(stages):
+        width = embed * 2**stage
+        width = Size(width, embed.reason + (f" (stage {stage}: {width} channels)" if stage else ""))
+        heads = sizes.item("num_heads", stage)
+        sizes.divisible(width, heads)
+        units = int(mlp_ratio * width)
+        units = Size(units, f"mlp_ratio is {mlp_ratio} (stage {stage}: {units} units)")
+        depth = sizes.item("depths", stage)
+        numbered.append(
+            NumberedParts(depth, f"{prefix}encoder.layers.{stage}.blocks.{{}}.", "blocks")
+        )
+        shapes = {
+            **{f"attention.self.{name}": (width, width) for name in _QUERY_KEY_VALUE},
+            "attention.output.dense": (width, width),
+            "layernorm_before": (width,),
+            "layernorm_after": (width,),
+            "intermediate.dense": (units, width),  # Linear weights are (out, in)
+            "output.dense": (width, units),
+        }
+        for index in range(depth):
+            block = f"{prefix}encoder.layers.{stage}.blocks.{index}."
+            for part, shape in shapes.items():
+                required[f"{block}{part}.weight"] = shape
+                required[f"{block}{part}.bias"] = shape[:1]
+            required[f"{block}attention.self.relative_position_bias_table"] = (table, heads)
+            # A buffer transformers saves (older versions) and we recompute.
+            optional[f"{block}attention.self.relative_position_index"] = (
+                window_tokens,
+                window_tokens,
+            )
+        if stage + 1 < stages:
+            merging = f"{prefix}encoder.layers.{stage}.downsample."
+            merged = Size(4 * width, width.reason)  # the four interleaved sub-grids, side by side
+            required[f"{merging}reduction.weight"] = (Size(2 * width, width.reason), merged)
+            required[f"{merging}norm.weight"] = required[f"{merging}norm.bias"] = (merged,)
+    required[f"{prefix}layernorm.weight"] = required[f"{prefix}layernorm.bias"] = (width,)
+    return TensorLayout(required, optional, tuple(numbered))
 
 
 def _our_weights(weights, config, model):
@@ -101,4 +172,4 @@ def _our_weights(weights, config, model):
 
 
 # How `hf_image_checkpoints.classifier_from_checkpoint` reads a Hugging Face Swin folder.
-HUGGINGFACE_SWIN = CheckpointFamily("swin", _OPTIONS, _architecture, _our_weights)
+HUGGINGFACE_SWIN = CheckpointFamily("swin", _OPTIONS, _architecture, _tensor_layout, _our_weights)

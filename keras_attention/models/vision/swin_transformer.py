@@ -218,10 +218,17 @@ class SwinTransformer(PixelClassifier):
         Args:
             preset: a folder path or a size name.
             **kwargs: more `SwinTransformer` arguments (`num_classes`,
-                `dropout`, `stochastic_depth_rate`, ...).
+                `dropout`, `stochastic_depth_rate`, ...); for a Hugging Face
+                folder also `include_head=False` and
+                `ignore_unexpected_weights=True`, to read a folder holding
+                tensors its config does not account for.
 
         Returns:
             a `SwinTransformer`.
+
+        Raises:
+            ValueError: one line naming the file, for a folder that disagrees
+                with itself (`checkpoint_consistency`) or a damaged file.
 
         Example:
 

@@ -217,10 +217,16 @@ class VisionTransformer(PixelClassifier):
                 new head where it differs from the checkpoint's),
                 `image_size` (the position table is resized), `dropout`, ...;
                 for a Hugging Face folder also `include_head=False`, a new
-                head whatever the classes.
+                head whatever the classes, and `ignore_unexpected_weights=True`,
+                to read a folder holding tensors its config does not account
+                for (by default they stop the reading).
 
         Returns:
             a `VisionTransformer`.
+
+        Raises:
+            ValueError: one line naming the file, for a folder that disagrees
+                with itself (`checkpoint_consistency`) or a damaged file.
 
         Example:
 

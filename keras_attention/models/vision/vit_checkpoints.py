@@ -6,11 +6,15 @@ encoder with exact GELU, a class token, a learned position table and
 token pooling. `VisionTransformer.from_preset(folder)` reads the
 architecture from `config.json`, the pixel normalisation and input size
 from `preprocessor_config.json`, the class names from `id2label`, and the
-weights from `model.safetensors`.
+weights from `model.safetensors`, after checking them against the config
+(`checkpoint_consistency`).
 """
 
 import numpy as np
 
+from keras_attention.models.checkpoint_consistency import NumberedParts
+from keras_attention.models.checkpoint_consistency import Size
+from keras_attention.models.checkpoint_consistency import TensorLayout
 from keras_attention.models.checkpoint_folders import attention_values
 from keras_attention.models.checkpoint_folders import checkpoint_kind
 from keras_attention.models.checkpoint_folders import norm_and_dense_values
@@ -50,6 +54,60 @@ def _architecture(config):
         mlp_dim=config["intermediate_size"],
         layer_norm_epsilon=config.get("layer_norm_eps", 1e-12),
     )
+
+
+def _tensor_layout(sizes, prefix):
+    """The tensors a Hugging Face ViT config implies, as the folder names them.
+
+    Args:
+        sizes: the config's `ConfigSizes`.
+        prefix: "vit." in a classifier folder, "" in a backbone (`ViTModel`) one.
+    """
+    hidden, mlp = sizes("hidden_size"), sizes("intermediate_size")
+    layers, patch = sizes("num_hidden_layers"), sizes("patch_size")
+    sizes.divisible(hidden, sizes("num_attention_heads"))
+    if isinstance(sizes.config.get("image_size"), list):
+        sides = (sizes.item("image_size", 0), sizes.item("image_size", 1))
+    else:
+        sides = (sizes("image_size"),) * 2
+    rows, cols = (side // patch for side in sides)
+    positions = Size(
+        1 + rows * cols,
+        f"image_size is {sizes.config['image_size']} and {patch.reason}: "
+        f"1 + {rows}x{cols} positions",
+    )
+    # Each encoder layer's Linears and LayerNorms: the shape of `.weight` (`.bias` its first).
+    shapes = {
+        "attention.output.dense": (hidden, hidden),
+        "intermediate.dense": (mlp, hidden),  # Linear weights are (out, in)
+        "output.dense": (hidden, mlp),
+        "layernorm_before": (hidden,),
+        "layernorm_after": (hidden,),
+        **{f"attention.attention.{name}": (hidden, hidden) for name in QKV},
+    }
+    required = {
+        f"{prefix}embeddings.patch_embeddings.projection.weight": (
+            hidden,
+            sizes("num_channels", 3),
+            patch,
+            patch,
+        ),
+        f"{prefix}embeddings.patch_embeddings.projection.bias": (hidden,),
+        f"{prefix}embeddings.cls_token": (1, 1, hidden),
+        f"{prefix}embeddings.position_embeddings": (1, positions, hidden),
+    }
+    for index in range(layers):
+        for part, shape in shapes.items():
+            required[f"{prefix}encoder.layer.{index}.{part}.weight"] = shape
+            required[f"{prefix}encoder.layer.{index}.{part}.bias"] = shape[:1]
+    required[f"{prefix}layernorm.weight"] = required[f"{prefix}layernorm.bias"] = (hidden,)
+    # ViTModel's pooler (a Linear and tanh on the class token), which classification skips.
+    pooler = {
+        f"{prefix}pooler.dense.weight": (hidden, hidden),
+        f"{prefix}pooler.dense.bias": (hidden,),
+    }
+    numbered = (NumberedParts(layers, f"{prefix}encoder.layer.{{}}.", "layers"),)
+    return TensorLayout(required, pooler, numbered)
 
 
 def position_table_values(positions, checkpoint_grid, model):
@@ -122,4 +180,4 @@ def _our_weights(weights, config, model):
 
 
 # How `hf_image_checkpoints.classifier_from_checkpoint` reads a Hugging Face ViT folder.
-HUGGINGFACE_VIT = CheckpointFamily("vit", _OPTIONS, _architecture, _our_weights)
+HUGGINGFACE_VIT = CheckpointFamily("vit", _OPTIONS, _architecture, _tensor_layout, _our_weights)
