@@ -38,6 +38,12 @@ def build_parser():
         type=positive_int,
         help="translators: the longest source and translation in pieces (default: 128)",
     )
+    parser.add_argument(
+        "--ignore-unexpected-weights",
+        action="store_true",
+        help="Hugging Face folders: convert although the weights hold tensors the config does "
+        "not describe (refused by default, naming them)",
+    )
     return parser
 
 
@@ -53,6 +59,7 @@ def main(argv=None):
             args.export,
             beam_width=args.beam_width,
             max_length=args.max_length,
+            ignore_unexpected_weights=args.ignore_unexpected_weights,
         )
 
     return run_export_command(write)

@@ -38,7 +38,10 @@ from typing import NamedTuple
 from keras_attention.models.checkpoint_folders import CONFIG_FILE
 
 # What the message for tensors the config does not account for tells the user to do.
-IGNORE_HINT = "from_preset(..., ignore_unexpected_weights=True) loads without them"
+IGNORE_HINT = (
+    "from_preset(..., ignore_unexpected_weights=True) (python -m keras_attention.convert "
+    "--ignore-unexpected-weights) loads without them"
+)
 
 
 class Size(int):

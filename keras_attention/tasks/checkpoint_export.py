@@ -33,7 +33,15 @@ CONVERTED_MODEL_TYPES = {
 DEFAULT_MAX_LENGTH = 128
 
 
-def export_checkpoint(checkpoint, export_path, *, beam_width=None, max_length=None, say=print):
+def export_checkpoint(
+    checkpoint,
+    export_path,
+    *,
+    beam_width=None,
+    max_length=None,
+    ignore_unexpected_weights=False,
+    say=print,
+):
     """Writes the SavedModel of the checkpoint folder `checkpoint` to `export_path`.
 
     Args:
@@ -43,6 +51,8 @@ def export_checkpoint(checkpoint, export_path, *, beam_width=None, max_length=No
         beam_width: a translator's search: 1 (greedy, the default) or the beams.
         max_length: a translator's longest translation, and longest source,
             in pieces (default `DEFAULT_MAX_LENGTH`, at most the model's).
+        ignore_unexpected_weights: convert a Hugging Face folder although
+            its weights hold tensors its config does not describe.
         say: where the one line per stage goes.
 
     Returns:
@@ -70,7 +80,9 @@ def export_checkpoint(checkpoint, export_path, *, beam_width=None, max_length=No
         )
     description = CONVERTED_MODEL_TYPES[model_type]
     if model_type == "marian":
-        write = _translator_writer(checkpoint, description, beam_width, max_length, say)
+        write = _translator_writer(
+            checkpoint, description, beam_width, max_length, ignore_unexpected_weights, say
+        )
     else:
         for name, value in (("beam_width", beam_width), ("max_length", max_length)):
             if value is not None:
@@ -78,7 +90,13 @@ def export_checkpoint(checkpoint, export_path, *, beam_width=None, max_length=No
                     f"`{name}` sets a translator's search; {checkpoint!r} holds "
                     f"{description}. Received: {name}={value!r}"
                 )
-        write = _image_classifier_writer(checkpoint, model_type, description, say)
+        unexpected = {"ignore_unexpected_weights": True} if ignore_unexpected_weights else {}
+        if unexpected and kind != "huggingface":
+            raise ValueError(
+                "`ignore_unexpected_weights` applies to Hugging Face folders; keras-hub checks "
+                f"its presets itself. Received: ignore_unexpected_weights=True for {checkpoint!r}"
+            )
+        write = _image_classifier_writer(checkpoint, model_type, description, unexpected, say)
     from keras_attention.training.run_setup import export_folder
 
     say(f"writing the SavedModel to {export_path} ...")
@@ -88,7 +106,7 @@ def export_checkpoint(checkpoint, export_path, *, beam_width=None, max_length=No
     return export_path
 
 
-def _image_classifier_writer(checkpoint, model_type, description, say):
+def _image_classifier_writer(checkpoint, model_type, description, options, say):
     """Reads the image classifier; returns `write(folder)`, its SavedModel writer."""
     from keras_attention.models.vision.swin_transformer import SwinTransformer
     from keras_attention.models.vision.vision_transformer import VisionTransformer
@@ -96,7 +114,7 @@ def _image_classifier_writer(checkpoint, model_type, description, say):
 
     say(f"reading {checkpoint} ...")
     model_class = SwinTransformer if model_type == "swin" else VisionTransformer
-    model = model_class.from_preset(checkpoint)
+    model = model_class.from_preset(checkpoint, **options)
     height, width = model.image_size
     # A checkpoint without names (a keras-hub preset) answers its class indices as labels.
     class_names = model.class_names or [str(index) for index in range(model.num_classes)]
@@ -108,7 +126,9 @@ def _image_classifier_writer(checkpoint, model_type, description, say):
     return lambda folder: export_image_classifier(model, folder, class_names)
 
 
-def _translator_writer(checkpoint, description, beam_width, max_length, say):
+def _translator_writer(
+    checkpoint, description, beam_width, max_length, ignore_unexpected_weights, say
+):
     """Reads the translator and its tokenizers; returns `write(folder)`, its SavedModel writer."""
     from keras_attention.models.translation.marian_checkpoints import missing_tokenizer_files
     from keras_attention.models.translation.transformer_translator import TransformerTranslator
@@ -122,7 +142,9 @@ def _translator_writer(checkpoint, description, beam_width, max_length, say):
             + ", ".join(missing)
         )
     say(f"reading {checkpoint} ...")
-    model = TransformerTranslator.from_preset(checkpoint)
+    model = TransformerTranslator.from_preset(
+        checkpoint, ignore_unexpected_weights=ignore_unexpected_weights
+    )
     length = min(max_length or DEFAULT_MAX_LENGTH, model.max_target_length)
     beam_width = beam_width or 1
     search = "greedy search" if beam_width == 1 else f"beam search ({beam_width} beams)"

@@ -151,7 +151,7 @@ def test_tensors_the_config_does_not_account_for_are_refused_unless_ignored(vit)
     save_file(weights, str(vit / "model.safetensors"))
     with pytest.raises(
         ValueError,
-        match=r"model\.safetensors: 1 tensor\(s\) that config\.json does not account for, e\.g\. vit\.embeddings\.mask_token of shape \(1, 1, 16\); from_preset\(\.\.\., ignore_unexpected_weights=True\) loads without them",
+        match=r"model\.safetensors: 1 tensor\(s\) that config\.json does not account for, e\.g\. vit\.embeddings\.mask_token of shape \(1, 1, 16\); from_preset\(\.\.\., ignore_unexpected_weights=True\) \(python -m keras_attention\.convert --ignore-unexpected-weights\) loads without them",
     ):
         _vit(vit)
     model = _vit(vit, ignore_unexpected_weights=True)
@@ -259,6 +259,19 @@ def test_the_converter_says_a_damaged_checkpoint_in_one_line(vit, tmp_path):
         SystemExit, match=r"^error: .*model\.safetensors: not a readable safetensors file"
     ):
         convert.main([str(vit), "--export", str(tmp_path / "served")])
+
+
+def test_the_converter_converts_unexpected_tensors_only_when_asked(vit, tmp_path):
+    weights = load_file(vit / "model.safetensors")
+    weights["vit.embeddings.mask_token"] = np.zeros((1, 1, 16), "float32")
+    save_file(weights, str(vit / "model.safetensors"))
+    with pytest.raises(
+        SystemExit, match=r"^error: .*vit\.embeddings\.mask_token .*--ignore-unexpected"
+    ):
+        convert.main([str(vit), "--export", str(tmp_path / "refused")])
+    assert not (tmp_path / "refused").exists()
+    convert.main([str(vit), "--export", str(tmp_path / "served"), "--ignore-unexpected-weights"])
+    assert (tmp_path / "served" / "saved_model.pb").exists()
 
 
 # --- Swin: stages, blocks and the buffers transformers saves ---
