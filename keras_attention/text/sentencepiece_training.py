@@ -103,12 +103,14 @@ def train_sentencepiece_model(
             "Received: texts with no string that is not blank"
         )
     failures = []  # what reading the text raised: SentencePiece wraps it in a RuntimeError
-    counted = _Reservoir(MAX_COUNTED_SENTENCES if min_piece_count else 0)
+    # The sentences the merges are counted in: kept only when merges are cut.
+    counted = _Reservoir(MAX_COUNTED_SENTENCES) if min_piece_count else None
 
     def read():
         try:
             for sentence in itertools.chain([first], sentences):
-                counted.add(sentence)
+                if counted is not None:
+                    counted.add(sentence)
                 yield sentence
         except Exception as error:
             failures.append(error)
@@ -160,7 +162,7 @@ def train_sentencepiece_model(
             "bytes). "
             f"Received: vocabulary_size={vocabulary_size}"
         ) from None
-    if not min_piece_count:
+    if counted is None:
         return model.getvalue()
     # The count asked for is one in the sentences learned from; the sample
     # counted holds a share of them.
