@@ -186,8 +186,9 @@ def _common_flags(*, epochs, batch_size, output_dir):
             dict(
                 action="store_true",
                 help="empty an --output-dir that holds a run with other arguments (without it "
-                "such a folder is refused; one holding this same run is resumed; a folder that "
-                "is not a run, without run_arguments.json, is refused even so)",
+                "such a folder is refused, unless its run never trained: no checkpoint, backup, "
+                "log nor metrics, which is replaced; one holding this same run is resumed; a "
+                "folder that is not a run, without run_arguments.json, is refused even so)",
             ),
         ),
         (

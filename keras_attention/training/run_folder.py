@@ -4,8 +4,9 @@ A run writes only into its `--output-dir` and its `--export` folder, and
 never replaces or deletes what it did not write:
 
 - `prepare_run_folder` claims `--output-dir`: a new or empty folder, or one
-  that holds this same run (its `run_arguments.json`), which is resumed;
-  `--overwrite` empties only a folder of an earlier run;
+  that holds this same run (its `run_arguments.json`), which is resumed; one
+  whose run never trained (it failed on its data, say) is started anew with
+  the new arguments; `--overwrite` empties only a folder of an earlier run;
 - `check_export_path` refuses, before training, an `--export` that is
   `--output-dir`, holds it, or is one of the run's own entries, and a
   folder that holds anything but an export this library wrote (marked by
@@ -42,6 +43,10 @@ _LEFTOVER_PREFIXES = (
 _LISTED_ENTRIES = 3  # entries a message shows of a folder that is refused
 # The one argument a run goes on with when it changes: more epochs continue it.
 _CONTINUED_BY = "epochs"
+# What a run writes in its folder before its first training step; the folders
+# that training fills (empty until then). See `never_trained`.
+_WRITTEN_BEFORE_TRAINING = (ARGUMENTS_FILE, "vocabulary")
+_FILLED_BY_TRAINING = ("backup", "checkpoints", "logs")
 
 
 class RunFolderError(ValueError):
@@ -190,8 +195,12 @@ def prepare_run_folder(output_dir, arguments, overwrite=False, ignored=()):
     - the same arguments but `epochs`: the same run, trained on to the new
       count (returns "continue"); fewer epochs than its checkpoints hold
       are refused, naming both counts;
-    - a folder of another run (other arguments): `RunFolderError` naming the
-      arguments that differ, unless `overwrite`, which empties it first;
+    - a folder of a run with other arguments that never trained (`never_trained`:
+      it stopped before its first step, e.g. on a typo in its data set): its
+      entries, all written by that run, are removed and the new run starts
+      there (returns "restart"), with or without `overwrite`;
+    - a folder of another run (other arguments) that trained: `RunFolderError`
+      naming the arguments that differ, unless `overwrite`, which empties it first;
     - a folder with files but no `run_arguments.json` (not a run of these
       scripts: a home folder, a user's documents): `RunFolderError` naming
       some of them, with or without `overwrite`.
@@ -206,11 +215,11 @@ def prepare_run_folder(output_dir, arguments, overwrite=False, ignored=()):
         ignored: argument names that do not change the run (e.g. "export").
 
     Returns:
-        "new", "resume", "continue" or "overwrite".
+        "new", "resume", "continue", "restart" or "overwrite".
 
     Example:
 
-    >>> import tempfile
+    >>> import os, tempfile
     >>> folder = tempfile.mkdtemp()
     >>> prepare_run_folder(folder, {"epochs": 2, "dataset": "builtin"})
     'new'
@@ -218,14 +227,18 @@ def prepare_run_folder(output_dir, arguments, overwrite=False, ignored=()):
     'resume'
     >>> prepare_run_folder(folder, {"epochs": 3, "dataset": "builtin"})
     'continue'
-    >>> prepare_run_folder(folder, {"epochs": 3, "dataset": "tsv:a.tsv"})
+    >>> prepare_run_folder(folder, {"epochs": 3, "dataset": "tsv:a.tsv"})  # never trained
+    'restart'
+    >>> os.makedirs(os.path.join(folder, "checkpoints"))
+    >>> open(os.path.join(folder, "checkpoints", "epoch_001.keras"), "w").close()
+    >>> prepare_run_folder(folder, {"epochs": 3, "dataset": "builtin"})
     Traceback (most recent call last):
     ...
-    keras_attention.training.run_folder.RunFolderError: ...dataset='builtin' there, dataset=...
+    keras_attention.training.run_folder.RunFolderError: ...dataset='tsv:a.tsv' there, dataset=...
     """
     arguments = _recorded(arguments, ignored)
     state = run_folder_state(output_dir, arguments, overwrite, ignored)
-    if state == "overwrite":
+    if state in ("overwrite", "restart"):  # "restart": every entry is the run's own
         for name in _entries(output_dir):
             _remove(os.path.join(output_dir, name))
     write_file_atomically(os.path.join(output_dir, ARGUMENTS_FILE), json.dumps(arguments, indent=2))
@@ -236,7 +249,7 @@ def run_folder_state(output_dir, arguments, overwrite=False, ignored=()):
     """What `prepare_run_folder` would do with `output_dir`, deciding without writing.
 
     Returns:
-        "new", "resume", "continue" or "overwrite".
+        "new", "resume", "continue", "restart" or "overwrite".
 
     Raises:
         RunFolderError: the folder cannot be used (see `prepare_run_folder`).
@@ -265,6 +278,8 @@ def run_folder_state(output_dir, arguments, overwrite=False, ignored=()):
     if _without_epochs(previous) == _without_epochs(arguments) and not overwrite:
         _check_more_epochs(output_dir, previous, arguments)
         return "continue"
+    if never_trained(output_dir):
+        return "restart"
     if overwrite:
         return "overwrite"
     raise RunFolderError(
@@ -272,6 +287,65 @@ def run_folder_state(output_dir, arguments, overwrite=False, ignored=()):
         "Run with the same arguments to resume it, pass --overwrite to replace it, "
         "or choose another --output-dir."
     )
+
+
+def never_trained(output_dir):
+    """Whether `output_dir` holds only what a run writes before its first training step.
+
+    That is its `run_arguments.json`, perhaps its `vocabulary` and empty
+    `checkpoints`, `backup` or `logs` folders: no checkpoint, no backup, no
+    TensorBoard log (written from the first step on), no `metrics.json`, no
+    figure or export, and no file of anyone else. Such a run stopped before
+    training (a typo in its data set, a column that is not there): nothing
+    of it is worth keeping, and a run with corrected arguments may start
+    there in its place.
+
+    Example:
+
+    >>> import os, tempfile
+    >>> run = tempfile.mkdtemp()
+    >>> open(os.path.join(run, "run_arguments.json"), "w").close()
+    >>> os.makedirs(os.path.join(run, "checkpoints"))
+    >>> never_trained(run)
+    True
+    >>> open(os.path.join(run, "checkpoints", "epoch_001.keras"), "w").close()
+    >>> never_trained(run)
+    False
+    """
+    entries = _entries(output_dir)
+    if ARGUMENTS_FILE not in entries:
+        return False
+    for name in entries:
+        path = os.path.join(output_dir, name)
+        if name in _WRITTEN_BEFORE_TRAINING:
+            continue
+        if name not in _FILLED_BY_TRAINING or os.path.islink(path) or not os.path.isdir(path):
+            return False
+        if os.listdir(path):
+            return False
+    return True
+
+
+def changed_arguments(output_dir, arguments, ignored=()):
+    """ "name='a' there, name='b' now; ...": how `arguments` differ from the folder's run.
+
+    Returns:
+        the text, or None when the folder records no readable arguments.
+
+    Example:
+
+    >>> import tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> prepare_run_folder(folder, {"epochs": 2, "dataset": "foldr:x"})
+    'new'
+    >>> changed_arguments(folder, {"epochs": 2, "dataset": "folder:x"})
+    "dataset='foldr:x' there, dataset='folder:x' now"
+    """
+    previous = _read_arguments(os.path.join(output_dir, ARGUMENTS_FILE))
+    if previous is None:
+        return None
+    previous = _set({key: value for key, value in previous.items() if key not in set(ignored)})
+    return _changes(previous, _set(_recorded(arguments, ignored)))
 
 
 def trained_epochs(output_dir):
@@ -379,13 +453,16 @@ def _read_arguments(path):
 
 
 def _describe(previous, arguments):
+    return "a run with other arguments: " + _changes(previous, arguments)
+
+
+def _changes(previous, arguments):
     names = sorted(set(previous) | set(arguments))
-    changes = [
+    return "; ".join(
         f"{name}={previous.get(name)!r} there, {name}={arguments.get(name)!r} now"
         for name in names
         if previous.get(name) != arguments.get(name)
-    ]
-    return "a run with other arguments: " + "; ".join(changes)
+    )
 
 
 def _remove(path):

@@ -31,6 +31,7 @@ from keras_attention.training.export_replacement import recover_export_leftovers
 from keras_attention.training.export_replacement import replace_folder
 from keras_attention.training.run_folder import REMOVED_BACKUP_PREFIX
 from keras_attention.training.run_folder import RunFolderError
+from keras_attention.training.run_folder import changed_arguments
 from keras_attention.training.run_folder import check_export_path
 from keras_attention.training.run_folder import prepare_run_folder
 from keras_attention.training.run_folder import remove_run_leftovers
@@ -73,8 +74,10 @@ def prepare_output(args):
     nor hold it (`check_export_path`). A folder that holds this same run
     (same arguments) is resumed from its backup (or, without one, from its
     newest checkpoint), one that differs only in `--epochs` trains on to
-    the new count, one that holds another run is refused unless
-    `--overwrite`, and one that is not a run is refused
+    the new count, one whose run never trained (it stopped before its first
+    step, e.g. on a typo in `--dataset`) is started anew with these
+    arguments, saying so in one line, one that holds another run is refused
+    unless `--overwrite`, and one that is not a run is refused
     (`prepare_run_folder`). The folder is then locked for the whole run
     (`run_lock`): a second run on it stops here, naming the first. Under the
     lock, what killed writes left is removed (`remove_run_leftovers`,
@@ -89,8 +92,8 @@ def prepare_output(args):
         args: the parsed `argparse.Namespace`; its paths are expanded in place.
 
     Returns:
-        "new", "resume", "continue" (more `--epochs`) or "overwrite"; "worker"
-        for a non-chief worker.
+        "new", "resume", "continue" (more `--epochs`), "restart" (a run that
+        never trained, replaced) or "overwrite"; "worker" for a non-chief worker.
 
     Raises:
         SystemExit: with the reason, when a path cannot be used or another
@@ -116,13 +119,14 @@ def prepare_output(args):
             check_export_path(args.export, args.output_dir)
         run_folder_state(args.output_dir, vars(args), **arguments)  # refuse before locking
         hold_run_lock(args.output_dir)
+        changes = changed_arguments(args.output_dir, vars(args), _NOT_PART_OF_THE_RUN)
         state = prepare_run_folder(args.output_dir, vars(args), **arguments)
     except RunFolderError as error:
         if locked_here:
             release_run_lock(args.output_dir)
         raise SystemExit(f"error: {error}") from None
     _clean_leftovers(args.output_dir, args.export)
-    print(_starting_point(args.output_dir, state, getattr(args, "epochs", None)))
+    print(_starting_point(args.output_dir, state, getattr(args, "epochs", None), changes))
     return state
 
 
@@ -139,10 +143,18 @@ def _clean_leftovers(output_dir, export):
         print(f"removed {path}, left by an interrupted write")
 
 
-def _starting_point(output_dir, state, epochs):
-    """The line that says where training starts, as the backup or checkpoints on disk tell."""
+def _starting_point(output_dir, state, epochs, changes=None):
+    """The line that says where training starts, as the backup or checkpoints on disk tell.
+
+    `changes`: how the arguments differ from those the folder recorded.
+    """
     from keras_attention.callbacks.safe_backup import backup_status
 
+    if state == "restart":
+        return (
+            f"{output_dir} held a run that never trained (no checkpoint, backup or metrics), "
+            f"with other arguments ({changes}): a new run with these, training starts at epoch 1"
+        )
     if state not in ("resume", "continue"):
         return f"{output_dir}: a new run, training starts at epoch 1"
     if state == "resume":

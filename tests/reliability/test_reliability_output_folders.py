@@ -63,6 +63,12 @@ def _dead_pid():
     return process.pid
 
 
+def _trained(output_dir):
+    """The folder as a run leaves it after its first epoch: a checkpoint."""
+    os.makedirs(os.path.join(output_dir, "checkpoints"), exist_ok=True)
+    open(os.path.join(output_dir, "checkpoints", "epoch_001.keras"), "w").write("weights")
+
+
 def _write_export(path, content="model"):
     """A folder as `replace_folder` leaves it: the export and its marker."""
     os.makedirs(path)
@@ -219,6 +225,90 @@ def test_overwrite_refuses_a_folder_that_is_not_a_run_naming_it(tmp_path, files)
     assert sorted(os.listdir(tmp_path)) == sorted(files)  # not even a lock file added
 
 
+# a run that never trained
+
+
+def test_a_run_that_failed_on_its_data_does_not_block_the_corrected_command(tmp_path, capsys):
+    output_dir = tmp_path / "run"
+    args = _args(output_dir)
+    args.dataset = "foldr:~/glyphs"  # the typo: the run stops on its data, before training
+    assert _prepare(args) == "new"
+    (output_dir / "vocabulary").mkdir()  # what it wrote before it stopped
+    (output_dir / "vocabulary" / "source.model").write_text("pieces of the wrong data")
+    (output_dir / "checkpoints").mkdir()  # empty: no epoch ended
+    capsys.readouterr()
+    args.dataset = "folder:~/glyphs"  # the corrected command, without --overwrite
+    assert _prepare(args) == "restart"
+    printed = capsys.readouterr().out.splitlines()
+    assert printed == [
+        f"{output_dir} held a run that never trained (no checkpoint, backup or metrics), with "
+        "other arguments (dataset='foldr:~/glyphs' there, dataset='folder:~/glyphs' now): a new "
+        "run with these, training starts at epoch 1"
+    ]
+    assert sorted(os.listdir(output_dir)) == [".run.lock", "run_arguments.json"]
+    recorded = json.loads((output_dir / "run_arguments.json").read_text())
+    assert recorded["dataset"] == "folder:~/glyphs"
+    assert _prepare(args) == "resume"  # and it is this run from now on
+
+
+def test_the_script_takes_the_corrected_command_after_a_run_failed_on_its_data(
+    tmp_path, monkeypatch, capsys
+):
+    train_nmt = load_example("train_nmt", "_folders")
+    commas = tmp_path / "pairs.csv"  # commas, not tabs: no valid line, found once data loads
+    commas.write_text("hello,hola\nthank you,gracias\n")
+    tabs = tmp_path / "pairs.tsv"
+    tabs.write_text("hello\thola\nthank you\tgracias\n")
+    output_dir = tmp_path / "run"  # as runs/nmt, the default, would be
+    with pytest.raises(ValueError, match="at least one valid `source<TAB>target` line"):
+        with pytest.warns(UserWarning, match=r"Skipped 2 malformed line\(s\)"):
+            train_nmt.main(["--dataset", f"tsv:{commas}", "--output-dir", str(output_dir)])
+    assert (output_dir / "run_arguments.json").exists()  # claimed before its data loaded
+    release_run_lock(str(output_dir))  # as the end of its process does
+
+    class DataLoaded(Exception):
+        pass
+
+    def load_translation_splits(args, shard):
+        raise DataLoaded(args.dataset)
+
+    monkeypatch.setattr(train_nmt.training_data, "load_translation_splits", load_translation_splits)
+    capsys.readouterr()
+    with pytest.raises(DataLoaded):  # accepted without --overwrite: on to its data
+        train_nmt.main(["--dataset", f"tsv:{tabs}", "--output-dir", str(output_dir)])
+    release_run_lock(str(output_dir))
+    assert f"{output_dir} held a run that never trained" in capsys.readouterr().out
+    recorded = json.loads((output_dir / "run_arguments.json").read_text())
+    assert recorded["dataset"] == f"tsv:{tabs}"
+
+
+@pytest.mark.parametrize(
+    "work",
+    [
+        "checkpoints/epoch_001.keras",
+        "backup/training_metadata.json",
+        "logs/train/events.out.tfevents.1",
+        "metrics.json",
+        "confusion_matrix.png",
+        "thesis.tex",
+    ],
+)
+def test_a_run_that_trained_or_a_file_it_did_not_write_still_needs_overwrite(tmp_path, work):
+    output_dir = tmp_path / "run"
+    args = _args(output_dir)
+    args.dataset = "tsv:a.tsv"
+    assert _prepare(args) == "new"
+    (output_dir / work).parent.mkdir(parents=True, exist_ok=True)
+    (output_dir / work).write_text(THESIS)
+    args.dataset = "tsv:b.tsv"
+    message = "holds a run with other arguments: dataset='tsv:a.tsv' there, .*pass --overwrite"
+    with pytest.raises(SystemExit, match=message):
+        _prepare(args)
+    assert (output_dir / work).read_text() == THESIS
+    recorded = json.loads((output_dir / "run_arguments.json").read_text())
+    assert recorded["dataset"] == "tsv:a.tsv"
+
+
 # one run at a time
 
 _HOLD_LOCK = """
@@ -272,7 +362,8 @@ def test_evaluation_only_flags_never_block_a_resume(tmp_path, name, first, then)
     assert _prepare(args) == "new"
     setattr(args, name, then)
     assert _prepare(args) == "resume"
-    # A flag that shapes the training is still named with both values.
+    # A flag that shapes the training of a run that trained is still named with both values.
+    _trained(output_dir)
     args.max_length = 40
     with pytest.raises(SystemExit, match="max_length=None there, max_length=40 now"):
         _prepare(args)
@@ -296,6 +387,7 @@ def test_backup_every_may_change_but_steps_per_epoch_is_part_of_the_run(tmp_path
     assert "backup_every" not in json.loads((tmp_path / "run" / "run_arguments.json").read_text())
     args.backup_every = backup_frequency("500")  # where results go, not what is computed
     assert _prepare(args) == "resume"
+    _trained(tmp_path / "run")
     args.steps_per_epoch = 1000  # another schedule: another run
     with pytest.raises(SystemExit, match="steps_per_epoch=None there, steps_per_epoch=1000 now"):
         _prepare(args)

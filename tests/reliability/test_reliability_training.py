@@ -360,6 +360,8 @@ def test_reused_output_dir_with_the_same_arguments_is_resumed(tmp_path):
 
 def test_reused_output_dir_with_other_arguments_is_refused_naming_them(tmp_path):
     prepare_run_folder(str(tmp_path), {"epochs": 2, "dataset": "builtin"})
+    (tmp_path / "checkpoints").mkdir()  # it trained: a run that never did is started anew
+    (tmp_path / "checkpoints" / "epoch_001.keras").write_text("")
     with pytest.raises(
         RunFolderError, match=r"dataset='builtin' there, dataset='tsv' now.*--overw"
     ):
