@@ -48,14 +48,21 @@ def _bytes_size(model, image_shape):
 
 
 def _check_class_names(class_names, num_classes, model):
-    """The label strings: `class_names`, or the model's own, one per output."""
+    """The label strings: `class_names`, or the model's own, one per output.
+
+    A model whose `class_names` attribute is None (a classifier of this
+    library built without names) is labelled with its class indices, as its
+    `classify` labels it.
+    """
     if class_names is None:
-        class_names = getattr(model, "class_names", None)
-        if class_names is None:
+        if not hasattr(model, "class_names"):
             raise ValueError(
                 "`class_names` is required when the model has no `class_names` attribute. "
                 "Received: class_names=None"
             )
+        class_names = model.class_names
+        if class_names is None:
+            class_names = [str(index) for index in range(num_classes)]
     if (
         isinstance(class_names, (str, bytes))
         or not hasattr(class_names, "__len__")
@@ -101,7 +108,11 @@ def export_image_classifier(model, path, class_names=None):
             `vision_transformer` builds. It is run with `training=False`.
         path: folder to write the SavedModel to.
         class_names: the `num_classes` label strings, in output order;
-            defaults to the model's `class_names` attribute.
+            defaults to the model's `class_names` attribute, and to the
+            class indices as strings ("0", "1", ...) when that attribute is
+            None (a `VisionTransformer` or `SwinTransformer` built without
+            names, whose `classify` returns indices). The models' own
+            `export(path)` calls this function.
 
     Returns:
         `path` as a string.

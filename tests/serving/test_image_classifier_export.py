@@ -116,12 +116,23 @@ def test_class_names_default_to_the_model_attribute(tmp_path):
     assert all(label.decode() in CLASS_NAMES for label in labels)
 
 
+def test_a_model_without_class_names_serves_its_indices(tmp_path):
+    model = tiny_vision_transformer()
+    assert model.class_names is None
+    path = export_image_classifier(model, tmp_path / "vit")
+    images = np.random.default_rng(3).uniform(0, 255, (4, 8, 8, 3)).astype("float32")
+    labels = load_image_classifier(path)(images)["labels"].numpy()
+    assert [label.decode() for label in labels] == [str(i) for i in model.classify(images)]
+
+
 def test_bad_arguments(tmp_path):
     model = tiny_vision_transformer()
+    images = keras.Input((8, 8, 3))
+    unnamed = keras.Model(images, model(images))  # a plain functional model: no class_names
     with pytest.raises(
         ValueError, match=r"`class_names` is required .* Received: class_names=None"
     ):
-        export_image_classifier(model, tmp_path / "a")
+        export_image_classifier(unnamed, tmp_path / "a")
     with pytest.raises(
         ValueError, match=r"one name per model output \(3 names\). Received: class_names=\['a'\]"
     ):

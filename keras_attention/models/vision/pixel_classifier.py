@@ -27,9 +27,10 @@ class PixelClassifier(DefaultCompile, ConstructorConfig, keras.Model):
     5. `keep_config(locals())`.
 
     Its `forward(images, training, return_attention_scores)` starts with
-    `_pixels` and ends with `_logits`. The class adds `classify` and the
-    batching behind `attention_maps`, and a config that is the constructor's
-    arguments in their order (`augmentation` saved as the layers' configs).
+    `_pixels` and ends with `_logits`. The class adds `classify`, the
+    batching behind `attention_maps`, `export` (the serving SavedModel), and
+    a config that is the constructor's arguments in their order
+    (`augmentation` saved as the layers' configs).
 
     Example:
 
@@ -133,28 +134,106 @@ class PixelClassifier(DefaultCompile, ConstructorConfig, keras.Model):
         _, maps = self._run_in_batches(images, batch_size, return_attention_scores=True)
         return maps
 
-    def classify(self, images, batch_size=32, return_attention=False):
-        """The predicted label of each image.
+    def classify(self, images, batch_size=32, return_attention=False, return_probabilities=False):
+        """The predicted label of each image, with its probabilities on request.
 
         Args:
             images: `(B, H, W, C)` pixels in 0..255, any H and W.
             batch_size: images per forward pass.
-            return_attention: also return `attention_maps(images)`.
+            return_attention: also return the probabilities and
+                `attention_maps(images)`.
+            return_probabilities: also return the softmax of the logits,
+                `(B, num_classes)` float32, what the exported SavedModel's
+                `probabilities` holds.
 
         Returns:
-            `(B,)` NumPy array of class names (str) when the model has
-            `class_names`, else of class indices (int); with
-            `return_attention=True`, `(labels, probabilities (B, classes),
-            attention maps)`.
+            `labels`, a `(B,)` NumPy array of class names (str) when the
+            model has `class_names`, else of class indices (int); with
+            `return_probabilities=True`, `(labels, probabilities)`; with
+            `return_attention=True` (whether or not probabilities are asked
+            for), `(labels, probabilities, attention_maps)`.
+
+        Example:
+
+        >>> import numpy as np
+        >>> from keras_attention.models.vision.vision_transformer import VisionTransformer
+        >>> model = VisionTransformer(image_size=8, patch_size=4, num_classes=2,
+        ...     hidden_dim=8, num_layers=1, num_heads=2, mlp_dim=8, class_names=["cat", "dog"])
+        >>> images = np.random.default_rng(0).uniform(0, 255, (3, 10, 12, 3))
+        >>> labels, probabilities = model.classify(images, return_probabilities=True)
+        >>> labels.shape, probabilities.shape, bool(np.allclose(probabilities.sum(-1), 1))
+        ((3,), (3, 2), True)
+        >>> labels, probabilities, maps = model.classify(images, return_attention=True)
+        >>> len(maps), maps[0].shape  # one map per block: (B, heads, 1 + N, 1 + N)
+        (1, (3, 2, 5, 5))
         """
         logits, maps = self._run_in_batches(images, batch_size, return_attention)
         indices = np.argmax(logits, axis=-1)
         labels = indices if self.class_names is None else np.asarray(self.class_names)[indices]
-        if not return_attention:
+        if not (return_probabilities or return_attention):
             return labels
         probabilities = np.exp(logits - logits.max(-1, keepdims=True))
         probabilities /= probabilities.sum(-1, keepdims=True)
+        if not return_attention:
+            return labels, probabilities
         return labels, probabilities, maps
+
+    def export(self, filepath, class_names=None, *, logits=False, **kwargs):
+        """Writes a SavedModel that classifies raw pixels: `ka.serving.export_image_classifier`.
+
+        `model.export(path)` writes `serving_default` (float32 pixels 0..255
+        of any size, resized inside), `serving_uint8` (uint8 pixels, as
+        images are stored) and `serving_bytes` (encoded JPEG/PNG), each
+        returning `probabilities` `(B, num_classes)` and `labels` `(B,)`
+        string, as `classify(images, return_probabilities=True)` answers.
+        The labels are `class_names`, by default the model's own; a model
+        without class names serves its class indices as strings ("0",
+        "1", ...), as `classify` returns indices. keras' own `export` of
+        this model serves the bare graph (float32 pixels in, logits out,
+        no checks, no labels): `logits=True` writes that one, with
+        `**kwargs` (`format`, `verbose`, `input_signature`, ...) going to
+        `keras.Model.export`.
+
+        Args:
+            filepath: folder to write the SavedModel to.
+            class_names: the `num_classes` label strings, in output order;
+                default: the model's `class_names`.
+            logits: write keras' pixels-to-logits export instead.
+
+        Returns:
+            `filepath` as a string (None with `logits`, as keras returns).
+
+        Example:
+
+        >>> import os, tempfile
+        >>> import numpy as np
+        >>> import tensorflow as tf
+        >>> from keras_attention.models.vision.vision_transformer import VisionTransformer
+        >>> model = VisionTransformer(image_size=8, patch_size=4, num_classes=2,
+        ...     hidden_dim=8, num_layers=1, num_heads=2, mlp_dim=8, class_names=["cat", "dog"])
+        >>> pixels = np.random.default_rng(0).integers(0, 256, (3, 10, 12, 3), dtype=np.uint8)
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     serve = tf.saved_model.load(model.export(folder)).signatures["serving_uint8"]
+        ...     served = serve(images=tf.constant(pixels))
+        >>> labels, probabilities = model.classify(pixels, return_probabilities=True)
+        >>> [label.decode() for label in served["labels"].numpy()] == list(labels)
+        True
+        >>> bool(np.allclose(served["probabilities"].numpy(), probabilities, atol=1e-5))
+        True
+        """
+        if logits:
+            return keras.Model.export(self, filepath, **kwargs)
+        if kwargs:
+            raise ValueError(
+                f"{type(self).__name__}.export writes an image classifier: export(path) with "
+                "the model's class names, export(path, class_names) or "
+                "ka.serving.export_image_classifier; export(path, logits=True) writes keras' "
+                f"pixels-to-logits graph. Received: other arguments {sorted(kwargs)}"
+            )
+        # Serving sits above the models: imported here.
+        from keras_attention.serving.image_classifier_export import export_image_classifier
+
+        return export_image_classifier(self, filepath, class_names)
 
     def _run_in_batches(self, images, batch_size, return_attention_scores):
         check_positive_int("batch_size", batch_size)

@@ -58,9 +58,10 @@ class SwinTransformer(PixelClassifier):
     padded (see `SwinTransformerBlock` and `PatchMerging`).
 
     It follows the protocol of `VisionTransformer`: `forward` defines the
-    pass once; `classify`, `attention_maps`, `no_decay_variables()` and
-    `class_names` are what training, plots and `export_image_classifier`
-    use, and `window_layouts` says where the tokens of each block's windows
+    pass once; `classify`, `attention_maps`, `export` (the serving
+    SavedModel: pixels in, probabilities and labels out),
+    `no_decay_variables()` and `class_names` are what training, plots and
+    serving use, and `window_layouts` says where the tokens of each block's windows
     lie (`keras_attention.visualization.window_maps.window_attention_map`
     puts the attention back on the image). Stochastic depth grows linearly from 0 to
     `stochastic_depth_rate` over all blocks, as in the paper.
@@ -85,7 +86,8 @@ class SwinTransformer(PixelClassifier):
             `{"mean": [...], "std": [...]}` (per channel, for pixels in 0..1)
             normalises as a Hugging Face image processor does.
         layer_norm_epsilon: epsilon of every LayerNorm.
-        class_names: optional `num_classes` names, saved with the model.
+        class_names: optional `num_classes` names, saved with the model
+            (the labels of `classify` and `export`).
         name: model name.
         **kwargs: other `keras.Model` arguments (`dtype`, `trainable`).
 

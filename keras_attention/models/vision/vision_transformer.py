@@ -43,8 +43,9 @@ class VisionTransformer(PixelClassifier):
     embedding (section 3.2 of the paper).
 
     The forward pass is defined once, in `forward`; the functional graph,
-    `attention_maps`, `classify` and the plots all run it. What plots and
-    serving need is public: `token_layout`, `class_names`,
+    `attention_maps`, `classify`, the plots and `export(path)` (the serving
+    SavedModel: raw pixels in, `probabilities` and `labels` out) all run
+    it. What plots and serving need is public: `token_layout`, `class_names`,
     `no_decay_variables()`, and the layers as attributes
     (`patch_embedding`, `class_token`, `position_embedding`,
     `encoder_blocks`, `final_norm`, `pooling_layer`, `head`).
@@ -83,8 +84,8 @@ class VisionTransformer(PixelClassifier):
         layer_norm_epsilon: epsilon of every LayerNorm.
         implementation: attention kernel, see `ka.ops.dot_product_attention`.
         class_names: optional `num_classes` names, kept as the model's
-            `class_names` attribute and saved with it (used by `classify`
-            and `export_image_classifier`).
+            `class_names` attribute and saved with it (the labels of
+            `classify` and of the SavedModel `export` writes).
         name: model name.
         **kwargs: other `keras.Model` arguments (`dtype`, `trainable`).
 
