@@ -33,8 +33,16 @@ def build_parser():
     return cli.build_captioning_parser(description=__doc__.split("\n")[0])
 
 
+def parse_arguments(argv=None):
+    """The flags, and the data they name, checked with no TensorFlow: one `error:` line."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    cli.check_captioning_data(parser, args)  # before the run claims its folder
+    return cli.with_captioner_defaults(args)
+
+
 if __name__ == "__main__":
-    build_parser().parse_args()  # answer --help and bad flags before TensorFlow's import
+    parse_arguments()  # answer --help, bad flags and missing data before TensorFlow's import
 
 import keras
 
@@ -50,7 +58,7 @@ from keras_attention.tasks.training_run import strict_errors_as_exit
 
 def main(argv=None):
     """Trains a captioner from the command line `argv`, evaluates it and exports it."""
-    args = cli.with_captioner_defaults(build_parser().parse_args(argv))
+    args = parse_arguments(argv)
     run = TrainingRun(args)  # the run's folder claimed, precision and strategy set
 
     # Data: what the flags leave open is derived from the training set, with its reason.

@@ -44,8 +44,16 @@ def build_parser():
     return flags.build_translation_parser(description=__doc__.split("\n")[0])
 
 
+def parse_arguments(argv=None):
+    """The flags, and the data they name, checked with no TensorFlow: one `error:` line."""
+    parser = build_parser()
+    args = flags.parse_translation_arguments(argv, parser)
+    flags.check_translation_data(parser, args)  # before the run claims its folder
+    return args
+
+
 if __name__ == "__main__":
-    build_parser().parse_args()  # answer --help and bad flags before TensorFlow loads
+    parse_arguments()  # answer --help, bad flags and missing data before TensorFlow loads
 
 from keras_attention.tasks.training_run import TrainingRun  # noqa: E402
 from keras_attention.tasks.training_run import strict_errors_as_exit  # noqa: E402
@@ -57,7 +65,7 @@ from keras_attention.tasks.translation import training_data  # noqa: E402
 
 def main(argv=None):
     """Trains a translator from the command line `argv`, evaluates it and exports it."""
-    args = flags.parse_translation_arguments(argv, build_parser())
+    args = parse_arguments(argv)
     run = TrainingRun(args)  # the run's folder claimed, precision and strategy set
 
     # Data: sentence pairs, a vocabulary per language, the recipe and the batches.

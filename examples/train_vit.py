@@ -51,8 +51,17 @@ def build_parser():
     return flags.build_vit_parser(description=__doc__.split("\n")[0])
 
 
+def check_arguments(argv=None):
+    """The flags, and the data they name, checked with no TensorFlow; returns the parser."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    flags.check_model_preset(parser, args)
+    flags.check_vit_data(parser, args)  # before the run claims its folder
+    return parser
+
+
 if __name__ == "__main__":
-    build_parser().parse_args()  # answer --help and bad flags before TensorFlow loads
+    check_arguments()  # answer --help, bad flags and missing data before TensorFlow loads
 
 import numpy as np  # noqa: E402
 
@@ -67,7 +76,7 @@ from keras_attention.tasks.training_run import strict_errors_as_exit  # noqa: E4
 
 def main(argv=None):
     """Trains an image classifier from the command line `argv`, evaluates it and exports it."""
-    args = recipes.parse_vit_arguments(argv, build_parser())
+    args = recipes.parse_vit_arguments(argv, check_arguments(argv))
     run = TrainingRun(args)  # the run's folder claimed, precision and strategy set
 
     # Data: images at the model's shape, the recipe fitted to them, and the batches.

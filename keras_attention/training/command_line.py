@@ -15,10 +15,13 @@ Example:
 """
 
 import argparse
+import difflib
 import os
 from typing import NamedTuple
 
 STRATEGIES = ("default", "mirrored", "multiworker", "tpu")
+# What the path after a `--dataset` prefix must be (see `check_dataset_flag`).
+_PATH_KINDS = {"file": "a file", "folder": "a folder", "path": "a file or a folder"}
 # Small runs never reach it; a killed run of hour-long epochs loses at most this much.
 DEFAULT_BACKUP_EVERY = "30min"
 _SECONDS_PER_UNIT = {"s": 1, "min": 60, "h": 3600}
@@ -444,3 +447,171 @@ def expand_path(path):
     True
     """
     return os.path.expanduser(os.path.expandvars(path))
+
+
+def usage_error(parser, message):
+    """Stops as `parser.error` does (exit status 2), in the one line `PROG: error: MESSAGE`.
+
+    For what the flags name rather than how they are spelled (a data set's
+    path, a file's columns), where the usage lines would not help.
+
+    Example:
+
+    >>> import argparse
+    >>> from keras_attention.training.command_line import usage_error
+    >>> usage_error(argparse.ArgumentParser(prog="train.py"), "--dataset must be 'builtin'")
+    Traceback (most recent call last):
+    ...
+    SystemExit: 2
+    """
+    parser.exit(2, f"{parser.prog}: error: {message}\n")
+
+
+def check_dataset_flag(parser, dataset, *, paths, is_named, expected):
+    """Stops with one `error:` line unless `--dataset` is a named set or PREFIX + an existing path.
+
+    Pure Python: the scripts call it before TensorFlow loads, so that a typo
+    in a prefix or a path is answered at once, before the run claims its
+    folder.
+
+    Args:
+        parser: the script's parser (its name starts the line).
+        dataset: the `--dataset` value.
+        paths: dict prefix -> what must follow it, "file", "folder" or
+            "path" (either), e.g. `{"tsv:": "file", "parallel:": "folder"}`.
+        is_named: function of `dataset`: whether it is a named set
+            ('builtin', a tensorflow-datasets name).
+        expected: what `--dataset` takes, for the message.
+
+    Returns:
+        the path after the prefix with `~` and `$VARIABLES` expanded, or None
+        for a named set.
+
+    Example:
+
+    >>> import argparse, tempfile
+    >>> from keras_attention.training.command_line import check_dataset_flag
+    >>> parser = argparse.ArgumentParser(prog="train.py")
+    >>> options = dict(paths={"folder:": "folder"}, is_named=lambda name: name == "builtin",
+    ...                expected="'builtin' or 'folder:PATH'")
+    >>> check_dataset_flag(parser, "builtin", **options) is None
+    True
+    >>> folder = tempfile.mkdtemp()
+    >>> check_dataset_flag(parser, "folder:" + folder, **options) == folder
+    True
+    >>> check_dataset_flag(parser, "foldr:" + folder, **options)
+    Traceback (most recent call last):
+    ...
+    SystemExit: 2
+    """
+    for prefix, kind in paths.items():
+        if dataset.startswith(prefix):
+            return _dataset_path(parser, dataset, prefix, kind)
+    if is_named(dataset):
+        return None
+    hint = _dataset_hint(dataset, paths)
+    usage_error(parser, f"--dataset must be {expected}{hint}. Received: --dataset {dataset}")
+
+
+def check_hf_datasets_installed(parser, dataset):
+    """Stops with one `error:` line when an `hf:` `--dataset` is given without `datasets`.
+
+    Example:
+
+    >>> import argparse
+    >>> from keras_attention.training.command_line import check_hf_datasets_installed
+    >>> check_hf_datasets_installed(argparse.ArgumentParser(), "builtin")  # not hf: fine
+    """
+    import importlib.util
+
+    if dataset.startswith("hf:") and importlib.util.find_spec("datasets") is None:
+        usage_error(
+            parser,
+            '--dataset hf: needs the `datasets` package: pip install "keras-attention[hf]" (or '
+            f"pip install datasets). Received: --dataset {dataset}",
+        )
+
+
+def _dataset_path(parser, dataset, prefix, kind):
+    """The path after `prefix`, expanded; one `error:` line unless it is an existing `kind`."""
+    path = expand_path(dataset[len(prefix) :])
+    what = _PATH_KINDS[kind]
+    if not path:
+        usage_error(
+            parser,
+            f"--dataset {prefix} must be followed by the path of {what}. "
+            f"Received: --dataset {dataset}",
+        )
+    found = {"file": os.path.isfile, "folder": os.path.isdir, "path": os.path.exists}[kind](path)
+    if not found:
+        if not os.path.exists(path):
+            state = "does not exist"
+        else:
+            state = "is a folder" if os.path.isdir(path) else "is not a folder"
+        usage_error(
+            parser,
+            f"--dataset {prefix} must be followed by the path of {what}; {path} {state}. "
+            f"Received: --dataset {dataset}",
+        )
+    return path
+
+
+def _dataset_hint(dataset, paths):
+    """Why a `--dataset` value is none of the sources: an unknown prefix, a bare path."""
+    if ":" in dataset:
+        prefix = dataset.split(":", 1)[0] + ":"
+        close = difflib.get_close_matches(prefix, list(paths), n=1, cutoff=0.6)
+        return f"; {prefix!r} is not a source" + (f" (did you mean {close[0]!r}?)" if close else "")
+    if paths and os.path.exists(expand_path(dataset)):
+        return f"; a file or folder is named with its kind first, e.g. {next(iter(paths))}{dataset}"
+    return ""
+
+
+def check_file_columns(parser, path, columns, dataset):
+    """Stops with one `error:` line unless the CSV file's header line names every `columns` flag.
+
+    Only the header is read (with the `csv` module, the first line that is
+    not blank, a UTF-8 byte-order mark dropped); a file that cannot be read
+    as UTF-8 is left to the loader, which names its lines.
+
+    Args:
+        parser: the script's parser.
+        path: the CSV file.
+        columns: dict flag -> column name, e.g. `{"--image-column": "image"}`.
+        dataset: the `--dataset` value, for the message.
+
+    Example:
+
+    >>> import argparse, os, tempfile
+    >>> from keras_attention.training.command_line import check_file_columns
+    >>> path = os.path.join(tempfile.mkdtemp(), "list.csv")
+    >>> _ = open(path, "w").write("image,caption\\na.png,a cat\\n")
+    >>> parser = argparse.ArgumentParser(prog="train.py")
+    >>> check_file_columns(parser, path, {"--caption-column": "caption"}, "csv:" + path)
+    >>> check_file_columns(parser, path, {"--caption-column": "text"}, "csv:" + path)
+    Traceback (most recent call last):
+    ...
+    SystemExit: 2
+    """
+    import csv
+
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as file:
+            header = next((row for row in csv.reader(file) if any(f.strip() for f in row)), None)
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return
+    if header is None:
+        usage_error(
+            parser,
+            f"--dataset {dataset}: {path} must start with a header line naming its columns; it "
+            "is empty",
+        )
+    header = [name.strip() for name in header]
+    missing = {flag: name for flag, name in columns.items() if name not in header}
+    if missing:
+        received = ", ".join(f"{flag} {name}" for flag, name in missing.items())
+        usage_error(
+            parser,
+            f"{' and '.join(missing)} must name a column of {path}, whose header line names "
+            f"{', '.join(map(repr, header))}. Received: {received}",
+        )

@@ -95,6 +95,9 @@ HINTS = (
 )
 # The smallest image side a backbone takes.
 MIN_IMAGE_SIDE = 8
+# `--dataset` PREFIX:PATH sources and what PATH must be (folder: may name a layout's file).
+DATASET_PATHS = {"folder:": "path", "csv:": "file"}
+DATASET_CHOICES = "'builtin', 'folder:PATH', 'csv:FILE' or 'coco_captions[/CONFIG]'"
 
 
 def image_size_argument(text):
@@ -277,6 +280,43 @@ def _add_report_flags(add):
     add("--eval-images", type=cli.positive_int, help="held-out captions to score (default: all)")
     add("--samples", type=cli.non_negative_int, default=4, help="captions to print and draw")
     add("--seed", type=int, default=0)
+
+
+def check_captioning_data(parser, args):
+    """Stops with one `error:` line (exit status 2) on what the flags name that is not there.
+
+    Pure Python, run by the script before TensorFlow loads and before the run
+    claims its `--output-dir`: `--dataset` is 'builtin', 'coco_captions[/CONFIG]'
+    or a known prefix followed by an existing path (folder:, a folder or one
+    of a layout's files) or file (csv:), and a csv: file's header line names
+    `--image-column` and `--caption-column`. The rest of the files is read
+    later, by the loader.
+
+    Args:
+        parser: the script's parser.
+        args: the parsed flags.
+
+    Example:
+
+    >>> from keras_attention.tasks.captioning.flags import (
+    ...     build_captioning_parser, check_captioning_data)
+    >>> parser = build_captioning_parser()
+    >>> check_captioning_data(parser, parser.parse_args([]))
+    >>> check_captioning_data(parser, parser.parse_args(["--dataset", "flickr8k"]))
+    Traceback (most recent call last):
+    ...
+    SystemExit: 2
+    """
+    path = cli.check_dataset_flag(
+        parser,
+        args.dataset,
+        paths=DATASET_PATHS,
+        is_named=lambda name: name == "builtin" or name.split("/")[0] == "coco_captions",
+        expected=DATASET_CHOICES,
+    )
+    if args.dataset.startswith("csv:"):
+        columns = {"--image-column": args.image_column, "--caption-column": args.caption_column}
+        cli.check_file_columns(parser, path, columns, args.dataset)
 
 
 def with_captioner_defaults(args):

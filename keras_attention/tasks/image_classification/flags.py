@@ -14,6 +14,8 @@ Example:
 'geometric'
 """
 
+import os
+
 from keras_attention.training import command_line as cli
 
 VIT_DATASET_FORMATS = (
@@ -30,6 +32,10 @@ VIT_DATASET_FORMATS = (
     "'imagenette[/CONFIG]' from tensorflow-datasets (--data-dir). The classes and the "
     "images of each split are printed"
 )
+# `--dataset` PREFIX:PATH sources and what PATH must be; the tensorflow-datasets sets.
+DATASET_PATHS = {"folder:": "folder", "hf:": "folder"}
+TFDS_SETS = ("cifar10", "cifar100", "imagenette")
+DATASET_CHOICES = "'builtin', 'folder:PATH', 'hf:PATH', 'cifar10', 'cifar100' or 'imagenette'"
 # A ViT small enough to train on a laptop CPU. Its patch size is derived from
 # the image size unless set (4 at 32 x 32: an 8 x 8 grid); this one is the
 # fallback for code that builds the model without a recipe.
@@ -171,6 +177,49 @@ def check_model_preset(parser, args):
         parser.error(
             f"--preset {args.preset} is not a --model {args.model} size: use "
             f"{', '.join((SMALL_VIT_PRESET,) + sizes)}"
+        )
+
+
+def check_vit_data(parser, args):
+    """Stops with one `error:` line (exit status 2) on what the flags name that is not there.
+
+    Pure Python, run by the script before TensorFlow loads and before the run
+    claims its `--output-dir`: `--dataset` is 'builtin', a tfds set
+    (`TFDS_SETS`, 'imagenette/CONFIG') or folder: or hf: followed by an
+    existing folder (hf: with the `datasets` package installed), and an
+    `--init-from` folder exists. The images are
+    listed later, by the loader.
+
+    Args:
+        parser: the script's parser.
+        args: the parsed flags.
+
+    Example:
+
+    >>> from keras_attention.tasks.image_classification.flags import (
+    ...     build_vit_parser, check_vit_data)
+    >>> parser = build_vit_parser()
+    >>> check_vit_data(parser, parser.parse_args(["--dataset", "cifar10"]))
+    >>> check_vit_data(parser, parser.parse_args(["--dataset", "foldr:~/glyphs"]))
+    Traceback (most recent call last):
+    ...
+    SystemExit: 2
+    """
+    cli.check_dataset_flag(
+        parser,
+        args.dataset,
+        paths=DATASET_PATHS,
+        is_named=lambda name: name in ("builtin",) + TFDS_SETS or name.startswith("imagenette/"),
+        expected=DATASET_CHOICES,
+    )
+    cli.check_hf_datasets_installed(parser, args.dataset)
+    init_from = args.init_from and cli.expand_path(args.init_from)
+    if init_from and not os.path.isdir(init_from):
+        cli.usage_error(
+            parser,
+            "--init-from must be a checkpoint folder (Hugging Face's save_pretrained or "
+            f"keras-hub's save_to_preset); {init_from} is not a folder. "
+            f"Received: --init-from {args.init_from}",
         )
 
 

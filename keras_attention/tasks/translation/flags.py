@@ -12,6 +12,9 @@ Example:
 ('rnn', 'lstm', 64, 0.003, None)
 """
 
+import os
+import re
+
 from keras_attention.training import command_line as cli
 
 # Defaults per model that reach BLEU > 90 on the built-in corpus on a CPU; the
@@ -43,6 +46,14 @@ FINE_TUNING_LEARNING_RATE = 5e-5
 ARCHITECTURE_FLAGS = ("hidden_dim", "num_layers", "num_heads", "num_key_value_heads")
 # The sources that take --source-lang, --target-lang (and, parallel: only, --test-prefix).
 LANGUAGE_SOURCES = ("parallel:", "hf:")
+# `--dataset` PREFIX:PATH sources and what PATH must be; other values are 'builtin' or a
+# tfds name, spelled as tfds spells them: "name", "name/config", "name/config:1.0.0".
+DATASET_PATHS = {"tsv:": "file", "parallel:": "folder", "hf:": "folder"}
+TFDS_NAME = re.compile(r"[a-z][a-z0-9_]*(/[A-Za-z0-9_.\-]+)?(:[0-9.*]+)?")
+DATASET_CHOICES = (
+    "'builtin', 'tsv:PATH', 'parallel:DIR', 'hf:PATH' or a tensorflow-datasets name such as "
+    "'ted_hrlr_translate/pt_to_en'"
+)
 
 
 def build_translation_parser(description=None):
@@ -200,6 +211,100 @@ def parse_translation_arguments(argv=None, parser=None):
     if args.init_from:
         _check_fine_tuning_flags(parser, args)
     return cli.with_model_defaults(args, TRANSLATION_MODEL_DEFAULTS)
+
+
+def check_translation_data(parser, args):
+    """Stops with one `error:` line (exit status 2) on what the flags name that is not there.
+
+    Pure Python, run by the script before TensorFlow loads and before the run
+    claims its `--output-dir`: `--dataset` is 'builtin', a tfds name or a
+    known prefix followed by an existing file (tsv:) or folder (parallel:,
+    hf:, with the `datasets` package installed); parallel: and hf: have two
+    different `--source-lang` and `--target-lang`; a parallel: folder holds
+    `train.SRC` and `train.TGT`, and the `--test-prefix` set if one is
+    given (hf: takes none); an `--init-from` folder exists. The files'
+    lines are read later, by the loader.
+
+    Args:
+        parser: the script's parser.
+        args: the parsed flags (`parse_translation_arguments`).
+
+    Example:
+
+    >>> from keras_attention.tasks.translation.flags import (
+    ...     build_translation_parser, check_translation_data, parse_translation_arguments)
+    >>> parser = build_translation_parser()
+    >>> check_translation_data(parser, parse_translation_arguments([], parser))
+    >>> check_translation_data(parser, parse_translation_arguments(["--dataset", "parallel:"]))
+    Traceback (most recent call last):
+    ...
+    SystemExit: 2
+    """
+    path = cli.check_dataset_flag(
+        parser,
+        args.dataset,
+        paths=DATASET_PATHS,
+        is_named=_is_named_translation_set,
+        expected=DATASET_CHOICES,
+    )
+    cli.check_hf_datasets_installed(parser, args.dataset)
+    if args.dataset.startswith(LANGUAGE_SOURCES):
+        _check_languages(parser, args, path)
+    if args.init_from and not os.path.isdir(args.init_from):
+        cli.usage_error(
+            parser,
+            "--init-from must be a Marian checkpoint folder (save_pretrained's); "
+            f"{args.init_from} is not a folder. Received: --init-from {args.init_from}",
+        )
+
+
+def _is_named_translation_set(dataset):
+    """'builtin' or a tfds name; not a file spelled like one ("data/spa.tsv" needs tsv:)."""
+    if dataset == "builtin":
+        return True
+    return TFDS_NAME.fullmatch(dataset) is not None and not os.path.isfile(dataset)
+
+
+def _check_languages(parser, args, folder):
+    """parallel: and hf: need two different languages; a parallel: folder their train files."""
+    source, target = args.source_lang, args.target_lang
+    parallel = args.dataset.startswith("parallel:")
+    found = ""
+    if parallel:
+        names = [name.removesuffix(".gz") for name in os.listdir(folder)]
+        languages = sorted({name[len("train.") :] for name in names if name.startswith("train.")})
+        found = f"; {folder} has train files for {', '.join(languages) or 'no language'}"
+    if not source or not target or source == target:
+        cli.usage_error(
+            parser,
+            f"--dataset {args.dataset.split(':')[0]}: needs two different languages, "
+            f"--source-lang and --target-lang (e.g. en and de){found}. Received: "
+            f"--source-lang {source}, --target-lang {target}",
+        )
+    if not parallel:
+        if args.test_prefix:
+            cli.usage_error(
+                parser,
+                "--test-prefix chooses among the test sets of a parallel: folder; an hf: folder "
+                f"has its own test split. Received: --test-prefix {args.test_prefix}",
+            )
+        return
+    for flag, lang in (("--source-lang", source), ("--target-lang", target)):
+        if "train." + lang not in names:
+            cli.usage_error(
+                parser,
+                f"{flag} must be the suffix of a train file of the parallel: folder; "
+                f"there is no train.{lang}{found}. Received: {flag} {lang}",
+            )
+    prefixes = sorted({name.rpartition(".")[0] for name in names if "." in name})
+    if args.test_prefix and args.test_prefix not in prefixes:
+        tests = [prefix for prefix in prefixes if prefix.startswith("test")]
+        cli.usage_error(
+            parser,
+            f"--test-prefix must name a set of the parallel: folder; {folder} has no "
+            f"{args.test_prefix}.* files, its test sets are {', '.join(tests) or 'none'}. "
+            f"Received: --test-prefix {args.test_prefix}",
+        )
 
 
 def _check_fine_tuning_flags(parser, args):

@@ -93,7 +93,7 @@ def read_caption_csv(
     if missing:
         raise ValueError(
             f"{path} must have the column(s) {', '.join(map(repr, missing))} (set them with "
-            f"--image-column and --caption-column). Received: columns {header}"
+            f"--image-column and --caption-column); its header line names {header}."
         )
     image_index, caption_index = header.index(image_column), header.index(caption_column)
     entries, malformed = [], []
