@@ -8,17 +8,23 @@ import keras
 from keras_attention.validation import check_finite_number
 from keras_attention.validation import check_positive_int
 
+# Epochs of evidence before the monitor judges, whatever the patience.
+MIN_EPOCHS = 2
+
 
 class LearningMonitor(keras.callbacks.Callback):
     """Warns when the monitored loss stays at a trivial baseline, or diverges.
 
-    After `patience` epochs, if the best value of `monitor` is not clearly
-    below `baseline` (by the fraction `margin`), the model is doing no better
-    than one that ignores its inputs: the monitor prints one warning with the
-    numbers and what to try. If the loss becomes NaN or infinite, or grows
-    past `divergence_factor` times its first value, it prints one warning
-    that training diverges. It never stops training; `warnings` keeps what
-    was said.
+    After `patience` epochs (and never after fewer than `MIN_EPOCHS`: one
+    epoch, often spent warming up, says nothing about learning), if the best
+    value of `monitor` is not clearly below `baseline` (by the fraction
+    `margin`), the model is doing no better than one that ignores its
+    inputs: the monitor prints one warning with the numbers and what to try.
+    If the loss becomes NaN or infinite, or grows past `divergence_factor`
+    times its first value, it prints one warning that training diverges.
+    It never stops training; `warnings` keeps what was said. Each warning is
+    a line of its own: under `fit(verbose=1)` it starts on a new line, as
+    keras' own callbacks do, not at the end of the progress bar.
 
     Args:
         baseline: the loss a trivial model reaches, e.g.
@@ -26,7 +32,8 @@ class LearningMonitor(keras.callbacks.Callback):
             for captions and translations, the class prior for classifiers).
         monitor: the log to watch: "val_loss" (default), falling back to
             "loss" when there is no validation data.
-        patience: epochs to wait before judging.
+        patience: epochs to wait before judging (at least `MIN_EPOCHS` are
+            waited for).
         margin: how far below the baseline counts as learning (0.05: 5%).
         divergence_factor: a loss this many times the first epoch's counts
             as diverging.
@@ -87,7 +94,8 @@ class LearningMonitor(keras.callbacks.Callback):
         self._warned_divergence = False
 
     def on_epoch_end(self, epoch, logs=None):
-        """Warns once on divergence, and once after `patience` epochs near the baseline."""
+        """Warns once on divergence, and once after `patience` epochs (at least
+        `MIN_EPOCHS`) near the baseline."""
         logs = logs or {}
         name = self.monitor if self.monitor in logs else "loss"
         if name not in logs:
@@ -109,7 +117,8 @@ class LearningMonitor(keras.callbacks.Callback):
         if math.isfinite(value):
             self._best = min(self._best, value)
         learned = self._best < self.baseline * (1 - self.margin)
-        if self._epochs_seen >= self.patience and not learned and not self._warned_stall:
+        judged = self._epochs_seen >= max(self.patience, MIN_EPOCHS)
+        if judged and not learned and not self._warned_stall:
             self._warned_stall = True
             self._warn(
                 f"training is not learning: after {self._epochs_seen} epochs the best {name} is "
@@ -124,4 +133,11 @@ class LearningMonitor(keras.callbacks.Callback):
 
     def _warn(self, message):
         self.warnings.append(message)
-        print(f"WARNING: {message}", file=self.stream or sys.stderr, flush=True)
+        # `fit`'s progress bar (verbose=1) is mid-line at an epoch's end: its
+        # last line is finished after the callbacks; start a line of our own.
+        bar_drawn = (self.params or {}).get("verbose") == 1
+        print(
+            ("\n" if bar_drawn else "") + f"WARNING: {message}",
+            file=self.stream or sys.stderr,
+            flush=True,
+        )

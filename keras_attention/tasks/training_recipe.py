@@ -158,6 +158,38 @@ def choose(reasons, name, value, derive, user_reason=USER_SET):
     return value
 
 
+def count_of(count, unit):
+    """`count` and its unit, singular for 1.
+
+    Example:
+
+    >>> from keras_attention.tasks.training_recipe import count_of
+    >>> count_of(1, "steps"), count_of(6, "steps")
+    ('1 step', '6 steps')
+    """
+    return f"{count} {unit[:-1] if count == 1 and unit.endswith('s') else unit}"
+
+
+def steps_an_epoch(steps_per_epoch, count, batch_size):
+    """What an epoch's steps are, for the reason of a batch size: what `fit` runs.
+
+    Args:
+        steps_per_epoch: the steps of an epoch (`epoch_steps`).
+        count: the training examples.
+        batch_size: examples per step.
+
+    Example:
+
+    >>> from keras_attention.tasks.training_recipe import steps_an_epoch
+    >>> steps_an_epoch(6, 48, 8), steps_an_epoch(100, 48, 8)
+    ('6 steps an epoch', '6 steps a pass, 100 an epoch (--steps-per-epoch)')
+    """
+    one_pass = max(1, count // batch_size)
+    if steps_per_epoch == one_pass:
+        return f"{count_of(steps_per_epoch, 'steps')} an epoch"
+    return f"{count_of(one_pass, 'steps')} a pass, {steps_per_epoch} an epoch (--steps-per-epoch)"
+
+
 def epoch_steps(reasons, steps_per_epoch, count, batch_size, unit):
     """The steps of an epoch: the user's (`--steps-per-epoch`), else one pass in whole batches.
 

@@ -74,6 +74,33 @@ def test_watches_the_training_loss_without_validation():
     assert len(monitor.warnings) == 1 and "best loss" in monitor.warnings[0]
 
 
+def test_one_epoch_is_not_enough_to_judge():
+    # A run of one epoch (the patience cut to the epochs) is never called not learning.
+    assert _run(LearningMonitor(baseline=1.0, patience=1), [1.0]) == []
+    # A second epoch without learning is.
+    warnings = _run(LearningMonitor(baseline=1.0, patience=1), [1.0, 1.0])
+    assert len(warnings) == 1 and "after 2 epochs the best val_loss is 1.0000" in warnings[0]
+
+
+def test_the_warning_is_a_line_of_its_own_after_the_progress_bar(capsys):
+    import sys
+
+    x = np.zeros((64, 2), "float32")  # inputs that say nothing about the labels
+    y = np.tile([0, 1], 32)
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(2)])
+    model.compile("sgd", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    monitor = LearningMonitor(baseline=prior_cross_entropy(y), patience=2, stream=sys.stdout)
+    model.fit(x, y, validation_split=0.25, epochs=2, verbose=1, callbacks=[monitor])
+    lines = capsys.readouterr().out.splitlines()
+    warned = [line for line in lines if "WARNING" in line]
+    assert len(warned) == 1 and warned[0].startswith("WARNING: training is not learning")
+    # Without a bar (one line an epoch, or no output), no empty line is added.
+    stream = io.StringIO()
+    monitor = LearningMonitor(baseline=prior_cross_entropy(y), patience=2, stream=stream)
+    model.fit(x, y, epochs=2, verbose=2, callbacks=[monitor])
+    assert stream.getvalue().startswith("WARNING: training is not learning")
+
+
 @pytest.mark.parametrize("losses", [[1.0, float("nan")], [1.0, 2.0, 3.5], [1.0, float("inf")]])
 def test_warns_when_training_diverges(losses):
     warnings = _run(LearningMonitor(baseline=10.0, patience=100), losses)

@@ -70,7 +70,7 @@ def test_a_keras_hub_preset_gives_its_sizes_and_encoder(tmp_path, capsys):
     )
     backbone.save_to_preset(str(tmp_path / "preset"))
     args = parse_vit_arguments(["--init-from", str(tmp_path / "preset"), "--epochs", "1"])
-    assert (args.patch_size, args.image_size) == (8, 32)
+    assert (args.patch_size, args.image_size) == (8, (32, 32))
     names = [f"class_{index}" for index in range(12)]
     model = model_from_flags.image_classifier_from_arguments(args, 12, names, (32, 32))
     assert "a new head for 12 classes" in capsys.readouterr().out

@@ -216,29 +216,24 @@ def captioning_training_recipe(
     )
     count = int(num_examples)
     reasons = {}
+    derive_batch_size = batch_size is None
     batch_size = training_recipe.choose(
-        reasons, "batch_size", batch_size, lambda: _derived_batch_size(count), "given"
+        reasons, "batch_size", batch_size, lambda: (_derived_batch_size(count), None), "given"
     )
     steps_per_epoch = training_recipe.epoch_steps(
         reasons, steps_per_epoch, count, batch_size, "captions"
     )
-    epochs = training_recipe.choose(
-        reasons,
-        "epochs",
-        epochs,
-        lambda: _derived_epochs(train_steps, steps_per_epoch),
-        _GIVEN_EPOCHS,
-    )
+    if derive_batch_size:
+        reasons["batch_size"] = _batch_size_reason(count, batch_size, steps_per_epoch)
+    derive_epochs = epochs is None
+    epochs = epochs or max(1, int(round(train_steps / steps_per_epoch)))
     total_steps = epochs * steps_per_epoch
     warmup_steps = max(
         1, min(WARMUP_STEPS, int(round(training_recipe.WARMUP_FRACTION * total_steps)))
     )
     patience = max(2, math.ceil(PATIENCE_STEPS / steps_per_epoch))
     earliest_decay_step = min(earliest_decay_step, total_steps)
-    reasons["learning_rate"] = _schedule_reason(
-        learning_rate, warmup_steps, earliest_decay_step, patience
-    )
-    return CaptioningTrainingRecipe.of_choices(
+    recipe = CaptioningTrainingRecipe.of_choices(
         reasons,
         batch_size,
         epochs,
@@ -248,36 +243,82 @@ def captioning_training_recipe(
         earliest_decay_step=earliest_decay_step,
         learning_rate=learning_rate,
     )
+    # What the schedule will do in these epochs, for the reasons.
+    decay_epoch, first_stall = _decay_plan(recipe.learning_rate_schedule(), epochs, steps_per_epoch)
+    stops_sooner = first_stall is not None
+    if derive_epochs:
+        reasons["epochs"] = (
+            f"at most about {train_steps} optimizer steps at {steps_per_epoch} steps an epoch"
+            + ("; fewer when the validation loss stops improving sooner" if stops_sooner else "")
+        )
+    else:
+        reasons["epochs"] = _GIVEN_EPOCHS if stops_sooner else "given"
+    reasons["learning_rate"] = _schedule_reason(recipe, decay_epoch, first_stall)
+    return recipe
 
 
-def _schedule_reason(learning_rate, warmup_steps, earliest_decay_step, patience):
-    """The line saying how the learning rate rises, holds and decays."""
+def _decay_plan(schedule, epochs, steps_per_epoch):
+    """When the `DecayOnPlateau` schedule decays in a run of `epochs` epochs.
+
+    Returns:
+        `(decay_epoch, first_stall)`: the epoch after which the decay starts
+        when the validation loss keeps improving (`epochs`: no decay), and
+        the first epoch after which a stalled loss could start it sooner
+        (None: none can, the run is too short for the patience or for
+        `earliest_decay_step`).
+    """
+    decay_epoch = epochs
+    for trained in range(1, epochs + 1):
+        past_warmup = trained * steps_per_epoch >= schedule.warmup_steps
+        if past_warmup and epochs - trained <= schedule.decay_epochs_after(trained):
+            decay_epoch = trained
+            break
+    # The first epoch sets the best value; `patience` more without improvement stall.
+    least_steps = max(schedule.warmup_steps, schedule.earliest_decay_step)
+    first_stall = max(schedule.patience + 1, math.ceil(least_steps / steps_per_epoch))
+    return decay_epoch, (first_stall if first_stall < decay_epoch else None)
+
+
+def _schedule_reason(recipe, decay_epoch, first_stall):
+    """The line saying how the learning rate rises, holds and decays in this run."""
+    epochs = recipe.epochs
+    warmup = f"linear warm-up 0 -> {recipe.learning_rate:g} over {recipe.warmup_steps} steps"
+    last = training_recipe.count_of(epochs - decay_epoch, "epochs")
+    last_all = training_recipe.count_of(epochs, "epochs")
+    if first_stall is not None:
+        return (
+            f"{warmup}, held for at least {recipe.earliest_decay_step} steps and while the "
+            f"validation loss improves by 1% (and {MIN_LOSS_IMPROVEMENT}) within "
+            f"{recipe.patience} epochs, then cosine decay to 0 and stop (at the latest over "
+            f"the last {last} of {epochs})"
+        )
+    if decay_epoch >= epochs:
+        return f"{warmup}, then held to the end (no room for a decay in {last_all})"
     return (
-        f"linear warm-up 0 -> {learning_rate:g} over {warmup_steps} steps, held for at least "
-        f"{earliest_decay_step} steps and while the validation loss improves by 1% (and "
-        f"{MIN_LOSS_IMPROVEMENT}) within {patience} epochs, then cosine decay to 0 and stop"
+        f"{warmup}, held to the end of epoch {decay_epoch}, then cosine decay to 0 over the last "
+        f"{last} (too few epochs for a stalled validation loss to start it sooner: "
+        f"{recipe.patience} epochs without improvement, from step {recipe.earliest_decay_step})"
     )
 
 
 def _derived_batch_size(count):
-    """The largest power of two giving `MIN_STEPS_PER_EPOCH` steps, within the bounds, and why."""
+    """The largest power of two giving `MIN_STEPS_PER_EPOCH` steps, within the bounds."""
     batch_size = MAX_BATCH_SIZE
     while batch_size > MIN_BATCH_SIZE and count // batch_size < MIN_STEPS_PER_EPOCH:
         batch_size //= 2
-    reason = (
-        f"the largest power of two <= {MAX_BATCH_SIZE} giving {MIN_STEPS_PER_EPOCH} "
-        f"steps an epoch over {count} training captions (at least {MIN_BATCH_SIZE})"
-    )
-    return batch_size, reason
+    return batch_size
 
 
-def _derived_epochs(train_steps, steps_per_epoch):
-    """The most epochs: about `train_steps` optimizer steps, and why."""
-    reason = (
-        f"at most about {train_steps} optimizer steps at {steps_per_epoch} steps an epoch; "
-        "fewer when the validation loss stops improving sooner"
+def _batch_size_reason(count, batch_size, steps_per_epoch):
+    """Why `_derived_batch_size` chose `batch_size`, with the steps an epoch it gives."""
+    steps = training_recipe.steps_an_epoch(steps_per_epoch, count, batch_size)
+    aim = (
+        f"the largest power of two <= {MAX_BATCH_SIZE} giving at least {MIN_STEPS_PER_EPOCH} "
+        "steps a pass over the"
     )
-    return max(1, int(round(train_steps / steps_per_epoch))), reason
+    if count // batch_size >= MIN_STEPS_PER_EPOCH:
+        return f"{aim} {count} training captions: {steps}"
+    return f"{aim} training captions, or the smallest, {MIN_BATCH_SIZE}: the {count} give {steps}"
 
 
 def _check_recipe_arguments(

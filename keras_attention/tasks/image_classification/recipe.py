@@ -22,6 +22,8 @@ from keras_attention.models.vision.vit_image_preprocessing import image_size_pai
 from keras_attention.tasks import training_recipe
 from keras_attention.validation import check_positive_int
 
+USER_SET = training_recipe.USER_SET
+
 # About this many tokens per side: enough positions for attention to matter,
 # few enough to train on a CPU.
 TARGET_GRID_SIDE = 8
@@ -81,7 +83,7 @@ def _nearest(candidates, target):
     return min(candidates, key=lambda c: (abs(math.log(c / max(target, 1e-9))), -c))
 
 
-def vit_input_shape(image_size, native_size=None, patch_size=None):
+def vit_input_shape(image_size, native_size=None, patch_size=None, sources=None):
     """The `(height, width)` a ViT works at, and its patch size.
 
     An int `image_size` is the longer side; the shorter side keeps the
@@ -96,6 +98,10 @@ def vit_input_shape(image_size, native_size=None, patch_size=None):
         image_size: the longer side in pixels, or `(height, width)`.
         native_size: `(height, width)` of the data set's images, or None.
         patch_size: the user's patch size, or None to derive it.
+        sources: dict "image_size" / "patch_size" -> where a given value
+            comes from, for its reason (default: set by the user), e.g. a
+            checkpoint's patch size; a `(height, width)` `image_size` or a
+            `patch_size` it names is given.
 
     Returns:
         `((height, width), patch_size, reasons)`, `reasons` a dict with one
@@ -106,7 +112,10 @@ def vit_input_shape(image_size, native_size=None, patch_size=None):
     >>> from keras_attention.tasks.image_classification.recipe import vit_input_shape
     >>> vit_input_shape(32, native_size=(480, 640))[:2]
     ((24, 32), 4)
+    >>> vit_input_shape((24, 32), (30, 40), 8, {"image_size": "the checkpoint's"})[2]
+    {'image_size': "the checkpoint's", 'patch_size': 'set by the user'}
     """
+    sources = {**{"image_size": USER_SET, "patch_size": USER_SET}, **(sources or {})}
     user_pair = isinstance(image_size, (tuple, list))
     height, width = image_size_pair(image_size)
     if native_size is not None:
@@ -114,7 +123,7 @@ def vit_input_shape(image_size, native_size=None, patch_size=None):
     reasons = {}
     if user_pair or native_size is None or native_height == native_width:
         exact = (float(height), float(width))
-        reasons["image_size"] = "set by the user" if user_pair else "square images"
+        reasons["image_size"] = sources["image_size"] if user_pair else "square images"
     else:
         # The longer side is `image_size`; the other keeps the aspect ratio.
         ratio = min(native_height, native_width) / max(native_height, native_width)
@@ -129,7 +138,7 @@ def vit_input_shape(image_size, native_size=None, patch_size=None):
         reasons["patch_size"] = None  # filled in once the grid is known
     else:
         check_positive_int("patch_size", patch_size)
-        reasons["patch_size"] = "set by the user"
+        reasons["patch_size"] = sources["patch_size"]
     if user_pair:
         size = (height, width)
     else:
@@ -190,6 +199,7 @@ def vit_training_recipe(
     batch_size=None,
     epochs=None,
     steps_per_epoch=None,
+    sources=None,
 ):
     """Derives image size, patch size, batch size, epochs and warm-up from the data.
 
@@ -216,6 +226,8 @@ def vit_training_recipe(
         epochs: the user's number of epochs, or None to derive it.
         steps_per_epoch: the user's steps per epoch (`--steps-per-epoch`),
             or None for one pass over the images.
+        sources: where a given image size or patch size comes from, for
+            its reason (see `vit_input_shape`).
 
     Returns:
         `ViTTrainingRecipe`.
@@ -232,42 +244,66 @@ def vit_training_recipe(
     """
     check_positive_int("num_train_images", num_train_images)
     training_recipe.check_user_choices(batch_size=batch_size, epochs=epochs)
-    image_size, patch_size, reasons = vit_input_shape(image_size, native_size, patch_size)
+    image_size, patch_size, reasons = vit_input_shape(image_size, native_size, patch_size, sources)
     epochs_derived = epochs is None
+    batch_size_derived = batch_size is None
+    images_per_epoch = num_train_images
     epochs = training_recipe.choose(
-        reasons, "epochs", epochs, lambda: _derived_epochs(num_train_images)
+        reasons, "epochs", epochs, lambda: (_derived_epochs(images_per_epoch), None)
     )
     batch_size = training_recipe.choose(
-        reasons, "batch_size", batch_size, lambda: _derived_batch_size(num_train_images, epochs)
+        reasons,
+        "batch_size",
+        batch_size,
+        lambda: (_derived_batch_size(num_train_images, epochs), None),
     )
     if epochs_derived and steps_per_epoch is not None:
         # An epoch the user counts in steps sees that many batches, not the whole set.
-        epochs, reasons["epochs"] = _derived_epochs(steps_per_epoch * batch_size)
+        images_per_epoch = steps_per_epoch * batch_size
+        epochs = _derived_epochs(images_per_epoch)
     steps_per_epoch = training_recipe.epoch_steps(
         reasons, steps_per_epoch, num_train_images, batch_size, "images"
     )
     total_steps = epochs * steps_per_epoch
+    # The reasons say what the run will do: its steps, and the images its whole batches see.
+    if epochs_derived:
+        reasons["epochs"] = _epochs_reason(images_per_epoch, epochs, steps_per_epoch * batch_size)
+    if batch_size_derived:
+        reasons["batch_size"] = _batch_size_reason(
+            num_train_images, batch_size, steps_per_epoch, total_steps
+        )
     warmup_steps = warmup_steps_for(total_steps, steps_per_epoch)
-    reasons["warmup_steps"] = (
-        f"linear warm-up over a tenth of the {total_steps} steps (at most {MAX_WARMUP_EPOCHS} "
-        "epochs), then cosine decay to 0"
-    )
+    reasons["warmup_steps"] = _warmup_reason(warmup_steps, total_steps, steps_per_epoch)
     choices = (reasons, batch_size, epochs, steps_per_epoch, warmup_steps)
     return ViTTrainingRecipe.of_choices(*choices, image_size=image_size, patch_size=int(patch_size))
 
 
 def _derived_epochs(images_per_epoch):
-    """Epochs for about `TARGET_IMAGES_SEEN` images seen, within the bounds, and why."""
-    epochs = int(round(TARGET_IMAGES_SEEN / images_per_epoch))
-    reason = (
-        f"about {TARGET_IMAGES_SEEN:,} images seen in all, {images_per_epoch} an epoch "
-        f"({EPOCHS} epochs)"
+    """Epochs for about `TARGET_IMAGES_SEEN` images seen, within the bounds."""
+    return int(EPOCHS.clamp(int(round(TARGET_IMAGES_SEEN / images_per_epoch))))
+
+
+def _epochs_reason(images_per_epoch, epochs, images_seen_per_epoch):
+    """Why `_derived_epochs(images_per_epoch)` is `epochs`, with the images the run sees.
+
+    `images_seen_per_epoch` are those of an epoch's whole batches.
+    """
+    wanted = int(round(TARGET_IMAGES_SEEN / images_per_epoch))
+    if EPOCHS.low <= wanted <= EPOCHS.high:
+        return (
+            f"about {TARGET_IMAGES_SEEN:,} images seen in all, {images_seen_per_epoch} an epoch "
+            f"({EPOCHS} epochs)"
+        )
+    seen = epochs * images_seen_per_epoch
+    bound, than = ("most", "fewer than") if wanted > epochs else ("fewest", "more than")
+    return (
+        f"the {bound} epochs ({EPOCHS}): {seen:,} images seen in all, {images_seen_per_epoch} "
+        f"an epoch, {than} the {TARGET_IMAGES_SEEN:,} aimed at"
     )
-    return int(EPOCHS.clamp(epochs)), reason
 
 
 def _derived_batch_size(num_train_images, epochs):
-    """A power of two giving enough steps per epoch and in all, within the bounds, and why."""
+    """A power of two giving enough steps per epoch and in all, within the bounds."""
     batch_size = _power_of_two_at_most(num_train_images / TARGET_STEPS_PER_EPOCH)
     batch_size = int(min(BATCH_SIZES.clamp(batch_size), num_train_images))
     # A ViT from scratch needs optimizer steps more than large batches: halve
@@ -276,8 +312,40 @@ def _derived_batch_size(num_train_images, epochs):
         batch_size > BATCH_SIZES.low and epochs * (num_train_images // batch_size) < MIN_TOTAL_STEPS
     ):
         batch_size //= 2
-    reason = (
-        f"{num_train_images} training images: at least {TARGET_STEPS_PER_EPOCH} steps per "
-        f"epoch and {MIN_TOTAL_STEPS:,} steps in all where possible, {BATCH_SIZES}"
-    )
-    return batch_size, reason
+    return batch_size
+
+
+def _batch_size_reason(num_train_images, batch_size, steps_per_epoch, total_steps):
+    """Why `_derived_batch_size` chose `batch_size`: the run's steps, and what was aimed at."""
+    steps = training_recipe.steps_an_epoch(steps_per_epoch, num_train_images, batch_size)
+    said = f"{num_train_images} training images: {steps}, {total_steps:,} in all"
+    short = []
+    if num_train_images // batch_size < TARGET_STEPS_PER_EPOCH:
+        short.append(f"{TARGET_STEPS_PER_EPOCH} steps a pass")
+    if total_steps < MIN_TOTAL_STEPS:
+        short.append(f"{MIN_TOTAL_STEPS:,} in all")
+    if not short:
+        return (
+            f"{said} (at least {TARGET_STEPS_PER_EPOCH} a pass and {MIN_TOTAL_STEPS:,} in all "
+            f"where batches {BATCH_SIZES} allow)"
+        )
+    if batch_size < BATCH_SIZES.low:
+        cause = f"all {num_train_images} images in one batch"
+    elif batch_size == BATCH_SIZES.low:
+        cause = f"the smallest batch, {BATCH_SIZES.low}"
+    else:  # the steps of an epoch are the user's, not a pass
+        cause = f"{steps_per_epoch} steps an epoch"
+    return f"{said}: fewer than the {' and '.join(short)} aimed at, with {cause}"
+
+
+def _warmup_reason(warmup_steps, total_steps, steps_per_epoch):
+    """Why `warmup_steps_for(total_steps, steps_per_epoch)` is `warmup_steps`."""
+    tenth = f"a tenth of the {training_recipe.count_of(total_steps, 'steps')}"
+    if warmup_steps < int(total_steps * training_recipe.WARMUP_FRACTION):
+        length = f"{training_recipe.count_of(warmup_steps, 'steps')} ({MAX_WARMUP_EPOCHS} "
+        length += f"epochs, the most; {tenth} is more)"
+    elif warmup_steps > total_steps * training_recipe.WARMUP_FRACTION:
+        length = f"{training_recipe.count_of(warmup_steps, 'steps')} ({tenth}, at least 1)"
+    else:
+        length = tenth
+    return f"linear warm-up over {length}, then cosine decay to 0"

@@ -62,8 +62,30 @@ def vit_model_input_shape(args, native_size):
     >>> vit_model_input_shape(build_vit_parser().parse_args(["--image-size", "16"]), (12, 24))
     (8, 16)
     """
-    shape, _, _ = vit_input_shape(vit_image_size(args), native_size, vit_patch_size_flag(args))
+    shape, _, _ = vit_input_shape(
+        vit_image_size(args), native_size, vit_patch_size_flag(args), vit_input_sources(args)
+    )
     return shape
+
+
+def vit_input_sources(args):
+    """Where the image size and patch size `args` give come from, when not from the user.
+
+    A paper preset's patch size is its own; `--init-from` gives the
+    checkpoint's patch size, and its image size unless `--image-size` is set.
+
+    Example:
+
+    >>> from keras_attention.tasks.image_classification.flags import build_vit_parser
+    >>> from keras_attention.tasks.image_classification.recipe_from_flags import (
+    ...     vit_input_sources)
+    >>> vit_input_sources(build_vit_parser().parse_args(["--preset", "B/32"]))
+    {'patch_size': "the B/32 preset's"}
+    """
+    sources = dict(getattr(args, "checkpoint_sources", None) or {})
+    if "patch_size" not in sources and not args.patch_size and args.preset != SMALL_VIT_PRESET:
+        sources["patch_size"] = f"the {args.preset} preset's"
+    return sources
 
 
 def resolve_vit_recipe(args, num_train_images, native_size):
@@ -85,6 +107,7 @@ def resolve_vit_recipe(args, num_train_images, native_size):
         batch_size=args.batch_size,
         epochs=args.epochs,
         steps_per_epoch=getattr(args, "steps_per_epoch", None),
+        sources=vit_input_sources(args),
     )
     args.recipe = recipe
     args.patch_size = recipe.patch_size
@@ -94,7 +117,12 @@ def resolve_vit_recipe(args, num_train_images, native_size):
 
 
 def _take_checkpoint_input(parser, args):
-    """`--init-from`: the checkpoint's patch size and image size where the flags leave them."""
+    """`--init-from`: the checkpoint's patch size, and its `(height, width)` unless `--image-size`.
+
+    The images are resized to the checkpoint's size, whatever theirs, so its
+    position table is used as it is; `args.checkpoint_sources` says which
+    values came from the checkpoint (for the printed reasons).
+    """
     if args.preset != SMALL_VIT_PRESET:
         parser.error(
             "--init-from reads the architecture of the checkpoint (a Hugging Face ViT or Swin "
@@ -113,8 +141,13 @@ def _take_checkpoint_input(parser, args):
             "(its patch embedding and positions are made for them); leave --patch-size out"
         )
     args.patch_size = patch_size
+    args.checkpoint_sources = {"patch_size": f"the checkpoint's ({args.init_from})"}
     if args.image_size is None:
-        args.image_size = max(height, width)
+        args.image_size = (height, width)
+        args.checkpoint_sources["image_size"] = (
+            f"the checkpoint's ({args.init_from}), the images resized to it; --image-size "
+            "sets another"
+        )
 
 
 def parse_vit_arguments(argv=None, parser=None):

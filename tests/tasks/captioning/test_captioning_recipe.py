@@ -102,8 +102,80 @@ def test_summary_lines_say_each_choice_and_why():
     recipe = captioning_training_recipe(32, train_steps=5000, learning_rate=2e-3, epochs=2)
     lines = recipe.summary_lines()
     assert lines[0].startswith("batch size 8: the largest power of two")
-    assert lines[1] == "epochs 2: given (the most; fewer when the validation loss stops improving)"
+    assert lines[0].endswith("the smallest, 8: the 32 give 4 steps an epoch")
+    # Two epochs of 4 steps: no stall of 63 epochs can stop the run sooner.
+    assert lines[1] == "epochs 2: given"
     assert lines[2].startswith("learning rate 0.002: linear warm-up 0 -> 0.002 over 1 steps")
+    assert "held to the end of epoch 1, then cosine decay to 0 over the last 1 epoch" in lines[2]
+    longer = captioning_training_recipe(4000, train_steps=5000, learning_rate=2e-3, epochs=90)
+    assert longer.reasons["epochs"] == (
+        "given (the most; fewer when the validation loss stops improving)"
+    )
+    assert "within 5 epochs, then cosine decay to 0 and stop" in longer.reasons["learning_rate"]
+
+
+@pytest.mark.parametrize(
+    "count, epochs, steps_per_epoch",
+    [
+        (48, 2, None),
+        (48, None, None),
+        (32, 1, None),
+        (4000, None, None),
+        (4000, 10, None),
+        (2400, None, None),
+        (4000, None, 100),
+        (300, 30, None),
+    ],
+)
+def test_reasons_say_what_the_run_will_do(count, epochs, steps_per_epoch):
+    recipe = captioning_training_recipe(
+        count, 5000, 2e-3, epochs=epochs, steps_per_epoch=steps_per_epoch
+    )
+    # The steps an epoch the batch size gives are the steps fit runs: no other count.
+    said = recipe.reasons["batch_size"]
+    assert f" {recipe.steps_per_epoch} an epoch" in said or said.endswith(
+        f" {recipe.steps_per_epoch} steps an epoch"
+    )
+    if count // recipe.batch_size < 30:
+        assert f"the smallest, 8: the {count} give" in said
+    # The schedule, driven epoch by epoch, decays when the reason says it does.
+    reason = recipe.reasons["learning_rate"]
+    for stalled in (False, True):
+        decay_after = _epoch_where_the_decay_starts(recipe, stalled)
+        if "held to the end of epoch" in reason:
+            assert f"held to the end of epoch {decay_after}," in reason
+            assert not recipe.reasons["epochs"].endswith("sooner")
+        elif "held to the end" in reason:
+            assert decay_after == recipe.epochs  # nothing left to decay
+        else:
+            last = recipe.epochs - _epoch_where_the_decay_starts(recipe, False)
+            assert f"over the last {last} epoch" in reason
+            if stalled:
+                assert decay_after < recipe.epochs - last  # a stall stops the run sooner
+            assert "fewer when the validation loss stops improving" in recipe.reasons["epochs"]
+    assert "within" not in reason or recipe.patience < recipe.epochs
+
+
+def _epoch_where_the_decay_starts(recipe, stalled):
+    """The epoch after which the recipe's schedule starts its decay, its loss stalled or not."""
+
+    class Optimizer:
+        iterations = 0
+
+    class Model:
+        optimizer = Optimizer()
+
+    schedule = recipe.learning_rate_schedule()
+    schedule.stream = False
+    schedule.set_model(Model())
+    schedule.set_params({"epochs": recipe.epochs, "steps": recipe.steps_per_epoch})
+    for epoch in range(recipe.epochs):
+        Optimizer.iterations = (epoch + 1) * recipe.steps_per_epoch
+        loss = 2.0 if stalled else 1e9 * 0.98**epoch  # 2% better each epoch
+        schedule.on_epoch_end(epoch, {"val_loss": loss})
+        if schedule.decay_start is not None:
+            return schedule.decay_start // recipe.steps_per_epoch
+    return None
 
 
 def test_schedule_is_a_decay_on_plateau_callback_of_the_recipe():

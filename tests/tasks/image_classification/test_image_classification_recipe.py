@@ -8,6 +8,7 @@ from keras_attention.tasks.image_classification import recipe as recipe_module
 from keras_attention.tasks.image_classification.recipe import vit_input_shape
 from keras_attention.tasks.image_classification.recipe import vit_training_recipe
 from keras_attention.tasks.image_classification.recipe import warmup_steps_for
+from keras_attention.tasks.training_recipe import count_of
 
 
 def test_small_glyph_set():
@@ -85,9 +86,61 @@ def test_summary_has_one_line_per_choice_with_its_reason():
     ]
     assert all(": " in line and "\n" not in line for line in lines)
     assert lines[2] == (
-        "batch_size 32: 1080 training images: at least 32 steps per epoch and 3,000 steps "
-        "in all where possible, between 16 and 128"
+        "batch_size 32: 1080 training images: 33 steps an epoch, 3,069 in all (at least 32 a "
+        "pass and 3,000 in all where batches between 16 and 128 allow)"
     )
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        dict(num_train_images=24, epochs=2, patch_size=8),
+        dict(num_train_images=24),
+        dict(num_train_images=14, epochs=1),
+        dict(num_train_images=1080),
+        dict(num_train_images=45_000, image_size=64),
+        dict(num_train_images=1_281_167, steps_per_epoch=200),
+    ],
+)
+def test_reasons_say_the_steps_and_images_the_run_has(arguments):
+    recipe = vit_training_recipe(**{"image_size": 32, **arguments})
+    count, steps, total = arguments["num_train_images"], recipe.steps_per_epoch, recipe.total_steps
+    batch = recipe.reasons["batch_size"]
+    # The steps fit runs, no other count of steps an epoch.
+    assert f" {steps} an epoch" in batch or f" {count_of(steps, 'steps')} an epoch" in batch
+    assert f"{total:,} in all" in batch
+    # Aims that the run misses are said to be missed.
+    assert ("fewer than the 32 steps a pass" in batch) == (count // recipe.batch_size < 32)
+    assert ("3,000 in all aimed at" in batch) == (total < 3000)
+    epochs = recipe.reasons["epochs"]
+    seen = recipe.epochs * steps * recipe.batch_size
+    if epochs.startswith("about 100,000 images seen"):
+        assert 50_000 <= seen <= 150_000
+    elif epochs != "set by the user":
+        assert f"{seen:,} images seen in all" in epochs
+    warmup = recipe.reasons["warmup_steps"]
+    assert f"over {count_of(recipe.warmup_steps, 'steps')} (" in warmup or (
+        f"a tenth of the {total} steps" in warmup and recipe.warmup_steps == total // 10
+    )
+
+
+def test_a_checkpoint_s_sizes_are_said_to_be_its_own():
+    checkpoint = {"image_size": "the checkpoint's", "patch_size": "the checkpoint's"}
+    recipe = vit_training_recipe(
+        num_train_images=24,
+        image_size=(24, 32),
+        native_size=(30, 40),
+        patch_size=8,
+        sources=checkpoint,
+    )
+    assert recipe.image_size == (24, 32) and recipe.patch_size == 8
+    assert recipe.summary_lines()[:2] == [
+        "image_size (24, 32): the checkpoint's",
+        "patch_size 8: the checkpoint's",
+    ]
+    # Without sources, given values are the user's.
+    plain = vit_training_recipe(num_train_images=24, image_size=(24, 32), patch_size=8)
+    assert plain.reasons["image_size"] == plain.reasons["patch_size"] == "set by the user"
 
 
 def test_warmup_is_a_tenth_at_most_ten_epochs():
