@@ -41,6 +41,7 @@ def apply_translation_recipe(
         batch_size=args.batch_size,
         epochs=args.epochs,
         steps_per_epoch=getattr(args, "steps_per_epoch", None),
+        model=_trained_model(args),
         **({} if length_basis is None else {"length_basis": length_basis}),
     )
     args.max_length, args.batch_size, args.epochs = (
@@ -49,3 +50,10 @@ def apply_translation_recipe(
         recipe.epochs,
     )
     return recipe
+
+
+def _trained_model(args):
+    """"transformer" or "rnn": the model `args` train (a checkpoint is a Transformer)."""
+    if getattr(args, "init_from", None):
+        return "transformer"
+    return getattr(args, "model", "transformer")
