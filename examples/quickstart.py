@@ -1,17 +1,11 @@
 """Quickstart: train a Transformer translator in a few minutes, then serve it.
 
-A small encoder-decoder Transformer learns the built-in English -> Spanish
-corpus (generated in code, no download) on the CPU. The script walks through
-the library one step at a time:
-
-1. sentence pairs and a reversible vocabulary per language, learned from the
-   training split (translations come back as people write them);
-2. teacher-forcing batches with `tf.data`;
-3. `transformer_translator` trained with `model.fit` (XLA-compiled);
-4. a SavedModel export: tokenizer, greedy decoding and detokenizer inside;
-5. the SavedModel, reloaded with TensorFlow and tensorflow-text alone, translates the held-out
-   sentences (scored with BLEU, chrF and exact matches) and new ones;
-6. an alignment plot: which English word each Spanish word attended to.
+A small encoder-decoder Transformer learns the built-in English -> Spanish corpus (made in
+code, no download) on the CPU: (1) sentence pairs and a reversible vocabulary per language;
+(2) teacher-forcing batches with `tf.data`; (3) `model.fit`, XLA-compiled; (4) a `.keras`
+file of the model and its tokenizers, and a SavedModel with tokenizer, greedy search and
+detokenizer inside; (5) the SavedModel, reloaded with TensorFlow and tensorflow-text alone,
+translates held-out sentences (scored) and new ones; (6) an alignment plot; (7) what next.
 
     python examples/quickstart.py [--output-dir runs/quickstart] [--epochs 3]
 """
@@ -23,6 +17,12 @@ import time
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
+NEXT_STEPS = (  # what to try with what it wrote
+    'next: python -c "import keras, keras_attention; print(keras.models.load_model('
+    "{keras!r}).generate('the cat sleeps'))\"\n      serve {export} (tf.saved_model.load after "
+    "`import tensorflow_text`, or TF Serving)\n      your own pairs: examples/train_nmt.py "
+    "--dataset tsv:FILE (docs/data_layouts.md), its plots like {plot} in its --output-dir"
+)
 MAX_LENGTH = 20  # tokens per sentence; the corpus has at most 16 words
 VOCABULARY_SIZE = 1000  # 260 byte and special tokens, then characters and words
 BATCH_SIZE = 64
@@ -69,7 +69,6 @@ def main(argv=None):
         ka.text.ReversibleTokenizer.train([pair[side] for pair in splits.sample], VOCABULARY_SIZE)
         for side in (0, 1)
     ]
-    source_encoder, target_encoder = encoders
 
     # 2. ({"source", "target"}, labels) batches: the decoder reads the target
     # shifted right ([START] ...) and learns to predict the next token.
@@ -79,8 +78,8 @@ def main(argv=None):
 
     # 3. The Transformer of "Attention Is All You Need", small enough for a CPU.
     model = ka.models.transformer_translator(
-        source_vocabulary_size=source_encoder.vocabulary_size,
-        target_vocabulary_size=target_encoder.vocabulary_size,
+        source_vocabulary_size=encoders[0].vocabulary_size,
+        target_vocabulary_size=encoders[1].vocabulary_size,
         max_source_length=MAX_LENGTH,
         max_target_length=MAX_LENGTH,
         hidden_dim=args.hidden_dim,
@@ -102,7 +101,10 @@ def main(argv=None):
     model.fit(train, epochs=args.epochs, verbose=2, shuffle=False)
     print(f"trained in {time.time() - start:.0f} s")
 
-    # 4. Export: strings in, translations and attention weights out. It is written
+    # 4. The model with its tokenizers, as one .keras file (`load_model(...).generate`) ...
+    keras_path = os.path.abspath(os.path.join(args.output_dir, "translator.keras"))
+    model.attach_tokenizers(*encoders).save(keras_path)
+    # ... and the export: strings in, translations and attention weights out. It is written
     # beside `folder`, then swapped in whole.
     ka.training.replace_folder(
         folder,
@@ -110,7 +112,7 @@ def main(argv=None):
             model, staging, *encoders, MAX_LENGTH, MAX_LENGTH, decode_batch_size=BATCH_SIZE
         ),
     )
-    print("SavedModel:", folder)
+    print(f"Keras model: {keras_path}\nSavedModel: {folder}")
 
     # 5. Reload it with TensorFlow alone, translate the held-out sentences, score them.
     import tensorflow_text  # noqa: F401  the tokenizers' SentencePiece op
@@ -135,13 +137,11 @@ def main(argv=None):
     source_pieces = [t.decode() for t in outputs["source_tokens"][0] if t]
     target_pieces = [t.decode() for t in outputs["translation_tokens"][0] if t]
     weights = outputs["attention"][0, : len(target_pieces), : len(source_pieces)]  # (T, S)
-    figure = ka.visualization.plot_alignment(
-        weights, source_pieces, target_pieces, title=sources[0]
-    )
-    plot_path = ka.visualization.save_figure(figure, os.path.join(args.output_dir, "alignment.png"))
-    print("alignment plot:", plot_path)
-    print(f"done in {time.time() - start:.0f} s")
-    paths = {"alignment_plot": str(plot_path), "export_dir": folder}
+    plot = ka.visualization.plot_alignment(weights, source_pieces, target_pieces, title=sources[0])
+    plot_path = ka.visualization.save_figure(plot, os.path.join(args.output_dir, "alignment.png"))
+    print(f"alignment plot: {plot_path}\ndone in {time.time() - start:.0f} s")
+    print(NEXT_STEPS.format(keras=keras_path, export=folder, plot=plot_path))  # 7. Next steps.
+    paths = {"alignment_plot": str(plot_path), "export_dir": folder, "keras_model": keras_path}
     return {**scores, **paths, "new_translations": new_translations}
 
 

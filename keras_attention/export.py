@@ -1,11 +1,21 @@
-"""`python -m keras_attention.export RUN_DIR --export OUT`: the SavedModel of a run, no retraining.
+"""Write the TensorFlow SavedModel of a training run from its checkpoints, with no retraining.
 
-Writes the serving model of a finished or interrupted run of the example
-scripts from its newest checkpoint (and the tokenizers inside it, or its
-saved vocabulary): see `keras_attention.tasks.run_export`.
+Reads the --output-dir of a finished or interrupted run of the example
+scripts (train_nmt.py, train_captioning.py, train_vit.py), loads its newest
+checkpoint that reads (checkpoints/epoch_NNN.keras, with the model's
+tokenizers inside; or the one --checkpoint names) and writes the SavedModel
+the script's own --export writes (see `keras_attention.tasks.run_export`):
+strings in, `translation` out for a translator; pixels or image bytes in,
+`caption` out for a captioner; pixels in, `probabilities` and `labels` out for
+an image classifier.
 
-    python -m keras_attention.export runs/nmt --export runs/nmt/served
-    python -m keras_attention.export runs/captioning --export served --beam-width 3
+What cannot be read or exported ends with one line saying why.
+Installed as the command `keras-attention-export`; the same as
+`python -m keras_attention.export`.
+
+examples:
+    keras-attention-export runs/nmt --export runs/nmt/served
+    keras-attention-export runs/captioning --export served/captioner --beam-width 3
 """
 
 import os
@@ -13,34 +23,42 @@ import sys
 
 from keras_attention.training.command_line import run_export_command
 
+COMMAND = "keras-attention-export"
+
 
 def build_parser():
     """The command line; it imports no TensorFlow, so `--help` answers at once."""
+    from keras_attention.training.command_line import command_name
     from keras_attention.training.command_line import export_command_parser
     from keras_attention.training.command_line import positive_int
 
     parser = export_command_parser(
-        "python -m keras_attention.export",
+        command_name(COMMAND, "keras_attention.export"),
         __doc__,
         "run_dir",
-        "the --output-dir of a training run",
+        "the --output-dir of a training run of train_nmt.py, train_captioning.py or "
+        "train_vit.py (the folder holding checkpoints/)",
         "; never one of the run's own folders",
     )
     parser.add_argument(
         "--checkpoint",
+        metavar="FILE",
         help="the .keras file to export (default: the run's newest checkpoint that loads)",
     )
     parser.add_argument(
         "--beam-width",
         type=positive_int,
         default=1,
-        help="1 for greedy search, more for beam search (translators, captioners; default 1)",
+        metavar="N",
+        help="translators and captioners: 1 for greedy search, more for beam search with N "
+        "beams (default: 1)",
     )
     parser.add_argument(
         "--max-length",
         type=positive_int,
-        help="the longest translation or caption in tokens (default: the model's, or the "
-        "run's recorded --max-length)",
+        metavar="N",
+        help="translators and captioners: the longest translation or caption, in tokens "
+        "(default: the model's own, or the run's recorded --max-length)",
     )
     return parser
 

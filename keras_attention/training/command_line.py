@@ -25,31 +25,56 @@ _PATH_KINDS = {"file": "a file", "folder": "a folder", "path": "a file or a fold
 # Small runs never reach it; a killed run of hour-long epochs loses at most this much.
 DEFAULT_BACKUP_EVERY = "30min"
 _SECONDS_PER_UNIT = {"s": 1, "min": 60, "h": 3600}
+# The help of flags the three training scripts share.
+DROPOUT_HELP = "dropout rate of the model's layers while training (default: %(default)s)"
+SEED_HELP = "random seed of the weights, the shuffling and the data splits (default: %(default)s)"
 
 
 def export_command_parser(prog, doc, source, source_help, export_help):
     """The parser of a command that writes a SavedModel from `source` to `--export OUT`.
 
     `python -m keras_attention.export` and `python -m keras_attention.convert`
-    read one folder and write one export; their description is the part of
-    their module docstring's first line after ": ".
+    read one folder and write one export; `--help` shows their module
+    docstring whole (what the command does, then examples) and every flag's
+    default.
 
     Example:
 
     >>> from keras_attention.training.command_line import export_command_parser
-    >>> parser = export_command_parser("demo", "`demo`: a model served.", "run_dir", "a run", "")
+    >>> parser = export_command_parser("demo", "Serve a model.", "run_dir", "a run", "")
     >>> vars(parser.parse_args(["runs/a", "--export", "served"]))
     {'run_dir': 'runs/a', 'export': 'served'}
     """
-    parser = argparse.ArgumentParser(prog=prog, description=doc.split("\n")[0].split(": ", 1)[1])
+    parser = argparse.ArgumentParser(
+        prog=prog, description=doc.strip(), formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument(source, help=source_help)
     parser.add_argument(
         "--export",
         required=True,
-        help="folder to write the SavedModel to: absent, empty or an earlier export, which "
-        "it replaces whole" + export_help,
+        metavar="OUT",
+        help="folder to write the SavedModel to (required): absent, empty or an earlier "
+        "export, which it replaces whole" + export_help,
     )
     return parser
+
+
+def command_name(installed, module):
+    """`installed` when the command runs under that name, else `python -m module`.
+
+    The export commands are installed as console scripts and run as modules;
+    their usage line names the way they were started.
+
+    Example:
+
+    >>> from keras_attention.training.command_line import command_name
+    >>> command_name("keras-attention-export", "keras_attention.export")  # under pytest
+    'python -m keras_attention.export'
+    """
+    import sys
+
+    started = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    return installed if started == installed else f"python -m {module}"
 
 
 def run_export_command(write):
@@ -268,7 +293,7 @@ def decoder_flags(*, learning_rate_help):
     """
 
     def add_decoder_flags(add):
-        add("--dropout", type=rate, default=0.1)
+        add("--dropout", type=rate, default=0.1, help=DROPOUT_HELP)
         add("--learning-rate", type=positive_float, help=learning_rate_help)
         add(
             "--beam-width", type=positive_int, default=1, help="1: greedy search; more: beam search"

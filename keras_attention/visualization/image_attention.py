@@ -33,19 +33,25 @@ def _bilinear_matrix(source_size, target_size):
     return matrix
 
 
-def upsample_attention(attention, image_shape, return_range=False):
+def upsample_attention(attention, image_shape, return_range=False, low=None):
     """Resizes an (h, w) attention map to an (H, W) image, scaled to [0, 1].
 
     The map is resized bilinearly (so a feature-map cell becomes a smooth
-    blob centred on the image region it covers) and then min-max scaled so
-    its smallest value is 0 and its largest 1, ready to draw as a heat map.
-    A constant map carries no "where" information and comes out as zeros.
+    blob centred on the image region it covers) and then scaled so that
+    `low` is 0 and its largest value 1, ready to draw as a heat map. By
+    default `low` is the map's smallest value (min-max scaling): a constant
+    map then carries no "where" information and comes out as zeros. With
+    `low=0.0` every weight is drawn in proportion to the largest, so a
+    nearly uniform map stays nearly uniform.
 
     Args:
         attention: (h, w) attention weights over a feature map.
         image_shape: (H, W), the height and width to resize to.
         return_range: also return `(low, high)`, the attention weights that
             0 and 1 stand for (for a colour bar in the map's own units).
+        low: None (the map's smallest value) or the weight that 0 stands
+            for, such as 0.0 for attention weights; values below it (never,
+            for weights) lower it to the map's smallest.
 
     Returns:
         float64 NumPy array of shape (H, W) with values in [0, 1], and with
@@ -61,6 +67,8 @@ def upsample_attention(attention, image_shape, return_range=False):
     (4, 4)
     >>> heat_map[0].tolist()  # top row: brightest under the attended top-right cell
     [0.0, 0.25, 0.75, 1.0]
+    >>> upsample_attention(np.array([[0.25, 0.5]]), (1, 2), low=0.0).tolist()
+    [[0.5, 1.0]]
     """
     attention = np.asarray(attention, dtype="float64")
     if attention.ndim != 2 or attention.size == 0:
@@ -84,7 +92,12 @@ def upsample_attention(attention, image_shape, return_range=False):
     rows = _bilinear_matrix(attention.shape[0], height)  # (H, h)
     columns = _bilinear_matrix(attention.shape[1], width)  # (W, w)
     resized = rows @ attention @ columns.T  # (H, h) @ (h, w) @ (w, W) -> (H, W)
-    low, high = float(resized.min()), float(resized.max())
+    if low is not None and not (
+        isinstance(low, (int, float, np.number)) and not isinstance(low, bool) and np.isfinite(low)
+    ):
+        raise ValueError(f"Expected `low` to be None or a finite number. Received: low={low!r}")
+    smallest = float(resized.min())
+    low, high = smallest if low is None else min(float(low), smallest), float(resized.max())
     heat_map = np.zeros_like(resized) if high - low <= 0.0 else (resized - low) / (high - low)
     return (heat_map, (low, high)) if return_range else heat_map
 
@@ -92,8 +105,11 @@ def upsample_attention(attention, image_shape, return_range=False):
 def draw_attention_map(axes, display_image, attention_map, title):
     """Draws `attention_map` (h, w), upsampled to the image, over it with a colour bar.
 
-    The colour bar gives the map's own smallest and largest weight (see
-    `upsample_attention`).
+    Colours run from weight 0 (transparent: the plain image) to the map's
+    largest weight, which the colour bar gives (`upsample_attention` with
+    `low=0.0`). A map whose weights hardly differ, such as the nearly
+    uniform attention of an untrained model, is drawn in nearly one colour:
+    small differences are not stretched over the whole colour range.
 
     Args:
         axes: a matplotlib `Axes`.
@@ -111,7 +127,7 @@ def draw_attention_map(axes, display_image, attention_map, title):
     'bird'
     """
     heat_map, value_range = upsample_attention(
-        attention_map, display_image.shape[:2], return_range=True
+        attention_map, display_image.shape[:2], return_range=True, low=0.0
     )
     draw_overlay(axes, display_image, heat_map, title=title, value_range=value_range)
 

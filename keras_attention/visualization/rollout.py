@@ -226,7 +226,9 @@ def plot_rollout(image, rollout_map, title=None, map_title="attention rollout"):
         image: (H, W, 3) pixels, uint8 or float in 0..255 (grayscale
             (H, W) and (H, W, 1) work too).
         rollout_map: (rows, columns) patch map from `rollout_to_image_map`;
-            it is bilinearly upsampled to the image and min-max scaled.
+            it is bilinearly upsampled to the image and coloured from 0 to
+            its largest weight (the colour bar's range), so a nearly
+            uniform map looks nearly uniform.
         title: optional title above the panels (for example the prediction).
         map_title: the overlay panel's title, for maps other than a rollout.
 
@@ -263,7 +265,7 @@ def plot_head_maps(image, layer_attention, grid_size, has_class_token=True, colu
 
     For each head the map is the class token's attention to the patches (or
     the mean over all tokens' rows without a class token), upsampled to the
-    image and min-max scaled per head.
+    image and coloured from 0 to the head's largest weight.
 
     Args:
         image: (H, W, 3) pixels, uint8 or float in 0..255 (grayscale

@@ -1,7 +1,10 @@
 """The quickstart runs end to end: train, score, plot, export and reload."""
 
 import importlib.util
+import logging
 import pathlib
+
+import keras
 
 EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
 
@@ -13,8 +16,9 @@ def _load_quickstart():
     return module
 
 
-def test_quickstart_with_a_tiny_corpus(tmp_path, capsys):
+def test_quickstart_with_a_tiny_corpus(tmp_path, capsys, caplog):
     quickstart = _load_quickstart()
+    caplog.set_level(logging.WARNING)
     result = quickstart.main(
         [
             "--epochs",
@@ -29,7 +33,11 @@ def test_quickstart_with_a_tiny_corpus(tmp_path, capsys):
             str(tmp_path),
         ]
     )
-    printed = capsys.readouterr().out
+    captured = capsys.readouterr()
+    printed = captured.out
+    # No AutoGraph warning (printed, logged to stderr or through `logging`) about its functions.
+    for text in (printed, captured.err, caplog.text):
+        assert "AutoGraph" not in text and "do_not_convert" not in text
     assert f"BLEU {result['bleu']:.1f}, chrF {result['chrf']:.1f} on 10 sentences" in printed
     assert pathlib.Path(result["alignment_plot"]) == tmp_path / "alignment.png"
     assert (tmp_path / "alignment.png").stat().st_size > 0
@@ -40,6 +48,19 @@ def test_quickstart_with_a_tiny_corpus(tmp_path, capsys):
     assert all(isinstance(text, str) for text in translations)
     for sentence, translation in zip(quickstart.NEW_SENTENCES, translations):
         assert f"  {sentence} -> {translation}" in printed
+    # The .keras file holds the model and its tokenizers: it loads and translates as served.
+    keras_path = pathlib.Path(result["keras_model"])
+    assert keras_path == tmp_path / "translator.keras"
+    assert f"Keras model: {keras_path}" in printed
+    reloaded = keras.models.load_model(keras_path)
+    assert reloaded.generate(list(quickstart.NEW_SENTENCES)) == translations
+    # It ends with what to try next, naming the files it wrote.
+    ending = printed.rstrip("\n").split("\n")[-3:]
+    assert ending[0].startswith("next: python -c") and str(keras_path) in ending[0]
+    assert ".generate(" in ending[0]
+    assert str(result["export_dir"]) in ending[1] and "tensorflow_text" in ending[1]
+    assert "train_nmt.py --dataset tsv:" in ending[2] and "docs/data_layouts.md" in ending[2]
+    assert str(tmp_path / "alignment.png") in ending[2]
 
 
 def test_quickstart_refuses_a_translator_folder_of_other_files_before_training(tmp_path):

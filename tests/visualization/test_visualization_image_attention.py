@@ -9,10 +9,11 @@ from keras_attention.visualization.image_attention import upsample_attention
 WORDS = ["a", "bird", "flying", "over", "water"]
 
 
-def _reference_heat_map(attention, size):
-    """Bilinear resize by TensorFlow, then min-max scaling."""
+def _reference_heat_map(attention, size, low=None):
+    """Bilinear resize by TensorFlow, then scaling from `low` (default: the smallest) to the largest."""
     resized = tf.image.resize(attention[..., None], size, method="bilinear").numpy()[..., 0]
-    return (resized - resized.min()) / (resized.max() - resized.min())
+    low = resized.min() if low is None else low
+    return (resized - low) / (resized.max() - low)
 
 
 def _image(height=48, width=64):
@@ -70,9 +71,9 @@ def test_caption_figure_has_the_image_then_one_panel_per_word(tmp_path):
         # The heat map covers exactly the image's pixels, so it lines up with it.
         assert heat_map.get_array().shape == image.shape[:2]
         assert heat_map.get_extent() == picture.get_extent()
-        np.testing.assert_allclose(
-            heat_map.get_array(), _reference_heat_map(word_attention, image.shape[:2]), atol=1e-5
-        )
+        # Coloured from weight 0 to the map's largest weight.
+        expected = _reference_heat_map(word_attention, image.shape[:2], low=0.0)
+        np.testing.assert_allclose(heat_map.get_array(), expected, atol=1e-5)
 
     path = tmp_path / "caption.png"
     figure.savefig(path)
@@ -130,11 +131,25 @@ def _colour_bar_labels(panel):
 
 
 def test_every_word_panel_has_a_colour_bar_in_attention_weights():
-    # A 2 x 2 map resized to 4 x 4 (half-pixel centres) keeps its extremes:
-    # 0.05 where nothing is attended, 0.15 under the attended cell.
+    # A 2 x 2 map resized to 4 x 4 (half-pixel centres) keeps its largest weight,
+    # 0.15 under the attended cell; the colours start at weight 0.
     attention = 0.05 + 0.1 * np.array([[[0.0, 1.0], [0.0, 0.0]], [[0.0, 0.0], [0.0, 1.0]]])
     figure = plot_caption_attention(np.zeros((4, 4, 3), "uint8"), attention, ["red", "circle"])
     assert [axes.get_title() for axes in figure.axes] == ["", "red", "circle"]
     assert not figure.axes[0].child_axes  # the plain image has no colour bar
     for panel in figure.axes[1:]:
-        assert _colour_bar_labels(panel) == ["0.05", "0.1", "0.15"]
+        assert _colour_bar_labels(panel) == ["0", "0.075", "0.15"]
+
+
+def test_upsample_scales_from_a_given_low_weight():
+    attention = np.array([[0.2, 0.4], [0.4, 0.4]])
+    heat_map, value_range = upsample_attention(attention, (2, 2), return_range=True, low=0.0)
+    np.testing.assert_allclose(heat_map, attention / 0.4)
+    assert value_range == (0.0, 0.4)
+    np.testing.assert_allclose(upsample_attention(np.full((2, 3), 0.5), (4, 6), low=0.0), 1.0)
+    np.testing.assert_array_equal(upsample_attention(np.zeros((2, 3)), (4, 6), low=0.0), 0.0)
+    # A low above the smallest weight lowers to it: the heat map stays in [0, 1].
+    assert upsample_attention(attention, (2, 2), low=0.3).min() == 0.0
+    for low in ("0", float("nan"), True):
+        with pytest.raises(ValueError, match="Received: low="):
+            upsample_attention(attention, (2, 2), low=low)

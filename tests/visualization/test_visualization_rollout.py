@@ -277,3 +277,41 @@ def test_plot_head_maps_rejects_bad_input():
         ValueError, match=r"= 7 tokens. Received: layer_attention.shape=\(2, 5, 5\)"
     ):
         plot_head_maps(_image(), np.ones((2, 5, 5)), (2, 3))
+
+
+def _bar_labels(figure, axes_index):
+    (bar_axes,) = figure.axes[axes_index].child_axes
+    figure.canvas.draw()
+    return [label.get_text() for label in bar_axes.get_yticklabels()]
+
+
+def test_a_nearly_uniform_rollout_is_drawn_nearly_uniform():
+    # An untrained ViT's rollout: 196 patches between 0.0576 and 0.0578.
+    rollout_map = 0.0576 + 0.0002 * np.random.default_rng(0).random((14, 14))
+    rollout_map[0, 0], rollout_map[13, 13] = 0.0576, 0.0578
+    figure = plot_rollout(np.zeros((56, 56, 3), np.uint8), rollout_map)
+    heat_map = np.asarray(figure.axes[1].images[1].get_array())
+    # Colours run from 0 to the largest weight: every pixel is within 0.4% of the top
+    # colour, instead of a min-max stretch of the 0.0002 spread over the whole range.
+    assert heat_map.min() > 0.996 and heat_map.max() == pytest.approx(1.0)
+    assert _bar_labels(figure, 1) == ["0", "0.0289", "0.0578"]
+
+
+def test_a_peaked_rollout_keeps_its_contrast_from_zero():
+    rollout_map = np.full((2, 2), 0.1)
+    rollout_map[0, 1] = 0.4
+    figure = plot_rollout(np.zeros((32, 32, 3), np.uint8), rollout_map)
+    heat_map = np.asarray(figure.axes[1].images[1].get_array())
+    assert heat_map.max() == pytest.approx(1.0)
+    assert heat_map.min() == pytest.approx(0.25)  # 0.1 of 0.4: a quarter of the top colour
+    assert _bar_labels(figure, 1) == ["0", "0.2", "0.4"]
+
+
+def test_head_maps_are_each_coloured_from_zero():
+    attention = np.full((2, 5, 5), 0.2)  # head 0 uniform, head 1 peaked
+    attention[1, 0] = [0.2, 0.5, 0.1, 0.1, 0.1]
+    figure = plot_head_maps(np.zeros((32, 32, 3), np.uint8), attention, (2, 2))
+    uniform = np.asarray(figure.axes[0].images[1].get_array())
+    peaked = np.asarray(figure.axes[1].images[1].get_array())
+    np.testing.assert_allclose(uniform, 1.0)  # one colour: nothing stands out
+    assert peaked.min() == pytest.approx(0.2) and peaked.max() == pytest.approx(1.0)

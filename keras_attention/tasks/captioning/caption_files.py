@@ -57,6 +57,9 @@ from keras_attention.tasks.captioning.layouts.caption_listing import ALL
 
 # Training captions kept as strings, at most: the sample vocabularies and lengths come from.
 SAMPLE_SIZE = 200_000
+# A missing image of one of these names with one of these captions is a header line.
+HEADER_IMAGE_NAMES = ("image", "images", "file", "filename", "file_name", "image_name", "path")
+HEADER_CAPTION_NAMES = ("caption", "captions", "text", "sentence", "description")
 
 
 def one_element_per_caption(image, captions):
@@ -89,17 +92,45 @@ def _pairs_dataset(paths, captions, size, skipped, shuffle_seed=None, shard=ONE_
     return decoded.map(one_element_per_caption).unbatch()
 
 
+def _header_line(listing, missing):
+    """`(path, "name<TAB>caption")` of a missing "image" that is a column header, or None.
+
+    Caption files of `file<TAB>caption` lines have no header line; one such
+    as `image<TAB>caption` would be read as a caption of an image file
+    named "image". It is recognised by both of its names.
+    """
+    for images in listing.images.values():
+        for path in missing:
+            name = os.path.relpath(path, listing.root)
+            if name.lower() not in HEADER_IMAGE_NAMES:
+                continue
+            for caption in images.get(path, ()):
+                if caption.lower() in HEADER_CAPTION_NAMES:
+                    return path, f"{name}<TAB>{caption}"
+    return None
+
+
 def _present_images(listing, source, strict):
     """`listing.images` without the images whose files are missing (reported); none is read."""
     listed = sorted({path for images in listing.images.values() for path in images})
     missing = [path for path in listed if not os.path.isfile(path)]
-    if missing:
-        names = names_for_message([os.path.relpath(path, listing.root) for path in missing])
-        count = f"{len(missing)} of {len(listed)} image(s)"
+    header = _header_line(listing, missing) if missing else None
+    if header:
+        message = (
+            f"{listing.layout} under {listing.root} has a header line, `{header[1]}`, read as "
+            "an image file; it takes none: every line is `file<TAB>caption`. Remove that line"
+        )
+        if strict:
+            raise ValueError(f"{message}.")
+        warnings.warn(f"{message}; it is skipped.", stacklevel=4)
+    unexpected = [path for path in missing if not header or path != header[0]]
+    if unexpected:
+        names = names_for_message([os.path.relpath(path, listing.root) for path in unexpected])
+        count = f"{len(unexpected)} of {len(listed)} image(s)"
         where = f"listed by {source} under {listing.root}"
         if strict:
-            raise ValueError(f"{count} {where} cannot be read; {len(missing)} missing: {names}.")
-        warnings.warn(f"Skipped {count} {where}; {len(missing)} missing: {names}.", stacklevel=4)
+            raise ValueError(f"{count} {where} cannot be read; {len(unexpected)} missing: {names}.")
+        warnings.warn(f"Skipped {count} {where}; {len(unexpected)} missing: {names}.", stacklevel=4)
     gone = set(missing)
     return {
         split: {path: captions for path, captions in images.items() if path not in gone}

@@ -166,7 +166,14 @@ def build_captioning_parser(description=None):
 
 def _add_input_flags(add):
     """`--model` and the flags of what it reads: the image, its CNN, the captions' tokens."""
-    add("--model", choices=sorted(CAPTIONER_DEFAULTS), default="show_attend_tell")
+    add(
+        "--model",
+        choices=sorted(CAPTIONER_DEFAULTS),
+        default="show_attend_tell",
+        help="'show_attend_tell': LSTM attention decoder over the CNN grid; 'transformer': "
+        "Transformer decoder over the CNN grid; 'vit': Transformers only, over image patches "
+        "(default: %(default)s)",
+    )
     add(
         "--image-size",
         type=image_size_argument,
@@ -279,7 +286,7 @@ def _add_report_flags(add):
     """The flags of what is scored and drawn after training, and the seed."""
     add("--eval-images", type=cli.positive_int, help="held-out captions to score (default: all)")
     add("--samples", type=cli.non_negative_int, default=4, help="captions to print and draw")
-    add("--seed", type=int, default=0)
+    add("--seed", type=int, default=0, help=cli.SEED_HELP)
 
 
 def check_captioning_data(parser, args):

@@ -95,7 +95,7 @@ def build_vit_parser(description=None):
         choices=MODEL_NAMES,
         default="vit",
         help="'vit': Vision Transformer; 'swin': Swin Transformer (shifted-window attention "
-        "on a hierarchy of maps)",
+        "on a hierarchy of maps) (default: %(default)s)",
     )
     add(
         "--preset",
@@ -130,7 +130,7 @@ def build_vit_parser(description=None):
     add("--learning-rate", type=cli.positive_float, default=2e-3, help="peak learning rate")
     add("--weight-decay", type=cli.non_negative_float, default=0.05)
     add("--label-smoothing", type=cli.rate, default=0.1)
-    add("--dropout", type=cli.rate, default=0.0)
+    add("--dropout", type=cli.rate, default=0.0, help=cli.DROPOUT_HELP)
     add("--stochastic-depth", type=cli.rate, default=0.1, help="stochastic depth rate")
     add(
         "--augmentation",
@@ -157,7 +157,7 @@ def build_vit_parser(description=None):
         "leading outside the data set's folder (refused by default, naming the link and its "
         "target; the folder itself may be a link)",
     )
-    add("--seed", type=int, default=0)
+    add("--seed", type=int, default=0, help=cli.SEED_HELP)
     return parser
 
 

@@ -87,7 +87,13 @@ def build_translation_parser(description=None):
 
 def _add_model_flags(add):
     """`--model` and the flags of the translator's size and attention."""
-    add("--model", choices=sorted(TRANSLATION_MODEL_DEFAULTS), default="transformer")
+    add(
+        "--model",
+        choices=sorted(TRANSLATION_MODEL_DEFAULTS),
+        default="transformer",
+        help="'transformer': encoder-decoder Transformer; 'rnn': bidirectional RNN encoder "
+        "and an attention decoder (--cell, --attention) (default: %(default)s)",
+    )
     add(
         "--vocabulary-size",
         type=cli.positive_int,
@@ -175,7 +181,7 @@ def _add_report_flags(add):
     )
     add("--samples", type=cli.non_negative_int, default=5, help="translations to print")
     add("--plots", type=cli.non_negative_int, default=3, help="alignment plots to draw")
-    add("--seed", type=int, default=0)
+    add("--seed", type=int, default=0, help=cli.SEED_HELP)
 
 
 def parse_translation_arguments(argv=None, parser=None):

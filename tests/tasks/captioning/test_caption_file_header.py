@@ -1,0 +1,51 @@
+"""A header line in a `file<TAB>caption` file is named as one, not as a missing image."""
+
+import warnings
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from keras_attention.tasks.captioning.sources import load_caption_dataset
+
+
+def _write_images(folder, names):
+    for name in names:
+        pixels = np.full((6, 8, 3), 90, np.uint8)
+        (folder / name).write_bytes(tf.io.encode_png(pixels).numpy())
+
+
+def _captions_tsv(folder, first_line):
+    _write_images(folder, [f"{index}.png" for index in range(5)])
+    lines = [first_line] + [f"{index}.png\ta picture number {index}" for index in range(5)]
+    (folder / "captions.tsv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+@pytest.mark.parametrize("header", ["image\tcaption", "filename\tCaption", "file_name\ttext"])
+def test_a_header_line_is_named_and_skipped(tmp_path, header):
+    _captions_tsv(tmp_path, header)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        splits = load_caption_dataset(f"folder:{tmp_path}", 8)
+    messages = [str(warning.message) for warning in caught]
+    name, caption = header.split("\t")
+    shown = [text for text in messages if f"header line, `{name}<TAB>{caption}`" in text]
+    assert len(shown) == 1, messages
+    assert "every line is `file<TAB>caption`" in shown[0] and "Remove that line" in shown[0]
+    # The header is not also reported as a missing image, and the five images are all read.
+    assert not any("missing" in text for text in messages), messages
+    assert sum(splits.sizes.values()) == 5
+
+
+def test_a_header_line_stops_a_strict_run(tmp_path):
+    _captions_tsv(tmp_path, "image\tcaption")
+    with pytest.raises(ValueError, match="header line, `image<TAB>caption`"):
+        load_caption_dataset(f"folder:{tmp_path}", 8, strict=True)
+
+
+def test_a_missing_image_is_still_a_missing_image(tmp_path):
+    # An image really named "image" in the file, with an ordinary caption: no header.
+    _captions_tsv(tmp_path, "image\ta dog on a beach")
+    with pytest.warns(UserWarning, match="1 missing: image") as caught:
+        load_caption_dataset(f"folder:{tmp_path}", 8)
+    assert not any("header" in str(warning.message) for warning in caught)
