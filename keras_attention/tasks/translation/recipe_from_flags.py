@@ -53,7 +53,7 @@ def apply_translation_recipe(
 
 
 def _trained_model(args):
-    """"transformer" or "rnn": the model `args` train (a checkpoint is a Transformer)."""
+    """The model `args` train, "transformer" or "rnn" (a checkpoint is a Transformer)."""
     if getattr(args, "init_from", None):
         return "transformer"
     return getattr(args, "model", "transformer")
