@@ -11,6 +11,7 @@ from keras import ops
 
 from keras_attention.generation.decoding_protocol import MEMORY_MASK
 from keras_attention.layers.attention.additive_attention import AdditiveAttention
+from keras_attention.layers.attention.dot_product_attention import SCORE_MODES
 from keras_attention.layers.attention.dot_product_attention import DotProductAttention
 from keras_attention.layers.recurrent.attention_decoder import ATTENTION_STYLES
 from keras_attention.layers.recurrent.attention_decoder import AttentionDecoder
@@ -25,7 +26,8 @@ CELLS = {
     "gru": (keras.layers.GRU, keras.layers.GRUCell),
     "lstm": (keras.layers.LSTM, keras.layers.LSTMCell),
 }
-ATTENTIONS = ("additive", "dot", "general", "scaled_dot")
+# Bahdanau's additive score, or one of `DotProductAttention`'s (Luong's and keras' "concat").
+ATTENTIONS = ("additive", *SCORE_MODES)
 
 
 def _attention_layer(attention, units):
@@ -50,7 +52,9 @@ class RNNAttentionTranslator(TextTranslationMixin, DefaultCompile, ConstructorCo
       `tanh(W_c [c_t; s_t])`, fed back to the cell with `input_feeding=True`.
 
     The score is `"additive"` (`v^T tanh(W_q s + W_k h)`), `"dot"`
-    (`s . h`), `"general"` (`s^T W h`) or `"scaled_dot"`. A Dense layer maps
+    (`s . h`), `"general"` (`s^T W h`), `"scaled_dot"` or `"concat"`
+    (`c * sum(tanh(s + h))`, keras' mode); the memory has the decoder
+    state's size, `units`, as the last three need. A Dense layer maps
     each decoder output to float32 logits. Id 0 is padding: padded source
     tokens are skipped by the encoder and hidden from the attention.
 
@@ -64,7 +68,8 @@ class RNNAttentionTranslator(TextTranslationMixin, DefaultCompile, ConstructorCo
         units: width of each encoder direction, of the memory and of the
             decoder cell.
         cell: `"gru"` or `"lstm"`.
-        attention: `"additive"`, `"dot"`, `"general"` or `"scaled_dot"`.
+        attention: `"additive"`, or a `DotProductAttention` score mode:
+            `"scaled_dot"`, `"dot"`, `"general"` or `"concat"`.
         attention_style: `"bahdanau"` or `"luong"`.
         input_feeding: feed the previous attentional vector to the cell
             (`"luong"` only).

@@ -44,6 +44,10 @@ TRANSLATION_DATASET_FORMATS = (
 FINE_TUNING_LEARNING_RATE = 5e-5
 # The flags of the architecture, which a checkpoint brings.
 ARCHITECTURE_FLAGS = ("hidden_dim", "num_layers", "num_heads", "num_key_value_heads")
+# The rnn model's --attention scores: `rnn_attention_translator.ATTENTIONS` ("additive",
+# then `DotProductAttention`'s score modes), spelled out so that the parser needs no Keras
+# import (a test keeps them equal).
+RNN_ATTENTIONS = ("additive", "scaled_dot", "dot", "general", "concat")
 # The sources that take --source-lang, --target-lang (and, parallel: only, --test-prefix).
 LANGUAGE_SOURCES = ("parallel:", "hf:")
 # `--dataset` PREFIX:PATH sources and what PATH must be; other values are 'builtin' or a
@@ -133,7 +137,7 @@ def _add_model_flags(add):
     add("--cell", choices=("gru", "lstm"), default="gru", help="RNN cell of the rnn model")
     add(
         "--attention",
-        choices=("additive", "dot", "general", "scaled_dot"),
+        choices=RNN_ATTENTIONS,
         default="additive",
         help="attention score of the rnn model",
     )

@@ -75,3 +75,20 @@ def test_fits_one_step_under_mirrored_strategy():
 def test_a_registered_class_whose_config_holds_the_constructor_arguments():
     model = rnn_attention_translator(**SIZES)
     assert_registered_with_its_constructor_arguments(RNNAttentionTranslator, model, SIZES)
+
+
+def test_keras_concat_score_builds_trains_a_step_and_round_trips_its_config():
+    arguments = {**SIZES, "attention": "concat", "attention_style": "luong"}
+    model = rnn_attention_translator(**arguments, dropout=0.0)
+    assert "concat_score_weight" in [weight.name for weight in model.weights]
+    inputs, labels = toy_translation_task(8, reverse=True)
+    before = [np.array(weight) for weight in model.trainable_weights]
+    history = fit_with_xla(model, inputs, labels, 1e-2, epochs=1, batch_size=8)
+    assert np.isfinite(history["loss"][0])
+    assert any(not np.allclose(old, new) for old, new in zip(before, model.trainable_weights))
+    assert_registered_with_its_constructor_arguments(RNNAttentionTranslator, model, arguments)
+
+
+def test_an_unknown_attention_lists_every_score():
+    with pytest.raises(ValueError, match="'additive', 'scaled_dot', 'dot', 'general', 'concat'"):
+        rnn_attention_translator(**SIZES, attention="luong")

@@ -4,10 +4,12 @@ import numpy as np
 import pytest
 from optimizer_steps import learning_rates_at
 
+from keras_attention.models.translation.rnn_attention_translator import ATTENTIONS
 from keras_attention.models.translation.rnn_attention_translator import RNNAttentionTranslator
 from keras_attention.models.translation.transformer_translator import TransformerTranslator
 from keras_attention.tasks.learning_rate_schedule import warmup_cosine_decay
 from keras_attention.tasks.translation import model_from_flags as models
+from keras_attention.tasks.translation.flags import RNN_ATTENTIONS
 from keras_attention.tasks.translation.flags import TRANSLATION_MODEL_DEFAULTS
 from keras_attention.tasks.translation.flags import build_translation_parser
 from keras_attention.tasks.translation.flags import parse_translation_arguments
@@ -109,6 +111,15 @@ def test_grouped_query_attention_is_one_flag_and_must_divide_the_heads(capsys):
     error = capsys.readouterr().err
     assert "--num-key-value-heads must divide --num-heads" in error
     assert "Received: --num-heads 4, --num-key-value-heads 3" in error
+
+
+def test_every_score_of_the_rnn_translator_is_a_choice_of_attention():
+    assert RNN_ATTENTIONS == ATTENTIONS
+    args = parse_translation_arguments(
+        ["--model", "rnn", "--attention", "concat", "--hidden-dim", "16", "--max-length", "10"]
+    )
+    model = models.translator_from_arguments(args, 30, 40)
+    assert isinstance(model, RNNAttentionTranslator) and model.attention == "concat"
 
 
 def test_an_unknown_model_is_named():
