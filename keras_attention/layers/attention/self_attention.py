@@ -6,14 +6,12 @@ from keras_attention.layers.attention.attention_results import attention_output_
 from keras_attention.layers.attention.head_attention_checks import HEAD_ARGUMENTS
 from keras_attention.layers.attention.multi_head_attention import MultiHeadAttention
 from keras_attention.layers.attention.projection_settings import projection_settings
-from keras_attention.layers.attention.projection_settings import projection_settings_config
-from keras_attention.layers.attention.projection_settings import set_projection_settings
+from keras_attention.layers.attention.self_attention_common import checked_input_shape
+from keras_attention.layers.attention.self_attention_common import keep_self_attention_arguments
+from keras_attention.layers.attention.self_attention_common import self_attention_arguments_config
 from keras_attention.layers.position.rotary_embedding import check_rotary
-from keras_attention.ops.attention import check_implementation
 from keras_attention.validation import check_bool
 from keras_attention.validation import check_positive_int
-from keras_attention.validation import keep_checked_arguments
-from keras_attention.validation import kept_arguments
 
 # The constructor arguments kept as they are, with their checks.
 _CHECKED_ARGUMENTS = {
@@ -99,23 +97,15 @@ class SelfAttention(keras.layers.Layer):
     ):
         """Check and keep the arguments; the attention is made in `build`."""
         super().__init__(**kwargs)
-        check_implementation(implementation)
+        keep_self_attention_arguments(self, locals(), _CHECKED_ARGUMENTS)
         check_rotary(rotary_max_wavelength, key_dim)
-        keep_checked_arguments(self, locals(), _CHECKED_ARGUMENTS)
-        self.implementation = implementation
         self.rotary_max_wavelength = rotary_max_wavelength
-        set_projection_settings(
-            self, (kernel_initializer, bias_initializer), (kernel_regularizer, bias_regularizer)
-        )
         self.supports_masking = True
 
     def build(self, input_shape):
-        input_shape = tuple(input_shape)
-        if len(input_shape) != 3 or input_shape[-1] is None:
-            raise ValueError(
-                "`inputs` must be (batch, length, features) with known features. "
-                f"Received: input_shape={input_shape}"
-            )
+        input_shape = checked_input_shape(
+            input_shape, 3, "(batch, length, features) with known features"
+        )
         self.attention = MultiHeadAttention(
             num_heads=self.num_heads,
             key_dim=self.key_dim,
@@ -157,8 +147,6 @@ class SelfAttention(keras.layers.Layer):
     def get_config(self):
         return {
             **super().get_config(),
-            **kept_arguments(self, _CHECKED_ARGUMENTS),
-            "implementation": self.implementation,
+            **self_attention_arguments_config(self, _CHECKED_ARGUMENTS),
             "rotary_max_wavelength": self.rotary_max_wavelength,
-            **projection_settings_config(self),
         }

@@ -119,6 +119,38 @@ class TransformerBlock(keras.layers.Layer):
             x = norm(x)
         return x, extra
 
+    def self_attention_sub_block(self, inputs, training, *, return_attention_scores, **attention):
+        """The residual self-attention sub-block: `(x, what the attention returns after x)`.
+
+        `_self_attention_layer` attends from `inputs` (normed first with
+        `norm_first`) to themselves, with the `attention` call arguments
+        (`attention_mask`, a cache, ...); the rest of its results comes back
+        as a tuple: the weights when `return_attention_scores` asks for them,
+        then the updated cache when a cache is given (`()` for neither).
+        Without the weights the attention may use the chunked or fused
+        kernels and skip keeping them.
+        """
+        returns_more = return_attention_scores or attention.get("cache") is not None
+
+        def self_attend(x):
+            attended = self._self_attention_layer(
+                x,
+                x,
+                return_attention_scores=return_attention_scores,
+                training=training,
+                **attention,
+            )
+            # output, or (output, weights[, updated cache]) / (output, updated cache)
+            return (attended[0], tuple(attended[1:])) if returns_more else (attended, ())
+
+        return self.residual_sub_block(
+            inputs,
+            self._self_attention_layer_norm,
+            self_attend,
+            self._self_attention_dropout,
+            training,
+        )
+
     def drop_residual_branch(self, x, training):
         """A residual branch as the sum sees it; blocks that drop whole branches override it."""
         return x

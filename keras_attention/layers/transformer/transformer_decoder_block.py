@@ -281,26 +281,14 @@ class TransformerDecoderBlock(common.TransformerBlock):
         attention_kwargs = {}
         if cache is not None:
             attention_kwargs = {"cache": cache, "cache_update_index": cache_update_index}
-
-        def self_attend(x):
-            # (output, (weights[, updated cache]))
-            attended = self._self_attention_layer(
-                x,
-                x,
-                attention_mask=mask,
-                use_causal_mask=use_causal_mask,
-                return_attention_scores=True,
-                training=training,
-                **attention_kwargs,
-            )
-            return attended[0], attended[1:]
-
-        x, extra = self.residual_sub_block(
+        # extra: (weights[, updated cache]), the weights asked for even when not returned.
+        x, extra = self.self_attention_sub_block(
             inputs,
-            self._self_attention_layer_norm,
-            self_attend,
-            self._self_attention_dropout,
             training,
+            return_attention_scores=True,
+            attention_mask=mask,
+            use_causal_mask=use_causal_mask,
+            **attention_kwargs,
         )
         return x, extra[0], (extra[1] if cache is not None else None)
 

@@ -154,26 +154,17 @@ class TransformerEncoderBlock(common.TransformerBlock):
             padding_mask = common.keras_mask_of(inputs)
         self_attention_mask = common.self_attention_mask(padding_mask, attention_mask)
 
-        def attend(x):
-            # Ask for the scores only when returned: without them the attention
-            # may use the chunked or fused kernels and skip keeping the weights.
-            attended = self._self_attention_layer(
-                x,
-                x,
-                attention_mask=self_attention_mask,
-                return_attention_scores=return_attention_scores,
-                training=training,
-                attention_bias=attention_bias,
-            )
-            return attended if return_attention_scores else (attended, None)
-
-        x, scores = self.residual_sub_block(
-            inputs, self._self_attention_layer_norm, attend, self._self_attention_dropout, training
+        x, scores = self.self_attention_sub_block(
+            inputs,
+            training,
+            return_attention_scores=return_attention_scores,
+            attention_mask=self_attention_mask,
+            attention_bias=attention_bias,
         )
         x, _ = self.residual_sub_block(
             x, self._feedforward_layer_norm, self.feedforward, self._feedforward_dropout, training
         )
-        return (x, scores) if return_attention_scores else x
+        return (x, *scores) if return_attention_scores else x
 
     def drop_residual_branch(self, x, training):
         return self._stochastic_depth(x, training=training)

@@ -7,15 +7,13 @@ from keras import ops
 
 from keras_attention.layers.attention.attention_results import attention_output_spec
 from keras_attention.layers.attention.head_attention_checks import HEAD_ARGUMENTS
-from keras_attention.layers.attention.projection_settings import projection_settings_config
 from keras_attention.layers.attention.projection_settings import projection_sublayer_kwargs
-from keras_attention.layers.attention.projection_settings import set_projection_settings
-from keras_attention.ops.attention import check_implementation
+from keras_attention.layers.attention.self_attention_common import checked_input_shape
+from keras_attention.layers.attention.self_attention_common import keep_self_attention_arguments
+from keras_attention.layers.attention.self_attention_common import self_attention_arguments_config
 from keras_attention.ops.attention import dot_product_attention
 from keras_attention.ops.attention import kernel_for_call
 from keras_attention.validation import check_positive_int
-from keras_attention.validation import keep_checked_arguments
-from keras_attention.validation import kept_arguments
 
 # The constructor arguments kept as they are, with their checks.
 _CHECKED_ARGUMENTS = {
@@ -104,22 +102,14 @@ class SpatialSelfAttention(keras.layers.Layer):
     ):
         """Check the arguments and keep them; the projections are made in `build`."""
         super().__init__(**kwargs)
-        check_implementation(implementation)
-        keep_checked_arguments(self, locals(), _CHECKED_ARGUMENTS)
-        self.implementation = implementation
+        keep_self_attention_arguments(self, locals(), _CHECKED_ARGUMENTS)
         self.gamma_initializer = keras.initializers.get(gamma_initializer)
-        set_projection_settings(
-            self, (kernel_initializer, bias_initializer), (kernel_regularizer, bias_regularizer)
-        )
         self._seed_generator = keras.random.SeedGenerator(seed) if dropout > 0 else None
 
     def build(self, input_shape):
-        input_shape = tuple(input_shape)
-        if len(input_shape) != 4 or input_shape[-1] is None:
-            raise ValueError(
-                "`inputs` must be a (batch, height, width, channels) feature map with "
-                f"known channels. Received: input_shape={input_shape}"
-            )
+        input_shape = checked_input_shape(
+            input_shape, 4, "a (batch, height, width, channels) feature map with known channels"
+        )
         channels = input_shape[-1]
         self._head_key_dim = self.key_dim or max(1, channels // (8 * self.num_heads))
         self._head_value_dim = self.value_dim or max(1, channels // self.num_heads)
@@ -196,8 +186,6 @@ class SpatialSelfAttention(keras.layers.Layer):
     def get_config(self):
         return {
             **super().get_config(),
-            **kept_arguments(self, _CHECKED_ARGUMENTS),
-            "implementation": self.implementation,
+            **self_attention_arguments_config(self, _CHECKED_ARGUMENTS),
             "gamma_initializer": keras.initializers.serialize(self.gamma_initializer),
-            **projection_settings_config(self),
         }

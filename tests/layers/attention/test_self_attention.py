@@ -103,6 +103,8 @@ def test_symbolic_scores_shape():
         ({"num_heads": 2, "key_dim": 4, "causal": "yes"}, "causal='yes'"),
         ({"num_heads": 2, "key_dim": 4, "implementation": "fast"}, "implementation='fast'"),
         ({"num_heads": 2, "key_dim": 4, "dropout": -0.1}, "dropout=-0.1"),
+        ({"num_heads": 2, "key_dim": 3, "rotary_max_wavelength": 100}, "even.*key_dim=3"),
+        ({"num_heads": 2, "key_dim": 4, "rotary_max_wavelength": -1}, "rotary_max_wavelength=-1"),
     ],
 )
 def test_bad_constructor_arguments(kwargs, match):
@@ -111,7 +113,8 @@ def test_bad_constructor_arguments(kwargs, match):
 
 
 def test_bad_input_rank():
-    with pytest.raises(ValueError, match=r"input_shape=\(2, 6\)"):
+    message = r"`inputs` must be \(batch, length, features\) with known features. .*\(2, 6\)"
+    with pytest.raises(ValueError, match=message):
         SelfAttention(num_heads=2, key_dim=4)(np.ones((2, 6), "float32"))
 
 
