@@ -164,15 +164,13 @@ class TextTranslationMixin(HeldTokenizers):
         Runs the graph that `keras_attention.serving.export_translator`
         saves (`make_translation_function`): the same tokenization,
         XLA-compiled search and detokenization, so it answers as the
-        exported SavedModel does. The tokenizers are the ones the training
-        ids came from: those the model holds (`attach_tokenizers`) unless
-        others are given.
+        exported SavedModel does, with the tokenizers of the training ids.
 
         Args:
             texts: one string, or a list of strings.
             source_encoder: the tokenizer of the source ids (a
                 `ReversibleTokenizer` or a WordPiece `SubwordEncoder`);
-                default: the one the model holds.
+                default: the one the model holds (`attach_tokenizers`).
             target_encoder: the tokenizer of the target ids; its start and
                 end tokens start and stop decoding; default: the one held.
             max_source_length: source pieces read (longer texts are cut);

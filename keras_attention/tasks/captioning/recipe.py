@@ -216,6 +216,20 @@ def captioning_training_recipe(
     )
     count = int(num_examples)
     reasons = {}
+    batch_size, steps_per_epoch = _batch_size_and_epoch_steps(
+        reasons, count, batch_size, steps_per_epoch
+    )
+    derive_epochs = epochs is None
+    epochs = epochs or max(1, int(round(train_steps / steps_per_epoch)))
+    recipe = _recipe_with_schedule(
+        reasons, batch_size, epochs, steps_per_epoch, learning_rate, earliest_decay_step
+    )
+    _explain_epochs_and_schedule(recipe, train_steps if derive_epochs else None)
+    return recipe
+
+
+def _batch_size_and_epoch_steps(reasons, count, batch_size, steps_per_epoch):
+    """The batch size (given, or `_derived_batch_size`) and the steps an epoch, with reasons."""
     derive_batch_size = batch_size is None
     batch_size = training_recipe.choose(
         reasons, "batch_size", batch_size, lambda: (_derived_batch_size(count), None), "given"
@@ -224,37 +238,50 @@ def captioning_training_recipe(
         reasons, steps_per_epoch, count, batch_size, "captions"
     )
     if derive_batch_size:
+        # Said once the steps an epoch are known: the reason names them.
         reasons["batch_size"] = _batch_size_reason(count, batch_size, steps_per_epoch)
-    derive_epochs = epochs is None
-    epochs = epochs or max(1, int(round(train_steps / steps_per_epoch)))
+    return batch_size, steps_per_epoch
+
+
+def _recipe_with_schedule(
+    reasons, batch_size, epochs, steps_per_epoch, learning_rate, earliest_decay_step
+):
+    """The recipe of these choices with its schedule's warm-up, patience and earliest decay."""
     total_steps = epochs * steps_per_epoch
     warmup_steps = max(
         1, min(WARMUP_STEPS, int(round(training_recipe.WARMUP_FRACTION * total_steps)))
     )
-    patience = max(2, math.ceil(PATIENCE_STEPS / steps_per_epoch))
-    earliest_decay_step = min(earliest_decay_step, total_steps)
-    recipe = CaptioningTrainingRecipe.of_choices(
+    return CaptioningTrainingRecipe.of_choices(
         reasons,
         batch_size,
         epochs,
         steps_per_epoch,
         warmup_steps,
-        patience=patience,
-        earliest_decay_step=earliest_decay_step,
+        patience=max(2, math.ceil(PATIENCE_STEPS / steps_per_epoch)),
+        earliest_decay_step=min(earliest_decay_step, total_steps),
         learning_rate=learning_rate,
     )
-    # What the schedule will do in these epochs, for the reasons.
-    decay_epoch, first_stall = _decay_plan(recipe.learning_rate_schedule(), epochs, steps_per_epoch)
+
+
+def _explain_epochs_and_schedule(recipe, train_steps):
+    """Writes the reasons of "epochs" and "learning_rate": what the schedule does in this run.
+
+    `train_steps` is the aim the epochs were derived from, None when they
+    were given.
+    """
+    decay_epoch, first_stall = _decay_plan(
+        recipe.learning_rate_schedule(), recipe.epochs, recipe.steps_per_epoch
+    )
     stops_sooner = first_stall is not None
-    if derive_epochs:
-        reasons["epochs"] = (
-            f"at most about {train_steps} optimizer steps at {steps_per_epoch} steps an epoch"
+    if train_steps is not None:
+        recipe.reasons["epochs"] = (
+            f"at most about {train_steps} optimizer steps at {recipe.steps_per_epoch} steps "
+            "an epoch"
             + ("; fewer when the validation loss stops improving sooner" if stops_sooner else "")
         )
     else:
-        reasons["epochs"] = _GIVEN_EPOCHS if stops_sooner else "given"
-    reasons["learning_rate"] = _schedule_reason(recipe, decay_epoch, first_stall)
-    return recipe
+        recipe.reasons["epochs"] = _GIVEN_EPOCHS if stops_sooner else "given"
+    recipe.reasons["learning_rate"] = _schedule_reason(recipe, decay_epoch, first_stall)
 
 
 def _decay_plan(schedule, epochs, steps_per_epoch):
