@@ -281,7 +281,7 @@ def vit_gpu_case(gpu_settings):
     import keras
 
     from keras_attention.models.vision.vision_transformer import vision_transformer
-    from keras_attention.models.vision.vit_presets import vision_transformer_preset
+    from keras_attention.models.vision.vit_sizes import vision_transformer_preset
 
     architecture = vision_transformer_preset(gpu_settings["preset"])
     size, batch, num_classes = gpu_settings["image_size"], gpu_settings["batch"], 1000

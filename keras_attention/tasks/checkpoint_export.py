@@ -17,18 +17,11 @@ first; TensorFlow Serving has the op built in).
 import os
 import time
 
-from keras_attention.models.checkpoint_folders import CONFIG_FILE
-from keras_attention.models.checkpoint_folders import checkpoint_kind
-from keras_attention.models.checkpoint_folders import read_json
+import keras_attention.models
+from keras_attention.models.checkpoints.checkpoint_readers import CHECKPOINT_READERS
+from keras_attention.models.checkpoints.checkpoint_readers import checkpoint_model_type
 from keras_attention.training.run_folder import check_export_path
 
-# Hugging Face `model_type`s converted (and "keras_hub" for a keras-hub preset): what they become.
-CONVERTED_MODEL_TYPES = {
-    "vit": "an image classifier (VisionTransformer)",
-    "swin": "an image classifier (SwinTransformer)",
-    "keras_hub": "an image classifier (VisionTransformer, from a keras-hub ViT preset)",
-    "marian": "a translator (TransformerTranslator, from a Marian checkpoint)",
-}
 # Translations read and written by default, in pieces (Marian's models take 512).
 DEFAULT_MAX_LENGTH = 128
 
@@ -68,35 +61,29 @@ def export_checkpoint(
     require_tensorflow_backend("Converting a checkpoint")
     export_path = os.path.abspath(os.path.expanduser(export_path))
     check_export_path(export_path)  # absent, empty or an export of ours: replaced whole
-    kind = checkpoint_kind(checkpoint)
-    model_type = (
-        read_json(checkpoint, CONFIG_FILE).get("model_type") if kind == "huggingface" else kind
-    )
-    if model_type not in CONVERTED_MODEL_TYPES:
-        converted = ", ".join(sorted(set(CONVERTED_MODEL_TYPES) - {"keras_hub"}))
+    kind, model_type = checkpoint_model_type(checkpoint)
+    reader = CHECKPOINT_READERS.get(model_type)
+    if reader is None or reader.folder_kind != kind:
         raise ValueError(
-            "`checkpoint` must be a keras-hub ViT preset or a Hugging Face folder of a "
-            f"model_type converted here ({converted}). Received: {model_type!r} in {checkpoint!r}"
+            f"`checkpoint` must be a {_converted(CHECKPOINT_READERS)}. "
+            f"Received: {model_type!r} in {checkpoint!r}"
         )
-    description = CONVERTED_MODEL_TYPES[model_type]
-    if model_type == "marian":
-        write = _translator_writer(
-            checkpoint, description, beam_width, max_length, ignore_unexpected_weights, say
+    if ignore_unexpected_weights and kind != "huggingface":
+        raise ValueError(
+            "`ignore_unexpected_weights` applies to Hugging Face folders; keras-hub checks "
+            f"its presets itself. Received: ignore_unexpected_weights=True for {checkpoint!r}"
         )
+    options = {"ignore_unexpected_weights": True} if ignore_unexpected_weights else {}
+    if reader.task == "translator":
+        write = _translator_writer(checkpoint, reader, beam_width, max_length, options, say)
     else:
         for name, value in (("beam_width", beam_width), ("max_length", max_length)):
             if value is not None:
                 raise ValueError(
                     f"`{name}` sets a translator's search; {checkpoint!r} holds "
-                    f"{description}. Received: {name}={value!r}"
+                    f"{reader.description}. Received: {name}={value!r}"
                 )
-        unexpected = {"ignore_unexpected_weights": True} if ignore_unexpected_weights else {}
-        if unexpected and kind != "huggingface":
-            raise ValueError(
-                "`ignore_unexpected_weights` applies to Hugging Face folders; keras-hub checks "
-                f"its presets itself. Received: ignore_unexpected_weights=True for {checkpoint!r}"
-            )
-        write = _image_classifier_writer(checkpoint, model_type, description, unexpected, say)
+        write = _image_classifier_writer(checkpoint, reader, options, say)
     from keras_attention.training.run_setup import export_folder
 
     say(f"writing the SavedModel to {export_path} ...")
@@ -106,51 +93,52 @@ def export_checkpoint(
     return export_path
 
 
-def _image_classifier_writer(checkpoint, model_type, description, options, say):
+def _converted(readers):
+    """The folders converted, in words: keras-hub presets by class, Hugging Face model_types."""
+    keras_hub = sorted(name for name, r in readers.items() if r.folder_kind == "keras_hub")
+    huggingface = sorted(name for name, r in readers.items() if r.folder_kind == "huggingface")
+    return (
+        f"keras-hub preset ({', '.join(keras_hub)}) or a Hugging Face folder of a model_type "
+        f"converted here ({', '.join(huggingface)})"
+    )
+
+
+def _read(checkpoint, reader, options, say):
+    """The model of `checkpoint`, as its reader builds it."""
+    say(f"reading {checkpoint} ...")
+    model_class = getattr(keras_attention.models, reader.model_class)
+    return reader.read(checkpoint, model_class, **options)
+
+
+def _image_classifier_writer(checkpoint, reader, options, say):
     """Reads the image classifier; returns `write(folder)`, its SavedModel writer."""
-    from keras_attention.models.vision.swin_transformer import SwinTransformer
-    from keras_attention.models.vision.vision_transformer import VisionTransformer
     from keras_attention.serving.image_classifier_export import export_image_classifier
 
-    say(f"reading {checkpoint} ...")
-    model_class = SwinTransformer if model_type == "swin" else VisionTransformer
-    model = model_class.from_preset(checkpoint, **options)
+    model = _read(checkpoint, reader, options, say)
     height, width = model.image_size
     # A checkpoint without names (a keras-hub preset) answers its class indices as labels.
     class_names = model.class_names or [str(index) for index in range(model.num_classes)]
     named = "named" if model.class_names else "unnamed (labels are their indices)"
     say(
-        f"{description}: {model.count_params():,} weights, "
+        f"{reader.description}: {model.count_params():,} weights, "
         f"{height}x{width} input, {len(class_names)} {named} classes"
     )
     return lambda folder: export_image_classifier(model, folder, class_names)
 
 
-def _translator_writer(
-    checkpoint, description, beam_width, max_length, ignore_unexpected_weights, say
-):
+def _translator_writer(checkpoint, reader, beam_width, max_length, options, say):
     """Reads the translator and its tokenizers; returns `write(folder)`, its SavedModel writer."""
-    from keras_attention.models.translation.marian_checkpoints import missing_tokenizer_files
-    from keras_attention.models.translation.transformer_translator import TransformerTranslator
     from keras_attention.serving.translator_export import export_translator
 
-    missing = missing_tokenizer_files(checkpoint)
-    if missing:
-        raise ValueError(
-            f"`checkpoint` must hold the translator's tokenizer (source.spm, target.spm, "
-            f"vocab.json) to serve strings. Received: {checkpoint!r}, which lacks "
-            + ", ".join(missing)
-        )
-    say(f"reading {checkpoint} ...")
-    model = TransformerTranslator.from_preset(
-        checkpoint, ignore_unexpected_weights=ignore_unexpected_weights
-    )
+    # Serving takes strings: a folder without its tokenizer is refused before the weights.
+    model = _read(checkpoint, reader, {**options, "require_tokenizers": True}, say)
     length = min(max_length or DEFAULT_MAX_LENGTH, model.max_target_length)
     beam_width = beam_width or 1
     search = "greedy search" if beam_width == 1 else f"beam search ({beam_width} beams)"
     say(
-        f"{description}: {model.count_params():,} weights, {model.vocabulary_size:,} tokens; "
-        f"sources and translations of up to {length} pieces, {search}"
+        f"{reader.description}: {model.count_params():,} weights, "
+        f"{model.vocabulary_size:,} tokens; sources and translations of up to {length} pieces, "
+        f"{search}"
     )
     source, target = model.tokenizers["source"], model.tokenizers["target"]
     return lambda folder: export_translator(

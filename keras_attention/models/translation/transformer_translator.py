@@ -4,7 +4,6 @@ Vaswani et al., "Attention Is All You Need" (https://arxiv.org/abs/1706.03762).
 """
 
 import functools
-import os
 
 import keras
 import numpy as np
@@ -16,6 +15,7 @@ from keras_attention.layers.position.token_and_position_embedding import TokenAn
 from keras_attention.layers.transformer.transformer_decoder_block import TransformerDecoderBlock
 from keras_attention.layers.transformer.transformer_encoder_block import TransformerEncoderBlock
 from keras_attention.models import transformer_decoding
+from keras_attention.models.checkpoints.checkpoint_readers import read_checkpoint
 from keras_attention.models.constructor_config import ConstructorConfig
 from keras_attention.models.constructor_config import check_heads_divide_width
 from keras_attention.models.constructor_config import model_builder
@@ -211,7 +211,7 @@ class TransformerTranslator(TextTranslationMixin, DefaultCompile, ConstructorCon
         writes it (`config.json`, `model.safetensors` or `pytorch_model.bin`,
         and the tokenizer's `source.spm`, `target.spm`, `vocab.json`): the
         architecture, the weights and, where the folder has them, the
-        tokenizers (`marian_checkpoints.translator_from_marian`), read without
+        tokenizers (`checkpoints.marian_checkpoints`), read without
         transformers or torch.
 
         Args:
@@ -228,16 +228,7 @@ class TransformerTranslator(TextTranslationMixin, DefaultCompile, ConstructorCon
             ValueError: one line naming the file, for a folder that disagrees
                 with itself (`checkpoint_consistency`) or a damaged file.
         """
-        from keras_attention.models.checkpoint_folders import checkpoint_kind
-        from keras_attention.models.translation.marian_checkpoints import translator_from_marian
-
-        preset = os.path.expanduser(preset)
-        if checkpoint_kind(preset) != "huggingface":
-            raise ValueError(
-                "`preset` must be a Hugging Face Marian (opus-mt) checkpoint folder. "
-                f"Received: preset={preset!r}, a keras-hub preset"
-            )
-        return translator_from_marian(preset, **kwargs)
+        return read_checkpoint(preset, cls, **kwargs)
 
     # === Decoding protocol (keras_attention.generation) ===
 

@@ -9,7 +9,10 @@ import keras
 from keras_attention.layers.vision.patch_embedding import PatchEmbedding
 from keras_attention.layers.vision.patch_merging import PatchMerging
 from keras_attention.layers.vision.swin_transformer_block import SwinTransformerBlock
+from keras_attention.models.checkpoints.checkpoint_readers import read_checkpoint
 from keras_attention.models.vision.pixel_classifier import PixelClassifier
+from keras_attention.models.vision.swin_sizes import SWIN_PRESETS
+from keras_attention.models.vision.swin_sizes import swin_transformer_preset
 from keras_attention.validation import check_finite_number
 from keras_attention.validation import check_positive_int
 from keras_attention.validation import check_rate
@@ -213,7 +216,7 @@ class SwinTransformer(PixelClassifier):
         writes it): the architecture, weights, pixel normalisation, input
         size and class names of the checkpoint, its classifier kept unless
         `num_classes` differs or `include_head=False`
-        (`hf_image_checkpoints.classifier_from_checkpoint`); or a size
+        (`checkpoints.swin_checkpoints`); or a size
         name of `SWIN_PRESETS` ("swin_tiny_224", ...): that architecture with
         fresh weights (`swin_transformer_from_preset`).
 
@@ -238,21 +241,9 @@ class SwinTransformer(PixelClassifier):
         >>> SwinTransformer.from_preset("swin_glyphs_32", num_classes=3).embed_dim
         64
         """
-        # Imported here: both modules build on this one.
-        from keras_attention.models.checkpoint_folders import checkpoint_kind
-        from keras_attention.models.vision.hf_image_checkpoints import classifier_from_checkpoint
-        from keras_attention.models.vision.swin_checkpoints import HUGGINGFACE_SWIN
-        from keras_attention.models.vision.swin_presets import SWIN_PRESETS
-        from keras_attention.models.vision.swin_presets import swin_transformer_from_preset
-
         if isinstance(preset, str) and preset in SWIN_PRESETS:
             return swin_transformer_from_preset(preset, **kwargs)
-        if checkpoint_kind(preset) != "huggingface":
-            raise ValueError(
-                f"`preset` must be a Hugging Face Swin folder or one of {sorted(SWIN_PRESETS)}. "
-                f"Received: preset={preset!r}, a keras-hub preset folder"
-            )
-        return classifier_from_checkpoint(preset, cls, HUGGINGFACE_SWIN, kwargs)
+        return read_checkpoint(preset, cls, **kwargs)
 
     def forward(self, images, training=None, return_attention_scores=False):
         """The forward pass, symbolic or eager.
@@ -312,3 +303,23 @@ class SwinTransformer(PixelClassifier):
         """
         names = ("bias", "gamma", "beta", "relative_position_bias")
         return [v for v in self.trainable_variables if v.path.split("/")[-1] in names]
+
+
+def swin_transformer_from_preset(preset, **kwargs):
+    """Builds a `SwinTransformer` of a named size, freshly initialised.
+
+    Args:
+        preset: a key of `SWIN_PRESETS` (`swin_sizes`).
+        **kwargs: any other `SwinTransformer` argument; `image_size`,
+            `num_classes` or an architecture argument overrides the preset's.
+
+    Example:
+
+    >>> from keras_attention.models.vision.swin_transformer import swin_transformer_from_preset
+    >>> model = swin_transformer_from_preset("swin_glyphs_32", num_classes=3)
+    >>> model.output_shape, model.embed_dim
+    ((None, 3), 64)
+    """
+    arguments = swin_transformer_preset(preset)
+    arguments.update(kwargs)
+    return SwinTransformer(name=arguments.pop("name", preset), **arguments)

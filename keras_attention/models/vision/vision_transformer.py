@@ -12,8 +12,11 @@ from keras_attention.layers.vision.class_token import ClassToken
 from keras_attention.layers.vision.patch_embedding import PatchEmbedding
 from keras_attention.layers.vision.token_pooling import POOLING_MODES
 from keras_attention.layers.vision.token_pooling import TokenPooling
+from keras_attention.models.checkpoints.checkpoint_readers import read_checkpoint
 from keras_attention.models.constructor_config import check_heads_divide_width
 from keras_attention.models.vision.pixel_classifier import PixelClassifier
+from keras_attention.models.vision.vit_sizes import VIT_PRESETS
+from keras_attention.models.vision.vit_sizes import vision_transformer_preset
 from keras_attention.validation import check_positive_int
 from keras_attention.validation import check_rate
 
@@ -205,12 +208,15 @@ class VisionTransformer(PixelClassifier):
         - a Hugging Face ViT folder (`ViTForImageClassification` or
           `ViTModel`, as `save_pretrained` writes it): the architecture,
           weights, pixel normalisation, input size and class names of the
-          checkpoint (`hf_image_checkpoints.classifier_from_checkpoint`);
+          checkpoint (`checkpoints.vit_checkpoints`);
         - a keras-hub ViT preset folder (`ViTBackbone` or `ViTImageClassifier`,
           as `save_to_preset` writes it): its architecture, weights and pixel
-          scaling (`vit_keras_hub_presets.vision_transformer_from_keras_hub`);
+          scaling (`checkpoints.vit_keras_hub_checkpoints`);
         - or a size name of `VIT_PRESETS` ("B/16", ...): that architecture
           with fresh weights (`vision_transformer_from_preset`).
+
+        A folder is read by the reader that `checkpoints.checkpoint_readers`
+        names for its model type.
 
         Args:
             preset: a folder path or a size name.
@@ -236,21 +242,9 @@ class VisionTransformer(PixelClassifier):
         >>> model.patch_embedding.hidden_dim, model.output_shape
         (192, (None, 10))
         """
-        # Imported here: both modules build on this one.
-        from keras_attention.models.checkpoint_folders import checkpoint_kind
-        from keras_attention.models.vision.hf_image_checkpoints import classifier_from_checkpoint
-        from keras_attention.models.vision.vit_checkpoints import HUGGINGFACE_VIT
-        from keras_attention.models.vision.vit_keras_hub_presets import (
-            vision_transformer_from_keras_hub,
-        )
-        from keras_attention.models.vision.vit_presets import VIT_PRESETS
-        from keras_attention.models.vision.vit_presets import vision_transformer_from_preset
-
         if isinstance(preset, str) and preset in VIT_PRESETS:
             return vision_transformer_from_preset(preset, **kwargs)
-        if checkpoint_kind(preset) == "keras_hub":
-            return vision_transformer_from_keras_hub(preset, **kwargs)
-        return classifier_from_checkpoint(preset, cls, HUGGINGFACE_VIT, kwargs)
+        return read_checkpoint(preset, cls, **kwargs)
 
     @property
     def token_layout(self):
@@ -331,6 +325,36 @@ def vision_transformer(**kwargs):
     'VisionTransformer'
     """
     return VisionTransformer(**kwargs)
+
+
+def vision_transformer_from_preset(preset, *, image_size=224, num_classes=1000, **kwargs):
+    """Builds a Vision Transformer of a named size ("Ti/16", "S/16", "B/16", ...).
+
+    Weights are freshly initialised (no pre-trained weights are downloaded).
+
+    Args:
+        preset: a key of `VIT_PRESETS` (`vit_sizes`).
+        image_size: side of the square image the model works at.
+        num_classes: number of output logits.
+        **kwargs: any other `vision_transformer` argument (`dropout`,
+            `pooling`, `augmentation`, ...); architecture arguments such as
+            `patch_size` override the preset's.
+
+    Returns:
+        The `keras.Model` of `vision_transformer`.
+
+    Example:
+
+    >>> from keras_attention.models.vision.vision_transformer import (
+    ...     vision_transformer_from_preset,
+    ... )
+    >>> model = vision_transformer_from_preset("Ti/16", image_size=32, num_classes=10)
+    >>> model.patch_embedding.hidden_dim
+    192
+    """
+    arguments = vision_transformer_preset(preset)
+    arguments.update(kwargs)
+    return vision_transformer(image_size=image_size, num_classes=num_classes, **arguments)
 
 
 def check_vision_transformer(model, argument="model"):

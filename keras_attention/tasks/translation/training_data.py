@@ -157,7 +157,7 @@ def checkpoint_tokenizers(checkpoint, output_dir):
     Raises:
         SystemExit: the folder is not a Marian checkpoint with its tokenizer (one line).
     """
-    from keras_attention.models.translation.marian_checkpoints import marian_tokenizers
+    from keras_attention.models.checkpoints.marian_checkpoints import marian_tokenizers
     from keras_attention.text.tokenizer_files import save_tokenizer
 
     try:

@@ -9,10 +9,10 @@ import tensorflow as tf
 from tiny_models import SWIN_SIZES
 
 import keras_attention as ka
-from keras_attention.models.vision.swin_presets import SWIN_PRESETS
-from keras_attention.models.vision.swin_presets import swin_transformer_from_preset
-from keras_attention.models.vision.swin_presets import swin_transformer_preset
+from keras_attention.models.vision.swin_sizes import SWIN_PRESETS
+from keras_attention.models.vision.swin_sizes import swin_transformer_preset
 from keras_attention.models.vision.swin_transformer import SwinTransformer
+from keras_attention.models.vision.swin_transformer import swin_transformer_from_preset
 from keras_attention.serving.image_classifier_export import export_image_classifier
 
 RNG = np.random.default_rng(2)

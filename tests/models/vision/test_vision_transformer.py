@@ -11,15 +11,15 @@ import tensorflow as tf
 from layer_harness import LayerSpec
 from layer_harness import harness_test
 
-from keras_attention.models.vision import vit_presets
+from keras_attention.models.vision import vit_sizes
 from keras_attention.models.vision.vision_transformer import get_attention_scores
 from keras_attention.models.vision.vision_transformer import vision_transformer
+from keras_attention.models.vision.vision_transformer import vision_transformer_from_preset
 from keras_attention.models.vision.vision_transformer import vision_transformer_no_decay_variables
 from keras_attention.models.vision.vision_transformer import vision_transformer_token_layout
 from keras_attention.models.vision.vit_image_preprocessing import ResizeToModelSize
 from keras_attention.models.vision.vit_image_preprocessing import TrainingAugmentation
-from keras_attention.models.vision.vit_presets import vision_transformer_from_preset
-from keras_attention.models.vision.vit_presets import vision_transformer_preset
+from keras_attention.models.vision.vit_sizes import vision_transformer_preset
 from keras_attention.models.vision.vit_weight_transfer import copy_vision_transformer_weights
 
 TINY = dict(
@@ -173,7 +173,7 @@ def test_preset_table_holds_paper_sizes():
     assert vision_transformer_preset("S/16")["hidden_dim"] == 384
     for size in ("Ti", "S", "B", "L"):
         for patch in (8, 16, 32):
-            assert f"{size}/{patch}" in vit_presets.VIT_PRESETS
+            assert f"{size}/{patch}" in vit_sizes.VIT_PRESETS
 
 
 def test_unknown_preset_lists_presets():
@@ -629,7 +629,7 @@ def test_attention_helpers_reject_other_models():
         vision_transformer_token_layout(other)
 
 
-@pytest.mark.parametrize("module", [vit_module, vit_presets])
+@pytest.mark.parametrize("module", [vit_module, vit_sizes])
 def test_docstring_examples(module):
     results = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert results.attempted > 0

@@ -1,4 +1,4 @@
-"""A `SwinTransformer` from a pretrained Hugging Face Swin checkpoint folder.
+"""A Swin Transformer from a pretrained Hugging Face Swin checkpoint folder.
 
 `SwinForImageClassification` and `SwinModel` folders (as `save_pretrained`
 writes them) follow the Swin paper's layout as our Swin Transformer does:
@@ -12,12 +12,12 @@ first (`checkpoint_consistency`).
 
 import numpy as np
 
-from keras_attention.models.checkpoint_consistency import NumberedParts
-from keras_attention.models.checkpoint_consistency import Size
-from keras_attention.models.checkpoint_consistency import TensorLayout
-from keras_attention.models.checkpoint_folders import norm_and_dense_values
-from keras_attention.models.vision.hf_image_checkpoints import CheckpointFamily
-from keras_attention.models.vision.hf_image_checkpoints import checkpoint_input
+from keras_attention.models.checkpoints.checkpoint_consistency import NumberedParts
+from keras_attention.models.checkpoints.checkpoint_consistency import Size
+from keras_attention.models.checkpoints.checkpoint_consistency import TensorLayout
+from keras_attention.models.checkpoints.checkpoint_folders import norm_and_dense_values
+from keras_attention.models.checkpoints.hf_image_checkpoints import CheckpointFamily
+from keras_attention.models.checkpoints.hf_image_checkpoints import checkpoint_input
 
 # Config options of a Hugging Face Swin, and the value our SwinTransformer has.
 _OPTIONS = {"hidden_act": "gelu", "qkv_bias": True, "use_absolute_embeddings": False}
@@ -37,17 +37,16 @@ def swin_checkpoint_input(folder):
     return checkpoint_input(folder, "swin", "SwinTransformer")
 
 
-def _architecture(config):
-    """Our constructor arguments for a Hugging Face Swin config, beyond the shared ones."""
-    return dict(
-        embed_dim=config["embed_dim"],
-        depths=tuple(config["depths"]),
-        num_heads=tuple(config["num_heads"]),
-        window_size=config["window_size"],
-        mlp_ratio=config.get("mlp_ratio", 4.0),
-        layer_norm_epsilon=config.get("layer_norm_eps", 1e-5),
-        stochastic_depth_rate=config.get("drop_path_rate", 0.1),
-    )
+# Our constructor arguments and the config keys of a Hugging Face Swin, beyond the shared ones.
+_ARGUMENTS = {
+    "embed_dim": "embed_dim",
+    "depths": "depths",
+    "num_heads": "num_heads",
+    "window_size": "window_size",
+    "mlp_ratio": ("mlp_ratio", 4.0),
+    "layer_norm_epsilon": ("layer_norm_eps", 1e-5),
+    "stochastic_depth_rate": ("drop_path_rate", 0.1),
+}
 
 
 def _tensor_layout(sizes, prefix):
@@ -172,4 +171,4 @@ def _our_weights(weights, config, model):
 
 
 # How `hf_image_checkpoints.classifier_from_checkpoint` reads a Hugging Face Swin folder.
-HUGGINGFACE_SWIN = CheckpointFamily("swin", _OPTIONS, _architecture, _tensor_layout, _our_weights)
+HUGGINGFACE_SWIN = CheckpointFamily("swin", _OPTIONS, _ARGUMENTS, _tensor_layout, _our_weights)

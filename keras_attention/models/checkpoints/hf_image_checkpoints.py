@@ -14,12 +14,17 @@ from typing import NamedTuple
 
 import numpy as np
 
-from keras_attention.models.checkpoint_consistency import ConfigSizes
-from keras_attention.models.checkpoint_consistency import Size
-from keras_attention.models.checkpoint_consistency import check_tensors
-from keras_attention.models.checkpoint_folders import read_json
+from keras_attention.models.checkpoints.checkpoint_consistency import ConfigSizes
+from keras_attention.models.checkpoints.checkpoint_consistency import Size
+from keras_attention.models.checkpoints.checkpoint_consistency import check_tensors
+from keras_attention.models.checkpoints.checkpoint_folders import assign_weights
+from keras_attention.models.checkpoints.checkpoint_folders import model_from_config
+from keras_attention.models.checkpoints.checkpoint_folders import read_json
+from keras_attention.models.checkpoints.checkpoint_folders import read_state_dict
 
 PREPROCESSOR_FILE = "preprocessor_config.json"
+# The constructor arguments of every image family, and their config keys.
+_IMAGE_ARGUMENTS = {"patch_size": "patch_size", "channels": ("num_channels", 3)}
 
 
 def pair(size):
@@ -58,8 +63,9 @@ class CheckpointFamily(NamedTuple):
     Attributes:
         model_type: the `model_type` of its `config.json`, e.g. "vit".
         options: `{config option: the value our model has}`, see `checkpoint_config`.
-        architecture: `architecture(config)`, the family's constructor
-            arguments for a checkpoint's config.
+        arguments: `{our constructor argument: config key}` (or `(config
+            key, default)`) of the family's architecture, see
+            `checkpoint_folders.model_from_config`.
         tensor_layout: `tensor_layout(sizes, prefix)`, the
             `checkpoint_consistency.TensorLayout` of the encoder a config
             implies (its `ConfigSizes`), tensor names starting with `prefix`
@@ -71,9 +77,13 @@ class CheckpointFamily(NamedTuple):
 
     model_type: str
     options: dict
-    architecture: object
+    arguments: dict
     tensor_layout: object
     weight_values: object
+
+    def read(self, folder, model_class, **overrides):
+        """`model_class` holding the folder's weights (`classifier_from_checkpoint`)."""
+        return classifier_from_checkpoint(folder, model_class, self, overrides)
 
 
 def classifier_from_checkpoint(folder, model_class, family, overrides):
@@ -83,8 +93,9 @@ def classifier_from_checkpoint(folder, model_class, family, overrides):
     weights read (the `vit.` / `swin.` prefix of a classifier removed, so
     that classifier and backbone folders read alike), the input size and
     normalisation of the image processor, and the head (`HeadSettings`).
-    `VisionTransformer.from_preset` and `SwinTransformer.from_preset` read
-    their Hugging Face folders with it.
+    `VisionTransformer.from_preset`, `SwinTransformer.from_preset` and the
+    converter read Hugging Face image folders with it, through
+    `checkpoint_readers.CHECKPOINT_READERS`.
 
     Args:
         folder: the checkpoint folder (`config.json`, `model.safetensors`,
@@ -110,9 +121,6 @@ def classifier_from_checkpoint(folder, model_class, family, overrides):
             model does not have, or a folder that disagrees with itself
             (`checkpoint_consistency.check_tensors`).
     """
-    from keras_attention.models.checkpoint_folders import assign_weights
-    from keras_attention.models.checkpoint_folders import read_state_dict
-
     config = checkpoint_config(folder, family.model_type, model_class.__name__, family.options)
     overrides = dict(overrides)
     tensors = read_state_dict(folder)
@@ -135,16 +143,16 @@ def classifier_from_checkpoint(folder, model_class, family, overrides):
         folder,
     )
     image_size, rescaling = processor_settings(folder, config)
-    arguments = dict(
+    model = model_from_config(
+        model_class,
+        config,
+        {**_IMAGE_ARGUMENTS, **family.arguments},
+        overrides,
         image_size=image_size,
-        patch_size=config["patch_size"],
         num_classes=head.num_classes,
-        channels=config.get("num_channels", 3),
         rescaling=rescaling,
         class_names=head.class_names,
-        **family.architecture(config),
     )
-    model = model_class(**{**arguments, **overrides})
     values = family.weight_values(weights, config, model)
     values.update(head.values(weights, model))
     assign_weights(model, values, folder)

@@ -1,4 +1,4 @@
-"""A `VisionTransformer` from a pretrained Hugging Face ViT checkpoint folder.
+"""A Vision Transformer from a pretrained Hugging Face ViT checkpoint folder.
 
 `ViTForImageClassification` and `ViTModel` folders (as `save_pretrained`
 writes them) map one to one onto our Vision Transformer: a pre-norm
@@ -12,16 +12,16 @@ weights from `model.safetensors`, after checking them against the config
 
 import numpy as np
 
-from keras_attention.models.checkpoint_consistency import NumberedParts
-from keras_attention.models.checkpoint_consistency import Size
-from keras_attention.models.checkpoint_consistency import TensorLayout
-from keras_attention.models.checkpoint_folders import attention_values
-from keras_attention.models.checkpoint_folders import checkpoint_kind
-from keras_attention.models.checkpoint_folders import norm_and_dense_values
-from keras_attention.models.checkpoint_folders import read_json
-from keras_attention.models.vision.hf_image_checkpoints import CheckpointFamily
-from keras_attention.models.vision.hf_image_checkpoints import checkpoint_input
-from keras_attention.models.vision.hf_image_checkpoints import pair
+from keras_attention.models.checkpoints.checkpoint_consistency import NumberedParts
+from keras_attention.models.checkpoints.checkpoint_consistency import Size
+from keras_attention.models.checkpoints.checkpoint_consistency import TensorLayout
+from keras_attention.models.checkpoints.checkpoint_folders import attention_values
+from keras_attention.models.checkpoints.checkpoint_folders import checkpoint_kind
+from keras_attention.models.checkpoints.checkpoint_folders import norm_and_dense_values
+from keras_attention.models.checkpoints.checkpoint_folders import read_json
+from keras_attention.models.checkpoints.hf_image_checkpoints import CheckpointFamily
+from keras_attention.models.checkpoints.hf_image_checkpoints import checkpoint_input
+from keras_attention.models.checkpoints.hf_image_checkpoints import pair
 
 QKV = ("query", "key", "value")
 # Config options of a Hugging Face ViT, and the value our VisionTransformer has.
@@ -45,15 +45,14 @@ def vit_checkpoint_input(folder):
     return checkpoint_input(folder, "vit", "VisionTransformer")
 
 
-def _architecture(config):
-    """Our constructor arguments for a Hugging Face ViT config, beyond the shared ones."""
-    return dict(
-        hidden_dim=config["hidden_size"],
-        num_layers=config["num_hidden_layers"],
-        num_heads=config["num_attention_heads"],
-        mlp_dim=config["intermediate_size"],
-        layer_norm_epsilon=config.get("layer_norm_eps", 1e-12),
-    )
+# Our constructor arguments and the config keys of a Hugging Face ViT, beyond the shared ones.
+_ARGUMENTS = {
+    "hidden_dim": "hidden_size",
+    "num_layers": "num_hidden_layers",
+    "num_heads": "num_attention_heads",
+    "mlp_dim": "intermediate_size",
+    "layer_norm_epsilon": ("layer_norm_eps", 1e-12),
+}
 
 
 def _tensor_layout(sizes, prefix):
@@ -180,4 +179,4 @@ def _our_weights(weights, config, model):
 
 
 # How `hf_image_checkpoints.classifier_from_checkpoint` reads a Hugging Face ViT folder.
-HUGGINGFACE_VIT = CheckpointFamily("vit", _OPTIONS, _architecture, _tensor_layout, _our_weights)
+HUGGINGFACE_VIT = CheckpointFamily("vit", _OPTIONS, _ARGUMENTS, _tensor_layout, _our_weights)

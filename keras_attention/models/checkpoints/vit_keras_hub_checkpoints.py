@@ -1,4 +1,4 @@
-"""A `VisionTransformer` from a keras-hub ViT preset folder (`ViTBackbone`, `ViTImageClassifier`).
+"""A Vision Transformer from a keras-hub ViT preset folder (`ViTBackbone`, `ViTImageClassifier`).
 
 A folder written by keras-hub's `save_to_preset` is loaded with keras-hub
 itself (a dependency of this package), and its weights move one to one onto
@@ -9,12 +9,12 @@ token, learned position table and token pooling; its image converter's
 
 import numpy as np
 
-from keras_attention.models.checkpoint_folders import assign_weights
-from keras_attention.models.checkpoint_folders import read_json
-from keras_attention.models.vision.hf_image_checkpoints import new_head_values
-from keras_attention.models.vision.hf_image_checkpoints import pair
-from keras_attention.models.vision.vision_transformer import VisionTransformer
-from keras_attention.models.vision.vit_checkpoints import position_table_values
+from keras_attention.models.checkpoints.checkpoint_folders import assign_weights
+from keras_attention.models.checkpoints.checkpoint_folders import model_from_config
+from keras_attention.models.checkpoints.checkpoint_folders import read_json
+from keras_attention.models.checkpoints.hf_image_checkpoints import new_head_values
+from keras_attention.models.checkpoints.hf_image_checkpoints import pair
+from keras_attention.models.checkpoints.vit_checkpoints import position_table_values
 
 # keras-hub's block parts -> ours.
 _BLOCK_PARTS = {
@@ -24,14 +24,25 @@ _BLOCK_PARTS = {
     "mlp/dense_1": "feedforward_intermediate_dense",
     "mlp/dense_2": "feedforward_output_dense",
 }
+# Our constructor arguments and the keys of the backbone's config.
+_ARGUMENTS = {
+    "hidden_dim": "hidden_dim",
+    "num_layers": "num_layers",
+    "num_heads": "num_heads",
+    "mlp_dim": "mlp_dim",
+    "layer_norm_epsilon": ("layer_norm_epsilon", 1e-6),
+}
 
 
-def vision_transformer_from_keras_hub(folder, *, num_classes=None, include_head=True, **kwargs):
-    """Builds a `VisionTransformer` holding the weights of a keras-hub ViT preset folder.
+def vision_transformer_from_keras_hub(
+    folder, model_class, *, num_classes=None, include_head=True, **kwargs
+):
+    """Builds a Vision Transformer holding the weights of a keras-hub ViT preset folder.
 
     Args:
         folder: the preset folder (`config.json`, `model.weights.h5`, and for
             a classifier `task.json` and `task.weights.h5`).
+        model_class: our Vision Transformer class (`VisionTransformer`).
         num_classes: the classes of the head. Default: the classifier's; a
             backbone-only preset needs it. Another number gives a new,
             zero-initialised head.
@@ -41,7 +52,7 @@ def vision_transformer_from_keras_hub(folder, *, num_classes=None, include_head=
             `class_names`, `dropout`, ...).
 
     Returns:
-        a `VisionTransformer`.
+        a `model_class`.
 
     Raises:
         ValueError: a preset of another model, or options ours does not have
@@ -86,20 +97,17 @@ def vision_transformer_from_keras_hub(folder, *, num_classes=None, include_head=
         raise ValueError(
             f"VisionTransformer has square patches. Received: {settings['patch_size']}"
         )
-    arguments = dict(
+    model = model_from_config(
+        model_class,
+        settings,
+        _ARGUMENTS,
+        kwargs,
         image_size=(height, width),
         patch_size=patch_rows,
         num_classes=num_classes,
-        hidden_dim=settings["hidden_dim"],
-        num_layers=settings["num_layers"],
-        num_heads=settings["num_heads"],
-        mlp_dim=settings["mlp_dim"],
         channels=channels,
         rescaling=_rescaling(scale, offset, channels),
-        layer_norm_epsilon=settings.get("layer_norm_epsilon", 1e-6),
     )
-    arguments.update(kwargs)
-    model = VisionTransformer(**arguments)
     grid = (height // patch_rows, width // patch_cols)
     values = _our_weights(weights, settings["num_layers"], grid, model)
     values.update(

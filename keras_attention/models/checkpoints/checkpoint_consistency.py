@@ -18,8 +18,8 @@ it comes from, so that a shape which does not fit names that key.
 Example:
 
 >>> import numpy as np
->>> from keras_attention.models.checkpoint_folders import StateDict
->>> from keras_attention.models.checkpoint_consistency import (
+>>> from keras_attention.models.checkpoints.checkpoint_folders import StateDict
+>>> from keras_attention.models.checkpoints.checkpoint_consistency import (
 ...     ConfigSizes, TensorLayout, check_tensors)
 >>> sizes = ConfigSizes("vit", {"hidden_size": 4})
 >>> layout = TensorLayout({"layernorm.weight": (sizes("hidden_size"),)})
@@ -35,7 +35,7 @@ import os
 import re
 from typing import NamedTuple
 
-from keras_attention.models.checkpoint_folders import CONFIG_FILE
+from keras_attention.models.checkpoints.checkpoint_folders import CONFIG_FILE
 
 # What the message for tensors the config does not account for tells the user to do.
 IGNORE_HINT = (
@@ -62,7 +62,7 @@ class ConfigSizes:
 
     Example:
 
-    >>> from keras_attention.models.checkpoint_consistency import ConfigSizes
+    >>> from keras_attention.models.checkpoints.checkpoint_consistency import ConfigSizes
     >>> sizes = ConfigSizes("swin", {"depths": [2, 6], "embed_dim": 96})
     >>> sizes("embed_dim").reason, sizes.item("depths", 1).reason
     ('embed_dim is 96', 'depths[1] is 6')

@@ -1,4 +1,4 @@
-"""A `TransformerTranslator` from a Marian (opus-mt) checkpoint folder of Hugging Face.
+"""A Transformer translator from a Marian (opus-mt) checkpoint folder of Hugging Face.
 
 A `MarianMTModel` folder (what `save_pretrained` writes: `config.json` and
 `model.safetensors` or `pytorch_model.bin`) is a post-norm encoder-decoder
@@ -25,15 +25,16 @@ import os
 
 import numpy as np
 
-from keras_attention.models.checkpoint_consistency import ConfigSizes
-from keras_attention.models.checkpoint_consistency import NumberedParts
-from keras_attention.models.checkpoint_consistency import TensorLayout
-from keras_attention.models.checkpoint_consistency import check_tensors
-from keras_attention.models.checkpoint_folders import assign_weights
-from keras_attention.models.checkpoint_folders import attention_values
-from keras_attention.models.checkpoint_folders import norm_and_dense_values
-from keras_attention.models.checkpoint_folders import read_json
-from keras_attention.models.checkpoint_folders import read_state_dict
+from keras_attention.models.checkpoints.checkpoint_consistency import ConfigSizes
+from keras_attention.models.checkpoints.checkpoint_consistency import NumberedParts
+from keras_attention.models.checkpoints.checkpoint_consistency import TensorLayout
+from keras_attention.models.checkpoints.checkpoint_consistency import check_tensors
+from keras_attention.models.checkpoints.checkpoint_folders import assign_weights
+from keras_attention.models.checkpoints.checkpoint_folders import attention_values
+from keras_attention.models.checkpoints.checkpoint_folders import model_from_config
+from keras_attention.models.checkpoints.checkpoint_folders import norm_and_dense_values
+from keras_attention.models.checkpoints.checkpoint_folders import read_json
+from keras_attention.models.checkpoints.checkpoint_folders import read_state_dict
 
 # Logit bias of the ids a translation never holds (padding, start).
 NEVER_PRODUCED = -1e9
@@ -50,6 +51,14 @@ _TOKEN_TABLES = (
 )
 # Activations of Marian configs, and ours of the same function.
 _ACTIVATIONS = {"swish": "silu", "silu": "silu", "relu": "relu", "gelu": "gelu"}
+# Our constructor arguments and the config keys (encoder and decoder have the same sizes).
+_ARGUMENTS = {
+    "hidden_dim": "d_model",
+    "num_layers": "encoder_layers",
+    "num_heads": "encoder_attention_heads",
+    "intermediate_dim": "encoder_ffn_dim",
+    "dropout": ("dropout", 0.1),
+}
 
 
 def marian_token_order(config):
@@ -63,7 +72,7 @@ def marian_token_order(config):
 
     Example:
 
-    >>> from keras_attention.models.translation.marian_checkpoints import marian_token_order
+    >>> from keras_attention.models.checkpoints.marian_checkpoints import marian_token_order
     >>> marian_token_order({"vocab_size": 5, "pad_token_id": 4}).tolist()
     [4, 0, 1, 2, 3, 4]
     """
@@ -182,8 +191,10 @@ def _marian_vocabulary(folder, config):
     return vocabulary
 
 
-def translator_from_marian(folder, *, ignore_unexpected_weights=False, **kwargs):
-    """Builds a `TransformerTranslator` holding the weights of a Marian checkpoint folder.
+def translator_from_marian(
+    folder, model_class, *, ignore_unexpected_weights=False, require_tokenizers=False, **kwargs
+):
+    """Builds a Transformer translator holding the weights of a Marian checkpoint folder.
 
     The folder is checked against itself first (`checkpoint_consistency`);
     a folder with some of the tokenizer files but not all is refused.
@@ -191,14 +202,18 @@ def translator_from_marian(folder, *, ignore_unexpected_weights=False, **kwargs)
     Args:
         folder: the `MarianMTModel` folder (`config.json`, `model.safetensors`
             or `pytorch_model.bin`).
+        model_class: our translator class (`TransformerTranslator`).
         ignore_unexpected_weights: read a folder holding tensors its config
             does not account for, without them (by default they stop it).
+        require_tokenizers: refuse a folder without its tokenizer files
+            (what serves strings needs them); by default the weights alone
+            are read.
         **kwargs: other `TransformerTranslator` arguments (`dropout`,
             `max_source_length`, `max_target_length`, `name`); the
             architecture comes from the checkpoint.
 
     Returns:
-        a `TransformerTranslator` of `vocab_size + 1` source and target ids
+        a `model_class` of `vocab_size + 1` source and target ids
         (`marian_token_order`), holding the folder's tokenizers where it has
         them (`marian_tokenizers`), so that `generate` translates strings.
 
@@ -208,10 +223,13 @@ def translator_from_marian(folder, *, ignore_unexpected_weights=False, **kwargs)
             embeddings for the two languages, an output projection of its
             own, another activation), or a folder that disagrees with itself.
     """
-    from keras_attention.models.translation.transformer_translator import TransformerTranslator
-
     config = marian_config(folder)
     missing = missing_tokenizer_files(folder)
+    if require_tokenizers and len(missing) == len(TOKENIZER_FILES):
+        raise ValueError(
+            f"`preset` must hold the translator's tokenizer ({', '.join(TOKENIZER_FILES)}) to "
+            f"serve strings. Received: {folder!r}, which lacks {', '.join(missing)}"
+        )
     if len(missing) < len(TOKENIZER_FILES):  # all missing: a folder of weights alone
         _require_tokenizer_files(folder, missing)
     weights = read_state_dict(folder)
@@ -221,16 +239,15 @@ def translator_from_marian(folder, *, ignore_unexpected_weights=False, **kwargs)
     tokenizers = marian_tokenizers(folder, config) if not missing else None
     size = config["vocab_size"] + 1  # and the start token
     length = config["max_position_embeddings"]
-    arguments = dict(
+    model = model_from_config(
+        model_class,
+        config,
+        _ARGUMENTS,
+        kwargs,
         source_vocabulary_size=size,
         target_vocabulary_size=size,
         max_source_length=length,
         max_target_length=length,
-        hidden_dim=config["d_model"],
-        num_layers=config["encoder_layers"],
-        num_heads=config["encoder_attention_heads"],
-        intermediate_dim=config["encoder_ffn_dim"],
-        dropout=config.get("dropout", 0.1),
         norm_first=False,
         position_encoding="sinusoidal_split",
         scale_embeddings=bool(config.get("scale_embedding", False)),
@@ -238,8 +255,6 @@ def translator_from_marian(folder, *, ignore_unexpected_weights=False, **kwargs)
         tie_embeddings=True,
         name="marian_translator",
     )
-    arguments.update(kwargs)
-    model = TransformerTranslator(**arguments)
     assign_weights(model, _our_weights(weights, config), folder)
     if tokenizers:
         model.attach_tokenizers(*tokenizers)

@@ -16,7 +16,8 @@ Example:
 >>> import json, os, tempfile
 >>> import numpy as np
 >>> from safetensors.numpy import save_file
->>> from keras_attention.models.checkpoint_folders import checkpoint_kind, read_state_dict
+>>> from keras_attention.models.checkpoints.checkpoint_folders import checkpoint_kind
+>>> from keras_attention.models.checkpoints.checkpoint_folders import read_state_dict
 >>> folder = tempfile.mkdtemp()
 >>> _ = open(os.path.join(folder, "config.json"), "w").write(json.dumps({"model_type": "vit"}))
 >>> save_file({"norm.weight": np.ones(4, "float32")}, os.path.join(folder, "model.safetensors"))
@@ -230,6 +231,38 @@ def _as_float32(weights):
         name: value.astype("float32") if value.dtype.kind == "f" else value
         for name, value in weights.items()
     }
+
+
+def model_from_config(model_class, config, names, overrides, **derived):
+    """`model_class` of a checkpoint config's architecture; the caller's `overrides` win.
+
+    Args:
+        model_class: our model class.
+        config: the checkpoint's config, a dict.
+        names: `{our argument: config key}`, or `{our argument: (config key,
+            default)}` for a key the config may leave out. A JSON array
+            becomes a tuple, as our constructors keep sequences.
+        overrides: the constructor arguments the caller gave.
+        **derived: our arguments that are not one key of the config.
+
+    Returns:
+        the model, its weights not yet assigned.
+
+    Example:
+
+    >>> import keras
+    >>> from keras_attention.models.checkpoints.checkpoint_folders import model_from_config
+    >>> model = model_from_config(
+    ...     keras.layers.Dense, {"width": 4}, {"units": "width", "use_bias": ("bias", False)},
+    ...     {"name": "head"})
+    >>> model.units, model.use_bias, model.name
+    (4, False, 'head')
+    """
+    arguments = {}
+    for ours, key in names.items():
+        value = config[key] if isinstance(key, str) else config.get(*key)
+        arguments[ours] = tuple(value) if isinstance(value, list) else value
+    return model_class(**{**arguments, **derived, **overrides})
 
 
 def assign_weights(model, values, source):

@@ -1,4 +1,6 @@
-"""Swin Transformer sizes by name: the paper's Swin-T and a tiny one for small images.
+"""Swin Transformer sizes by name: the paper's Swin-T and a tiny one for small images (data).
+
+`SwinTransformer.from_preset("swin_tiny_224")` builds one with fresh weights.
 
 "swin_tiny_224" is Swin-T of Liu et al. 2021 (https://arxiv.org/abs/2103.14030,
 section 3.3): C = 96, layers 2-2-6-2, heads 3-6-12-24, window 7, patch 4,
@@ -7,8 +9,6 @@ section 3.3): C = 96, layers 2-2-6-2, heads 3-6-12-24, window 7, patch 4,
 minutes: an 8 x 8 map of patch-4 tokens in 4 x 4 windows, then one 4 x 4
 window after the merge.
 """
-
-from keras_attention.models.vision.swin_transformer import SwinTransformer
 
 SWIN_PRESETS = {
     "swin_tiny_224": {
@@ -37,7 +37,7 @@ def swin_transformer_preset(preset):
 
     Example:
 
-    >>> from keras_attention.models.vision.swin_presets import swin_transformer_preset
+    >>> from keras_attention.models.vision.swin_sizes import swin_transformer_preset
     >>> swin_transformer_preset("swin_tiny_224")["depths"]
     (2, 2, 6, 2)
     """
@@ -46,23 +46,3 @@ def swin_transformer_preset(preset):
             f"`preset` must be one of {sorted(SWIN_PRESETS)}. Received: preset={preset!r}"
         )
     return dict(SWIN_PRESETS[preset])
-
-
-def swin_transformer_from_preset(preset, **kwargs):
-    """Builds a `SwinTransformer` of a named size, freshly initialised.
-
-    Args:
-        preset: a key of `SWIN_PRESETS`.
-        **kwargs: any other `SwinTransformer` argument; `image_size`,
-            `num_classes` or an architecture argument overrides the preset's.
-
-    Example:
-
-    >>> from keras_attention.models.vision.swin_presets import swin_transformer_from_preset
-    >>> model = swin_transformer_from_preset("swin_glyphs_32", num_classes=3)
-    >>> model.output_shape, model.embed_dim
-    ((None, 3), 64)
-    """
-    arguments = swin_transformer_preset(preset)
-    arguments.update(kwargs)
-    return SwinTransformer(name=arguments.pop("name", preset), **arguments)

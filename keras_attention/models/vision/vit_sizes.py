@@ -1,11 +1,11 @@
-"""Vision Transformer sizes from the papers, by name: "Ti/16", "B/16", ...
+"""Vision Transformer sizes from the papers, by name: "Ti/16", "B/16", ... (data, no model).
+
+`VisionTransformer.from_preset("B/16")` builds one with fresh weights.
 
 The name is `{size}/{patch_size}`. Sizes: "B", "L" and "H" are Table 1 of
 Dosovitskiy et al. 2021 (https://arxiv.org/abs/2010.11929); "Ti" and "S" are
 DeiT's (Touvron et al. 2021, https://arxiv.org/abs/2012.12877).
 """
-
-from keras_attention.models.vision.vision_transformer import vision_transformer
 
 # size: (hidden_dim, num_layers, num_heads, mlp_dim, patch sizes offered)
 VIT_SIZES = {
@@ -41,7 +41,7 @@ def vision_transformer_preset(preset):
 
     Example:
 
-    >>> from keras_attention.models.vision.vit_presets import vision_transformer_preset
+    >>> from keras_attention.models.vision.vit_sizes import vision_transformer_preset
     >>> vision_transformer_preset("B/16")["hidden_dim"]
     768
     """
@@ -50,31 +50,3 @@ def vision_transformer_preset(preset):
             f"`preset` must be one of {sorted(VIT_PRESETS)}. Received: preset={preset!r}"
         )
     return dict(VIT_PRESETS[preset])
-
-
-def vision_transformer_from_preset(preset, *, image_size=224, num_classes=1000, **kwargs):
-    """Builds a Vision Transformer of a named size ("Ti/16", "S/16", "B/16", ...).
-
-    Weights are freshly initialised (no pre-trained weights are downloaded).
-
-    Args:
-        preset: a key of `VIT_PRESETS`.
-        image_size: side of the square image the model works at.
-        num_classes: number of output logits.
-        **kwargs: any other `vision_transformer` argument (`dropout`,
-            `pooling`, `augmentation`, ...); architecture arguments such as
-            `patch_size` override the preset's.
-
-    Returns:
-        The `keras.Model` of `vision_transformer`.
-
-    Example:
-
-    >>> from keras_attention.models.vision.vit_presets import vision_transformer_from_preset
-    >>> model = vision_transformer_from_preset("Ti/16", image_size=32, num_classes=10)
-    >>> model.patch_embedding.hidden_dim
-    192
-    """
-    arguments = vision_transformer_preset(preset)
-    arguments.update(kwargs)
-    return vision_transformer(image_size=image_size, num_classes=num_classes, **arguments)

@@ -22,7 +22,7 @@ from marian_checkpoints import phrase_pairs
 from marian_checkpoints import write_marian_folder
 
 from keras_attention import convert
-from keras_attention.models.translation.marian_checkpoints import marian_token_order
+from keras_attention.models.checkpoints.marian_checkpoints import marian_token_order
 from keras_attention.models.translation.transformer_translator import TransformerTranslator
 
 SENTENCES = ["green cat green small", "big tree big", "dog", "river red new cat old blue"]

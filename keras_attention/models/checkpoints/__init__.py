@@ -1,0 +1,1 @@
+"""Pretrained checkpoint folders (Hugging Face, keras-hub) read into our models."""

@@ -1,0 +1,147 @@
+"""Which reader turns a pretrained checkpoint folder into which of our models: one table.
+
+A folder's model type is what its own files say: the `model_type` of a
+Hugging Face `config.json`, or the class a keras-hub preset's `config.json`
+names. `CHECKPOINT_READERS` maps each model type read to its
+`CheckpointReader`; every model's `from_preset` and the converter
+(`keras_attention.convert`) look a folder up here, so a new kind of
+checkpoint is its reader module and one row of this table. A reader takes
+the model class to build as an argument and imports none.
+
+Example:
+
+>>> from keras_attention.models.checkpoints.checkpoint_readers import CHECKPOINT_READERS
+>>> sorted((name, reader.model_class) for name, reader in CHECKPOINT_READERS.items())
+[('ViTBackbone', 'VisionTransformer'), ('marian', 'TransformerTranslator'),
+ ('swin', 'SwinTransformer'), ('vit', 'VisionTransformer')]
+"""
+
+import os
+from typing import NamedTuple
+
+from keras_attention.models.checkpoints.checkpoint_folders import CONFIG_FILE
+from keras_attention.models.checkpoints.checkpoint_folders import checkpoint_kind
+from keras_attention.models.checkpoints.checkpoint_folders import read_json
+from keras_attention.models.checkpoints.marian_checkpoints import translator_from_marian
+from keras_attention.models.checkpoints.swin_checkpoints import HUGGINGFACE_SWIN
+from keras_attention.models.checkpoints.vit_checkpoints import HUGGINGFACE_VIT
+from keras_attention.models.checkpoints.vit_keras_hub_checkpoints import (
+    vision_transformer_from_keras_hub,
+)
+
+
+class CheckpointReader(NamedTuple):
+    """How the folders of one model type become one of our models.
+
+    Attributes:
+        folder_kind: "huggingface" or "keras_hub" (`checkpoint_folders.checkpoint_kind`).
+        model_class: the name of the class it builds, as `keras_attention.models` exports it.
+        task: what the model serves: "image classifier" or "translator".
+        description: the model in words, for the converter's lines.
+        read: `read(folder, model_class, **kwargs)`: the model, its weights
+            assigned; `kwargs` are constructor arguments and reading options
+            (`ignore_unexpected_weights` for Hugging Face folders,
+            `require_tokenizers` for translators).
+    """
+
+    folder_kind: str
+    model_class: str
+    task: str
+    description: str
+    read: object
+
+
+CHECKPOINT_READERS = {
+    "vit": CheckpointReader(
+        "huggingface",
+        "VisionTransformer",
+        "image classifier",
+        "an image classifier (VisionTransformer)",
+        HUGGINGFACE_VIT.read,
+    ),
+    "swin": CheckpointReader(
+        "huggingface",
+        "SwinTransformer",
+        "image classifier",
+        "an image classifier (SwinTransformer)",
+        HUGGINGFACE_SWIN.read,
+    ),
+    "ViTBackbone": CheckpointReader(
+        "keras_hub",
+        "VisionTransformer",
+        "image classifier",
+        "an image classifier (VisionTransformer, from a keras-hub ViT preset)",
+        vision_transformer_from_keras_hub,
+    ),
+    "marian": CheckpointReader(
+        "huggingface",
+        "TransformerTranslator",
+        "translator",
+        "a translator (TransformerTranslator, from a Marian checkpoint)",
+        translator_from_marian,
+    ),
+}
+
+# A folder of a kind and model type, in words.
+_FOLDER_NAMES = {"huggingface": "a Hugging Face {!r} folder", "keras_hub": "a keras-hub {} preset"}
+
+
+def checkpoint_model_type(folder):
+    """`(folder kind, model type)`: "huggingface" or "keras_hub", and the type its config names.
+
+    The model type is None where a keras-hub config names no class.
+
+    Raises:
+        ValueError: `folder` is not a checkpoint folder (`checkpoint_kind`).
+    """
+    kind = checkpoint_kind(folder)
+    config = read_json(folder, CONFIG_FILE, required=kind == "huggingface")
+    return kind, config.get("model_type" if kind == "huggingface" else "class_name")
+
+
+def checkpoint_reader(folder, model_class=None):
+    """The `CheckpointReader` of `folder`, or None where no reader reads its model type.
+
+    Args:
+        folder: a checkpoint folder.
+        model_class: the name of the class the caller builds. A folder of
+            another model type gets that class's reader of the folder's kind,
+            which refuses it naming the model type it reads.
+
+    Raises:
+        ValueError: not a checkpoint folder, or `model_class` reads no
+            folder of this kind.
+    """
+    kind, model_type = checkpoint_model_type(folder)
+    reader = CHECKPOINT_READERS.get(model_type)
+    if model_class is None or (reader is not None and reader.model_class == model_class):
+        return reader
+    own = [
+        reader
+        for reader in CHECKPOINT_READERS.values()
+        if reader.model_class == model_class and reader.folder_kind == kind
+    ]
+    if own:
+        return own[0]
+    read = [
+        _FOLDER_NAMES[reader.folder_kind].format(name)
+        for name, reader in CHECKPOINT_READERS.items()
+        if reader.model_class == model_class
+    ]
+    raise ValueError(
+        f"`preset` must be a checkpoint folder that {model_class} reads: {' or '.join(read)}. "
+        f"Received: preset={folder!r}, {_FOLDER_NAMES[kind].format(model_type)}"
+    )
+
+
+def read_checkpoint(folder, model_class, **kwargs):
+    """`model_class` holding the weights of the checkpoint folder `folder`, as its reader builds it.
+
+    Args:
+        folder: the checkpoint folder (`~` is expanded).
+        model_class: our model class, e.g. `VisionTransformer`.
+        **kwargs: its constructor arguments and the reader's options.
+    """
+    folder = os.path.expanduser(folder) if isinstance(folder, str) else folder
+    reader = checkpoint_reader(folder, model_class.__name__)
+    return reader.read(folder, model_class, **kwargs)
