@@ -19,7 +19,6 @@ says so and writes nothing measured.
 """
 
 import argparse
-import json
 import os
 import subprocess
 import sys
@@ -27,6 +26,8 @@ import tempfile
 import time
 
 import numpy as np
+
+from benchmarks.marian_folders import write_tokenizer_files
 
 SIZES = dict(d_model=512, layers=6, heads=8, ffn=2048, vocab=58101, positions=512)
 QUICK_SIZES = dict(d_model=32, layers=1, heads=2, ffn=64, vocab=500, positions=64)
@@ -44,49 +45,15 @@ def parse_args(argv=None):
     return parser.parse_args(argv)
 
 
-def _sentencepiece_model(texts, size):
-    import io
-
-    import sentencepiece
-
-    model = io.BytesIO()
-    sentencepiece.SentencePieceTrainer.train(
-        sentence_iterator=iter(texts),
-        model_writer=model,
-        vocab_size=size,
-        hard_vocab_limit=False,
-        minloglevel=2,
-    )
-    return model.getvalue()
-
-
 def write_checkpoint(folder, sizes, pairs):
     """A random `MarianMTModel` of `sizes` with its tokenizer files, as save_pretrained writes."""
     import torch
     import transformers
 
-    os.makedirs(folder, exist_ok=True)
-    vocabulary = {"</s>": 0, "<unk>": 1}
-    for name, texts in (
-        ("source.spm", [s for s, _ in pairs]),
-        ("target.spm", [t for _, t in pairs]),
-    ):
-        proto = _sentencepiece_model(texts, 400)
-        with open(os.path.join(folder, name), "wb") as file:
-            file.write(proto)
-        import sentencepiece
-
-        processor = sentencepiece.SentencePieceProcessor(model_proto=proto)
-        for index in range(processor.vocab_size()):
-            piece = processor.id_to_piece(index)
-            if piece not in vocabulary and piece not in ("<s>", "<pad>"):
-                vocabulary[piece] = len(vocabulary)
-    # Fill up to the checkpoint's vocabulary size, as a real joint vocabulary would.
-    while len(vocabulary) < sizes["vocab"] - 1:
-        vocabulary[f"<unused {len(vocabulary)}>"] = len(vocabulary)
-    vocabulary["<pad>"] = len(vocabulary)
-    with open(os.path.join(folder, "vocab.json"), "w", encoding="utf-8") as file:
-        json.dump(vocabulary, file, ensure_ascii=False)
+    # SentencePiece's default character coverage: the benchmark's tokenizers as first measured.
+    vocabulary = write_tokenizer_files(
+        folder, pairs, pieces=400, vocab_size=sizes["vocab"], character_coverage=0.9995
+    )
     size = len(vocabulary)
     config = transformers.MarianConfig(
         vocab_size=size,
@@ -133,9 +100,9 @@ def _tokenizer_row(checkpoint, tokenizer, pairs, max_length, settings):
     """
     import tensorflow as tf
 
-    from keras_attention.models.translation.marian_checkpoints import marian_config
-    from keras_attention.models.translation.marian_checkpoints import marian_token_order
-    from keras_attention.models.translation.marian_checkpoints import marian_tokenizers
+    from keras_attention.models.checkpoints.marian_checkpoints import marian_config
+    from keras_attention.models.checkpoints.marian_checkpoints import marian_token_order
+    from keras_attention.models.checkpoints.marian_checkpoints import marian_tokenizers
 
     source, _ = marian_tokenizers(checkpoint)
     texts = [text for text, _ in pairs[:256]]

@@ -3,20 +3,27 @@
 `write_marian_folder` writes what `MarianMTModel.save_pretrained` and
 `MarianTokenizer.save_pretrained` write (`config.json`, `model.safetensors`,
 `source.spm`, `target.spm`, `vocab.json`), with SentencePiece models trained
-on a few hundred lines and random weights, using `safetensors` and
-`sentencepiece` only. `numpy_marian_logits` and `numpy_greedy` are the
+on a few hundred lines (`benchmarks.marian_folders`, which the Marian
+benchmark writes its tokenizer with too) and random weights, using
+`safetensors` and `sentencepiece` only. `numpy_marian_logits` and `numpy_greedy` are the
 published model written out in NumPy (post-norm blocks, swish MLP, token
 embeddings scaled by sqrt(d_model), sinusoids as all sines then all cosines,
 logits on the shared embedding plus `final_logits_bias`), in Marian's ids.
 """
 
-import io
 import json
 import os
+import pathlib
+import sys
 
 import numpy as np
-import sentencepiece
 from safetensors.numpy import save_file
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks.marian_folders import write_tokenizer_files  # noqa: E402
 
 WORDS = {
     "cat": "Katze",
@@ -44,44 +51,6 @@ def phrase_pairs(count, seed):
         chosen = list(rng.choice(english, rng.integers(2, 6)))
         pairs.append((" ".join(chosen), " ".join(WORDS[word] for word in reversed(chosen))))
     return pairs
-
-
-def _sentencepiece_model(texts, size):
-    model = io.BytesIO()
-    sentencepiece.SentencePieceTrainer.train(
-        sentence_iterator=iter(texts),
-        model_writer=model,
-        vocab_size=size,
-        hard_vocab_limit=False,
-        character_coverage=1.0,
-        minloglevel=2,
-    )
-    return model.getvalue()
-
-
-def write_tokenizer_files(folder, pairs):
-    """`source.spm`, `target.spm` and the joint `vocab.json` (Marian's layout); returns it.
-
-    Marian's numbering: `</s>` 0, `<unk>` 1, the pieces of both models, `<pad>` last.
-    """
-    os.makedirs(folder, exist_ok=True)
-    vocabulary = {"</s>": 0, "<unk>": 1}
-    for name, texts in (
-        ("source.spm", [s for s, _ in pairs]),
-        ("target.spm", [t for _, t in pairs]),
-    ):
-        proto = _sentencepiece_model(texts, 60)
-        with open(os.path.join(folder, name), "wb") as file:
-            file.write(proto)
-        processor = sentencepiece.SentencePieceProcessor(model_proto=proto)
-        for index in range(processor.vocab_size()):
-            piece = processor.id_to_piece(index)
-            if piece not in vocabulary and piece not in ("<s>", "<pad>"):
-                vocabulary[piece] = len(vocabulary)
-    vocabulary["<pad>"] = len(vocabulary)
-    with open(os.path.join(folder, "vocab.json"), "w", encoding="utf-8") as file:
-        json.dump(vocabulary, file, ensure_ascii=False)
-    return vocabulary
 
 
 def marian_config(vocab_size, **changes):
