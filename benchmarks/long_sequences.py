@@ -17,6 +17,11 @@ tokens, compares three more calls:
 - "keras": `keras.ops.dot_product_attention` with the same band as a mask
   (`ka.ops.sliding_window_mask`), materialised scores.
 
+Execution rows time the chunked and the materialised kernel ("xla") on one
+head of 64 at 8k tokens, forward and backward (gradient by
+`tf.GradientTape`), three ways: called eagerly as the README's tour does,
+inside `tf.function`, and inside `tf.function(jit_compile=True)`.
+
 Peak memory is the allocator's peak above what was live before the call
 (`timing.peak_memory`, `extra_mib`). Configurations whose estimated memory
 exceeds the budget (16 GiB, or half the memory available when the run
@@ -28,7 +33,9 @@ import numpy as np
 
 from benchmarks import timing
 
-TITLE = "Long sequences: chunked vs materialised attention (causal, XLA)"
+TITLE = (
+    "Long sequences: chunked vs materialised attention (causal, XLA; eager and tf.function rows)"
+)
 KERNELS = ("chunked", "xla", "keras")
 BANDED_KERNELS = ("banded", "chunked", "keras")
 FULL = {
@@ -42,6 +49,9 @@ FULL = {
     "memory_budget_gib": 16.0,
     "banded_lengths": (8192, 16384),
     "window": 512,
+    "execution_length": 8192,
+    "execution_heads": 1,
+    "executions": ("eager", "tf.function", "xla"),
 }
 QUICK = {
     "batch": 1,
@@ -54,7 +64,15 @@ QUICK = {
     "memory_budget_gib": 16.0,
     "banded_lengths": (64,),
     "window": 8,
+    "execution_length": 64,
+    "execution_heads": 1,
+    "executions": ("eager", "tf.function", "xla"),
 }
+EXECUTION_NOTE = (
+    "execution rows: one head, the chunked kernel against the materialised one ('xla' "
+    "column) called eagerly, in tf.function and in tf.function(jit_compile=True); "
+    "target: time chunked/xla <= 1 in each."
+)
 # Live (B, H, T, T) float32 buffers of the materialised kernels at their peak
 # (measured at 4k and 8k tokens, rounded up).
 _SCORE_BUFFERS = {
@@ -135,6 +153,69 @@ def _compiled(kernel, mode, cotangent, window=None):
         return loss + tf.add_n([tf.reduce_sum(g) for g in gradients]) * 0.0
 
     return tf.function(forward if mode == "forward" else forward_backward, jit_compile=True)
+
+
+def _forward_backward(kernel, execution, cotangent):
+    """Forward and backward of `kernel`, run eagerly or as a (compiled) `tf.function`."""
+    import tensorflow as tf
+
+    attention = _attention(kernel)
+
+    def forward_backward(q, k, v):
+        with tf.GradientTape() as tape:
+            tape.watch([q, k, v])
+            loss = tf.reduce_sum(attention(q, k, v) * cotangent)
+        gradients = tape.gradient(loss, [q, k, v])
+        return loss + tf.add_n([tf.reduce_sum(g) for g in gradients]) * 0.0
+
+    if execution == "eager":
+        return forward_backward
+    return tf.function(forward_backward, jit_compile=execution == "xla")
+
+
+def execution_rows(settings, device):
+    """Chunked against materialised attention, eager, in `tf.function` and under XLA.
+
+    Returns the result rows: forward+backward of causal attention at
+    `execution_length` tokens, `execution_heads` heads of `head_dim`.
+    """
+    import tensorflow as tf
+
+    length, heads = settings["execution_length"], settings["execution_heads"]
+    batch, head_dim = settings["batch"], settings["head_dim"]
+    rng = np.random.default_rng(1)
+    shape = (batch, length, heads, head_dim)
+    results = []
+    with timing.tf_device(device):
+        q, k, v, cotangent = (
+            tf.constant(rng.normal(size=shape).astype("float32")) for _ in range(4)
+        )
+        for execution in settings["executions"]:
+            case = f"{execution} T={length} forward+backward, {heads} head"
+            timing.log(f"long_sequences: {case}")
+            steps = {
+                kernel: _forward_backward(kernel, execution, cotangent)
+                for kernel in ("chunked", "xla")
+            }
+            calls = {kernel: (lambda f=steps[kernel]: f(q, k, v)) for kernel in steps}
+            memory = {kernel: timing.peak_memory(call, device) for kernel, call in calls.items()}
+            samples = timing.compare(calls, warmup=settings["warmup"], repeats=settings["repeats"])
+            config = {
+                "batch": batch,
+                "heads": heads,
+                "head_dim": head_dim,
+                "length": length,
+                "mode": "forward+backward",
+                "is_causal": True,
+                "execution": execution,
+                "jit_compile": execution == "xla",
+            }
+            ratios = {"time chunked/xla": samples.ratio("chunked", "xla")}
+            extras = (memory["chunked"]["extra_mib"], memory["xla"]["extra_mib"])
+            if None not in extras and min(extras) > 0:
+                ratios["memory chunked/xla"] = extras[0] / extras[1]
+            results.append(timing.case_result(case, config, samples, ratios, memory))
+    return results
 
 
 def _fitting(kernels, case, mode, sizes, budget, skipped):
@@ -245,6 +326,7 @@ def run(quick=False, device="cpu"):
                         peer=None if len(kernels) == 1 else kernels[1:],
                     )
                 )
+    results.extend(execution_rows(settings, device))
     return timing.make_payload(
         "long_sequences",
         TITLE,
@@ -260,5 +342,37 @@ def run(quick=False, device="cpu"):
             f"banded rows: causal sliding window of {window} keys; 'chunked' is the full "
             "causal chunked kernel, 'keras' keras.ops.dot_product_attention with the band "
             "as a mask; target at 16k tokens: time banded/chunked < 1/8.",
+            EXECUTION_NOTE,
         ],
     )
+
+
+def update_execution_rows(device="cpu", directory=timing.RESULTS_DIR):
+    """Measure the execution rows again and put them into results/long_sequences.json.
+
+    The other rows stay as they were measured; each new row carries the
+    machine description of its own run. Returns the path written.
+    """
+    import json
+    import os
+
+    path = os.path.join(directory, "long_sequences.json")
+    with open(path) as handle:
+        payload = json.load(handle)
+    machine = timing.machine_description(device)
+    rows = [{**row, "machine": machine} for row in execution_rows(FULL, device)]
+    payload["results"] = [r for r in payload["results"] if "execution" not in r["config"]] + rows
+    payload["title"] = TITLE
+    dated = (
+        f"execution rows measured {machine['date_utc']} UTC, load average "
+        f"{machine['load_average']} (the other rows: the date above)."
+    )
+    notes = [n for n in payload["notes"] if not n.startswith("execution rows")]
+    payload["notes"] = notes + [EXECUTION_NOTE, dated]
+    return timing.write_json(payload, directory)
+
+
+if __name__ == "__main__":
+    # python -m benchmarks.long_sequences: the execution rows only (the rest: run_all).
+    timing.configure_device("cpu")
+    timing.log(f"wrote {update_execution_rows()}")

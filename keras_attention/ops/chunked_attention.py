@@ -28,6 +28,7 @@ gradient of the scores, summed over the axes the bias broadcasts along.
 
 from keras import ops
 
+from keras_attention.ops.eager_graph import graph_when_eager
 from keras_attention.ops.query_scaling import scale_queries
 from keras_attention.ops.softmax import MASKED_LOGIT
 
@@ -483,6 +484,8 @@ def _input_gradients(tiling, scale, padded_gradients, inputs):
     return (*gradients, ops.cast(d_bias, bias_input[0].dtype))
 
 
+# Eagerly the tile loops would dispatch op by op; see eager_graph.
+@graph_when_eager
 def chunked_attention(
     query, key, value, mask, is_causal, scale, block_size=512, bias=None, sliding_window=None
 ):
