@@ -15,7 +15,6 @@ import os
 import time
 
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 NEXT_STEPS = (  # what to try with what it wrote
     'next: python -c "import keras, keras_attention; print(keras.models.load_model('
@@ -42,8 +41,10 @@ def parse_args(argv=None):
 if __name__ == "__main__":
     parse_args()  # answer --help and bad flags before TensorFlow loads
 
+from keras_attention.native_start_up_lines import import_tensorflow_quietly  # noqa: E402
+
+tf = import_tensorflow_quietly()  # without its start-up lines about a missing GPU
 import keras  # noqa: E402
-import tensorflow as tf  # noqa: E402
 
 import keras_attention as ka  # noqa: E402
 from keras_attention.backend_support import require_tensorflow_backend  # noqa: E402
@@ -97,8 +98,7 @@ def main(argv=None):
         metrics=[ka.metrics.MaskedSparseCategoricalAccuracy()],
         jit_compile=True,
     )
-    # The batches shuffle themselves; fit's default shuffle=True would only add a warning.
-    model.fit(train, epochs=args.epochs, verbose=2, shuffle=False)
+    model.fit(train, epochs=args.epochs, verbose=2, shuffle=False)  # batches shuffle themselves
     print(f"trained in {time.time() - start:.0f} s")
 
     # 4. The model with its tokenizers, as one .keras file (`load_model(...).generate`) ...

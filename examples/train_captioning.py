@@ -24,8 +24,8 @@ stride), the batch size, the epochs and the learning-rate schedule (warm-up, the
 import os
 
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
+from keras_attention.native_start_up_lines import import_tensorflow_quietly
 from keras_attention.tasks.captioning import flags as cli  # no TensorFlow
 
 
@@ -44,6 +44,7 @@ def parse_arguments(argv=None):
 if __name__ == "__main__":
     parse_arguments()  # answer --help, bad flags and missing data before TensorFlow's import
 
+import_tensorflow_quietly()  # without its start-up lines about a missing GPU
 import keras
 
 from keras_attention.tasks.captioning import attention_on_objects_report as objects_report

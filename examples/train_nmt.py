@@ -29,8 +29,8 @@ that maps strings to translations and attention weights.
 import os
 
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
+from keras_attention.native_start_up_lines import import_tensorflow_quietly  # noqa: E402
 from keras_attention.tasks.translation import flags  # noqa: E402  (no TensorFlow)
 
 BATCH_SIZE = 64  # sentences translated at once while scoring
@@ -55,6 +55,7 @@ def parse_arguments(argv=None):
 if __name__ == "__main__":
     parse_arguments()  # answer --help, bad flags and missing data before TensorFlow loads
 
+import_tensorflow_quietly()  # without its start-up lines about a missing GPU
 from keras_attention.tasks.training_run import TrainingRun  # noqa: E402
 from keras_attention.tasks.training_run import strict_errors_as_exit  # noqa: E402
 from keras_attention.tasks.translation import evaluation  # noqa: E402

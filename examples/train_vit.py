@@ -35,8 +35,8 @@ else; `flip` adds left-right flips for natural images).
 import os
 
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
+from keras_attention.native_start_up_lines import import_tensorflow_quietly  # noqa: E402
 from keras_attention.tasks.image_classification import flags  # noqa: E402  (no TensorFlow)
 
 NUM_ROLLOUT_IMAGES = 4  # test images whose attention is drawn
@@ -63,6 +63,7 @@ def check_arguments(argv=None):
 if __name__ == "__main__":
     check_arguments()  # answer --help, bad flags and missing data before TensorFlow loads
 
+import_tensorflow_quietly()  # without its start-up lines about a missing GPU
 import numpy as np  # noqa: E402
 
 from keras_attention.tasks.image_classification import evaluation  # noqa: E402

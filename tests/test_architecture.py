@@ -24,12 +24,14 @@ ALLOWED_IMPORTS = {
     # Progress bars and lines: for any long step, below everything that counts.
     "progress": set(),
     "backend_support": set(),
+    # TensorFlow's start-up lines dropped from stderr: for scripts and the SentencePiece op.
+    "native_start_up_lines": set(),
     "version": set(),
     # Imports the serializable subpackages by name (importlib), never by an import statement.
     "registration": set(),
     "ops": {"validation"},
     "layers": {"ops", "validation"},
-    "text": {"progress", "validation"},
+    "text": {"native_start_up_lines", "progress", "validation"},
     "data": {"progress", "validation"},
     "generation": {"backend_support", "ops", "validation"},
     "callbacks": {"durable_files", "validation"},
@@ -82,7 +84,7 @@ LAYER_KINDS = {
 
 # What the example scripts may import: the families and the run plumbing,
 # never the lower levels directly (a script is flags, wiring and a report).
-EXAMPLE_IMPORTS = {"tasks", "training", "backend_support"}
+EXAMPLE_IMPORTS = {"tasks", "training", "backend_support", "native_start_up_lines"}
 
 
 def _modules():

@@ -24,6 +24,7 @@ from keras_attention.text.id_rows import from_end_on
 from keras_attention.text.sentencepiece_model import WORD_START
 from keras_attention.text.sentencepiece_model import parse_model_proto
 from keras_attention.text.sentencepiece_model import read_model_file
+from keras_attention.text.sentencepiece_model import read_model_into_op
 from keras_attention.text.sentencepiece_model import sentencepiece_tokenize
 from keras_attention.text.sentencepiece_model import write_model_file
 from keras_attention.text.sentencepiece_training import MAX_SENTENCES
@@ -95,6 +96,7 @@ class ReversibleTokenizer(FixedLengthEncoder, tf.Module):
         proto = parse_model_proto(model_proto)
         check_bool("whole_pieces", whole_pieces)
         _check_layout(proto)
+        read_model_into_op(model_proto)  # once per model and process, quietly
         self._model_proto = model_proto
         self._whole_pieces = whole_pieces
         self._set_vocabulary([_token_text(piece) for piece in proto.pieces])

@@ -25,6 +25,8 @@ import os
 
 import tensorflow as tf
 
+from keras_attention.native_start_up_lines import native_start_up_lines_dropped
+
 WORD_START = "\u2581"  # SentencePiece's mark of a space before a piece
 
 
@@ -103,6 +105,21 @@ def sentencepiece_tokenize(model_proto, texts, out_type):
             out_type=out_type,
         )
     return tf.RaggedTensor.from_row_splits(values, row_splits, validate=False)
+
+
+def read_model_into_op(model_proto):
+    """Has tensorflow-text's op read the model once, now, without its start-up line.
+
+    The op says "precompiled_charsmap is empty" (these models do not
+    normalise text, on purpose) the first time a process reads each model;
+    read here, eagerly, in a block that drops that line, the model is not
+    announced later in the middle of a progress bar.
+
+    Args:
+        model_proto: bytes of a SentencePiece model.
+    """
+    with tf.init_scope(), native_start_up_lines_dropped():
+        sentencepiece_tokenize(model_proto, tf.constant([""]), tf.int32)
 
 
 def write_model_file(path, model_proto):

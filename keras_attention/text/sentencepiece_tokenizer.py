@@ -21,6 +21,7 @@ from keras_attention.text.id_rows import from_end_on
 from keras_attention.text.sentencepiece_model import WORD_START
 from keras_attention.text.sentencepiece_model import parse_model_proto
 from keras_attention.text.sentencepiece_model import read_model_file
+from keras_attention.text.sentencepiece_model import read_model_into_op
 from keras_attention.text.sentencepiece_model import sentencepiece_tokenize
 from keras_attention.text.sentencepiece_model import write_model_file
 from keras_attention.text.tokenizer_base import FixedLengthEncoder
@@ -94,6 +95,7 @@ class SentencePieceTokenizer(FixedLengthEncoder, tf.Module):
                     f"(0 is padding). Received: {name}={value}"
                 )
         check_bool("always_add_end", always_add_end)
+        read_model_into_op(model_proto)  # once per model and process, quietly
         self._model_proto = model_proto
         self._start_id, self._end_id, self._unknown_id = start_id, end_id, unknown_id
         self._always_add_end = always_add_end
