@@ -132,8 +132,11 @@ class DecayOnPlateau(keras.callbacks.Callback):
         self.decay_steps = max(1, int(decay_epochs * steps_per_epoch))
         self.decay_reason = reason
         if self.stream is not False:
+            # Called at an epoch's end, `fit`'s progress bar (verbose=1) is mid-line.
+            bar_drawn = (self.params or {}).get("verbose") == 1
             print(
-                f"learning rate: {reason}; cosine decay to 0 over {decay_epochs} epochs "
+                ("\n" if bar_drawn else "")
+                + f"learning rate: {reason}; cosine decay to 0 over {decay_epochs} epochs "
                 f"({self.decay_steps} steps), then training stops",
                 file=self.stream or sys.stdout,
                 flush=True,
@@ -171,8 +174,8 @@ class DecayOnPlateau(keras.callbacks.Callback):
         steps_per_epoch = (self.params or {}).get("steps") or max(1, step // epochs_trained)
         decay_epochs = self.decay_epochs_after(epochs_trained)
         epochs_left = (self.params or {}).get("epochs", math.inf) - epochs_trained
-        if step < self.warmup_steps:
-            return  # never decay before the peak is reached
+        if step < self.warmup_steps or epochs_left <= 0:
+            return  # never decay before the peak is reached, nor after the last epoch
         if self._epochs_without_improvement >= self.patience and step >= self.earliest_decay_step:
             self.start_decay(
                 step,
@@ -185,7 +188,7 @@ class DecayOnPlateau(keras.callbacks.Callback):
             # The decay fits in the epochs left: end it with them.
             self.start_decay(
                 step,
-                max(1, epochs_left),
+                epochs_left,
                 steps_per_epoch,
                 f"{epochs_left} of the {self.params['epochs']} epochs left",
             )

@@ -158,6 +158,29 @@ def test_fit_sets_the_optimizer_learning_rate_every_step():
     assert schedule.decay_start is not None and seen[-1] < 0.01
 
 
+def test_nothing_starts_after_the_last_epoch():
+    # A run of one epoch, or one whose warm-up ends with its last epoch: no
+    # step is left to decay, so no decay is started or announced.
+    for epochs, warmup_steps in ((1, 1), (3, 30)):
+        stream = io.StringIO()
+        schedule = DecayOnPlateau(
+            peak_learning_rate=1e-3, warmup_steps=warmup_steps, patience=1, stream=stream
+        )
+        epochs_run, _ = _run(schedule, [1.0] * epochs, epochs=epochs)
+        assert (epochs_run, schedule.decay_start, stream.getvalue()) == (epochs, None, "")
+
+
+def test_the_decay_line_starts_a_line_of_its_own_under_a_progress_bar(capsys):
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+    model.compile(optimizer=keras.optimizers.SGD(0.0), loss="mse")
+    x = np.ones((16, 3), "float32")
+    schedule = DecayOnPlateau(peak_learning_rate=0.01, warmup_steps=1, patience=5)
+    model.fit(x, x[:, :1], batch_size=8, epochs=3, callbacks=[schedule], verbose=1)
+    lines = capsys.readouterr().out.splitlines()
+    announced = [line for line in lines if "learning rate:" in line]
+    assert announced and all(line.startswith("learning rate:") for line in announced)
+
+
 @pytest.mark.parametrize(
     "kwargs, message",
     [

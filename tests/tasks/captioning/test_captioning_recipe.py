@@ -146,7 +146,7 @@ def test_reasons_say_what_the_run_will_do(count, epochs, steps_per_epoch):
             assert f"held to the end of epoch {decay_after}," in reason
             assert not recipe.reasons["epochs"].endswith("sooner")
         elif "held to the end" in reason:
-            assert decay_after == recipe.epochs  # nothing left to decay
+            assert decay_after is None  # nothing left to decay: none starts
         else:
             last = recipe.epochs - _epoch_where_the_decay_starts(recipe, False)
             assert f"over the last {last} epoch" in reason
