@@ -42,6 +42,7 @@ if __name__ == "__main__":
     parse_args()  # answer --help and bad flags before TensorFlow loads
 
 from keras_attention.native_start_up_lines import import_tensorflow_quietly  # noqa: E402
+from keras_attention.native_start_up_lines import native_start_up_lines_dropped  # noqa: E402
 
 tf = import_tensorflow_quietly()  # without its start-up lines about a missing GPU
 import keras  # noqa: E402
@@ -104,8 +105,7 @@ def main(argv=None):
     # 4. The model with its tokenizers, as one .keras file (`load_model(...).generate`) ...
     keras_path = os.path.abspath(os.path.join(args.output_dir, "translator.keras"))
     model.attach_tokenizers(*encoders).save(keras_path)
-    # ... and the export: strings in, translations and attention weights out. It is written
-    # beside `folder`, then swapped in whole.
+    # ... and the export (strings in, translations and attention out), swapped in whole.
     ka.training.replace_folder(
         folder,
         lambda staging: ka.serving.export_translator(
@@ -118,9 +118,10 @@ def main(argv=None):
     import tensorflow_text  # noqa: F401  the tokenizers' SentencePiece op
 
     translate = tf.saved_model.load(folder).signatures["serving_default"]
-    sources, references, hypotheses, outputs = translation.translate_pairs(
-        lambda text: translate(text=text), splits["test"], batch_size=BATCH_SIZE
-    )
+    with native_start_up_lines_dropped():  # the op reads its models again: a line each, dropped
+        sources, references, hypotheses, outputs = translation.translate_pairs(
+            lambda text: translate(text=text), splits["test"], batch_size=BATCH_SIZE
+        )
     scores = translation.score_translations(hypotheses, references)
     print(
         f"held-out BLEU {scores['bleu']:.1f}, chrF {scores['chrf']:.1f} on {len(hypotheses)} "
@@ -130,8 +131,7 @@ def main(argv=None):
         print(f"  {source}\n    -> {hypothesis}\n    (reference: {reference})")
     served = translate(text=tf.constant(NEW_SENTENCES))
     new_translations = [text.decode() for text in served["translation"].numpy()]
-    for sentence, translated in zip(NEW_SENTENCES, new_translations):
-        print(f"  {sentence} -> {translated}")
+    print("\n".join(f"  {new} -> {out}" for new, out in zip(NEW_SENTENCES, new_translations)))
 
     # 6. Where the decoder looked: attention (target pieces x source pieces).
     source_pieces = [t.decode() for t in outputs["source_tokens"][0] if t]
