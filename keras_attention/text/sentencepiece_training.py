@@ -51,6 +51,10 @@ def train_sentencepiece_model(
 ):
     """Learn a SentencePiece model from `texts`; returns its serialized bytes.
 
+    One function on purpose: its length is this docstring, every argument's
+    contract; the code streams the texts into the trainer, its options and its
+    error message kept in helpers.
+
     Args:
         texts: a list (tuple, array) of strings, any other iterable of
             strings, or a `tf.data.Dataset` of strings (scalars or batches).
@@ -118,50 +122,18 @@ def train_sentencepiece_model(
 
     sentencepiece.set_random_generator_seed(_SEED)
     model = io.BytesIO()
+    options = _trainer_options(vocabulary_size, model_type, character_coverage, max_sentences)
     try:
         sentencepiece.SentencePieceTrainer.train(
-            sentence_iterator=read(),
-            model_writer=model,
-            vocab_size=vocabulary_size,
-            model_type=model_type,
-            # Small texts give a smaller vocabulary instead of an error.
-            hard_vocab_limit=False,
-            byte_fallback=True,
-            character_coverage=character_coverage,
-            split_digits=True,
-            # The text reaches SentencePiece as the tokenizer hands it over: its
-            # whitespace already normalised, nothing else to change.
-            normalization_rule_name="identity",
-            remove_extra_whitespaces=False,
-            # "▁the" at the start of a text as inside it: one piece per word.
-            add_dummy_prefix=True,
-            pad_id=0,
-            unk_id=1,
-            bos_id=2,
-            eos_id=3,
-            pad_piece=SPECIAL_PIECES[0],
-            unk_piece=SPECIAL_PIECES[1],
-            bos_piece=SPECIAL_PIECES[2],
-            eos_piece=SPECIAL_PIECES[3],
-            input_sentence_size=max_sentences,
-            shuffle_input_sentence=True,
-            num_threads=os.cpu_count() or 1,
-            minloglevel=2,
+            sentence_iterator=read(), model_writer=model, **options
         )
     except RuntimeError as error:
         if failures:
             raise failures[0] from None
-        # SentencePiece says "Vocabulary size is smaller than required_chars. 300 vs 361."
-        needed = re.search(r"required_chars\. \d+ vs (\d+)", str(error))
-        if needed is None:
+        too_small = _too_small_vocabulary(error, vocabulary_size)
+        if too_small is None:
             raise
-        raise ValueError(
-            "`vocabulary_size` must leave room for a piece per distinct character of `texts` "
-            f"besides the special and byte pieces: {needed.group(1)} here (or pass a "
-            "`character_coverage` from 0.98 to 1.0: the rarer characters are then spelled with "
-            "bytes). "
-            f"Received: vocabulary_size={vocabulary_size}"
-        ) from None
+        raise too_small from None
     if counted is None:
         return model.getvalue()
     # The count asked for is one in the sentences learned from; the sample
@@ -170,6 +142,54 @@ def train_sentencepiece_model(
     min_count = math.ceil(min_piece_count * len(counted.items) / learned_from)
     return keep_frequent_merges(
         model.getvalue(), counted.items, min_count, len(SPECIAL_PIECES) + NUM_BYTES
+    )
+
+
+def _trainer_options(vocabulary_size, model_type, character_coverage, max_sentences):
+    """The `SentencePieceTrainer.train` options of every model this module learns."""
+    return dict(
+        vocab_size=vocabulary_size,
+        model_type=model_type,
+        # Small texts give a smaller vocabulary instead of an error.
+        hard_vocab_limit=False,
+        byte_fallback=True,
+        character_coverage=character_coverage,
+        split_digits=True,
+        # The text reaches SentencePiece as the tokenizer hands it over: its
+        # whitespace already normalised, nothing else to change.
+        normalization_rule_name="identity",
+        remove_extra_whitespaces=False,
+        # "▁the" at the start of a text as inside it: one piece per word.
+        add_dummy_prefix=True,
+        pad_id=0,
+        unk_id=1,
+        bos_id=2,
+        eos_id=3,
+        pad_piece=SPECIAL_PIECES[0],
+        unk_piece=SPECIAL_PIECES[1],
+        bos_piece=SPECIAL_PIECES[2],
+        eos_piece=SPECIAL_PIECES[3],
+        input_sentence_size=max_sentences,
+        shuffle_input_sentence=True,
+        num_threads=os.cpu_count() or 1,
+        minloglevel=2,
+    )
+
+
+def _too_small_vocabulary(error, vocabulary_size):
+    """The `ValueError` to raise for SentencePiece's `error`, or None if it is another.
+
+    SentencePiece says "Vocabulary size is smaller than required_chars. 300 vs 361."
+    """
+    needed = re.search(r"required_chars\. \d+ vs (\d+)", str(error))
+    if needed is None:
+        return None
+    return ValueError(
+        "`vocabulary_size` must leave room for a piece per distinct character of `texts` "
+        f"besides the special and byte pieces: {needed.group(1)} here (or pass a "
+        "`character_coverage` from 0.98 to 1.0: the rarer characters are then spelled with "
+        "bytes). "
+        f"Received: vocabulary_size={vocabulary_size}"
     )
 
 

@@ -58,29 +58,9 @@ def vision_transformer_from_keras_hub(
         ValueError: a preset of another model, or options ours does not have
             (no class token, biases left out, a pre-logits layer).
     """
-    import keras_hub
-
-    config = read_json(folder, "config.json")
-    if config.get("class_name") != "ViTBackbone":
-        raise ValueError(
-            "`folder` must hold a keras-hub ViT preset (a ViTBackbone). Received: "
-            f"{config.get('class_name')!r} in {folder!r}"
-        )
-    settings = config["config"]
-    for option in ("use_class_token", "use_mha_bias", "use_mlp_bias", "use_patch_bias"):
-        if not settings.get(option, True):
-            raise ValueError(
-                f"The preset's {option}=False has no equivalent in VisionTransformer. "
-                f"Received: {folder!r}"
-            )
+    settings = _backbone_settings(folder)
     task = read_json(folder, "task.json", required=False)
-    if task:
-        source = keras_hub.models.ViTImageClassifier.from_preset(folder)
-        _check_task(task["config"], folder)
-        scale, offset = _converter_scale_offset(source.preprocessor)
-    else:
-        source = keras_hub.models.ViTBackbone.from_preset(folder)
-        scale, offset = 1 / 127.5, -1.0  # keras-hub's ViT converter default
+    source, scale, offset = _keras_hub_model(folder, task)
     weights = {weight.path: np.asarray(weight) for weight in source.weights}
     checkpoint_classes = weights["predictions/kernel"].shape[1] if task else None
     keep_head = include_head and task and num_classes in (None, checkpoint_classes)
@@ -117,6 +97,39 @@ def vision_transformer_from_keras_hub(
     )
     assign_weights(model, values, folder)
     return model
+
+
+def _backbone_settings(folder):
+    """The `ViTBackbone` config of the preset's `config.json`, checked to be one ours can hold."""
+    config = read_json(folder, "config.json")
+    if config.get("class_name") != "ViTBackbone":
+        raise ValueError(
+            "`folder` must hold a keras-hub ViT preset (a ViTBackbone). Received: "
+            f"{config.get('class_name')!r} in {folder!r}"
+        )
+    settings = config["config"]
+    for option in ("use_class_token", "use_mha_bias", "use_mlp_bias", "use_patch_bias"):
+        if not settings.get(option, True):
+            raise ValueError(
+                f"The preset's {option}=False has no equivalent in VisionTransformer. "
+                f"Received: {folder!r}"
+            )
+    return settings
+
+
+def _keras_hub_model(folder, task):
+    """`(keras-hub model, scale, offset)`: the classifier where `task` is, else the backbone.
+
+    `scale` and `offset` are its image converter's (`x * scale + offset`).
+    """
+    import keras_hub
+
+    if task:
+        source = keras_hub.models.ViTImageClassifier.from_preset(folder)
+        _check_task(task["config"], folder)
+        return (source, *_converter_scale_offset(source.preprocessor))
+    source = keras_hub.models.ViTBackbone.from_preset(folder)
+    return source, 1 / 127.5, -1.0  # keras-hub's ViT converter default
 
 
 def _check_task(task_config, folder):

@@ -121,39 +121,22 @@ class TransformerTranslator(TextTranslationMixin, DefaultCompile, ConstructorCon
         tie_embeddings=False,
         **kwargs,
     ):
-        """Checks the arguments; makes the layers, wiring each as it is made, into the graph."""
-        self._check_translator_arguments(
-            locals(),
-            ("max_source_length", "max_target_length", "hidden_dim", "num_layers", "num_heads"),
-        )
-        check_positive_int("intermediate_dim", intermediate_dim)
-        check_heads_divide_width(hidden_dim, num_heads)
-        check_bool("norm_first", norm_first)
-        check_bool("scale_embeddings", scale_embeddings)
-        check_bool("tie_embeddings", tie_embeddings)
-        if position_encoding not in POSITION_MODES:
-            raise ValueError(
-                f"`position_encoding` must be one of {POSITION_MODES}. "
-                f"Received: position_encoding={position_encoding!r}"
-            )
-        if tie_embeddings and source_vocabulary_size != target_vocabulary_size:
-            raise ValueError(
-                "`tie_embeddings=True` needs one vocabulary for both languages: "
-                "`source_vocabulary_size` must equal `target_vocabulary_size`. Received: "
-                f"source_vocabulary_size={source_vocabulary_size}, "
-                f"target_vocabulary_size={target_vocabulary_size}"
-            )
+        """Checks the arguments; makes the layers, wiring each as it is made, into the graph.
+
+        Each layer is made just before its first call (source embedding, encoder
+        blocks, target embedding, decoder blocks, logits), so that a seeded run
+        draws the same initial weights as the layer-by-layer builder did.
+        """
+        self._check_transformer_arguments(locals())
         kwargs.setdefault("name", "transformer_translator")
 
-        # === Layers, wired as they are made ===
-        # Each layer is made just before its first call, so that a seeded run
-        # draws the same initial weights as the layer-by-layer builder did.
         source, target = self._translation_inputs()
         # Explicit boolean masks (True = a real token) rather than Keras masks, so
         # that the logits carry no mask and the loss alone decides what counts.
         source_mask = ops.not_equal(source, PADDING_ID)  # (B, S)
         target_mask = ops.not_equal(target, PADDING_ID)  # (B, T)
-
+        embedding = _embedding_tables(locals())
+        # Both stacks: `num_layers` blocks of the same sizes.
         block_arguments = {
             "num_heads": num_heads,
             "intermediate_dim": intermediate_dim,
@@ -162,30 +145,13 @@ class TransformerTranslator(TextTranslationMixin, DefaultCompile, ConstructorCon
             "num_key_value_heads": num_key_value_heads,
             "activation": activation,
         }
-        embedding_options = {"position": position_encoding, "scale_embeddings": scale_embeddings}
-        if tie_embeddings:
-            # One table for both sides and the output: as long as the longer side.
-            sizes = (source_vocabulary_size, max(max_source_length, max_target_length), hidden_dim)
-            shared = TokenAndPositionEmbedding(
-                *sizes, output_bias=True, name="shared_embedding", **embedding_options
-            )
-        else:
-            sizes = (source_vocabulary_size, max_source_length, hidden_dim)
-            shared = None
-        embedding = shared or TokenAndPositionEmbedding(
-            *sizes, name="source_embedding", **embedding_options
-        )
-        x = self._embed_with_dropout("source", embedding, source, dropout)  # (B, S, D)
-        # Both stacks: `num_layers` blocks of the same sizes.
         stack = functools.partial(_block_stack, num_layers, block_arguments)
+
+        x = self._embed_with_dropout("source", embedding("source"), source, dropout)  # (B, S, D)
         self.encoder_blocks, self.encoder_final_norm, x = stack(
             "encoder", TransformerEncoderBlock, x, padding_mask=source_mask
         )
-        sizes = (target_vocabulary_size, max_target_length, hidden_dim)
-        embedding = shared or TokenAndPositionEmbedding(
-            *sizes, name="target_embedding", **embedding_options
-        )
-        y = self._embed_with_dropout("target", embedding, target, dropout)  # (B, T, D)
+        y = self._embed_with_dropout("target", embedding("target"), target, dropout)  # (B, T, D)
         self.decoder_blocks, self.decoder_final_norm, y = stack(
             "decoder",
             TransformerDecoderBlock,
@@ -195,13 +161,38 @@ class TransformerTranslator(TextTranslationMixin, DefaultCompile, ConstructorCon
             context_padding_mask=source_mask,
         )
         if tie_embeddings:
-            self.shared_embedding = shared
-            logits = shared(y, reverse=True)  # (B, T, V) float32
+            self.shared_embedding = embedding("target")  # the table both sides used
+            logits = self.shared_embedding(y, reverse=True)  # (B, T, V) float32
         else:
             logits = self._logits(y, target_vocabulary_size)  # (B, T, V)
         super().__init__(inputs={"source": source, "target": target}, outputs=logits, **kwargs)
 
         self.keep_config(locals())
+
+    def _check_transformer_arguments(self, arguments):
+        """Checks the constructor's `arguments` (its `locals()`), naming a wrong one."""
+        self._check_translator_arguments(
+            arguments,
+            ("max_source_length", "max_target_length", "hidden_dim", "num_layers", "num_heads"),
+        )
+        check_positive_int("intermediate_dim", arguments["intermediate_dim"])
+        check_heads_divide_width(arguments["hidden_dim"], arguments["num_heads"])
+        for name in ("norm_first", "scale_embeddings", "tie_embeddings"):
+            check_bool(name, arguments[name])
+        position_encoding = arguments["position_encoding"]
+        if position_encoding not in POSITION_MODES:
+            raise ValueError(
+                f"`position_encoding` must be one of {POSITION_MODES}. "
+                f"Received: position_encoding={position_encoding!r}"
+            )
+        source_size = arguments["source_vocabulary_size"]
+        target_size = arguments["target_vocabulary_size"]
+        if arguments["tie_embeddings"] and source_size != target_size:
+            raise ValueError(
+                "`tie_embeddings=True` needs one vocabulary for both languages: "
+                "`source_vocabulary_size` must equal `target_vocabulary_size`. Received: "
+                f"source_vocabulary_size={source_size}, target_vocabulary_size={target_size}"
+            )
 
     @classmethod
     def from_preset(cls, preset, **kwargs):
@@ -361,6 +352,50 @@ class TransformerTranslator(TextTranslationMixin, DefaultCompile, ConstructorCon
         else:
             logits = self.logits_layer(y)[:, 0]  # (B, 1, V) -> (B, V)
         return logits, new_cache, attention
+
+
+def _embedding_tables(arguments):
+    """`side -> TokenAndPositionEmbedding` for `"source"` and `"target"`, made when first asked.
+
+    With `tie_embeddings` both sides get one table, `shared_embedding`, as long
+    as the longer side and with a bias per token (it is the output projection
+    too); otherwise each side gets a `<side>_embedding` of its own. A table is
+    made when first asked for, so that layers are made in the order of their calls.
+
+    Args:
+        arguments: the `TransformerTranslator` constructor's arguments, by name.
+    """
+    hidden_dim = arguments["hidden_dim"]
+    options = {
+        "position": arguments["position_encoding"],
+        "scale_embeddings": arguments["scale_embeddings"],
+    }
+    if arguments["tie_embeddings"]:
+        longest = max(arguments["max_source_length"], arguments["max_target_length"])
+
+        @functools.cache
+        def shared():
+            return TokenAndPositionEmbedding(
+                arguments["source_vocabulary_size"],
+                longest,
+                hidden_dim,
+                output_bias=True,
+                name="shared_embedding",
+                **options,
+            )
+
+        return lambda side: shared()
+
+    def own_table(side):
+        return TokenAndPositionEmbedding(
+            arguments[f"{side}_vocabulary_size"],
+            arguments[f"max_{side}_length"],
+            hidden_dim,
+            name=f"{side}_embedding",
+            **options,
+        )
+
+    return own_table
 
 
 def _block_stack(num_layers, block_arguments, kind, block_class, x, *context, **call_arguments):

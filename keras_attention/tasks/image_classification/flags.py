@@ -86,10 +86,16 @@ def build_vit_parser(description=None):
     """
     # Epochs and batch size: derived from the number of training images
     # (see `vit_training_recipe`) when left out.
-    parser = cli.training_parser(
-        description, output_dir="runs/vit", dataset_formats=VIT_DATASET_FORMATS
+    return cli.training_parser(
+        description,
+        output_dir="runs/vit",
+        dataset_formats=VIT_DATASET_FORMATS,
+        flag_groups=(_add_model_flags, _add_training_flags, _add_data_flags),
     )
-    add = parser.add_argument
+
+
+def _add_model_flags(add):
+    """`--model` and the flags of its size, its input and where its weights start."""
     add(
         "--model",
         choices=MODEL_NAMES,
@@ -127,6 +133,10 @@ def build_vit_parser(description=None):
         "(a new head otherwise)",
     )
     add("--pooling", choices=("token", "gap"), default="token", help="ViT only (Swin: 'gap')")
+
+
+def _add_training_flags(add):
+    """The flags of the optimiser, the regularisation and the training images' augmentation."""
     add("--learning-rate", type=cli.positive_float, default=2e-3, help="peak learning rate")
     add("--weight-decay", type=cli.non_negative_float, default=0.05)
     add("--label-smoothing", type=cli.rate, default=0.1)
@@ -142,6 +152,10 @@ def build_vit_parser(description=None):
         "meaning); 'flip' adds left-right flips; 'auto': 'geometric', except 'none' on the "
         "built-in data, whose labels say where the shape is",
     )
+
+
+def _add_data_flags(add):
+    """The flags of the built-in images and of reading a folder, and the seed."""
     add(
         "--builtin-sizes",
         type=cli.non_negative_int,
@@ -158,7 +172,6 @@ def build_vit_parser(description=None):
         "target; the folder itself may be a link)",
     )
     add("--seed", type=int, default=0, help=cli.SEED_HELP)
-    return parser
 
 
 def check_model_preset(parser, args):
