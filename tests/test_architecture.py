@@ -198,18 +198,23 @@ def _functions(root):
 
 
 def test_long_functions_have_docstrings_and_very_long_ones_say_why():
-    """Over 30 lines: a docstring; over 80 lines of code: one that says why ("on purpose")."""
+    """Over 30 lines: a docstring; over 80 lines, docstring or code: one that says why.
+
+    The reason is a sentence with "on purpose" in it: split a long function into
+    named steps, or say there why it reads better whole (a long contract, one table).
+    """
     undocumented, unexplained = [], []
     for root in (PACKAGE, ROOT / "examples"):
         for path, node, code_lines in _functions(root):
             docstring = ast.get_docstring(node) or ""
             name = f"{path.relative_to(ROOT)}:{node.name}"
-            if node.end_lineno - node.lineno + 1 > 30 and not docstring:
+            lines = node.end_lineno - node.lineno + 1
+            if lines > 30 and not docstring:
                 undocumented.append(name)
-            if code_lines > 80 and "on purpose" not in docstring:
-                unexplained.append(f"{name} ({code_lines} lines)")
+            if max(lines, code_lines) > 80 and "on purpose" not in docstring:
+                unexplained.append(f"{name} ({lines} lines, {code_lines} of code)")
     assert not undocumented, f"functions over 30 lines without a docstring: {undocumented}"
-    assert not unexplained, f"functions over 80 lines of code with no reason: {unexplained}"
+    assert not unexplained, f"functions over 80 lines with no reason (on purpose): {unexplained}"
 
 
 def test_the_command_line_of_every_family_imports_no_tensorflow():

@@ -277,9 +277,10 @@ def dot_product_attention(
 ):
     """Scaled dot-product attention, softmax(q k^T * scale + bias) v, per head.
 
-    Shapes follow `keras.ops.dot_product_attention`: heads on axis 2. (The
-    public contract of every kernel is documented here, hence the length; the
-    body only checks and prepares the inputs, and `_attend` runs the kernel.)
+    Shapes follow `keras.ops.dot_product_attention`: heads on axis 2. (One
+    function on purpose: the public contract of every kernel is documented
+    here, hence the length; the body only checks and prepares the inputs,
+    and `_attend` runs the kernel.)
 
     Args:
         query: (batch, query_length, heads, head_dim).

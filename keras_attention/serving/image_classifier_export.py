@@ -102,6 +102,10 @@ def export_image_classifier(model, path, class_names=None):
     classified as if they were 8-bit pixels (pixels scaled to 0..1 cannot be
     told apart from dark images).
 
+    One function on purpose: its length is this contract of the SavedModel's signatures;
+    the code, about twenty lines, checks the model and hands one `serve` function to the
+    shared image endpoints.
+
     Args:
         model: a functional `keras.Model` mapping float32 images
             `(B, H, W, C)` in 0..255 to logits `(B, num_classes)`, such as

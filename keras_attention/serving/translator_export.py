@@ -308,6 +308,9 @@ def export_translator(
 
     `saved_model_cli show --all --dir path` describes the signature.
 
+    One function on purpose: its length is this contract of the SavedModel's signature;
+    the code makes the translation function and saves it.
+
     Args:
         path: folder to write the SavedModel to.
         model, source_encoder, target_encoder, max_source_length,

@@ -184,6 +184,10 @@ def caption_file_splits(
 ):
     """The `(image, caption)` splits of a caption layout's listing.
 
+    One function on purpose: its steps (check the images, complete the splits, count the
+    captions) each call a helper, and `build`, which the splits keep to rebuild
+    themselves at another size, needs all of their results.
+
     Args:
         listing: a `CaptionListing`.
         size: `(height, width)` the images are resized to; None keeps them.

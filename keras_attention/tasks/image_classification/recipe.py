@@ -216,6 +216,9 @@ def vit_training_recipe(
     A value the user set is kept (and the reason says so); the others are
     derived from it, e.g. the steps from a user's batch size.
 
+    One function on purpose: its length is the rules above and their arguments; the code
+    applies them in the order they depend on one another, each through a helper.
+
     Args:
         num_train_images: number of training images.
         image_size: the longer side in pixels, or `(height, width)`.

@@ -410,6 +410,9 @@ def load_image_classification_dataset(
 ):
     """Loads labelled images for training and evaluating a classifier.
 
+    One function on purpose: its length is this docstring, every source's arguments in
+    one place; the code only checks them and hands each source to its own reader.
+
     Args:
         dataset: "builtin", "folder:PATH", "hf:PATH", "cifar10", "cifar100"
             or "imagenette" / "imagenette/CONFIG" (see the module docstring).

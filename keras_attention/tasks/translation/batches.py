@@ -33,6 +33,9 @@ def make_translation_batches(
     `target[:, t]`. Id 0 is padding in all three tensors; a target that does
     not fit is cut so that `[END]` is still the last label.
 
+    One function on purpose: its length is this docstring, the batches' layout and
+    arguments; the code is one tf.data pipeline, read from top to bottom.
+
     Args:
         pairs_dataset: `tf.data.Dataset` of `(source, target)` scalar strings,
             as `load_translation_pairs` gives.

@@ -81,6 +81,9 @@ def translation_training_recipe(
 ):
     """Sequence length, batch size, epochs and warm-up for a translation data set.
 
+    One function on purpose: its length is this docstring and the arguments' checks;
+    each choice is made by a helper, in the order they depend on one another.
+
     Args:
         num_train_pairs: number of training sentence pairs.
         source_length: tokens the training source sentences fit: the

@@ -400,6 +400,9 @@ def load_translation_pairs(
     own splits. TSV and parallel files are streamed, never read whole (see
     the module docstring).
 
+    One function on purpose: its length is this docstring, every source's arguments in
+    one place; the code hands each source to its own reader.
+
     Args:
         dataset: `"builtin"`, `"tsv:PATH"`, `"parallel:DIR"`, `"hf:PATH"`
             or a tensorflow-datasets name such as
