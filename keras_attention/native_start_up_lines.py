@@ -84,7 +84,7 @@ def native_start_up_lines_dropped():
 
 
 def import_tensorflow_quietly():
-    """Imports TensorFlow and starts its devices without the start-up lines; returns `tf`.
+    """Imports TensorFlow and finds its devices without the start-up lines; returns `tf`.
 
     `TF_CPP_MIN_LOG_LEVEL` is set to 2 (warnings and errors only) unless
     already set. Once TensorFlow is imported, this only returns it.
@@ -93,5 +93,8 @@ def import_tensorflow_quietly():
     with native_start_up_lines_dropped():
         import tensorflow as tf
 
-        tf.config.list_logical_devices()  # device start-up (cuInit) happens here, not later
+        # Device discovery (cuInit) happens here, not at the first operation. Physical,
+        # not logical, devices: the runtime stays unstarted, so that logical devices and
+        # a multi-worker strategy's collective ops can still be set up.
+        tf.config.list_physical_devices()
     return tf

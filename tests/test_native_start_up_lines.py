@@ -54,6 +54,10 @@ def test_a_script_importing_tensorflow_quietly_and_reading_a_vocabulary_prints_n
         from keras_attention.native_start_up_lines import import_tensorflow_quietly
         tf = import_tensorflow_quietly()
         assert os.environ["TF_CPP_MIN_LOG_LEVEL"] == "2"
+        # The runtime is not started: devices (and collective ops) can still be set up.
+        cpu = tf.config.list_physical_devices("CPU")[0]
+        tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+        assert len(tf.config.list_logical_devices("CPU")) == 2
         from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
         sentences = [f"the cat {i} sat on mat {7 * i}" for i in range(200)]
         tokenizer = ReversibleTokenizer.train(sentences, 300)
