@@ -16,6 +16,7 @@ import sys
 
 import keras
 
+from keras_attention.callbacks.epoch_end_line import epoch_end_line
 from keras_attention.validation import check_finite_number
 from keras_attention.validation import check_non_negative_int
 from keras_attention.validation import check_positive_int
@@ -132,12 +133,12 @@ class DecayOnPlateau(keras.callbacks.Callback):
         self.decay_steps = max(1, int(decay_epochs * steps_per_epoch))
         self.decay_reason = reason
         if self.stream is not False:
-            # Called at an epoch's end, `fit`'s progress bar (verbose=1) is mid-line.
-            bar_drawn = (self.params or {}).get("verbose") == 1
             print(
-                ("\n" if bar_drawn else "")
-                + f"learning rate: {reason}; cosine decay to 0 over {decay_epochs} epochs "
-                f"({self.decay_steps} steps), then training stops",
+                epoch_end_line(
+                    self.params,
+                    f"learning rate: {reason}; cosine decay to 0 over {decay_epochs} epochs "
+                    f"({self.decay_steps} steps), then training stops",
+                ),
                 file=self.stream or sys.stdout,
                 flush=True,
             )

@@ -5,6 +5,7 @@ import sys
 
 import keras
 
+from keras_attention.callbacks.epoch_end_line import epoch_end_line
 from keras_attention.validation import check_finite_number
 from keras_attention.validation import check_positive_int
 
@@ -133,11 +134,8 @@ class LearningMonitor(keras.callbacks.Callback):
 
     def _warn(self, message):
         self.warnings.append(message)
-        # `fit`'s progress bar (verbose=1) is mid-line at an epoch's end: its
-        # last line is finished after the callbacks; start a line of our own.
-        bar_drawn = (self.params or {}).get("verbose") == 1
         print(
-            ("\n" if bar_drawn else "") + f"WARNING: {message}",
+            epoch_end_line(self.params, f"WARNING: {message}"),
             file=self.stream or sys.stderr,
             flush=True,
         )
