@@ -40,7 +40,7 @@ def export_serving_translator(folder, quick):
     import keras
 
     from keras_attention.models.translation.transformer_translator import transformer_translator
-    from keras_attention.serving.translator_export import export_translator
+    from keras_attention.serving.translation_export import export_translator
     from keras_attention.tasks.translation.builtin_corpus import builtin_translation_pairs
     from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
 
@@ -77,7 +77,7 @@ def _child(path, mode, sentences, cold_requests, warm_requests):
             return serve(text=tf.constant([text]))
 
     else:
-        from keras_attention.serving.translator_export import load_translator
+        from keras_attention.serving.translation_export import load_translator
 
         loaded = load_translator(path)
 

@@ -280,8 +280,8 @@ def vit_gpu_case(gpu_settings):
     """ViT at a paper size under mixed_bfloat16 + XLA: images/s and MFU."""
     import keras
 
-    from keras_attention.models.vision.vision_transformer import vision_transformer
-    from keras_attention.models.vision.vit_sizes import vision_transformer_preset
+    from keras_attention.models.image_classification.vision_transformer import vision_transformer
+    from keras_attention.models.image_classification.vit_sizes import vision_transformer_preset
 
     architecture = vision_transformer_preset(gpu_settings["preset"])
     size, batch, num_classes = gpu_settings["image_size"], gpu_settings["batch"], 1000

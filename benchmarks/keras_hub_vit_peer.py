@@ -6,7 +6,7 @@ on the class token, trained with AdamW on a `folder:PATH` data set split as
 the example splits it (`load_image_classification_dataset` with the same
 seed, so the same training images), for the epochs and batch size it is
 given, without augmentation. `--export DIR` writes a SavedModel with the
-signature of `keras_attention.serving.image_classifier_export`: `images`
+signature of `keras_attention.serving.image_classification_export`: `images`
 float32 `(B, H, W, 3)` in 0..255 -> `probabilities`, `labels`.
 
     python -m benchmarks.keras_hub_vit_peer --dataset folder:~/glyphs --image-size 32 \\

@@ -53,8 +53,8 @@ def export_classifier(folder):
     """A small ViT classifier exported with `export_image_classifier`; returns its path."""
     import keras
 
-    from keras_attention.models.vision.vision_transformer import vision_transformer
-    from keras_attention.serving.image_classifier_export import export_image_classifier
+    from keras_attention.models.image_classification.vision_transformer import vision_transformer
+    from keras_attention.serving.image_classification_export import export_image_classifier
 
     keras.utils.set_random_seed(0)
     model = vision_transformer(

@@ -43,7 +43,7 @@ def our_step(images, labels):
     """One `train_on_batch` of our ViT, XLA-compiled."""
     import keras
 
-    from keras_attention.models.vision.vision_transformer import vision_transformer
+    from keras_attention.models.image_classification.vision_transformer import vision_transformer
 
     keras.utils.set_random_seed(0)
     model = vision_transformer(

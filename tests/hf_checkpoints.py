@@ -211,7 +211,7 @@ def write_swin_checkpoint(folder):
     """A Swin classifier folder of 3 classes from a randomised model of ours; `(model, config)`."""
     from safetensors.numpy import save_file
 
-    from keras_attention.models.vision.swin_transformer import SwinTransformer
+    from keras_attention.models.image_classification.swin_transformer import SwinTransformer
 
     source = SwinTransformer(
         num_classes=3,

@@ -14,7 +14,8 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "keras_attention"
-FAMILIES = ("translation", "captioning", "vision", "image_classification")
+# One name per model family, the same in every room that has a module per family.
+FAMILIES = ("translation", "captioning", "image_classification")
 
 # Which subpackages each one may import. Lower levels never import higher ones,
 # and nothing outside `models` needs a model's classes to decode, export or draw.
@@ -165,6 +166,23 @@ def test_families_are_rooms_of_their_own(path, parts, tree):
                 assert target[1] in LAYER_KINDS[parts[1]], f"{path} imports {module}"
             else:
                 assert target[1] not in FAMILIES, f"{path} imports {module}"
+
+
+def test_every_room_names_the_families_alike():
+    """models/, tasks/, serving/ and the explorer say "translation", "captioning" and
+    "image_classification", never a second name (vision, vit, nmt, translator, caption)."""
+    for room in ("models", "tasks"):
+        folders = {
+            p.name
+            for p in (PACKAGE / room).iterdir()
+            if p.is_dir() and (p / "__init__.py").exists()
+        }
+        assert set(FAMILIES) <= folders, f"{room}/ lacks {set(FAMILIES) - folders}"
+        assert not folders - set(FAMILIES) - {"checkpoints"}, f"{room}/ has {folders}"
+    exports = {p.stem for p in (PACKAGE / "serving").glob("*_export.py")}
+    assert exports == {f"{family}_export" for family in FAMILIES}, exports
+    explorer = {p.stem for p in (PACKAGE / "visualization" / "explorer").glob("*.py")}
+    assert set(FAMILIES) <= explorer, explorer
 
 
 def test_examples_use_only_the_families_and_the_run_plumbing():

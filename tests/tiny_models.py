@@ -9,10 +9,10 @@ sizes passes them as keyword arguments, which win over the defaults.
 from keras_attention.models.captioning.show_attend_tell_captioner import show_attend_tell_captioner
 from keras_attention.models.captioning.transformer_captioner import transformer_captioner
 from keras_attention.models.captioning.vit_captioner import vit_captioner
+from keras_attention.models.image_classification.swin_transformer import SwinTransformer
+from keras_attention.models.image_classification.vision_transformer import vision_transformer
 from keras_attention.models.translation.rnn_attention_translator import rnn_attention_translator
 from keras_attention.models.translation.transformer_translator import transformer_translator
-from keras_attention.models.vision.swin_transformer import SwinTransformer
-from keras_attention.models.vision.vision_transformer import vision_transformer
 
 # What every tiny captioner shares: 10 token ids, 16-pixel images (a 4x4 grid).
 CAPTIONER_SIZES = dict(vocabulary_size=10, max_caption_length=6, image_size=16, dropout=0.0)

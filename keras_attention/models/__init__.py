@@ -20,20 +20,30 @@ from keras_attention.models.captioning.show_attend_tell_captioner import show_at
 from keras_attention.models.captioning.transformer_captioner import TransformerCaptioner
 from keras_attention.models.captioning.transformer_captioner import transformer_captioner
 from keras_attention.models.captioning.vit_captioner import ViTCaptioner
+from keras_attention.models.image_classification.swin_sizes import SWIN_PRESETS
+from keras_attention.models.image_classification.swin_transformer import SwinTransformer
+from keras_attention.models.image_classification.swin_transformer import (
+    swin_transformer_from_preset,
+)
+from keras_attention.models.image_classification.vision_transformer import VisionTransformer
+from keras_attention.models.image_classification.vision_transformer import get_attention_scores
+from keras_attention.models.image_classification.vision_transformer import vision_transformer
+from keras_attention.models.image_classification.vision_transformer import (
+    vision_transformer_from_preset,
+)
+from keras_attention.models.image_classification.vision_transformer import (
+    vision_transformer_no_decay_variables,
+)
+from keras_attention.models.image_classification.vision_transformer import (
+    vision_transformer_token_layout,
+)
+from keras_attention.models.image_classification.vit_image_preprocessing import TrainingAugmentation
+from keras_attention.models.image_classification.vit_sizes import VIT_PRESETS
+from keras_attention.models.image_classification.vit_sizes import vision_transformer_preset
+from keras_attention.models.image_classification.vit_weight_transfer import (
+    copy_vision_transformer_weights,
+)
 from keras_attention.models.translation.rnn_attention_translator import RNNAttentionTranslator
 from keras_attention.models.translation.rnn_attention_translator import rnn_attention_translator
 from keras_attention.models.translation.transformer_translator import TransformerTranslator
 from keras_attention.models.translation.transformer_translator import transformer_translator
-from keras_attention.models.vision.swin_sizes import SWIN_PRESETS
-from keras_attention.models.vision.swin_transformer import SwinTransformer
-from keras_attention.models.vision.swin_transformer import swin_transformer_from_preset
-from keras_attention.models.vision.vision_transformer import VisionTransformer
-from keras_attention.models.vision.vision_transformer import get_attention_scores
-from keras_attention.models.vision.vision_transformer import vision_transformer
-from keras_attention.models.vision.vision_transformer import vision_transformer_from_preset
-from keras_attention.models.vision.vision_transformer import vision_transformer_no_decay_variables
-from keras_attention.models.vision.vision_transformer import vision_transformer_token_layout
-from keras_attention.models.vision.vit_image_preprocessing import TrainingAugmentation
-from keras_attention.models.vision.vit_sizes import VIT_PRESETS
-from keras_attention.models.vision.vit_sizes import vision_transformer_preset
-from keras_attention.models.vision.vit_weight_transfer import copy_vision_transformer_weights

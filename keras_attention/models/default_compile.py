@@ -69,7 +69,7 @@ class DefaultCompile:
 
     Example:
 
-    >>> from keras_attention.models.vision.vision_transformer import vision_transformer
+    >>> from keras_attention.models import vision_transformer
     >>> model = vision_transformer(image_size=8, patch_size=4, num_classes=2, hidden_dim=8,
     ...                            num_layers=1, num_heads=2, mlp_dim=8)
     >>> model.compile()

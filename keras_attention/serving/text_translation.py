@@ -4,7 +4,7 @@ import numpy as np
 import tensorflow as tf
 
 from keras_attention.backend_support import require_tensorflow_backend
-from keras_attention.serving.translator_export import make_translation_function
+from keras_attention.serving.translation_export import make_translation_function
 
 
 def _check_texts(texts):

@@ -112,7 +112,7 @@ def _read(checkpoint, reader, options, say):
 
 def _image_classifier_writer(checkpoint, reader, options, say):
     """Reads the image classifier; returns `write(folder)`, its SavedModel writer."""
-    from keras_attention.serving.image_classifier_export import export_image_classifier
+    from keras_attention.serving.image_classification_export import export_image_classifier
 
     model = _read(checkpoint, reader, options, say)
     height, width = model.image_size
@@ -128,7 +128,7 @@ def _image_classifier_writer(checkpoint, reader, options, say):
 
 def _translator_writer(checkpoint, reader, beam_width, max_length, options, say):
     """Reads the translator and its tokenizers; returns `write(folder)`, its SavedModel writer."""
-    from keras_attention.serving.translator_export import export_translator
+    from keras_attention.serving.translation_export import export_translator
 
     # Serving takes strings: a folder without its tokenizer is refused before the weights.
     model = _read(checkpoint, reader, {**options, "require_tokenizers": True}, say)

@@ -142,7 +142,7 @@ def _serving_writer(model, run_dir, recorded, beam_width, max_length):
             folder, *tokenizers, max_length=max_length, beam_width=beam_width
         )
     if hasattr(model, "class_names") and hasattr(model, "classify"):
-        from keras_attention.serving.image_classifier_export import export_image_classifier
+        from keras_attention.serving.image_classification_export import export_image_classifier
 
         return lambda folder: export_image_classifier(model, folder, model.class_names)
     raise ValueError(

@@ -17,7 +17,7 @@ from training_interruption import interrupt_then_resume
 from training_interruption import watch_training
 
 from keras_attention.models.translation.rnn_attention_translator import RNNAttentionTranslator
-from keras_attention.serving.translator_export import load_translator
+from keras_attention.serving.translation_export import load_translator
 from keras_attention.tasks.translation.builtin_corpus import builtin_translation_pairs
 from keras_attention.tasks.translation.builtin_corpus import split_translation_pairs
 from keras_attention.text.reversible_tokenizer import ReversibleTokenizer

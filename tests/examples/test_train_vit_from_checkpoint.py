@@ -11,7 +11,7 @@ from hf_checkpoints import write_vit_checkpoint
 from training_interruption import TrainingWatcher
 from training_interruption import watch_training
 
-from keras_attention.models.vision.vision_transformer import VisionTransformer
+from keras_attention.models.image_classification.vision_transformer import VisionTransformer
 
 
 @pytest.fixture(scope="module")

@@ -25,7 +25,7 @@ def _translator(tokenizer):
     )
 
 
-def test_translator_export_writes_the_string_translator(tokenizer, tmp_path):
+def test_translation_export_writes_the_string_translator(tokenizer, tmp_path):
     model = _translator(tokenizer)
     path = model.export(tmp_path / "translator", tokenizer, tokenizer, beam_width=2)
     serve = tf.saved_model.load(path).signatures["serving_default"]
@@ -33,7 +33,7 @@ def test_translator_export_writes_the_string_translator(tokenizer, tmp_path):
     assert served == model.translate(TEXTS, tokenizer, tokenizer, beam_width=2)
 
 
-def test_translator_export_without_tokenizers_says_what_to_call(tokenizer, tmp_path):
+def test_translation_export_without_tokenizers_says_what_to_call(tokenizer, tmp_path):
     model = _translator(tokenizer)
     with pytest.raises(ValueError, match="export_translator.*teacher_forced=True.*Received"):
         model.export(tmp_path / "translator")

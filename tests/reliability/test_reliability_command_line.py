@@ -105,7 +105,7 @@ def test_help_lists_each_dataset_format(scripts, name, formats):
 
 def test_vit_parser_choices_equal_the_package_names():
     from keras_attention.data.image_augmentation import IMAGE_AUGMENTATIONS
-    from keras_attention.models.vision.vit_sizes import VIT_PRESETS
+    from keras_attention.models.image_classification.vit_sizes import VIT_PRESETS
     from keras_attention.tasks.image_classification import flags as vit_arguments
 
     assert vit_arguments.PAPER_PRESET_NAMES == tuple(sorted(VIT_PRESETS))

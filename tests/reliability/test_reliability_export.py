@@ -13,11 +13,11 @@ from tiny_models import tiny_rnn_attention_translator
 from tiny_models import tiny_show_attend_tell_captioner
 from tiny_models import tiny_vision_transformer
 
-from keras_attention.serving.caption_export import make_caption_function
-from keras_attention.serving.image_classifier_export import export_image_classifier
-from keras_attention.serving.image_classifier_export import load_image_classifier
-from keras_attention.serving.translator_export import export_translator
-from keras_attention.serving.translator_export import load_translator
+from keras_attention.serving.captioning_export import make_caption_function
+from keras_attention.serving.image_classification_export import export_image_classifier
+from keras_attention.serving.image_classification_export import load_image_classifier
+from keras_attention.serving.translation_export import export_translator
+from keras_attention.serving.translation_export import load_translator
 from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
 from keras_attention.text.subword_encoder import SubwordEncoder
 

@@ -14,8 +14,8 @@ from outside_process import run_without_the_package
 from tiny_models import tiny_transformer_captioner
 from tiny_models import tiny_vision_transformer
 
-from keras_attention.serving.caption_export import export_captioner
-from keras_attention.serving.image_classifier_export import export_image_classifier
+from keras_attention.serving.captioning_export import export_captioner
+from keras_attention.serving.image_classification_export import export_image_classifier
 
 VOCABULARY = ["[PAD]", "[UNK]", "[START]", "[END]", "a", "red", "blue", "circle", "square", "x"]
 IMAGES = np.random.default_rng(0).uniform(0, 255, (2, 12, 10, 3)).astype("float32")
@@ -145,4 +145,4 @@ def test_checks_hold_without_the_package_and_under_xla_auto_clustering(exports, 
         assert "must hold finite pixel values" in answer["not_finite"]
     assert answers["classifier"]["batch"] == {"labels": [2], "probabilities": [2, 3]}
     # The captioner's text ops do not compile under auto-clustering, so only its
-    # refusals are checked here; test_caption_export.py serves it without.
+    # refusals are checked here; test_captioning_export.py serves it without.

@@ -14,8 +14,8 @@ from outside_process import saved_model_cli_show
 from tiny_models import tiny_transformer_captioner
 from tiny_models import tiny_vision_transformer
 
-from keras_attention.serving.caption_export import export_captioner
-from keras_attention.serving.image_classifier_export import export_image_classifier
+from keras_attention.serving.captioning_export import export_captioner
+from keras_attention.serving.image_classification_export import export_image_classifier
 from keras_attention.serving.image_signatures import decode_images
 
 CLASS_NAMES = ["cat", "dog", "bird"]

@@ -278,7 +278,7 @@ def _run_workers(tmp_path, script, flags, count=2):
 
 
 def test_two_workers_read_their_own_files_train_the_same_weights_and_the_chief_exports(tmp_path):
-    from keras_attention.serving.translator_export import load_translator
+    from keras_attention.serving.translation_export import load_translator
     from keras_attention.tasks.translation.builtin_corpus import builtin_translation_pairs
 
     # A parallel folder as users download it: each worker reads its own blocks of the

@@ -11,10 +11,10 @@ MODULES = [
     "keras_attention.visualization.figures",
     "keras_attention.visualization.image_attention",
     "keras_attention.visualization.rollout",
-    "keras_attention.visualization.explorer.caption",
+    "keras_attention.visualization.explorer.captioning",
     "keras_attention.visualization.explorer.page",
     "keras_attention.visualization.explorer.translation",
-    "keras_attention.visualization.explorer.vit",
+    "keras_attention.visualization.explorer.image_classification",
     "keras_attention.visualization.explorer.words",
 ]
 

@@ -149,7 +149,7 @@ class ImageCaptioner(HeldTokenizers, DefaultCompile, ConstructorConfig, keras.Mo
         """Captions raw images with greedy (`beam_width=1`) or beam search.
 
         The captions come from the graph `export_captioner` saves
-        (`keras_attention.serving.caption_export.make_caption_function`):
+        (`keras_attention.serving.captioning_export.make_caption_function`):
         the same resizing, XLA-compiled search and detokenization, so they
         are exactly what the exported SavedModel answers. The compiled graph
         is kept per encoder and settings, so later calls reuse it.
@@ -252,7 +252,7 @@ class ImageCaptioner(HeldTokenizers, DefaultCompile, ConstructorConfig, keras.Mo
                 f"Received: encoder={encoder!r}, other arguments {sorted(kwargs)}"
             )
         # Serving sits above the models: imported here.
-        from keras_attention.serving.caption_export import export_captioner
+        from keras_attention.serving.captioning_export import export_captioner
 
         if max_length is None:  # as `caption` does
             max_length = self.max_length or self.max_caption_length
@@ -268,8 +268,8 @@ class ImageCaptioner(HeldTokenizers, DefaultCompile, ConstructorConfig, keras.Mo
         """
         # Serving sits above the models: imported here, so that `caption` runs
         # the very graph that `export_captioner` writes.
-        from keras_attention.serving.caption_export import as_caption_encoder
-        from keras_attention.serving.caption_export import make_caption_function
+        from keras_attention.serving.captioning_export import as_caption_encoder
+        from keras_attention.serving.captioning_export import make_caption_function
 
         key = (int(max_length), int(beam_width), int(decode_batch_size))
         # Kept per encoder object and settings: (encoder, key, tokenizer, function).

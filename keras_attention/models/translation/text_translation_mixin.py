@@ -281,7 +281,7 @@ class TextTranslationMixin(HeldTokenizers):
         )
         # serving builds on models: imported here, not at the top, to avoid a cycle.
         from keras_attention.serving.text_translation import length_or_models
-        from keras_attention.serving.translator_export import export_translator
+        from keras_attention.serving.translation_export import export_translator
 
         return export_translator(
             self,

@@ -11,7 +11,7 @@ import os
 
 import numpy as np
 
-from keras_attention.visualization.explorer.caption import write_caption_explorer
+from keras_attention.visualization.explorer.captioning import write_caption_explorer
 from keras_attention.visualization.figures import save_figure
 from keras_attention.visualization.image_attention import plot_caption_attention
 

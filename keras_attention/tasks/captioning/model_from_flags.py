@@ -17,7 +17,7 @@ import keras
 from keras_attention.losses.masked_cross_entropy import masked_sparse_categorical_crossentropy
 from keras_attention.metrics.masked_accuracy import MaskedSparseCategoricalAccuracy
 from keras_attention.models.captioning.captioner_builder import build_captioner
-from keras_attention.serving.caption_export import export_captioner
+from keras_attention.serving.captioning_export import export_captioner
 from keras_attention.tasks.captioning.flags import captioner_options
 
 

@@ -14,7 +14,7 @@ import os
 import numpy as np
 
 from keras_attention.visualization.confusion import plot_confusion_matrix
-from keras_attention.visualization.explorer.vit import write_vit_explorer
+from keras_attention.visualization.explorer.image_classification import write_vit_explorer
 from keras_attention.visualization.figures import save_figure
 from keras_attention.visualization.rollout import attention_rollout
 from keras_attention.visualization.rollout import plot_rollout

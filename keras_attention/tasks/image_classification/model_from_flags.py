@@ -22,12 +22,12 @@ Example:
 import keras
 
 from keras_attention.models.checkpoints.hf_image_checkpoints import huggingface_class_names
-from keras_attention.models.vision.swin_sizes import swin_transformer_preset
-from keras_attention.models.vision.swin_transformer import SwinTransformer
-from keras_attention.models.vision.vision_transformer import VisionTransformer
-from keras_attention.models.vision.vision_transformer import vision_transformer
-from keras_attention.models.vision.vit_sizes import vision_transformer_preset
-from keras_attention.serving.image_classifier_export import export_image_classifier
+from keras_attention.models.image_classification.swin_sizes import swin_transformer_preset
+from keras_attention.models.image_classification.swin_transformer import SwinTransformer
+from keras_attention.models.image_classification.vision_transformer import VisionTransformer
+from keras_attention.models.image_classification.vision_transformer import vision_transformer
+from keras_attention.models.image_classification.vit_sizes import vision_transformer_preset
+from keras_attention.serving.image_classification_export import export_image_classifier
 from keras_attention.tasks.image_classification.flags import SMALL_SWIN_PRESET
 from keras_attention.tasks.image_classification.flags import SMALL_VIT_ARCHITECTURE
 from keras_attention.tasks.image_classification.flags import SMALL_VIT_PRESET

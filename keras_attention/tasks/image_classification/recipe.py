@@ -18,7 +18,7 @@ Example:
 import dataclasses
 import math
 
-from keras_attention.models.vision.vit_image_preprocessing import image_size_pair
+from keras_attention.models.image_classification.vit_image_preprocessing import image_size_pair
 from keras_attention.tasks import training_recipe
 from keras_attention.validation import check_positive_int
 

@@ -15,8 +15,8 @@ Example:
 
 from keras_attention.models.checkpoints.swin_checkpoints import swin_checkpoint_input
 from keras_attention.models.checkpoints.vit_checkpoints import vit_checkpoint_input
-from keras_attention.models.vision.swin_sizes import swin_transformer_preset
-from keras_attention.models.vision.vit_sizes import vision_transformer_preset
+from keras_attention.models.image_classification.swin_sizes import swin_transformer_preset
+from keras_attention.models.image_classification.vit_sizes import vision_transformer_preset
 from keras_attention.tasks.image_classification.flags import SMALL_VIT_PRESET
 from keras_attention.tasks.image_classification.flags import SWIN_PRESET_NAMES
 from keras_attention.tasks.image_classification.flags import build_vit_parser

@@ -21,7 +21,7 @@ import numpy as np
 
 from keras_attention.data.dataset_length import known_length
 from keras_attention.progress import ProgressBar
-from keras_attention.serving.translator_export import make_translation_function
+from keras_attention.serving.translation_export import make_translation_function
 from keras_attention.text.scores import corpus_bleu
 from keras_attention.text.scores import corpus_chrf
 from keras_attention.validation import check_positive_int

@@ -22,7 +22,7 @@ from keras_attention.metrics.masked_accuracy import MaskedSparseCategoricalAccur
 from keras_attention.models.translation.rnn_attention_translator import rnn_attention_translator
 from keras_attention.models.translation.transformer_translator import TransformerTranslator
 from keras_attention.models.translation.transformer_translator import transformer_translator
-from keras_attention.serving.translator_export import export_translator
+from keras_attention.serving.translation_export import export_translator
 from keras_attention.tasks.learning_rate_schedule import warmup_cosine_decay
 from keras_attention.training import command_line as cli
 from keras_attention.validation import check_positive_int

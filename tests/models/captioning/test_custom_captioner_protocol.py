@@ -14,8 +14,8 @@ from keras import ops
 from keras_attention.generation.beam_search import beam_search
 from keras_attention.generation.decoding_protocol import captioner_decoder
 from keras_attention.generation.greedy_search import greedy_search
-from keras_attention.serving.caption_export import export_captioner
-from keras_attention.serving.caption_export import make_caption_function
+from keras_attention.serving.captioning_export import export_captioner
+from keras_attention.serving.captioning_export import make_caption_function
 from keras_attention.visualization.image_attention import plot_caption_attention
 
 VOCABULARY = ["[PAD]", "[UNK]", "[START]", "[END]", "a", "red", "blue", "circle", "square"]

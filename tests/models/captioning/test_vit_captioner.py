@@ -14,7 +14,7 @@ from keras_attention.layers.position.sinusoidal_position_encoding_2d import sinu
 from keras_attention.models.captioning.vit_captioner import ViTCaptioner
 from keras_attention.models.captioning.vit_captioner import default_patch_size
 from keras_attention.models.captioning.vit_captioner import vit_captioner
-from keras_attention.serving.caption_export import export_captioner
+from keras_attention.serving.captioning_export import export_captioner
 
 RNG = np.random.default_rng(0)
 VOCABULARY = ["[PAD]", "[UNK]", "[START]", "[END]", "a", "red", "blue", "circle", "square"]

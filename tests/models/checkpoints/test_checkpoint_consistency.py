@@ -24,9 +24,9 @@ from safetensors.numpy import load_file
 from safetensors.numpy import save_file
 
 from keras_attention import convert
+from keras_attention.models.image_classification.swin_transformer import SwinTransformer
+from keras_attention.models.image_classification.vision_transformer import VisionTransformer
 from keras_attention.models.translation.transformer_translator import TransformerTranslator
-from keras_attention.models.vision.swin_transformer import SwinTransformer
-from keras_attention.models.vision.vision_transformer import VisionTransformer
 
 
 class NotATensor:

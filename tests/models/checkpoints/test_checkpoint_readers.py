@@ -8,7 +8,7 @@ import keras_attention.models
 from keras_attention.models.checkpoints.checkpoint_readers import CHECKPOINT_READERS
 from keras_attention.models.checkpoints.checkpoint_readers import checkpoint_model_type
 from keras_attention.models.checkpoints.checkpoint_readers import checkpoint_reader
-from keras_attention.models.vision.swin_transformer import SwinTransformer
+from keras_attention.models.image_classification.swin_transformer import SwinTransformer
 
 
 def _folder(path, config, keras_hub=False):

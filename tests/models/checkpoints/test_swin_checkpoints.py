@@ -18,7 +18,7 @@ from hf_checkpoints import write_swin_checkpoint
 from hf_checkpoints import write_swin_preprocessor as _processor
 
 from keras_attention import convert
-from keras_attention.models.vision.swin_transformer import SwinTransformer
+from keras_attention.models.image_classification.swin_transformer import SwinTransformer
 
 
 def _pixels():

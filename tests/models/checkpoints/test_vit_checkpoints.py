@@ -24,8 +24,8 @@ from hf_checkpoints import random_pixels
 from hf_checkpoints import softmax
 from hf_checkpoints import write_vit_checkpoint
 
-from keras_attention.models.vision.vision_transformer import VisionTransformer
-from keras_attention.serving.image_classifier_export import export_image_classifier
+from keras_attention.models.image_classification.vision_transformer import VisionTransformer
+from keras_attention.serving.image_classification_export import export_image_classifier
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ import pytest
 import tensorflow as tf
 
 from keras_attention import convert
-from keras_attention.models.vision.vision_transformer import VisionTransformer
+from keras_attention.models.image_classification.vision_transformer import VisionTransformer
 
 SIZES = dict(patch_size=8, num_layers=2, num_heads=2, hidden_dim=16, mlp_dim=32)
 

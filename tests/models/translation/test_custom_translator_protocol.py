@@ -17,7 +17,7 @@ from keras_attention.generation.beam_search import beam_search
 from keras_attention.generation.decoding_protocol import decoder_for_model
 from keras_attention.generation.greedy_search import greedy_search
 from keras_attention.serving.text_translation import translate_texts
-from keras_attention.serving.translator_export import export_translator
+from keras_attention.serving.translation_export import export_translator
 from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
 from keras_attention.visualization.alignment import plot_alignment
 

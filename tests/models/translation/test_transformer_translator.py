@@ -21,7 +21,7 @@ from keras_attention.losses.masked_cross_entropy import masked_sparse_categorica
 from keras_attention.metrics.masked_accuracy import MaskedSparseCategoricalAccuracy
 from keras_attention.models.translation.transformer_translator import TransformerTranslator
 from keras_attention.models.translation.transformer_translator import transformer_translator
-from keras_attention.serving.translator_export import export_translator
+from keras_attention.serving.translation_export import export_translator
 from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
 
 SIZES = {**TRANSLATOR_VOCABULARIES, **TRANSLATOR_LENGTHS, **TRANSFORMER_SIZES}

@@ -122,8 +122,8 @@ def test_compile_vision_transformer_schedule_and_weight_decay():
 
 
 def test_model_swin_builds_the_small_swin_or_swin_t():
-    from keras_attention.models.vision.swin_sizes import SWIN_PRESETS
-    from keras_attention.models.vision.swin_transformer import SwinTransformer
+    from keras_attention.models.image_classification.swin_sizes import SWIN_PRESETS
+    from keras_attention.models.image_classification.swin_transformer import SwinTransformer
     from keras_attention.tasks.image_classification.flags import SMALL_SWIN_PRESET
     from keras_attention.tasks.image_classification.flags import SWIN_PRESET_NAMES
 

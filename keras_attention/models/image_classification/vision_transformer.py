@@ -14,9 +14,9 @@ from keras_attention.layers.vision.token_pooling import POOLING_MODES
 from keras_attention.layers.vision.token_pooling import TokenPooling
 from keras_attention.models.checkpoints.checkpoint_readers import read_checkpoint
 from keras_attention.models.constructor_config import check_heads_divide_width
-from keras_attention.models.vision.pixel_classifier import PixelClassifier
-from keras_attention.models.vision.vit_sizes import VIT_PRESETS
-from keras_attention.models.vision.vit_sizes import vision_transformer_preset
+from keras_attention.models.image_classification.pixel_classifier import PixelClassifier
+from keras_attention.models.image_classification.vit_sizes import VIT_PRESETS
+from keras_attention.models.image_classification.vit_sizes import vision_transformer_preset
 from keras_attention.validation import check_positive_int
 from keras_attention.validation import check_rate
 
@@ -102,7 +102,7 @@ class VisionTransformer(PixelClassifier):
     Example:
 
     >>> import numpy as np
-    >>> from keras_attention.models.vision.vision_transformer import VisionTransformer
+    >>> from keras_attention.models import VisionTransformer
     >>> model = VisionTransformer(
     ...     image_size=16, patch_size=4, num_classes=3, hidden_dim=16,
     ...     num_layers=1, num_heads=2, mlp_dim=32)
@@ -237,7 +237,7 @@ class VisionTransformer(PixelClassifier):
 
         Example:
 
-        >>> from keras_attention.models.vision.vision_transformer import VisionTransformer
+        >>> from keras_attention.models import VisionTransformer
         >>> model = VisionTransformer.from_preset("Ti/16", image_size=32, num_classes=10)
         >>> model.patch_embedding.hidden_dim, model.output_shape
         (192, (None, 10))
@@ -318,7 +318,7 @@ def vision_transformer(**kwargs):
 
     Example:
 
-    >>> from keras_attention.models.vision.vision_transformer import vision_transformer
+    >>> from keras_attention.models import vision_transformer
     >>> model = vision_transformer(image_size=16, patch_size=4, num_classes=3,
     ...     hidden_dim=16, num_layers=1, num_heads=2, mlp_dim=32)
     >>> type(model).__name__
@@ -345,7 +345,7 @@ def vision_transformer_from_preset(preset, *, image_size=224, num_classes=1000, 
 
     Example:
 
-    >>> from keras_attention.models.vision.vision_transformer import (
+    >>> from keras_attention.models.image_classification.vision_transformer import (
     ...     vision_transformer_from_preset,
     ... )
     >>> model = vision_transformer_from_preset("Ti/16", image_size=32, num_classes=10)
@@ -371,7 +371,7 @@ def vision_transformer_token_layout(model):
 
     Example:
 
-    >>> from keras_attention.models.vision.vision_transformer import (
+    >>> from keras_attention.models.image_classification.vision_transformer import (
     ...     vision_transformer, vision_transformer_token_layout)
     >>> model = vision_transformer(image_size=16, patch_size=4, num_classes=2,
     ...     hidden_dim=8, num_layers=1, num_heads=2, mlp_dim=8)
@@ -388,7 +388,7 @@ def get_attention_scores(model, images, batch_size=32):
     Example:
 
     >>> import numpy as np
-    >>> from keras_attention.models.vision.vision_transformer import (
+    >>> from keras_attention.models.image_classification.vision_transformer import (
     ...     vision_transformer, get_attention_scores)
     >>> model = vision_transformer(image_size=8, patch_size=4, num_classes=2,
     ...     hidden_dim=8, num_layers=1, num_heads=2, mlp_dim=8, pooling="gap")
@@ -406,7 +406,7 @@ def vision_transformer_no_decay_variables(model):
     Example:
 
     >>> import keras
-    >>> from keras_attention.models.vision.vision_transformer import (
+    >>> from keras_attention.models.image_classification.vision_transformer import (
     ...     vision_transformer, vision_transformer_no_decay_variables)
     >>> model = vision_transformer(image_size=8, patch_size=4, num_classes=2,
     ...     hidden_dim=8, num_layers=1, num_heads=2, mlp_dim=8)

@@ -325,7 +325,7 @@ def export_translator(
     >>> import os, tempfile
     >>> import tensorflow as tf
     >>> from keras_attention.models.translation.transformer_translator import transformer_translator
-    >>> from keras_attention.serving.translator_export import export_translator
+    >>> from keras_attention.serving.translation_export import export_translator
     >>> from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
     >>> encoder = ReversibleTokenizer.train(["a b", "b a"], 300)
     >>> size = encoder.vocabulary_size
@@ -415,7 +415,7 @@ def load_translator(path, warm_up=True):
     >>> import os, tempfile
     >>> from keras_attention.models.translation.rnn_attention_translator import (
     ...     rnn_attention_translator)
-    >>> from keras_attention.serving.translator_export import export_translator, load_translator
+    >>> from keras_attention.serving.translation_export import export_translator, load_translator
     >>> from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
     >>> encoder = ReversibleTokenizer.train(["a b", "b a"], 300)
     >>> model = rnn_attention_translator(source_vocabulary_size=encoder.vocabulary_size,

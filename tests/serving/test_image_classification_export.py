@@ -12,9 +12,9 @@ from outside_process import run_without_the_package
 from outside_process import saved_model_cli_show
 from tiny_models import tiny_vision_transformer
 
-from keras_attention.serving import image_classifier_export
-from keras_attention.serving.image_classifier_export import export_image_classifier
-from keras_attention.serving.image_classifier_export import load_image_classifier
+from keras_attention.serving import image_classification_export
+from keras_attention.serving.image_classification_export import export_image_classifier
+from keras_attention.serving.image_classification_export import load_image_classifier
 
 CLASS_NAMES = ["cat", "dog", "bird"]
 
@@ -154,5 +154,5 @@ def test_bad_arguments(tmp_path):
 
 
 def test_docstring_examples():
-    results = doctest.testmod(image_classifier_export, optionflags=doctest.ELLIPSIS)
+    results = doctest.testmod(image_classification_export, optionflags=doctest.ELLIPSIS)
     assert results.attempted > 0 and results.failed == 0

@@ -3,7 +3,7 @@
 from keras import ops
 
 from keras_attention.layers.position.position_grid import resize_position_grid
-from keras_attention.models.vision.vision_transformer import check_vision_transformer
+from keras_attention.models.image_classification.vision_transformer import check_vision_transformer
 
 
 def _weighted_parts(model, include_head):
@@ -56,9 +56,8 @@ def copy_vision_transformer_weights(source, target, include_head=True):
 
     Example:
 
-    >>> from keras_attention.models.vision.vision_transformer import vision_transformer
-    >>> from keras_attention.models.vision.vit_weight_transfer import (
-    ...     copy_vision_transformer_weights)
+    >>> from keras_attention.models import vision_transformer
+    >>> from keras_attention.models import copy_vision_transformer_weights
     >>> config = dict(patch_size=4, num_classes=2, hidden_dim=8, num_layers=1,
     ...     num_heads=2, mlp_dim=8)
     >>> small = vision_transformer(image_size=8, **config)

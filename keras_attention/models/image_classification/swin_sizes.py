@@ -37,7 +37,7 @@ def swin_transformer_preset(preset):
 
     Example:
 
-    >>> from keras_attention.models.vision.swin_sizes import swin_transformer_preset
+    >>> from keras_attention.models.image_classification.swin_sizes import swin_transformer_preset
     >>> swin_transformer_preset("swin_tiny_224")["depths"]
     (2, 2, 6, 2)
     """

@@ -18,9 +18,9 @@ from keras_attention.generation.beam_search import beam_search
 from keras_attention.generation.decoding_protocol import decoder_for_model
 from keras_attention.generation.greedy_search import greedy_search
 from keras_attention.losses.masked_cross_entropy import masked_sparse_categorical_crossentropy
-from keras_attention.serving.translator_export import export_translator
-from keras_attention.serving.translator_export import load_translator
-from keras_attention.serving.translator_export import make_translation_function
+from keras_attention.serving.translation_export import export_translator
+from keras_attention.serving.translation_export import load_translator
+from keras_attention.serving.translation_export import make_translation_function
 from keras_attention.tasks.translation.batches import make_translation_batches
 from keras_attention.tasks.translation.builtin_corpus import builtin_translation_pairs
 from keras_attention.text.reversible_tokenizer import ReversibleTokenizer

@@ -126,8 +126,8 @@ def export_image_classifier(model, path, class_names=None):
     >>> import os, tempfile
     >>> import numpy as np
     >>> import tensorflow as tf
-    >>> from keras_attention.models.vision.vision_transformer import vision_transformer
-    >>> from keras_attention.serving.image_classifier_export import export_image_classifier
+    >>> from keras_attention.models import vision_transformer
+    >>> from keras_attention.serving.image_classification_export import export_image_classifier
     >>> model = vision_transformer(image_size=8, patch_size=4, num_classes=2,
     ...     hidden_dim=8, num_layers=1, num_heads=2, mlp_dim=8)
     >>> with tempfile.TemporaryDirectory() as folder:
@@ -189,8 +189,8 @@ def load_image_classifier(path, warm_up=True):
 
     >>> import os, tempfile
     >>> import numpy as np
-    >>> from keras_attention.models.vision.vision_transformer import vision_transformer
-    >>> from keras_attention.serving.image_classifier_export import (
+    >>> from keras_attention.models import vision_transformer
+    >>> from keras_attention.serving.image_classification_export import (
     ...     export_image_classifier, load_image_classifier)
     >>> model = vision_transformer(image_size=8, patch_size=4, num_classes=2,
     ...     hidden_dim=8, num_layers=1, num_heads=2, mlp_dim=8)

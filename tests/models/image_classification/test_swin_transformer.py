@@ -9,11 +9,13 @@ import tensorflow as tf
 from tiny_models import SWIN_SIZES
 
 import keras_attention as ka
-from keras_attention.models.vision.swin_sizes import SWIN_PRESETS
-from keras_attention.models.vision.swin_sizes import swin_transformer_preset
-from keras_attention.models.vision.swin_transformer import SwinTransformer
-from keras_attention.models.vision.swin_transformer import swin_transformer_from_preset
-from keras_attention.serving.image_classifier_export import export_image_classifier
+from keras_attention.models.image_classification.swin_sizes import SWIN_PRESETS
+from keras_attention.models.image_classification.swin_sizes import swin_transformer_preset
+from keras_attention.models.image_classification.swin_transformer import SwinTransformer
+from keras_attention.models.image_classification.swin_transformer import (
+    swin_transformer_from_preset,
+)
+from keras_attention.serving.image_classification_export import export_image_classifier
 
 RNG = np.random.default_rng(2)
 SMALL = SWIN_SIZES  # 40 x 24 images, two stages, three named classes

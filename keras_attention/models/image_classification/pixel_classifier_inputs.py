@@ -2,10 +2,12 @@
 
 import keras
 
-from keras_attention.models.vision.vit_image_preprocessing import ResizeToModelSize
-from keras_attention.models.vision.vit_image_preprocessing import TrainingAugmentation
-from keras_attention.models.vision.vit_image_preprocessing import image_size_pair
-from keras_attention.models.vision.vit_image_preprocessing import rescaling_scale_offset
+from keras_attention.models.image_classification.vit_image_preprocessing import ResizeToModelSize
+from keras_attention.models.image_classification.vit_image_preprocessing import TrainingAugmentation
+from keras_attention.models.image_classification.vit_image_preprocessing import image_size_pair
+from keras_attention.models.image_classification.vit_image_preprocessing import (
+    rescaling_scale_offset,
+)
 from keras_attention.validation import check_positive_int
 
 
@@ -16,7 +18,7 @@ def check_pixel_classifier_arguments(
 
     Example:
 
-    >>> from keras_attention.models.vision.pixel_classifier_inputs import (
+    >>> from keras_attention.models.image_classification.pixel_classifier_inputs import (
     ...     check_pixel_classifier_arguments)
     >>> check_pixel_classifier_arguments((32, 16), 4, 10, 3, "unit", None)
     (32, 16)
@@ -57,7 +59,7 @@ def pixel_layers(image_size, augmentation, rescaling, channels=3):
 
     Example:
 
-    >>> from keras_attention.models.vision.pixel_classifier_inputs import pixel_layers
+    >>> from keras_attention.models.image_classification.pixel_classifier_inputs import pixel_layers
     >>> [None if layer is None else layer.name for layer in pixel_layers((8, 8), None, "unit")]
     ['resize', None, 'rescale']
     """

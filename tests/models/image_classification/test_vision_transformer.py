@@ -11,23 +11,33 @@ import tensorflow as tf
 from layer_harness import LayerSpec
 from layer_harness import harness_test
 
-from keras_attention.models.vision import vit_sizes
-from keras_attention.models.vision.vision_transformer import get_attention_scores
-from keras_attention.models.vision.vision_transformer import vision_transformer
-from keras_attention.models.vision.vision_transformer import vision_transformer_from_preset
-from keras_attention.models.vision.vision_transformer import vision_transformer_no_decay_variables
-from keras_attention.models.vision.vision_transformer import vision_transformer_token_layout
-from keras_attention.models.vision.vit_image_preprocessing import ResizeToModelSize
-from keras_attention.models.vision.vit_image_preprocessing import TrainingAugmentation
-from keras_attention.models.vision.vit_sizes import vision_transformer_preset
-from keras_attention.models.vision.vit_weight_transfer import copy_vision_transformer_weights
+from keras_attention.models.image_classification import vit_sizes
+from keras_attention.models.image_classification.vision_transformer import get_attention_scores
+from keras_attention.models.image_classification.vision_transformer import vision_transformer
+from keras_attention.models.image_classification.vision_transformer import (
+    vision_transformer_from_preset,
+)
+from keras_attention.models.image_classification.vision_transformer import (
+    vision_transformer_no_decay_variables,
+)
+from keras_attention.models.image_classification.vision_transformer import (
+    vision_transformer_token_layout,
+)
+from keras_attention.models.image_classification.vit_image_preprocessing import ResizeToModelSize
+from keras_attention.models.image_classification.vit_image_preprocessing import TrainingAugmentation
+from keras_attention.models.image_classification.vit_sizes import vision_transformer_preset
+from keras_attention.models.image_classification.vit_weight_transfer import (
+    copy_vision_transformer_weights,
+)
 
 TINY = dict(
     image_size=8, patch_size=4, num_classes=3, hidden_dim=8, num_layers=2, num_heads=2, mlp_dim=16
 )
 EPSILON = 1e-6
-# `keras_attention.models.vision.vision_transformer` is also the builder's name.
-vit_module = importlib.import_module("keras_attention.models.vision.vision_transformer")
+# `keras_attention.models.image_classification.vision_transformer` is also the builder's name.
+vit_module = importlib.import_module(
+    "keras_attention.models.image_classification.vision_transformer"
+)
 
 
 def _images(batch, height, width, seed=0):

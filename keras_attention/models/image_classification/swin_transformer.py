@@ -10,9 +10,9 @@ from keras_attention.layers.vision.patch_embedding import PatchEmbedding
 from keras_attention.layers.vision.patch_merging import PatchMerging
 from keras_attention.layers.vision.swin_transformer_block import SwinTransformerBlock
 from keras_attention.models.checkpoints.checkpoint_readers import read_checkpoint
-from keras_attention.models.vision.pixel_classifier import PixelClassifier
-from keras_attention.models.vision.swin_sizes import SWIN_PRESETS
-from keras_attention.models.vision.swin_sizes import swin_transformer_preset
+from keras_attention.models.image_classification.pixel_classifier import PixelClassifier
+from keras_attention.models.image_classification.swin_sizes import SWIN_PRESETS
+from keras_attention.models.image_classification.swin_sizes import swin_transformer_preset
 from keras_attention.validation import check_finite_number
 from keras_attention.validation import check_positive_int
 from keras_attention.validation import check_rate
@@ -97,7 +97,7 @@ class SwinTransformer(PixelClassifier):
     Example:
 
     >>> import numpy as np
-    >>> from keras_attention.models.vision.swin_transformer import SwinTransformer
+    >>> from keras_attention.models.image_classification.swin_transformer import SwinTransformer
     >>> model = SwinTransformer(image_size=16, patch_size=2, num_classes=3, embed_dim=8,
     ...     depths=(2, 1), num_heads=(2, 2), window_size=4)
     >>> images = np.random.uniform(0, 255, (2, 20, 24, 3)).astype("float32")
@@ -237,7 +237,7 @@ class SwinTransformer(PixelClassifier):
 
         Example:
 
-        >>> from keras_attention.models.vision.swin_transformer import SwinTransformer
+        >>> from keras_attention.models.image_classification.swin_transformer import SwinTransformer
         >>> SwinTransformer.from_preset("swin_glyphs_32", num_classes=3).embed_dim
         64
         """
@@ -315,7 +315,7 @@ def swin_transformer_from_preset(preset, **kwargs):
 
     Example:
 
-    >>> from keras_attention.models.vision.swin_transformer import swin_transformer_from_preset
+    >>> from keras_attention.models import swin_transformer_from_preset
     >>> model = swin_transformer_from_preset("swin_glyphs_32", num_classes=3)
     >>> model.output_shape, model.embed_dim
     ((None, 3), 64)

@@ -6,9 +6,11 @@ from keras import ops
 
 from keras_attention.models.constructor_config import ConstructorConfig
 from keras_attention.models.default_compile import DefaultCompile
-from keras_attention.models.vision.pixel_classifier_inputs import augmentation_config
-from keras_attention.models.vision.pixel_classifier_inputs import check_pixel_classifier_arguments
-from keras_attention.models.vision.pixel_classifier_inputs import pixel_layers
+from keras_attention.models.image_classification.pixel_classifier_inputs import augmentation_config
+from keras_attention.models.image_classification.pixel_classifier_inputs import (
+    check_pixel_classifier_arguments,
+)
+from keras_attention.models.image_classification.pixel_classifier_inputs import pixel_layers
 from keras_attention.validation import check_positive_int
 
 
@@ -34,7 +36,7 @@ class PixelClassifier(DefaultCompile, ConstructorConfig, keras.Model):
 
     Example:
 
-    >>> from keras_attention.models.vision.swin_transformer import SwinTransformer
+    >>> from keras_attention.models.image_classification.swin_transformer import SwinTransformer
     >>> model = SwinTransformer(image_size=8, patch_size=2, num_classes=2, embed_dim=8,
     ...     depths=(1,), num_heads=(2,), window_size=4)
     >>> isinstance(model, PixelClassifier), list(model.get_config())[:3]
@@ -156,7 +158,7 @@ class PixelClassifier(DefaultCompile, ConstructorConfig, keras.Model):
         Example:
 
         >>> import numpy as np
-        >>> from keras_attention.models.vision.vision_transformer import VisionTransformer
+        >>> from keras_attention.models import VisionTransformer
         >>> model = VisionTransformer(image_size=8, patch_size=4, num_classes=2,
         ...     hidden_dim=8, num_layers=1, num_heads=2, mlp_dim=8, class_names=["cat", "dog"])
         >>> images = np.random.default_rng(0).uniform(0, 255, (3, 10, 12, 3))
@@ -208,7 +210,7 @@ class PixelClassifier(DefaultCompile, ConstructorConfig, keras.Model):
         >>> import os, tempfile
         >>> import numpy as np
         >>> import tensorflow as tf
-        >>> from keras_attention.models.vision.vision_transformer import VisionTransformer
+        >>> from keras_attention.models import VisionTransformer
         >>> model = VisionTransformer(image_size=8, patch_size=4, num_classes=2,
         ...     hidden_dim=8, num_layers=1, num_heads=2, mlp_dim=8, class_names=["cat", "dog"])
         >>> pixels = np.random.default_rng(0).integers(0, 256, (3, 10, 12, 3), dtype=np.uint8)
@@ -231,7 +233,7 @@ class PixelClassifier(DefaultCompile, ConstructorConfig, keras.Model):
                 f"pixels-to-logits graph. Received: other arguments {sorted(kwargs)}"
             )
         # Serving sits above the models: imported here.
-        from keras_attention.serving.image_classifier_export import export_image_classifier
+        from keras_attention.serving.image_classification_export import export_image_classifier
 
         return export_image_classifier(self, filepath, class_names)
 

@@ -12,7 +12,7 @@ import tensorflow as tf
 from keras_attention.backend_support import require_tensorflow_backend
 from keras_attention.generation.decoding_protocol import missing_captioner_members
 from keras_attention.serving.grouped_decoding import decode_in_groups
-from keras_attention.serving.image_classifier_export import warm_up_images
+from keras_attention.serving.image_classification_export import warm_up_images
 from keras_attention.serving.image_inputs import checked_images
 from keras_attention.serving.image_inputs import image_input_spec
 from keras_attention.serving.image_signatures import add_image_endpoints

@@ -8,8 +8,8 @@ from tiny_models import tiny_show_attend_tell_captioner
 from tiny_models import tiny_transformer_captioner
 
 from keras_attention.generation.greedy_search import greedy_search
-from keras_attention.serving.caption_export import export_captioner
-from keras_attention.serving.caption_export import make_caption_function
+from keras_attention.serving.captioning_export import export_captioner
+from keras_attention.serving.captioning_export import make_caption_function
 from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
 from keras_attention.text.subword_encoder import SubwordEncoder
 

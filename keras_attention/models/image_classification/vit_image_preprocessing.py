@@ -79,7 +79,7 @@ class TrainingAugmentation(keras.layers.Layer):
 
     >>> import keras
     >>> import numpy as np
-    >>> from keras_attention.models.vision.vit_image_preprocessing import TrainingAugmentation
+    >>> from keras_attention.models import TrainingAugmentation
     >>> layer = TrainingAugmentation([keras.layers.RandomFlip("vertical")])
     >>> images = np.arange(4, dtype="float32").reshape(1, 2, 2, 1)
     >>> np.asarray(layer(images, training=True)).shape
@@ -158,7 +158,8 @@ class ResizeToModelSize(keras.layers.Layer):
     Example:
 
     >>> import numpy as np
-    >>> from keras_attention.models.vision.vit_image_preprocessing import ResizeToModelSize
+    >>> from keras_attention.models.image_classification import vit_image_preprocessing
+    >>> ResizeToModelSize = vit_image_preprocessing.ResizeToModelSize
     >>> layer = ResizeToModelSize((4, 6))
     >>> tuple(layer(np.zeros((2, 8, 8, 3), "float32")).shape)
     (2, 4, 6, 3)

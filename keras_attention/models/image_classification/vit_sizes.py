@@ -41,7 +41,7 @@ def vision_transformer_preset(preset):
 
     Example:
 
-    >>> from keras_attention.models.vision.vit_sizes import vision_transformer_preset
+    >>> from keras_attention.models.image_classification.vit_sizes import vision_transformer_preset
     >>> vision_transformer_preset("B/16")["hidden_dim"]
     768
     """
