@@ -25,12 +25,11 @@ Example:
 import csv
 import os
 
-from keras_attention.data.dataset_paths import listed_image_paths
 from keras_attention.data.text_lines import read_text_lines
 from keras_attention.data.text_lines import report_lines
 from keras_attention.tasks.captioning.layouts.caption_listing import ALL
 from keras_attention.tasks.captioning.layouts.caption_listing import CaptionListing
-from keras_attention.tasks.captioning.layouts.caption_listing import add_caption
+from keras_attention.tasks.captioning.layouts.caption_listing import captions_by_image
 
 KAGGLE_CAPTIONS_FILE = "captions.txt"
 KAGGLE_IMAGE_FOLDER = "Images"
@@ -113,15 +112,6 @@ def read_caption_csv(
         strict,
         stacklevel=3,
     )
-    paths = listed_image_paths(
-        image_root,
-        [(number, name) for number, name, _ in entries],
-        path,
-        allow_outside_paths,
-        allow_outside_links,
-    )
-    images = {}
-    for resolved, (_, _, caption) in zip(paths, entries):
-        add_caption(images, resolved, caption)
+    images = captions_by_image(image_root, entries, path, allow_outside_paths, allow_outside_links)
     name = layout or f"{os.path.basename(path)} (columns {image_column!r}, {caption_column!r})"
     return CaptionListing(name, os.path.abspath(image_root), {ALL: images})

@@ -10,6 +10,8 @@ Example:
 
 import dataclasses
 
+from keras_attention.data.dataset_paths import listed_image_paths
+
 # The split of a layout that has none of its own.
 ALL = "all"
 
@@ -72,6 +74,33 @@ def add_caption(images, path, caption):
     {'a.png': ['one', 'two']}
     """
     images.setdefault(path, []).append(caption)
+
+
+def captions_by_image(root, entries, source, allow_outside_paths, allow_outside_links):
+    """`{image path: [captions]}` of a caption file's `(line number, name, caption)` entries.
+
+    The names are relative to `root` and checked by `listed_image_paths`,
+    which refuses (naming the lines of `source`) those that leave it unless
+    allowed; an image named on several lines gets their captions in order.
+
+    Example:
+
+    >>> from keras_attention.tasks.captioning.layouts.caption_listing import captions_by_image
+    >>> entries = [(1, "a.png", "a cat"), (2, "b.png", "a dog"), (3, "a.png", "a pet")]
+    >>> captions_by_image("/d", entries, "captions.tsv", False, False)
+    {'/d/a.png': ['a cat', 'a pet'], '/d/b.png': ['a dog']}
+    """
+    paths = listed_image_paths(
+        root,
+        [(number, name) for number, name, _ in entries],
+        source,
+        allow_outside_paths,
+        allow_outside_links,
+    )
+    images = {}
+    for path, (_, _, caption) in zip(paths, entries):
+        add_caption(images, path, caption)
+    return images
 
 
 def one_line(text):

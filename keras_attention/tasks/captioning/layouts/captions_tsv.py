@@ -18,12 +18,11 @@ Example:
 import os
 import re
 
-from keras_attention.data.dataset_paths import listed_image_paths
 from keras_attention.data.text_lines import read_text_lines
 from keras_attention.data.text_lines import report_lines
 from keras_attention.tasks.captioning.layouts.caption_listing import ALL
 from keras_attention.tasks.captioning.layouts.caption_listing import CaptionListing
-from keras_attention.tasks.captioning.layouts.caption_listing import add_caption
+from keras_attention.tasks.captioning.layouts.caption_listing import captions_by_image
 
 CAPTIONS_FILE = "captions.tsv"
 FLICKR_CAPTION_NUMBER = re.compile(r"#\d+$")
@@ -66,14 +65,5 @@ def read_captions_tsv(path, strict=False, allow_outside_paths=False, allow_outsi
     """
     root = os.path.dirname(os.path.abspath(path))
     entries = read_tab_separated_captions(path, strict)
-    paths = listed_image_paths(
-        root,
-        [(number, name) for number, name, _ in entries],
-        path,
-        allow_outside_paths,
-        allow_outside_links,
-    )
-    images = {}
-    for resolved, (_, _, caption) in zip(paths, entries):
-        add_caption(images, resolved, caption)
+    images = captions_by_image(root, entries, path, allow_outside_paths, allow_outside_links)
     return CaptionListing(os.path.basename(path), root, {ALL: images})
