@@ -34,6 +34,26 @@ NUM_BYTES = 256
 # longer texts. Learning time grows with the sample, the pieces learned
 # hardly change past a few hundred thousand sentences.
 MAX_SENTENCES = 300_000
+# SentencePiece's names of the special pieces, in the order of SPECIAL_PIECES.
+_SPECIAL_KINDS = ("pad", "unk", "bos", "eos")
+# The `SentencePieceTrainer.train` options every model learned here has, whatever the arguments.
+_FIXED_TRAINER_OPTIONS = {
+    # Small texts give a smaller vocabulary instead of an error.
+    "hard_vocab_limit": False,
+    "byte_fallback": True,
+    "split_digits": True,
+    # The text reaches SentencePiece as the tokenizer hands it over: its
+    # whitespace already normalised, nothing else to change.
+    "normalization_rule_name": "identity",
+    "remove_extra_whitespaces": False,
+    # "▁the" at the start of a text as inside it: one piece per word.
+    "add_dummy_prefix": True,
+    "shuffle_input_sentence": True,
+    "minloglevel": 2,
+    # The special pieces take the first ids, [PAD] 0 to [END] 3.
+    **{f"{kind}_id": index for index, kind in enumerate(_SPECIAL_KINDS)},
+    **{f"{kind}_piece": piece for kind, piece in zip(_SPECIAL_KINDS, SPECIAL_PIECES)},
+}
 # SentencePiece's random seed, fixed so that its sampling is the same from run to run
 # wherever it reads the seed.
 _SEED = 0
@@ -146,33 +166,14 @@ def train_sentencepiece_model(
 
 
 def _trainer_options(vocabulary_size, model_type, character_coverage, max_sentences):
-    """The `SentencePieceTrainer.train` options of every model this module learns."""
+    """The `SentencePieceTrainer.train` options of a model: the fixed ones, then the arguments'."""
     return dict(
+        _FIXED_TRAINER_OPTIONS,
         vocab_size=vocabulary_size,
         model_type=model_type,
-        # Small texts give a smaller vocabulary instead of an error.
-        hard_vocab_limit=False,
-        byte_fallback=True,
         character_coverage=character_coverage,
-        split_digits=True,
-        # The text reaches SentencePiece as the tokenizer hands it over: its
-        # whitespace already normalised, nothing else to change.
-        normalization_rule_name="identity",
-        remove_extra_whitespaces=False,
-        # "▁the" at the start of a text as inside it: one piece per word.
-        add_dummy_prefix=True,
-        pad_id=0,
-        unk_id=1,
-        bos_id=2,
-        eos_id=3,
-        pad_piece=SPECIAL_PIECES[0],
-        unk_piece=SPECIAL_PIECES[1],
-        bos_piece=SPECIAL_PIECES[2],
-        eos_piece=SPECIAL_PIECES[3],
         input_sentence_size=max_sentences,
-        shuffle_input_sentence=True,
         num_threads=os.cpu_count() or 1,
-        minloglevel=2,
     )
 
 
