@@ -40,8 +40,6 @@ from keras_attention.tasks.captioning.vocabulary import caption_token_ids
 from keras_attention.tasks.captioning.vocabulary import train_caption_vocabulary
 from keras_attention.training.download_errors import download_errors_as_exit
 
-# The run's file of the images its pipelines cannot decode.
-
 
 def _derive(args, native_size, source):
     size, reason = derived_image_size(native_size, args.backbone, source, args.patch_size)
