@@ -148,10 +148,7 @@ class TransformerCaptioner(ImageCaptioner):
         **kwargs,
     ):
         """Checks the arguments, makes the image encoder and the decoder, builds the graph."""
-        self._check_caption_arguments(
-            locals(), ("hidden_dim", "num_layers", "num_heads", "intermediate_dim")
-        )
-        check_non_negative_int("encoder_layers", encoder_layers)
+        self._check_transformer_arguments(locals())
         check_heads_divide_width(hidden_dim, num_heads)
 
         self._make_layers_and_graph(
@@ -163,6 +160,15 @@ class TransformerCaptioner(ImageCaptioner):
             ),
             locals(),
         )
+
+    @classmethod
+    def _check_transformer_arguments(cls, arguments):
+        """Checks the arguments every Transformer captioner has: the caption and block sizes,
+        `dropout` and `encoder_layers` (the constructor's `locals()`)."""
+        cls._check_caption_arguments(
+            arguments, ("hidden_dim", "num_layers", "num_heads", "intermediate_dim")
+        )
+        check_non_negative_int("encoder_layers", arguments["encoder_layers"])
 
     def _make_layers_and_graph(self, make_image_encoder, arguments):
         """Makes the image encoder, then the caption decoder; builds the graph; keeps the config.

@@ -30,7 +30,6 @@ from keras_attention.models.captioning.transformer_captioner import TransformerC
 from keras_attention.models.constructor_config import check_heads_divide_width
 from keras_attention.models.constructor_config import model_builder
 from keras_attention.validation import check_bool
-from keras_attention.validation import check_non_negative_int
 from keras_attention.validation import check_positive_int
 
 POSITIONS = ("sinusoidal", "learned")
@@ -278,10 +277,7 @@ class ViTCaptioner(TransformerCaptioner):
         **kwargs,
     ):
         """Checks the arguments, makes the patch encoder and the decoder, builds the graph."""
-        self._check_caption_arguments(
-            locals(), ("hidden_dim", "num_layers", "num_heads", "intermediate_dim")
-        )
-        check_non_negative_int("encoder_layers", encoder_layers)
+        self._check_transformer_arguments(locals())
         check_bool("alibi_2d", alibi_2d)
         image_shape = image_size_pair(image_size)
         if patch_size is None:
