@@ -54,6 +54,21 @@ def check_bool(name, value):
         raise ValueError(f"`{name}` must be True or False. Received: {name}={value!r}")
 
 
+def check_choice(name, value, choices):
+    """Raise a ValueError unless `value` is one of `choices` (a tuple, named in the message).
+
+    Example:
+
+    >>> check_choice("merge", "add", (None, "add", "concat"))
+    >>> check_choice("merge", "sum", (None, "add", "concat"))
+    Traceback (most recent call last):
+    ...
+    ValueError: `merge` must be one of (None, 'add', 'concat'). Received: merge='sum'
+    """
+    if value not in choices:
+        raise ValueError(f"`{name}` must be one of {choices}. Received: {name}={value!r}")
+
+
 def check_seed(seed, name="seed"):
     """Raise a ValueError unless `seed` is None or an int."""
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral)):

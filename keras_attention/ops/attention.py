@@ -17,6 +17,7 @@ from keras_attention.ops.single_query_attention import single_query_attention
 from keras_attention.ops.softmax import MASKED_LOGIT
 from keras_attention.ops.softmax import softmax_with_empty_rows
 from keras_attention.ops.softmax import zero_empty_rows
+from keras_attention.validation import check_choice
 
 IMPLEMENTATIONS = ("auto", "xla", "chunked", "fused")
 
@@ -28,11 +29,7 @@ _CHUNK_SIZE = 512
 
 def check_implementation(implementation):
     """Raise a ValueError unless `implementation` is one of IMPLEMENTATIONS."""
-    if implementation not in IMPLEMENTATIONS:
-        raise ValueError(
-            f"`implementation` must be one of {IMPLEMENTATIONS}. "
-            f"Received: implementation={implementation!r}"
-        )
+    check_choice("implementation", implementation, IMPLEMENTATIONS)
 
 
 def _check_inputs(query, key, value):

@@ -3,13 +3,14 @@
 import keras
 from keras import ops
 
+from keras_attention.validation import check_choice
+
 MERGE_MODES = (None, "add", "concat")
 
 
 def validate_merge(merge, concat_dim):
     """Checks the `merge` / `concat_dim` pair shared by the position layers."""
-    if merge not in MERGE_MODES:
-        raise ValueError(f"`merge` must be one of {MERGE_MODES}. Received: merge={merge!r}")
+    check_choice("merge", merge, MERGE_MODES)
     if concat_dim is None:
         return
     if merge != "concat":

@@ -9,12 +9,17 @@ from keras import ops
 from keras_attention.layers.position.position_embedding import PositionEmbedding
 from keras_attention.layers.position.sinusoidal_position_encoding import SinusoidalPositionEncoding
 from keras_attention.validation import check_bool
+from keras_attention.validation import check_choice
 from keras_attention.validation import check_finite_number
 from keras_attention.validation import check_position_window
 from keras_attention.validation import check_positive_int
 from keras_attention.validation import check_rank
 from keras_attention.validation import keep_checked_arguments
 from keras_attention.validation import kept_arguments
+
+# "sinusoidal" interleaves sines and cosines (the paper's formula);
+# "sinusoidal_split" puts all sines first (tensor2tensor, fairseq, Marian).
+POSITION_MODES = ("learned", "sinusoidal", "sinusoidal_split")
 
 # The constructor arguments kept as they are, with their checks.
 _CHECKED_ARGUMENTS = {
@@ -25,11 +30,8 @@ _CHECKED_ARGUMENTS = {
     "scale_embeddings": check_bool,
     "max_wavelength": functools.partial(check_finite_number, positive=True),
     "output_bias": check_bool,
+    "position": functools.partial(check_choice, choices=POSITION_MODES),
 }
-
-# "sinusoidal" interleaves sines and cosines (the paper's formula);
-# "sinusoidal_split" puts all sines first (tensor2tensor, fairseq, Marian).
-POSITION_MODES = ("learned", "sinusoidal", "sinusoidal_split")
 
 _BEYOND_LENGTH = (
     "The positions start_index .. start_index + length - 1 must be below "
@@ -117,16 +119,11 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
         """Check the arguments and keep them; the embeddings are made in `build`."""
         super().__init__(**kwargs)
         keep_checked_arguments(self, locals(), _CHECKED_ARGUMENTS)
-        if position not in POSITION_MODES:
-            raise ValueError(
-                f"`position` must be one of {POSITION_MODES}. Received: position={position!r}"
-            )
         if position != "learned" and embedding_dim % 2:
             raise ValueError(
                 "`embedding_dim` must be even for sinusoidal positions. "
                 f"Received: embedding_dim={embedding_dim}"
             )
-        self.position = position
         self.embeddings_initializer = keras.initializers.get(embeddings_initializer)
         self.supports_masking = self.mask_zero
 
@@ -211,6 +208,5 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
         return {
             **super().get_config(),
             **kept_arguments(self, _CHECKED_ARGUMENTS),
-            "position": self.position,
             "embeddings_initializer": keras.initializers.serialize(self.embeddings_initializer),
         }

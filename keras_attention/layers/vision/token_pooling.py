@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from keras_attention.validation import check_choice
 from keras_attention.validation import check_rank
 
 POOLING_MODES = ("token", "gap")
@@ -44,10 +45,7 @@ class TokenPooling(keras.layers.Layer):
 
     def __init__(self, pooling="token", **kwargs):
         super().__init__(**kwargs)
-        if pooling not in POOLING_MODES:
-            raise ValueError(
-                f"`pooling` must be one of {POOLING_MODES}. Received: pooling={pooling!r}"
-            )
+        check_choice("pooling", pooling, POOLING_MODES)
         self.pooling = pooling
         self.supports_masking = True
 
