@@ -1,14 +1,28 @@
 """An RNN decoder that attends to an encoder memory at every step (Bahdanau or Luong)."""
 
+import functools
+
 import keras
 from keras import ops
 
 from keras_attention.layers.attention.base_attention import BaseAttention
 from keras_attention.layers.attention.call_arguments import call_arguments
 from keras_attention.ops.masks import boolean_mask
+from keras_attention.validation import check_bool
+from keras_attention.validation import check_choice
 from keras_attention.validation import check_known_last_axes
+from keras_attention.validation import check_positive_int
+from keras_attention.validation import keep_checked_arguments
+from keras_attention.validation import kept_arguments
 
 ATTENTION_STYLES = ("bahdanau", "luong")
+# The constructor arguments besides the sublayers, kept as they are, with their checks.
+_CHECKED_ARGUMENTS = {
+    "attention_style": functools.partial(check_choice, choices=ATTENTION_STYLES),
+    "input_feeding": check_bool,
+    "context_gate": check_bool,
+    "attention_output_dim": functools.partial(check_positive_int, allow_none=True),
+}
 _CELL_TYPES = (keras.layers.GRUCell, keras.layers.LSTMCell)
 
 
@@ -133,23 +147,7 @@ class AttentionDecoder(keras.layers.Layer):
                 f"keras_attention (or its config). Received: attention={attention!r} of type "
                 f"{type(attention).__name__}"
             )
-        if attention_style not in ATTENTION_STYLES:
-            raise ValueError(
-                f"`attention_style` must be one of {ATTENTION_STYLES}. "
-                f"Received: attention_style={attention_style!r}"
-            )
-        for name, value in (("input_feeding", input_feeding), ("context_gate", context_gate)):
-            if not isinstance(value, bool):
-                raise ValueError(f"`{name}` must be a bool. Received: {name}={value!r}")
-        if attention_output_dim is not None and (
-            isinstance(attention_output_dim, bool)
-            or not isinstance(attention_output_dim, int)
-            or attention_output_dim <= 0
-        ):
-            raise ValueError(
-                "`attention_output_dim` must be a positive integer or None. "
-                f"Received: attention_output_dim={attention_output_dim!r}"
-            )
+        keep_checked_arguments(self, locals(), _CHECKED_ARGUMENTS)
         if attention_style == "bahdanau" and (input_feeding or attention_output_dim is not None):
             raise ValueError(
                 '`input_feeding` and `attention_output_dim` belong to attention_style="luong" '
@@ -163,10 +161,6 @@ class AttentionDecoder(keras.layers.Layer):
                 layer.dtype_policy = self.dtype_policy
         self.cell = cell
         self.attention = attention
-        self.attention_style = attention_style
-        self.input_feeding = input_feeding
-        self.context_gate = context_gate
-        self.attention_output_dim = attention_output_dim
         self.supports_masking = True
 
     # ------------------------------------------------------------------ sizes
@@ -592,10 +586,7 @@ class AttentionDecoder(keras.layers.Layer):
             **super().get_config(),
             "cell": keras.saving.serialize_keras_object(self.cell),
             "attention": keras.saving.serialize_keras_object(self.attention),
-            "attention_style": self.attention_style,
-            "input_feeding": self.input_feeding,
-            "context_gate": self.context_gate,
-            "attention_output_dim": self.attention_output_dim,
+            **kept_arguments(self, _CHECKED_ARGUMENTS),
         }
 
 
