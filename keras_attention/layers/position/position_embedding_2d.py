@@ -3,19 +3,16 @@
 import keras
 from keras import ops
 
+from keras_attention.layers.position.position_grid import GridPositionLayer
 from keras_attention.layers.position.position_grid import check_grid_input_shape
 from keras_attention.layers.position.position_grid import check_grid_size
 from keras_attention.layers.position.position_grid import check_num_prefix_tokens
-from keras_attention.layers.position.position_grid import grid_encoding_for_input
-from keras_attention.layers.position.position_grid import input_grid
 from keras_attention.layers.position.position_grid import resize_position_grid
-from keras_attention.layers.position.position_merge import MergedPositionLayer
 from keras_attention.layers.position.position_merge import encoding_width
-from keras_attention.layers.position.position_merge import merge_encoding
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
-class PositionEmbedding2D(MergedPositionLayer):
+class PositionEmbedding2D(GridPositionLayer):
     """Learned position embedding of a grid of image patches, resized on demand.
 
     A trainable `(rows, cols, E)` table, one vector per patch position, as
@@ -107,19 +104,19 @@ class PositionEmbedding2D(MergedPositionLayer):
             )
 
     def call(self, inputs, grid_size=None):
-        check_grid_input_shape(inputs.shape, self.num_prefix_tokens)
         if grid_size is None and len(inputs.shape) == 3:
-            grid_size = self.grid_size
-        rows, cols = input_grid(inputs, grid_size, self.num_prefix_tokens)
+            grid_size = self.grid_size  # a flattened input is on the table's grid by default
+        return super().call(inputs, grid_size)
+
+    def _grid_encoding(self, rows, cols):
         table = ops.convert_to_tensor(self.grid_embeddings)
         static = isinstance(rows, int) and isinstance(cols, int)
-        if not (static and (rows, cols) == self.grid_size):
-            table = resize_position_grid(table, (rows, cols))  # (h, w, E)
-        prefix = None
-        if self.prefix_embeddings is not None:
-            prefix = ops.cast(self.prefix_embeddings, self.compute_dtype)
-        encoding = grid_encoding_for_input(inputs, ops.cast(table, self.compute_dtype), prefix)
-        return merge_encoding(inputs, encoding, self.merge)
+        if static and (rows, cols) == self.grid_size:
+            return table
+        return resize_position_grid(table, (rows, cols))  # (h, w, E)
+
+    def _prefix_encoding(self):
+        return self.prefix_embeddings
 
     def get_config(self):
         return {

@@ -2,6 +2,9 @@
 
 from keras import ops
 
+from keras_attention.layers.position.position_merge import MergedPositionLayer
+from keras_attention.layers.position.position_merge import merge_encoding
+
 
 def check_grid_size(grid_size):
     """Validates a (rows, cols) pair of positive ints; returns it as a tuple."""
@@ -143,3 +146,25 @@ def resize_position_grid(table, grid_size):
     col_weights = interpolation_matrix(cols, grid_size[1])  # (w, cols)
     table = ops.einsum("hr,rcd->hcd", row_weights, table)  # (h, cols, E)
     return ops.einsum("wc,hcd->hwd", col_weights, table)  # (h, w, E)
+
+
+class GridPositionLayer(MergedPositionLayer):
+    """Base of the 2D position layers: the call that encodes a grid and its prefix tokens.
+
+    A subclass keeps `num_prefix_tokens` and gives the encoding of a
+    `(rows, cols)` grid, `_grid_encoding(rows, cols)` of shape
+    `(rows, cols, E)`, and that of the prefix tokens, `_prefix_encoding()` of
+    shape `(num_prefix_tokens, E)` or None. `call` checks the input, finds its
+    grid, lays both encodings out like the input in the compute dtype and
+    merges them with it.
+    """
+
+    def call(self, inputs, grid_size=None):
+        check_grid_input_shape(inputs.shape, self.num_prefix_tokens)
+        rows, cols = input_grid(inputs, grid_size, self.num_prefix_tokens)
+        grid = ops.cast(self._grid_encoding(rows, cols), self.compute_dtype)  # (h, w, E)
+        prefix = self._prefix_encoding()
+        if prefix is not None:
+            prefix = ops.cast(prefix, self.compute_dtype)  # (P, E)
+        encoding = grid_encoding_for_input(inputs, grid, prefix)
+        return merge_encoding(inputs, encoding, self.merge)

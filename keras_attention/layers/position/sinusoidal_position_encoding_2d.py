@@ -3,14 +3,11 @@
 import keras
 from keras import ops
 
+from keras_attention.layers.position.position_grid import GridPositionLayer
 from keras_attention.layers.position.position_grid import check_grid_input_shape
 from keras_attention.layers.position.position_grid import check_num_prefix_tokens
-from keras_attention.layers.position.position_grid import grid_encoding_for_input
-from keras_attention.layers.position.position_grid import input_grid
-from keras_attention.layers.position.position_merge import MergedPositionLayer
 from keras_attention.layers.position.position_merge import check_encoding_width
 from keras_attention.layers.position.position_merge import encoding_width
-from keras_attention.layers.position.position_merge import merge_encoding
 from keras_attention.layers.position.sinusoidal_position_encoding import sinusoidal_table
 from keras_attention.validation import check_finite_number
 
@@ -55,7 +52,7 @@ def sinusoidal_table_2d(grid_size, dim, max_wavelength=10000):
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
-class SinusoidalPositionEncoding2D(MergedPositionLayer):
+class SinusoidalPositionEncoding2D(GridPositionLayer):
     """Fixed 2D sinusoidal position encoding of a grid of image patches.
 
     Half the channels encode the row of a patch and half its column, each
@@ -130,15 +127,13 @@ class SinusoidalPositionEncoding2D(MergedPositionLayer):
         check_encoding_width(encoding_dim, 4, "2D sinusoidal encoding")
         self._encoding_width = encoding_dim
 
-    def call(self, inputs, grid_size=None):
-        check_grid_input_shape(inputs.shape, self.num_prefix_tokens)
-        rows, cols = input_grid(inputs, grid_size, self.num_prefix_tokens)
-        table = sinusoidal_table_2d((rows, cols), self._encoding_width, self.max_wavelength)
-        prefix = None
-        if self.num_prefix_tokens:
-            prefix = ops.zeros((self.num_prefix_tokens, self._encoding_width), self.compute_dtype)
-        encoding = grid_encoding_for_input(inputs, ops.cast(table, self.compute_dtype), prefix)
-        return merge_encoding(inputs, encoding, self.merge)
+    def _grid_encoding(self, rows, cols):
+        return sinusoidal_table_2d((rows, cols), self._encoding_width, self.max_wavelength)
+
+    def _prefix_encoding(self):
+        if not self.num_prefix_tokens:
+            return None
+        return ops.zeros((self.num_prefix_tokens, self._encoding_width), self.compute_dtype)
 
     def get_config(self):
         return {
