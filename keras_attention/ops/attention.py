@@ -1,7 +1,6 @@
 """Scaled dot-product attention with a choice of implementation."""
 
 import math
-import numbers
 
 import keras
 from keras import ops
@@ -18,6 +17,8 @@ from keras_attention.ops.softmax import MASKED_LOGIT
 from keras_attention.ops.softmax import softmax_with_empty_rows
 from keras_attention.ops.softmax import zero_empty_rows
 from keras_attention.validation import check_choice
+from keras_attention.validation import check_positive_int
+from keras_attention.validation import check_rate
 
 IMPLEMENTATIONS = ("auto", "xla", "chunked", "fused")
 
@@ -115,21 +116,6 @@ def _scores_rank(tensor, name, query, key):
                 f"Received: {name}.shape={received_shape}"
             )
     return tensor
-
-
-def check_sliding_window(sliding_window):
-    """Raise a ValueError unless `sliding_window` is None or a positive int."""
-    if sliding_window is None:
-        return
-    if (
-        isinstance(sliding_window, bool)
-        or not isinstance(sliding_window, numbers.Integral)
-        or sliding_window <= 0
-    ):
-        raise ValueError(
-            "`sliding_window` must be None or a positive integer. "
-            f"Received: sliding_window={sliding_window!r}"
-        )
 
 
 def hide_unseen_rows(query, key, mask):
@@ -356,11 +342,8 @@ def dot_product_attention(
     True
     """
     check_implementation(implementation)
-    if not isinstance(dropout_rate, (int, float)) or not 0.0 <= dropout_rate < 1.0:
-        raise ValueError(
-            f"`dropout_rate` must be a float in [0, 1). Received: dropout_rate={dropout_rate!r}"
-        )
-    check_sliding_window(sliding_window)
+    check_rate("dropout_rate", dropout_rate)
+    check_positive_int("sliding_window", sliding_window, allow_none=True)
     query = ops.convert_to_tensor(query)
     key = ops.convert_to_tensor(key)
     value = ops.convert_to_tensor(value)

@@ -3,6 +3,8 @@
 import keras
 from keras import ops
 
+from keras_attention.validation import check_rate
+
 
 def _mix_bits(bits):
     """A 32-bit integer hash (lowbias32): every input bit flips about half the output bits."""
@@ -40,8 +42,7 @@ def hashed_dropout(inputs, rate, seed=None):
     >>> bool(abs((dropped == 0).mean() - 0.25) < 0.02), float(dropped.max())
     (True, 1.3333333730697632)
     """
-    if not isinstance(rate, (int, float)) or not 0.0 <= rate < 1.0:
-        raise ValueError(f"`rate` must be a float in [0, 1). Received: rate={rate!r}")
+    check_rate("rate", rate)
     if rate == 0:
         return inputs
     seed_pair = ops.cast(
