@@ -9,7 +9,8 @@ away: the training scripts' `--help` must answer without TensorFlow.
 Instead the classes are registered as soon as Keras itself is loaded:
 
 - when `keras` is already imported, `register_when_keras_loads()` imports the
-  subpackages of `SERIALIZABLE_SUBPACKAGES` at once;
+  subpackages of `SERIALIZABLE_SUBPACKAGES` at once, and the modules behind
+  their public names (`layers` and `models` load those on first use);
 - otherwise it puts a watcher on `sys.meta_path` that notices the first
   `import keras` of the process, lets it finish, and then imports them.
   Keras is often first imported from inside another import (`import
@@ -48,7 +49,12 @@ WAITED_FOR = ("keras", "tensorflow", "keras_hub", "tensorflow_text", "tensorflow
 
 
 def register_serializable_classes():
-    """Imports every subpackage that registers classes with Keras.
+    """Imports every subpackage that registers classes with Keras, and its modules.
+
+    A subpackage whose names load on first use (an `__all__` beside a PEP 562
+    `__getattr__`, as `layers` and `models` have) is asked for each of its
+    names, which imports every module that defines one and what those modules
+    import: the modules an eager `__init__` would have imported.
 
     This imports Keras (and its backend). Calling it again costs nothing.
 
@@ -62,7 +68,9 @@ def register_serializable_classes():
     ('layers', 'models', 'losses', 'metrics', 'callbacks')
     """
     for name in SERIALIZABLE_SUBPACKAGES:
-        importlib.import_module(f"{_PACKAGE}.{name}")
+        subpackage = importlib.import_module(f"{_PACKAGE}.{name}")
+        for public_name in getattr(subpackage, "__all__", ()):
+            getattr(subpackage, public_name)
     return SERIALIZABLE_SUBPACKAGES
 
 
@@ -132,7 +140,7 @@ class _KerasImportWatcher:
             warnings.warn(
                 f"keras_attention could not register its classes with Keras "
                 f"({type(error).__name__}: {error}); `.keras` files holding them will load "
-                "after `import keras_attention.layers, keras_attention.models`.",
+                "after `keras_attention.registration.register_serializable_classes()`.",
                 stacklevel=2,
             )
 

@@ -1,5 +1,8 @@
 """Functional-API models and their builders: translators, captioners and the Vision Transformer.
 
+The names load on first use (PEP 562, `keras_attention.layers.lazy_exports`):
+`import keras_attention.models` alone imports neither a model nor Keras.
+
 >>> import keras_attention as ka
 >>> model = ka.models.transformer_translator(
 ...     source_vocabulary_size=50, target_vocabulary_size=60,
@@ -10,40 +13,38 @@
 ['source', 'target']
 """
 
-from keras_attention.models.captioning.captioner_builder import build_captioner
-from keras_attention.models.captioning.image_backbones import image_backbone
-from keras_attention.models.captioning.image_backbones import image_size_of
-from keras_attention.models.captioning.image_captioner import ImageCaptioner
-from keras_attention.models.captioning.show_attend_tell_captioner import ShowAttendTellCaptioner
-from keras_attention.models.captioning.show_attend_tell_captioner import caption_attention_model
-from keras_attention.models.captioning.show_attend_tell_captioner import show_attend_tell_captioner
-from keras_attention.models.captioning.transformer_captioner import TransformerCaptioner
-from keras_attention.models.captioning.transformer_captioner import transformer_captioner
-from keras_attention.models.captioning.vit_captioner import ViTCaptioner
-from keras_attention.models.image_classification.swin_sizes import SWIN_PRESETS
-from keras_attention.models.image_classification.swin_transformer import SwinTransformer
-from keras_attention.models.image_classification.swin_transformer import (
-    swin_transformer_from_preset,
-)
-from keras_attention.models.image_classification.vision_transformer import VisionTransformer
-from keras_attention.models.image_classification.vision_transformer import get_attention_scores
-from keras_attention.models.image_classification.vision_transformer import vision_transformer
-from keras_attention.models.image_classification.vision_transformer import (
-    vision_transformer_from_preset,
-)
-from keras_attention.models.image_classification.vision_transformer import (
-    vision_transformer_no_decay_variables,
-)
-from keras_attention.models.image_classification.vision_transformer import (
-    vision_transformer_token_layout,
-)
-from keras_attention.models.image_classification.vit_image_preprocessing import TrainingAugmentation
-from keras_attention.models.image_classification.vit_sizes import VIT_PRESETS
-from keras_attention.models.image_classification.vit_sizes import vision_transformer_preset
-from keras_attention.models.image_classification.vit_weight_transfer import (
-    copy_vision_transformer_weights,
-)
-from keras_attention.models.translation.rnn_attention_translator import RNNAttentionTranslator
-from keras_attention.models.translation.rnn_attention_translator import rnn_attention_translator
-from keras_attention.models.translation.transformer_translator import TransformerTranslator
-from keras_attention.models.translation.transformer_translator import transformer_translator
+from keras_attention.layers import lazy_exports
+
+# Public name -> the module of this package that defines it.
+_EXPORTS = {
+    "build_captioner": "captioning.captioner_builder",
+    "image_backbone": "captioning.image_backbones",
+    "image_size_of": "captioning.image_backbones",
+    "ImageCaptioner": "captioning.image_captioner",
+    "ShowAttendTellCaptioner": "captioning.show_attend_tell_captioner",
+    "caption_attention_model": "captioning.show_attend_tell_captioner",
+    "show_attend_tell_captioner": "captioning.show_attend_tell_captioner",
+    "TransformerCaptioner": "captioning.transformer_captioner",
+    "transformer_captioner": "captioning.transformer_captioner",
+    "ViTCaptioner": "captioning.vit_captioner",
+    "SWIN_PRESETS": "image_classification.swin_sizes",
+    "SwinTransformer": "image_classification.swin_transformer",
+    "swin_transformer_from_preset": "image_classification.swin_transformer",
+    "VisionTransformer": "image_classification.vision_transformer",
+    "get_attention_scores": "image_classification.vision_transformer",
+    "vision_transformer": "image_classification.vision_transformer",
+    "vision_transformer_from_preset": "image_classification.vision_transformer",
+    "vision_transformer_no_decay_variables": "image_classification.vision_transformer",
+    "vision_transformer_token_layout": "image_classification.vision_transformer",
+    "TrainingAugmentation": "image_classification.vit_image_preprocessing",
+    "VIT_PRESETS": "image_classification.vit_sizes",
+    "vision_transformer_preset": "image_classification.vit_sizes",
+    "copy_vision_transformer_weights": "image_classification.vit_weight_transfer",
+    "RNNAttentionTranslator": "translation.rnn_attention_translator",
+    "rnn_attention_translator": "translation.rnn_attention_translator",
+    "TransformerTranslator": "translation.transformer_translator",
+    "transformer_translator": "translation.transformer_translator",
+}
+__all__ = sorted(_EXPORTS)
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -21,34 +21,5 @@ subpackages do:
 2
 """
 
-import importlib
-
-
-def lazy_exports(package, exports):
-    """A module `__getattr__` that imports `package.<module>` for each exported name.
-
-    Args:
-        package: the package's `__name__`.
-        exports: dict name -> the package's module that defines it.
-
-    Returns:
-        `(__getattr__, __dir__)` functions for the package module (PEP 562).
-
-    Example:
-
-    >>> from keras_attention.tasks import lazy_exports
-    >>> getattr_, dir_ = lazy_exports("keras_attention.tasks.translation",
-    ...                              {"builtin_translation_pairs": "builtin_corpus"})
-    >>> getattr_("builtin_translation_pairs").__name__
-    'builtin_translation_pairs'
-    """
-
-    def __getattr__(name):
-        if name not in exports:
-            raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        return getattr(importlib.import_module(f"{package}.{exports[name]}"), name)
-
-    def __dir__():
-        return sorted(exports)
-
-    return __getattr__, __dir__
+# A module `__getattr__` per family package, as `keras_attention.layers` has (PEP 562).
+from keras_attention.layers import lazy_exports as lazy_exports

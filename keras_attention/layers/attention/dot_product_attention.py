@@ -8,10 +8,9 @@ from keras import ops
 from keras_attention.layers.attention.base_attention import BaseAttention
 from keras_attention.layers.attention.base_attention import clone_initializer
 from keras_attention.layers.attention.base_attention import project_queries
+from keras_attention.layers.attention.score_modes import SCORE_MODES
 from keras_attention.validation import check_bool
 from keras_attention.validation import check_known_last_axes
-
-SCORE_MODES = ("scaled_dot", "dot", "general", "concat")
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")

@@ -11,8 +11,8 @@ from keras import ops
 
 from keras_attention.generation.decoding_protocol import MEMORY_MASK
 from keras_attention.layers.attention.additive_attention import AdditiveAttention
-from keras_attention.layers.attention.dot_product_attention import SCORE_MODES
 from keras_attention.layers.attention.dot_product_attention import DotProductAttention
+from keras_attention.layers.attention.score_modes import ATTENTION_SCORES
 from keras_attention.layers.recurrent.attention_decoder import ATTENTION_STYLES
 from keras_attention.layers.recurrent.attention_decoder import AttentionDecoder
 from keras_attention.models import recurrent_decoding
@@ -27,7 +27,7 @@ CELLS = {
     "lstm": (keras.layers.LSTM, keras.layers.LSTMCell),
 }
 # Bahdanau's additive score, or one of `DotProductAttention`'s (Luong's and keras' "concat").
-ATTENTIONS = ("additive", *SCORE_MODES)
+ATTENTIONS = ATTENTION_SCORES
 
 
 def _attention_layer(attention, units):

@@ -15,6 +15,7 @@ Example:
 import os
 import re
 
+from keras_attention.layers.attention.score_modes import ATTENTION_SCORES
 from keras_attention.training import command_line as cli
 
 # Defaults per model that reach BLEU > 90 on the built-in corpus on a CPU; the
@@ -44,10 +45,8 @@ TRANSLATION_DATASET_FORMATS = (
 FINE_TUNING_LEARNING_RATE = 5e-5
 # The flags of the architecture, which a checkpoint brings.
 ARCHITECTURE_FLAGS = ("hidden_dim", "num_layers", "num_heads", "num_key_value_heads")
-# The rnn model's --attention scores: `rnn_attention_translator.ATTENTIONS` ("additive",
-# then `DotProductAttention`'s score modes), spelled out so that the parser needs no Keras
-# import (a test keeps them equal).
-RNN_ATTENTIONS = ("additive", "scaled_dot", "dot", "general", "concat")
+# The rnn model's --attention scores, its `attention` argument's (a module without Keras).
+RNN_ATTENTIONS = ATTENTION_SCORES
 # The sources that take --source-lang, --target-lang (and, parallel: only, --test-prefix).
 LANGUAGE_SOURCES = ("parallel:", "hf:")
 # `--dataset` PREFIX:PATH sources and what PATH must be; other values are 'builtin' or a
@@ -257,7 +256,6 @@ def check_translation_data(parser, args):
         is_named=_is_named_translation_set,
         expected=DATASET_CHOICES,
     )
-    cli.check_hf_datasets_installed(parser, args.dataset)
     if args.dataset.startswith(LANGUAGE_SOURCES):
         _check_languages(parser, args, path)
     if args.init_from and not os.path.isdir(args.init_from):

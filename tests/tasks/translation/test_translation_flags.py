@@ -114,7 +114,7 @@ def test_grouped_query_attention_is_one_flag_and_must_divide_the_heads(capsys):
 
 
 def test_every_score_of_the_rnn_translator_is_a_choice_of_attention():
-    assert RNN_ATTENTIONS == ATTENTIONS
+    assert RNN_ATTENTIONS is ATTENTIONS  # one tuple, defined in layers.attention.score_modes
     args = parse_translation_arguments(
         ["--model", "rnn", "--attention", "concat", "--hidden-dim", "16", "--max-length", "10"]
     )
