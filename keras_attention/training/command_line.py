@@ -497,7 +497,8 @@ def check_dataset_flag(parser, dataset, *, paths, is_named, expected):
 
     Pure Python: the scripts call it before TensorFlow loads, so that a typo
     in a prefix or a path is answered at once, before the run claims its
-    folder.
+    folder. An `hf:` path also needs the `datasets` package
+    (`check_hf_datasets_installed`).
 
     Args:
         parser: the script's parser (its name starts the line).
@@ -531,7 +532,9 @@ def check_dataset_flag(parser, dataset, *, paths, is_named, expected):
     """
     for prefix, kind in paths.items():
         if dataset.startswith(prefix):
-            return _dataset_path(parser, dataset, prefix, kind)
+            path = _dataset_path(parser, dataset, prefix, kind)
+            check_hf_datasets_installed(parser, dataset)
+            return path
     if is_named(dataset):
         return None
     hint = _dataset_hint(dataset, paths)

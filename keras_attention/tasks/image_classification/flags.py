@@ -225,7 +225,6 @@ def check_vit_data(parser, args):
         is_named=lambda name: name in ("builtin",) + TFDS_SETS or name.startswith("imagenette/"),
         expected=DATASET_CHOICES,
     )
-    cli.check_hf_datasets_installed(parser, args.dataset)
     init_from = args.init_from and cli.expand_path(args.init_from)
     if init_from and not os.path.isdir(init_from):
         cli.usage_error(
