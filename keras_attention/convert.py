@@ -19,6 +19,8 @@ Installed as the command `keras-attention-convert`; the same as
 `python -m keras_attention.convert`.
 
 examples:
+    keras-attention-convert hf://google/vit-base-patch16-224 --export served/vit
+    keras-attention-convert hf://Helsinki-NLP/opus-mt-en-de --export served/en-de
     keras-attention-convert ~/checkpoints/vit-base-patch16-224 --export served/vit
     keras-attention-convert ~/checkpoints/opus-mt-en-de --export served/en-de --beam-width 4
 """
@@ -43,7 +45,9 @@ def build_parser():
         "checkpoint",
         "the checkpoint folder: a Hugging Face folder (ViT, Swin or Marian: config.json, "
         "model.safetensors or pytorch_model.bin, and the tokenizer or image-processor "
-        "files) or a keras-hub ViT preset folder",
+        "files) or a keras-hub ViT preset folder; or a hub handle of one: hf://ORG/NAME"
+        "[@REVISION] (through the Hugging Face cache: HF_HOME, HF_HUB_OFFLINE), "
+        "kaggle://OWNER/MODEL/keras/VARIANT[/VERSION] or a keras-hub preset name",
         "",
     )
     parser.add_argument(

@@ -35,6 +35,12 @@ def softmax(x):
 
 def numpy_vit_logits(weights, pixels):
     """The ViT of the paper in NumPy, on pixel values already normalised `(B, H, W, C)`."""
+    x = numpy_vit_tokens(weights, pixels)
+    return x[:, 0] @ weights["classifier.weight"].T + weights["classifier.bias"]
+
+
+def numpy_vit_tokens(weights, pixels):
+    """The ViT's final-normed tokens `(B, 1 + N, D)`, class token first, in NumPy."""
     w = weights
     batch = pixels.shape[0]
     grid = SIDE // PATCH
@@ -63,8 +69,7 @@ def numpy_vit_logits(weights, pixels):
         h = _layer_norm(x, w[p + "layernorm_after.weight"], w[p + "layernorm_after.bias"])
         h = _gelu(h @ w[p + "intermediate.dense.weight"].T + w[p + "intermediate.dense.bias"])
         x = x + h @ w[p + "output.dense.weight"].T + w[p + "output.dense.bias"]
-    x = _layer_norm(x, w["vit.layernorm.weight"], w["vit.layernorm.bias"])
-    return x[:, 0] @ w["classifier.weight"].T + w["classifier.bias"]
+    return _layer_norm(x, w["vit.layernorm.weight"], w["vit.layernorm.bias"])
 
 
 def write_vit_checkpoint(folder, mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5)):

@@ -18,6 +18,7 @@ import os
 import time
 
 import keras_attention.models
+from keras_attention.models.checkpoints.checkpoint_handles import checkpoint_folder
 from keras_attention.models.checkpoints.checkpoint_readers import CHECKPOINT_READERS
 from keras_attention.models.checkpoints.checkpoint_readers import checkpoint_model_type
 from keras_attention.training.run_folder import check_export_path
@@ -38,7 +39,9 @@ def export_checkpoint(
     """Writes the SavedModel of the checkpoint folder `checkpoint` to `export_path`.
 
     Args:
-        checkpoint: a Hugging Face checkpoint folder, or a keras-hub ViT preset folder.
+        checkpoint: a Hugging Face checkpoint folder, or a keras-hub ViT preset folder, or
+            a hub handle (`hf://ORG/NAME[@REVISION]`, `kaggle://...`, a keras-hub preset
+            name) of one, fetched into the hub's cache (`checkpoint_handles`).
         export_path: the folder to write: absent, empty or an earlier export
             of this library (replaced whole).
         beam_width: a translator's search: 1 (greedy, the default) or the beams.
@@ -61,6 +64,10 @@ def export_checkpoint(
     require_tensorflow_backend("Converting a checkpoint")
     export_path = os.path.abspath(os.path.expanduser(export_path))
     check_export_path(export_path)  # absent, empty or an export of ours: replaced whole
+    folder = checkpoint_folder(checkpoint, "checkpoint")
+    if folder != checkpoint:
+        say(f"{checkpoint}: {folder}")
+    checkpoint = folder
     kind, model_type = checkpoint_model_type(checkpoint)
     reader = CHECKPOINT_READERS.get(model_type)
     if reader is None or reader.folder_kind != kind:

@@ -24,15 +24,19 @@ from keras_attention.layers.vision.patch_embedding import PatchEmbedding
 from keras_attention.models.captioning.image_backbones import PREPROCESSING
 from keras_attention.models.captioning.image_backbones import image_resizing
 from keras_attention.models.captioning.image_backbones import image_size_pair
+from keras_attention.models.captioning.pretrained_image_encoder import image_encoder_and_config
+from keras_attention.models.captioning.pretrained_image_encoder import pretrained_token_encoder
 from keras_attention.models.captioning.show_attend_tell_captioner import FEATURE_POSITIONS
 from keras_attention.models.captioning.transformer_captioner import IMAGE_ENCODER
 from keras_attention.models.captioning.transformer_captioner import TransformerCaptioner
+from keras_attention.models.checkpoints.checkpoint_readers import read_image_encoder
 from keras_attention.models.constructor_config import check_heads_divide_width
 from keras_attention.models.constructor_config import model_builder
 from keras_attention.validation import check_bool
 from keras_attention.validation import check_positive_int
 
 POSITIONS = ("sinusoidal", "learned")
+DEFAULT_ENCODER_LAYERS = 4  # of the captioner's own patch encoder
 PATCH_STEMS = ("linear", "convolutional")
 # Default patch sides, smallest first: the first that divides the image and gives at most
 # MAX_DEFAULT_GRID_SIDE patches along its longer side (a 48x48 scene: 4, a 12x12 grid).
@@ -219,7 +223,8 @@ class ViTCaptioner(TransformerCaptioner):
         num_heads: attention heads of every block; must divide `hidden_dim`.
         intermediate_dim: width of the MLP hidden layer of every block.
         encoder_layers: Transformer encoder blocks over the patches (with 0
-            the decoder reads the projected patches with their positions).
+            the decoder reads the projected patches with their positions);
+            None: 4, or 0 on a `pretrained_encoder` (new blocks on top of it).
         positions: `"sinusoidal"` (fixed 2D sines, `hidden_dim` a multiple
             of 4) or `"learned"` (a trained 2D table).
         alibi_2d: add `AlibiBias2D`'s fixed penalty, `-slope * distance`
@@ -238,6 +243,16 @@ class ViTCaptioner(TransformerCaptioner):
         num_key_value_heads: None for multi-head attention, or the key/value
             heads of grouped-query attention in every block (a divisor of
             `num_heads`), as in `TransformerCaptioner`.
+        pretrained_encoder: None, or a pretrained `VisionTransformer` or
+            `SwinTransformer` (`from_preset` of a Hugging Face or keras-hub
+            checkpoint; `ViTCaptioner.from_preset` reads one) whose patch
+            tokens the decoder attends to instead of a patch encoder of its
+            own (`pretrained_image_encoder`). Its pixel normalisation and
+            input size are kept: `image_size` is its own (None, or the
+            same), `patch_size` its patch side, and `positions`, `alibi_2d`
+            and `patch_stem` must stay at their defaults.
+        trainable_encoder: with `pretrained_encoder`, whether its weights
+            are fine-tuned (True) or kept as the checkpoint has them.
         name: name of the model.
 
     Called as a `TransformerCaptioner` is, on `{"image": pixels in 0..255,
@@ -261,24 +276,37 @@ class ViTCaptioner(TransformerCaptioner):
         *,
         vocabulary_size,
         max_caption_length,
-        image_size,
+        image_size=None,
         patch_size=None,
         hidden_dim=128,
         num_layers=2,
         num_heads=4,
         intermediate_dim=256,
-        encoder_layers=4,
+        encoder_layers=None,
         positions="sinusoidal",
         alibi_2d=True,
         patch_stem="linear",
         dropout=0.1,
         num_key_value_heads=None,
+        pretrained_encoder=None,
+        trainable_encoder=False,
         name="vit_captioner",
         **kwargs,
     ):
         """Checks the arguments, makes the patch encoder and the decoder, builds the graph."""
+        if pretrained_encoder is not None:
+            self._init_on_pretrained_encoder(locals())
+            return
+        if encoder_layers is None:
+            encoder_layers = DEFAULT_ENCODER_LAYERS
+        if image_size is None:
+            raise ValueError(
+                "`image_size` must be given without a `pretrained_encoder`. Received: "
+                "image_size=None"
+            )
         self._check_transformer_arguments(locals())
         check_bool("alibi_2d", alibi_2d)
+        check_bool("trainable_encoder", trainable_encoder)
         image_shape = image_size_pair(image_size)
         if patch_size is None:
             patch_size = default_patch_size(image_shape)
@@ -301,6 +329,86 @@ class ViTCaptioner(TransformerCaptioner):
             ),
             locals(),
         )
+
+    def _init_on_pretrained_encoder(self, arguments):
+        """The constructor's work with a `pretrained_encoder` (its `locals()`)."""
+        encoder, config = image_encoder_and_config(arguments["pretrained_encoder"])
+        image_shape = tuple(int(side) for side in encoder.image_size)
+        grid = tuple(encoder.token_grid)
+        patch_side = image_shape[0] // grid[0]
+        _check_the_encoders_own(arguments, image_shape, patch_side)
+        if arguments["encoder_layers"] is None:
+            arguments["encoder_layers"] = 0
+        self._check_transformer_arguments(arguments)
+        check_bool("trainable_encoder", arguments["trainable_encoder"])
+        arguments.update(
+            image_size=list(image_shape), patch_size=patch_side, pretrained_encoder=config
+        )
+        self._make_layers_and_graph(
+            lambda blocks: pretrained_token_encoder(
+                encoder,
+                arguments["hidden_dim"],
+                arguments["encoder_layers"],
+                blocks,
+                arguments["trainable_encoder"],
+                IMAGE_ENCODER,
+            ),
+            arguments,
+        )
+
+    @classmethod
+    def from_preset(cls, preset, *, image_size=None, **kwargs):
+        """A captioner whose image encoder is a pretrained checkpoint's, its decoder new.
+
+        Args:
+            preset: an image classification checkpoint: a Hugging Face ViT or
+                Swin folder, a keras-hub ViT preset folder, or a handle
+                (`hf://ORG/NAME[@REVISION]`, `kaggle://...`, a keras-hub
+                preset name), as `VisionTransformer.from_preset` reads it.
+            image_size: the encoder's input `(height, width)` (its position
+                table resized); default the checkpoint's.
+            **kwargs: the other `ViTCaptioner` arguments: `vocabulary_size`,
+                `max_caption_length`, the decoder's sizes,
+                `trainable_encoder`, ...
+
+        Returns:
+            a `ViTCaptioner` on the checkpoint's encoder.
+
+        Example (with a checkpoint folder at hand):
+
+            captioner = ka.models.ViTCaptioner.from_preset(
+                "hf://google/vit-base-patch16-224", vocabulary_size=5000,
+                max_caption_length=30)
+        """
+        encoder = read_image_encoder(preset, image_size=image_size)
+        return cls(pretrained_encoder=encoder, **kwargs)
+
+
+def _check_the_encoders_own(arguments, image_shape, patch_side):
+    """Raises a ValueError where an argument contradicts the pretrained encoder it names."""
+    if arguments["image_size"] is not None:
+        if image_size_pair(arguments["image_size"]) != image_shape:
+            raise ValueError(
+                "`image_size` must be the pretrained encoder's (or None): "
+                f"{image_shape}; resize it with `from_preset(..., image_size=...)`. Received: "
+                f"image_size={arguments['image_size']!r}"
+            )
+    if arguments["patch_size"] not in (None, patch_side):
+        raise ValueError(
+            f"`patch_size` must be the pretrained encoder's ({patch_side}) or None. Received: "
+            f"patch_size={arguments['patch_size']!r}"
+        )
+    for name, default in (
+        ("positions", "sinusoidal"),
+        ("alibi_2d", True),
+        ("patch_stem", "linear"),
+    ):
+        if arguments[name] != default:
+            raise ValueError(
+                f"`{name}` belongs to the captioner's own patch encoder: with a "
+                f"`pretrained_encoder` it must stay {default!r}. Received: {name}="
+                f"{arguments[name]!r}"
+            )
 
 
 @model_builder(ViTCaptioner, "vit_captioner")

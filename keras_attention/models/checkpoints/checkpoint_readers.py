@@ -16,12 +16,14 @@ Example:
  ('swin', 'SwinTransformer'), ('vit', 'VisionTransformer')]
 """
 
-import os
 from typing import NamedTuple
+
+import keras
 
 from keras_attention.models.checkpoints.checkpoint_folders import CONFIG_FILE
 from keras_attention.models.checkpoints.checkpoint_folders import checkpoint_kind
 from keras_attention.models.checkpoints.checkpoint_folders import read_json
+from keras_attention.models.checkpoints.checkpoint_handles import checkpoint_folder
 from keras_attention.models.checkpoints.marian_checkpoints import translator_from_marian
 from keras_attention.models.checkpoints.swin_checkpoints import HUGGINGFACE_SWIN
 from keras_attention.models.checkpoints.vit_checkpoints import HUGGINGFACE_VIT
@@ -134,14 +136,46 @@ def checkpoint_reader(folder, model_class=None):
     )
 
 
-def read_checkpoint(folder, model_class, **kwargs):
-    """`model_class` holding the weights of the checkpoint folder `folder`, as its reader builds it.
+def read_checkpoint(preset, model_class, **kwargs):
+    """`model_class` holding the weights of the checkpoint `preset`, as its reader builds it.
 
     Args:
-        folder: the checkpoint folder (`~` is expanded).
+        preset: the checkpoint folder (`~` is expanded) or a hub handle
+            (`hf://ORG/NAME[@REVISION]`, `kaggle://...`, a keras-hub preset
+            name), fetched into its hub's cache (`checkpoint_handles`).
         model_class: our model class, e.g. `VisionTransformer`.
         **kwargs: its constructor arguments and the reader's options.
     """
-    folder = os.path.expanduser(folder) if isinstance(folder, str) else folder
+    folder = checkpoint_folder(preset)
     reader = checkpoint_reader(folder, model_class.__name__)
     return reader.read(folder, model_class, **kwargs)
+
+
+def read_image_encoder(preset, image_size=None):
+    """The image classifier of a ViT or Swin checkpoint, as a captioner's pretrained encoder.
+
+    The model class is the one the table names for the checkpoint's model
+    type, found among Keras' registered classes, so that a captioner can read
+    an image checkpoint without importing the image classification family.
+    Its head is a new one (a captioner uses the tokens under it).
+
+    Args:
+        preset: a folder or handle, as `read_checkpoint` takes.
+        image_size: its input size (the position table resized), default
+            the checkpoint's.
+
+    Raises:
+        ValueError: the checkpoint is not an image classifier's.
+    """
+    folder = checkpoint_folder(preset)
+    reader = checkpoint_reader(folder)
+    if reader is None or reader.task != "image classifier":
+        kind, model_type = checkpoint_model_type(folder)
+        readable = sorted(n for n, r in CHECKPOINT_READERS.items() if r.task == "image classifier")
+        raise ValueError(
+            f"`preset` must be an image classification checkpoint ({', '.join(readable)}). "
+            f"Received: preset={preset!r}, {_FOLDER_NAMES[kind].format(model_type)}"
+        )
+    model_class = keras.saving.get_registered_object(f"keras_attention>{reader.model_class}")
+    options = {} if image_size is None else {"image_size": image_size}
+    return reader.read(folder, model_class, include_head=False, num_classes=1, **options)

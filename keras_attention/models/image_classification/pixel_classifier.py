@@ -107,6 +107,25 @@ class PixelClassifier(DefaultCompile, ConstructorConfig, keras.Model):
         logits = self.head(self.pooling_layer(self.final_norm(x)))  # (B, D) -> (B, classes)
         return logits if scores is None else (logits, scores)
 
+    def image_tokens(self, images, training=None):
+        """The encoder's last tokens, normalised: one a patch `(B, h * w, D)`, row-major.
+
+        What a decoder attends to when this classifier is its pretrained
+        image encoder (a captioner's): the tokens the head pools, without a
+        class token, laid out over `token_grid`. Raw pixels go in, resized
+        and normalised as for `classify`.
+
+        Example:
+
+        >>> import numpy as np
+        >>> from keras_attention.models import VisionTransformer
+        >>> model = VisionTransformer(image_size=(8, 12), patch_size=4, num_classes=2,
+        ...     hidden_dim=8, num_layers=1, num_heads=2, mlp_dim=8)
+        >>> tuple(model.image_tokens(np.zeros((1, 16, 16, 3), "float32")).shape), model.token_grid
+        ((1, 6, 8), (2, 3))
+        """
+        return self._patch_tokens(self.final_norm(self._encode(images, training, None)))
+
     def keep_config(self, arguments):
         """Keeps the config arguments as attributes, `image_size` as `(height, width)`.
 

@@ -259,14 +259,28 @@ class SwinTransformer(PixelClassifier):
             `(B, windows, heads, M^2, M^2)` tensor per block, first block
             first (see `window_layouts`).
         """
+        scores = [] if return_attention_scores else None
+        return self._logits(self._encode(images, training, scores), scores)
+
+    def _encode(self, images, training, scores):
+        """Raw pixels -> the last stage's feature map `(B, h, w, C)`, before the final norm."""
         x = self.patch_embedding(self._pixels(images, training))  # (B, h/p, w/p, D)
         x = self.embedding_dropout(self.patch_norm(x), training=training)
-        scores = [] if return_attention_scores else None
         for stage, blocks in enumerate(self.stages):
             if stage:
                 x = self.patch_merging[stage - 1](x)  # (B, h/2, w/2, 2C)
             x = self._run_blocks(blocks, x, training, scores)
-        return self._logits(x, scores)
+        return x
+
+    def _patch_tokens(self, feature_map):
+        """`(B, h, w, C)` -> `(B, h * w, C)`, row-major."""
+        rows, cols = self.token_grid
+        return keras.ops.reshape(feature_map, (-1, rows * cols, feature_map.shape[-1]))
+
+    @property
+    def token_grid(self):
+        """`(rows, cols)` of the last stage's map, the tokens `image_tokens` returns."""
+        return tuple(self.encoder_blocks[-1].map_size)
 
     @property
     def window_layouts(self):

@@ -191,14 +191,26 @@ class VisionTransformer(PixelClassifier):
             `(B, num_heads, T, T)` tensor per block, first block first
             (`T` = patches, plus one with a class token).
         """
+        scores = [] if return_attention_scores else None
+        return self._logits(self._encode(images, training, scores), scores)
+
+    def _encode(self, images, training, scores):
+        """Raw pixels -> the last block's tokens `(B, [1 +] N, D)`, before the final norm."""
         x = self.patch_embedding(self._pixels(images, training))  # (B, N, D)
         if self.class_token is not None:
             x = self.class_token(x)  # (B, 1 + N, D)
         x = self.position_embedding(x)
         x = self.embedding_dropout(x, training=training)
-        scores = [] if return_attention_scores else None
-        x = self._run_blocks(self.encoder_blocks, x, training, scores)
-        return self._logits(x, scores)
+        return self._run_blocks(self.encoder_blocks, x, training, scores)
+
+    def _patch_tokens(self, tokens):
+        """`(B, [1 +] N, D)` -> the patch tokens `(B, N, D)`, the class token left out."""
+        return tokens if self.class_token is None else tokens[:, 1:]
+
+    @property
+    def token_grid(self):
+        """`(rows, cols)` of the patch tokens `image_tokens` returns, row-major."""
+        return tuple(self.position_embedding.grid_size)
 
     @classmethod
     def from_preset(cls, preset, **kwargs):
