@@ -17,6 +17,9 @@ Example:
 
 import argparse
 
+from keras_attention.models.checkpoints.checkpoint_handles import checkpoint_folder
+from keras_attention.models.checkpoints.checkpoint_handles import is_checkpoint_handle
+from keras_attention.tasks.init_from_flag import check_init_from
 from keras_attention.training import command_line as cli
 
 # Defaults per model that reach BLEU > 90 on the built-in scenes in a few CPU minutes,
@@ -50,6 +53,8 @@ from keras_attention.training import command_line as cli
 #   1000 of 1740 fixed steps). `earliest_decay_step`: no stall starts the decay
 #   sooner; the ViT captioner, slower to leave its plateau, gets twice the steps.
 # Every captioner: at most 5000 optimizer steps, a peak learning rate of 2e-3.
+# --model's default; with --init-from the model is "vit".
+PRETRAINED_ENCODER_MODEL_DEFAULT = "show_attend_tell"
 _SCHEDULE_DEFAULTS = dict(train_steps=5000, learning_rate=2e-3)
 # Both Transformer captioners: 64 wide, two decoder blocks.
 _TRANSFORMER_DEFAULTS = dict(_SCHEDULE_DEFAULTS, hidden_dim=64, num_layers=2)
@@ -183,6 +188,22 @@ def _add_input_flags(add):
     add("--backbone", default="small_cnn", help="'small_cnn' or a keras.applications name")
     add("--backbone-weights", default=None, help="'imagenet' for pre-trained weights (a download)")
     add("--freeze-backbone", action="store_true", help="do not train the CNN")
+    add(
+        "--init-from",
+        metavar="CHECKPOINT",
+        help="the vit model's image encoder from a pretrained image classifier instead of "
+        "random weights: a Hugging Face ViT or Swin folder (as save_pretrained writes it), a "
+        "keras-hub ViT preset folder, or a handle of one (hf://ORG/NAME[@REVISION] through the "
+        "Hugging Face cache, kaggle://... or a keras-hub preset name); its patch size, pixel "
+        "normalisation and image size (unless --image-size) are kept, its weights frozen "
+        "unless --train-encoder, and --encoder-layers new blocks (default 0) run on top",
+    )
+    add(
+        "--train-encoder",
+        action="store_true",
+        help="with --init-from: fine-tune the pretrained encoder too (default: only the "
+        "decoder learns)",
+    )
     add(
         "--vocabulary-size",
         type=cli.positive_int,
@@ -321,6 +342,7 @@ def check_captioning_data(parser, args):
         is_named=lambda name: name == "builtin" or name.split("/")[0] == "coco_captions",
         expected=DATASET_CHOICES,
     )
+    check_init_from(parser, args)
     if args.dataset.startswith("csv:"):
         columns = {"--image-column": args.image_column, "--caption-column": args.caption_column}
         cli.check_file_columns(parser, path, columns, args.dataset)
@@ -328,6 +350,10 @@ def check_captioning_data(parser, args):
 
 def with_captioner_defaults(args):
     """Fills the flags left unset with the defaults of `args.model`; returns `args`.
+
+    With `--init-from` the model is "vit", on the checkpoint's encoder: its
+    patch size is the checkpoint's, and `--encoder-layers` new blocks on top
+    default to 0.
 
     Example:
 
@@ -338,6 +364,24 @@ def with_captioner_defaults(args):
     >>> args.hidden_dim, args.num_layers, args.num_heads, args.encoder_layers
     (64, 2, 1, 0)
     """
+    if getattr(args, "init_from", None):
+        if args.model not in ("vit", PRETRAINED_ENCODER_MODEL_DEFAULT):
+            raise SystemExit(
+                "error: --init-from starts the vit model's encoder from a checkpoint: use "
+                f"--model vit or leave --model out. Received: --model {args.model}"
+            )
+        args.model = "vit"
+        for name in ("patch_size", "patch_stem"):
+            if getattr(args, name) is not None:
+                flag = "--" + name.replace("_", "-")
+                raise SystemExit(
+                    f"error: {flag} {getattr(args, name)}: --init-from keeps the checkpoint's "
+                    f"patch encoder; leave {flag} out"
+                )
+        if args.encoder_layers is None:
+            args.encoder_layers = 0
+        handle = args.init_from if is_checkpoint_handle(args.init_from) else None
+        args.init_from = checkpoint_folder(handle or cli.expand_path(args.init_from), "--init-from")
     return cli.with_model_defaults(args, CAPTIONER_DEFAULTS)
 
 
@@ -353,6 +397,10 @@ def captioner_options(args):
     >>> options["image_size"], options["trainable_backbone"], options["hidden_dim"]
     ((32, 32), False, 128)
     """
+    if getattr(args, "init_from", None):
+        return {"trainable_encoder": args.train_encoder} | cli.flag_values(
+            args, "hidden_dim", "dropout", "num_layers", "num_heads", "encoder_layers"
+        )
     options = cli.flag_values(args, "image_size", "backbone", "backbone_weights")
     options["trainable_backbone"] = not args.freeze_backbone
     return options | cli.flag_values(

@@ -17,6 +17,7 @@ import keras
 from keras_attention.losses.masked_cross_entropy import masked_sparse_categorical_crossentropy
 from keras_attention.metrics.masked_accuracy import MaskedSparseCategoricalAccuracy
 from keras_attention.models.captioning.captioner_builder import build_captioner
+from keras_attention.models.captioning.vit_captioner import ViTCaptioner
 from keras_attention.serving.captioning_export import export_captioner
 from keras_attention.tasks.captioning.flags import captioner_options
 
@@ -34,9 +35,22 @@ def captioner_from_arguments(args, vocabulary_size, max_length):
         max_length: tokens per caption, the start and end tokens included.
 
     Returns:
-        the compiled captioner.
+        the compiled captioner; with `--init-from`, a `ViTCaptioner` on the
+        checkpoint's image encoder (`ViTCaptioner.from_preset`).
     """
-    model = build_captioner(args.model, vocabulary_size, max_length, **captioner_options(args))
+    if getattr(args, "init_from", None):
+        print(f"starting the image encoder from {args.init_from}")
+        model = ViTCaptioner.from_preset(
+            args.init_from,
+            image_size=args.image_size,
+            vocabulary_size=vocabulary_size,
+            max_caption_length=max_length,
+            # The Transformer captioners' feed-forward width, as build_captioner gives it.
+            intermediate_dim=2 * args.hidden_dim,
+            **captioner_options(args),
+        )
+    else:
+        model = build_captioner(args.model, vocabulary_size, max_length, **captioner_options(args))
     model.compile(
         optimizer=keras.optimizers.Adam(0.0),
         loss=masked_sparse_categorical_crossentropy,

@@ -27,6 +27,9 @@ import dataclasses
 from keras_attention.data.image_decoding import undecodable_images
 from keras_attention.data.worker_shards import ONE_WORKER
 from keras_attention.losses.prior_cross_entropy import prior_cross_entropy
+from keras_attention.models.checkpoints.checkpoint_readers import checkpoint_model_type
+from keras_attention.models.checkpoints.swin_checkpoints import swin_checkpoint_input
+from keras_attention.models.checkpoints.vit_checkpoints import vit_checkpoint_input
 from keras_attention.tasks.captioning.batches import fits_in_memory
 from keras_attention.tasks.captioning.batches import training_and_validation_batches
 from keras_attention.tasks.captioning.flags import source_options
@@ -70,6 +73,9 @@ def load_caption_splits(args, shuffle_seed=None, shard=ONE_WORKER):
         SystemExit: a tensorflow-datasets set cannot be downloaded (one line).
     """
     reason = "given"
+    if args.image_size is None and getattr(args, "init_from", None):
+        args.image_size = checkpoint_image_size(args.init_from)
+        reason = f"the checkpoint's ({args.init_from}), the images resized to it"
     if args.image_size is None and args.dataset == "builtin":
         native = (BUILTIN_IMAGE_SIZE, BUILTIN_IMAGE_SIZE)
         reason = _derive(args, native, "built-in scenes drawn at")
@@ -89,6 +95,16 @@ def load_caption_splits(args, shuffle_seed=None, shard=ONE_WORKER):
             splits = splits.resized(args.image_size)
     print(f"image size {args.image_size[0]}x{args.image_size[1]}: {reason}")
     return splits
+
+
+def checkpoint_image_size(folder):
+    """`(height, width)` the image classifier of a checkpoint folder reads (ViT or Swin)."""
+    _, model_type = checkpoint_model_type(folder)
+    read_input = swin_checkpoint_input if model_type == "swin" else vit_checkpoint_input
+    try:
+        return tuple(read_input(folder)[1])
+    except ValueError as error:
+        raise SystemExit(f"--init-from {folder}: {error}") from None
 
 
 @dataclasses.dataclass

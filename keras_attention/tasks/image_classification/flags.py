@@ -14,8 +14,7 @@ Example:
 'geometric'
 """
 
-import os
-
+from keras_attention.tasks.init_from_flag import check_init_from
 from keras_attention.training import command_line as cli
 
 VIT_DATASET_FORMATS = (
@@ -130,7 +129,8 @@ def _add_model_flags(add):
         "it) or a keras-hub ViT preset (as save_to_preset writes it); with --model swin a "
         "Hugging Face Swin folder (SwinForImageClassification or SwinModel): its architecture, "
         "patch size and image size (unless given), and its head where the classes are its own "
-        "(a new head otherwise)",
+        "(a new head otherwise); or a handle of one: hf://ORG/NAME[@REVISION] (through the "
+        "Hugging Face cache: HF_HOME, HF_HUB_OFFLINE), kaggle://... or a keras-hub preset name",
     )
     add("--pooling", choices=("token", "gap"), default="token", help="ViT only (Swin: 'gap')")
 
@@ -225,14 +225,7 @@ def check_vit_data(parser, args):
         is_named=lambda name: name in ("builtin",) + TFDS_SETS or name.startswith("imagenette/"),
         expected=DATASET_CHOICES,
     )
-    init_from = args.init_from and cli.expand_path(args.init_from)
-    if init_from and not os.path.isdir(init_from):
-        cli.usage_error(
-            parser,
-            "--init-from must be a checkpoint folder (Hugging Face's save_pretrained or "
-            f"keras-hub's save_to_preset); {init_from} is not a folder. "
-            f"Received: --init-from {args.init_from}",
-        )
+    check_init_from(parser, args)
 
 
 def vit_image_size(args):

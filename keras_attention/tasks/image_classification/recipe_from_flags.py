@@ -24,7 +24,7 @@ from keras_attention.tasks.image_classification.flags import check_model_preset
 from keras_attention.tasks.image_classification.flags import vit_image_size
 from keras_attention.tasks.image_classification.recipe import vit_input_shape
 from keras_attention.tasks.image_classification.recipe import vit_training_recipe
-from keras_attention.training.command_line import expand_path
+from keras_attention.tasks.init_from_flag import init_from_folder
 
 
 def vit_patch_size_flag(args):
@@ -129,7 +129,7 @@ def _take_checkpoint_input(parser, args):
             "folder, or a keras-hub ViT preset): use it with no --preset. "
             f"Received: --preset {args.preset}"
         )
-    args.init_from = expand_path(args.init_from)
+    init_from_folder(parser, args)
     read_input = swin_checkpoint_input if args.model == "swin" else vit_checkpoint_input
     try:
         patch_size, (height, width) = read_input(args.init_from)

@@ -16,6 +16,8 @@ import os
 import re
 
 from keras_attention.layers.attention.score_modes import ATTENTION_SCORES
+from keras_attention.tasks.init_from_flag import check_init_from
+from keras_attention.tasks.init_from_flag import init_from_folder
 from keras_attention.training import command_line as cli
 
 # Defaults per model that reach BLEU > 90 on the built-in corpus on a CPU; the
@@ -129,7 +131,9 @@ def _add_model_flags(add):
         metavar="CHECKPOINT",
         help="start from a pretrained Marian (opus-mt) translator instead of random weights: "
         "a Hugging Face MarianMTModel folder with its tokenizer files (source.spm, target.spm, "
-        "vocab.json), as save_pretrained writes them; its architecture and tokenizers are kept "
+        "vocab.json), as save_pretrained writes them, or its handle hf://ORG/NAME[@REVISION] "
+        "(e.g. hf://Helsinki-NLP/opus-mt-en-de, through the Hugging Face cache: HF_HOME, "
+        "HF_HUB_OFFLINE); its architecture and tokenizers are kept "
         "(no vocabulary is learned, --vocabulary-size is not used), and the learning rate "
         f"defaults to {FINE_TUNING_LEARNING_RATE:g}",
     )
@@ -258,12 +262,7 @@ def check_translation_data(parser, args):
     )
     if args.dataset.startswith(LANGUAGE_SOURCES):
         _check_languages(parser, args, path)
-    if args.init_from and not os.path.isdir(args.init_from):
-        cli.usage_error(
-            parser,
-            "--init-from must be a Marian checkpoint folder (save_pretrained's); "
-            f"{args.init_from} is not a folder. Received: --init-from {args.init_from}",
-        )
+    check_init_from(parser, args)
 
 
 def _is_named_translation_set(dataset):
@@ -329,6 +328,6 @@ def _check_fine_tuning_flags(parser, args):
                 f"{flag} {getattr(args, name)}: --init-from keeps the checkpoint's architecture; "
                 f"leave {flag} out"
             )
-    args.init_from = cli.expand_path(args.init_from)
+    init_from_folder(parser, args)
     if args.learning_rate is None:
         args.learning_rate = FINE_TUNING_LEARNING_RATE
