@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import pytest
+from huggingface_hub import constants
 
 from keras_attention.tasks.captioning.flags import build_captioning_parser
 from keras_attention.tasks.captioning.flags import check_captioning_data
@@ -94,7 +95,9 @@ def test_a_data_mistake_is_one_error_line_before_tensorflow_and_before_the_run(
     assert not output_dir.exists()  # no folder claimed: the corrected command runs there
 
 
-def test_translation_sources_and_their_languages(tmp_path, capsys):
+def test_translation_sources_and_their_languages(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
     parser = build_translation_parser()
 
     def refusal(*argv):
@@ -134,8 +137,12 @@ def test_translation_sources_and_their_languages(tmp_path, capsys):
         "Received: --source-lang None, --target-lang de"
     )
     assert refusal("--init-from", str(tmp_path / "opus-mt")).endswith(
-        f"is not a folder. Received: --init-from {tmp_path / 'opus-mt'}"
+        f"is neither. Received: --init-from {tmp_path / 'opus-mt'}"
     )
+    # A handle the offline cache lacks is refused as early, naming the command that fetches it.
+    with pytest.raises(SystemExit):
+        refusal("--init-from", "hf://acme/opus-mt-xx")
+    assert "`hf download acme/opus-mt-xx`" in capsys.readouterr().err
 
 
 def test_captioning_sources_and_csv_columns(tmp_path, capsys):
@@ -198,7 +205,7 @@ def test_image_classification_sources(tmp_path, capsys):
         f"the path of a folder; {file} is not a folder. Received: --dataset folder:{file}"
     )
     assert refusal("--dataset", "cifar-10").endswith("Received: --dataset cifar-10")
-    assert "is not a folder. Received: --init-from" in refusal(
+    assert "is neither. Received: --init-from" in refusal(
         "--init-from", str(tmp_path / "missing")
     )
 

@@ -16,6 +16,7 @@ import os
 import re
 
 from keras_attention.layers.attention.score_modes import ATTENTION_SCORES
+from keras_attention.models.checkpoints.checkpoint_handles import is_checkpoint_handle
 from keras_attention.tasks.init_from_flag import check_init_from
 from keras_attention.tasks.init_from_flag import init_from_folder
 from keras_attention.training import command_line as cli
@@ -328,6 +329,9 @@ def _check_fine_tuning_flags(parser, args):
                 f"{flag} {getattr(args, name)}: --init-from keeps the checkpoint's architecture; "
                 f"leave {flag} out"
             )
-    init_from_folder(parser, args)
+    if is_checkpoint_handle(args.init_from):
+        init_from_folder(parser, args)
+    else:  # a missing folder is refused by check_translation_data, in its own words
+        args.init_from = cli.expand_path(args.init_from)
     if args.learning_rate is None:
         args.learning_rate = FINE_TUNING_LEARNING_RATE
