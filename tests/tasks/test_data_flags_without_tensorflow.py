@@ -205,9 +205,7 @@ def test_image_classification_sources(tmp_path, capsys):
         f"the path of a folder; {file} is not a folder. Received: --dataset folder:{file}"
     )
     assert refusal("--dataset", "cifar-10").endswith("Received: --dataset cifar-10")
-    assert "is neither. Received: --init-from" in refusal(
-        "--init-from", str(tmp_path / "missing")
-    )
+    assert "is neither. Received: --init-from" in refusal("--init-from", str(tmp_path / "missing"))
 
 
 @pytest.mark.parametrize(
