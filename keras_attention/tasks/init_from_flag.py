@@ -55,9 +55,9 @@ def check_init_from(parser, args):
 
 
 def init_from_folder(parser, args):
-    """Sets `args.init_from` to its checkpoint's folder (saying where a handle's is); returns it."""
-    given = args.init_from
-    args.init_from = _folder(parser, given)
-    if args.init_from != given and is_checkpoint_handle(given):
-        print(f"--init-from {given}: {args.init_from}")
+    """Sets `args.init_from` to its checkpoint's folder (a handle's in the hub's cache); returns it.
+
+    The scripts print the folder as they start from it ("starting from ...").
+    """
+    args.init_from = _folder(parser, args.init_from)
     return args.init_from
