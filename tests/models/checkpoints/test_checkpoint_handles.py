@@ -10,8 +10,6 @@ import os
 import subprocess
 import sys
 
-import keras
-import keras_hub
 import numpy as np
 import pytest
 from hf_checkpoints import numpy_vit_logits
@@ -21,6 +19,7 @@ from hf_checkpoints import write_vit_checkpoint
 from hub_caches import put_in_hf_cache
 from hub_caches import put_in_kaggle_cache
 from huggingface_hub import constants
+from keras_hub_presets import keras_hub_vit_classifier
 
 from keras_attention.models import VisionTransformer
 from keras_attention.models.checkpoints.checkpoint_handles import checkpoint_folder
@@ -120,26 +119,8 @@ def test_convert_reads_a_handle_from_the_cache_hf_home_names(tmp_path):
     assert not (tmp_path / "other").exists()
 
 
-def _keras_hub_classifier():
-    keras.utils.set_random_seed(0)
-    backbone = keras_hub.models.ViTBackbone(
-        image_shape=(32, 32, 3), patch_size=8, num_layers=1, num_heads=2, hidden_dim=8, mlp_dim=16
-    )
-    converter = keras_hub.layers.ViTImageConverter(
-        image_size=(32, 32), scale=1 / 127.5, offset=-1.0
-    )
-    preprocessor = keras_hub.models.ViTImageClassifierPreprocessor(image_converter=converter)
-    classifier = keras_hub.models.ViTImageClassifier(
-        backbone=backbone, num_classes=3, preprocessor=preprocessor
-    )
-    rng = np.random.default_rng(0)
-    for weight in classifier.weights:  # the head starts at 0: random values test every path
-        weight.assign(rng.normal(0, 0.2, weight.shape).astype("float32") + np.asarray(weight))
-    return classifier
-
-
 def test_a_versioned_kaggle_handle_loads_from_kagglehubs_cache(tmp_path, monkeypatch):
-    classifier = _keras_hub_classifier()
+    classifier = keras_hub_vit_classifier(image_shape=(32, 32, 3))
     classifier.save_to_preset(str(tmp_path / "preset"))
     monkeypatch.setenv("KAGGLEHUB_CACHE", str(tmp_path / "kaggle"))
     cached = put_in_kaggle_cache(tmp_path / "preset", tmp_path / "kaggle", "acme/vit/keras/tiny/2")

@@ -1,31 +1,12 @@
 """`VisionTransformer.from_preset(folder)` on keras-hub ViT presets written in the test."""
 
-import keras
-import keras_hub
 import numpy as np
 import pytest
 import tensorflow as tf
+from keras_hub_presets import keras_hub_vit_classifier
 
 from keras_attention import convert
 from keras_attention.models.image_classification.vision_transformer import VisionTransformer
-
-SIZES = dict(patch_size=8, num_layers=2, num_heads=2, hidden_dim=16, mlp_dim=32)
-
-
-def _keras_hub_classifier(image_shape=(32, 24, 3), scale=1 / 127.5, offset=-1.0):
-    keras.utils.set_random_seed(0)
-    backbone = keras_hub.models.ViTBackbone(image_shape=image_shape, **SIZES)
-    converter = keras_hub.layers.ViTImageConverter(
-        image_size=image_shape[:2], scale=scale, offset=offset
-    )
-    preprocessor = keras_hub.models.ViTImageClassifierPreprocessor(image_converter=converter)
-    classifier = keras_hub.models.ViTImageClassifier(
-        backbone=backbone, num_classes=4, preprocessor=preprocessor
-    )
-    rng = np.random.default_rng(0)
-    for weight in classifier.weights:  # the head starts at 0: random values test every path
-        weight.assign(rng.normal(0, 0.2, weight.shape).astype("float32") + np.asarray(weight))
-    return classifier
 
 
 def _their_logits(classifier, pixels):
@@ -41,7 +22,7 @@ def _their_logits(classifier, pixels):
     ],
 )
 def test_a_classifier_preset_gives_keras_hubs_logits(tmp_path, scale, offset):
-    classifier = _keras_hub_classifier(scale=scale, offset=offset)
+    classifier = keras_hub_vit_classifier(scale=scale, offset=offset)
     classifier.save_to_preset(str(tmp_path / "preset"))
     model = VisionTransformer.from_preset(str(tmp_path / "preset"))
     assert model.image_size == (32, 24) and tuple(model.head.kernel.shape) == (16, 4)
@@ -52,7 +33,7 @@ def test_a_classifier_preset_gives_keras_hubs_logits(tmp_path, scale, offset):
 
 
 def test_a_backbone_preset_needs_its_classes_and_keeps_its_encoder(tmp_path):
-    classifier = _keras_hub_classifier()
+    classifier = keras_hub_vit_classifier()
     classifier.backbone.save_to_preset(str(tmp_path / "backbone"))
     with pytest.raises(ValueError, match=r"`num_classes` must be given for a new head"):
         VisionTransformer.from_preset(str(tmp_path / "backbone"))
@@ -75,7 +56,7 @@ def test_a_backbone_preset_needs_its_classes_and_keeps_its_encoder(tmp_path):
 
 
 def test_a_keras_hub_preset_converts_to_a_savedmodel(tmp_path):
-    classifier = _keras_hub_classifier()
+    classifier = keras_hub_vit_classifier()
     classifier.save_to_preset(str(tmp_path / "preset"))
     path = convert.main([str(tmp_path / "preset"), "--export", str(tmp_path / "served")])
     serve = tf.saved_model.load(path).signatures["serving_default"]
