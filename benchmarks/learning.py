@@ -551,7 +551,8 @@ def score_case(case, made, export):
     return learning_scores.score_translator(serve, sources, targets)
 
 
-def _read_metrics(run_dir):
+def read_run_metrics(run_dir):
+    """The `metrics.json` a finished run of an example script wrote, or {}."""
     path = os.path.join(run_dir, "metrics.json")
     if not os.path.exists(path):
         return {}
@@ -599,7 +600,7 @@ def run_case(case, output_dir, quick, timeout, ours_metrics=None, previous=None)
         "cpu_s": round(cpu, 1),
         "wall_s": round(wall, 1),
         "trained_utc": trained_utc,  # rows of one table may come from several runs
-        "script_metrics": _read_metrics(run_dir),
+        "script_metrics": read_run_metrics(run_dir),
         "scores": None,
         "error": None,
     }

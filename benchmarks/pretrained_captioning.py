@@ -317,15 +317,6 @@ def _run(args, name, command, run_dir, outputs, key):
     return record
 
 
-def _read_metrics(run_dir):
-    """The `metrics.json` a finished run of an example script wrote, or {}."""
-    path = os.path.join(run_dir, "metrics.json")
-    if not os.path.exists(path):
-        return {}
-    with open(path) as handle:
-        return json.load(handle)
-
-
 # ---------------------------------------------------------------------------
 # 1. Data
 
@@ -540,7 +531,7 @@ def pretrain(args, made):
     key = _key(command, data=made["pretrain"]["kwargs"])
     outputs = [os.path.join(run_dir, "metrics.json")]
     record = _run(args, f"pretrain_{args.pretrain_data}", command, run_dir, outputs, key)
-    return dict(record, metrics=_read_metrics(run_dir))
+    return dict(record, metrics=learning.read_run_metrics(run_dir))
 
 
 def _last_checkpoint(run_dir):
@@ -805,7 +796,7 @@ def run_arm(args, arm, made, config, checkpoint_record, takes_init_from):
     saved = os.path.join(export, "saved_model.pb")
     step = _run(args, f"captioner_{name}", command, run_dir, [saved], _key(command, **inputs))
     record.update(wall_s=step["wall_s"], cpu_s=step["cpu_s"], trained_utc=step["finished_utc"])
-    record["script_metrics"] = _read_metrics(run_dir)
+    record["script_metrics"] = learning.read_run_metrics(run_dir)
     if step["code"] != 0 or not os.path.exists(saved):
         record["error"] = f"exit {step['code']}: " + "\n".join(step["log_tail"])
         _log(f"{arm}: failed: {record['error']}")
