@@ -31,12 +31,21 @@ HANDLES = (
 )
 
 
+def init_from_checkpoint_folder(given):
+    """The folder `--init-from given` names: a handle's in its hub's cache, else the path expanded.
+
+    Raises:
+        ValueError: one line, for a handle that cannot be had (`checkpoint_folder`).
+    """
+    return checkpoint_folder(
+        given if is_checkpoint_handle(given) else expand_path(given), "--init-from"
+    )
+
+
 def _folder(parser, given):
     """The folder of `--init-from given`, or a one-line usage error."""
     try:
-        folder = checkpoint_folder(
-            given if is_checkpoint_handle(given) else expand_path(given), "--init-from"
-        )
+        folder = init_from_checkpoint_folder(given)
     except ValueError as error:
         usage_error(parser, str(error))
     if not os.path.isdir(folder):

@@ -17,9 +17,8 @@ Example:
 
 import argparse
 
-from keras_attention.models.checkpoints.checkpoint_handles import checkpoint_folder
-from keras_attention.models.checkpoints.checkpoint_handles import is_checkpoint_handle
 from keras_attention.tasks.init_from_flag import check_init_from
+from keras_attention.tasks.init_from_flag import init_from_checkpoint_folder
 from keras_attention.training import command_line as cli
 
 # Defaults per model that reach BLEU > 90 on the built-in scenes in a few CPU minutes,
@@ -380,8 +379,7 @@ def with_captioner_defaults(args):
                 )
         if args.encoder_layers is None:
             args.encoder_layers = 0
-        handle = args.init_from if is_checkpoint_handle(args.init_from) else None
-        args.init_from = checkpoint_folder(handle or cli.expand_path(args.init_from), "--init-from")
+        args.init_from = init_from_checkpoint_folder(args.init_from)
     return cli.with_model_defaults(args, CAPTIONER_DEFAULTS)
 
 
