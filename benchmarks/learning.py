@@ -93,6 +93,7 @@ _COUNT_ARGUMENT = {
     "make_glyph_classification_folder": "num_per_class",
     "make_text_task_tsv": "num_pairs",
     "make_compound_tsv": "num_pairs",
+    "make_number_word_tsv": "num_pairs",
 }
 
 DATA_SETS = (
@@ -214,6 +215,31 @@ DATA_SETS = (
         dict(language="dutch", parts=(2, 7), separators=(" ", "-")),
         20000,
         500,
+        160,
+        16,
+    ),
+    # Numbers 0..999,999 in English words -> their name as one word: up to 90
+    # characters, assembled from a dozen parts, units before tens in Dutch; a
+    # small file (3,000 pairs), where an RNN that loses its place shows it.
+    DataSet(
+        "number_words_dutch",
+        "nmt",
+        "tune",
+        "make_number_word_tsv",
+        dict(language="dutch", spread="values"),
+        3000,
+        1000,
+        160,
+        16,
+    ),
+    DataSet(
+        "number_words_finnish",
+        "nmt",
+        "report",
+        "make_number_word_tsv",
+        dict(language="finnish", spread="values"),
+        3000,
+        1000,
         160,
         16,
     ),

@@ -1164,3 +1164,78 @@ def make_compound_tsv(
         for source, target in pairs:
             handle.write(f"{source}\t{target}\n")
     return {"path": path, "language": language, "num_pairs": num_pairs}
+
+
+# ---------------------------------------------------------------------------
+# Numbers written as one word
+
+
+NUMBER_SPREADS = ("digits", "values")
+
+
+def make_number_word_tsv(path, num_pairs, language="dutch", spread="digits", seed=0):
+    """Writes `source<TAB>target` lines: English number words -> the number as one word.
+
+    The source is `number_in_words` ("seven hundred and sixty-nine"), the
+    target the number's name in Dutch or Finnish, written as one word
+    (`benchmarks.number_words`: "zevenhonderdnegenenzestig"). With
+    `spread="digits"` the number of digits is drawn first, 1 to 6 alike,
+    then the number, so that short and long names both occur; with
+    `"values"` every number of 0..999,999 is alike, so that nine in ten have
+    six digits and a number below a thousand is rare (six-digit names are
+    40-90 characters long). Sources within a file are distinct.
+
+    Args:
+        path: file to write (its folder is created if missing).
+        num_pairs: number of lines, at most 500,000.
+        language: one of `number_words.NUMBER_WORD_LANGUAGES`.
+        spread: `"digits"` or `"values"`: how the numbers are drawn.
+        seed: seed of the pairs.
+
+    Returns:
+        dict with "path", "language" and "num_pairs".
+
+    Example:
+
+    >>> import os, tempfile
+    >>> from benchmarks.learning_datasets import make_number_word_tsv
+    >>> with tempfile.TemporaryDirectory() as directory:
+    ...     info = make_number_word_tsv(os.path.join(directory, "n.tsv"), 3, "finnish")
+    ...     lines = open(info["path"], encoding="utf-8").read().splitlines()
+    >>> [" " in line.split("\\t")[1] for line in lines]
+    [False, False, False]
+    """
+    from benchmarks.number_words import LARGEST_NUMBER
+    from benchmarks.number_words import NUMBER_WORD_LANGUAGES
+    from benchmarks.number_words import number_word
+
+    if language not in NUMBER_WORD_LANGUAGES:
+        raise ValueError(
+            f"`language` must be one of {NUMBER_WORD_LANGUAGES}. Received: language={language!r}"
+        )
+    if spread not in NUMBER_SPREADS:
+        raise ValueError(f"`spread` must be one of {NUMBER_SPREADS}. Received: spread={spread!r}")
+    num_pairs = _check_count(num_pairs, "num_pairs")
+    if num_pairs > (LARGEST_NUMBER + 1) // 2:
+        raise ValueError(
+            f"`num_pairs` must be at most {(LARGEST_NUMBER + 1) // 2} (numbers 0..{LARGEST_NUMBER}"
+            f" drawn at random). Received: num_pairs={num_pairs!r}"
+        )
+    rng = np.random.default_rng(seed)
+    values, seen = [], set()
+    while len(values) < num_pairs:
+        if spread == "values":
+            value = int(rng.integers(0, LARGEST_NUMBER + 1))
+        else:
+            digits = int(rng.integers(1, 7))
+            value = int(rng.integers(0 if digits == 1 else 10 ** (digits - 1), 10**digits))
+        # Short numbers run out first: take the next unused one of any length instead.
+        while value in seen:
+            value = (value + 1) % (LARGEST_NUMBER + 1)
+        seen.add(value)
+        values.append(value)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as handle:
+        for value in values:
+            handle.write(f"{number_in_words(value)}\t{number_word(value, language)}\n")
+    return {"path": path, "language": language, "num_pairs": num_pairs}

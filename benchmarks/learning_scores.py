@@ -307,8 +307,11 @@ def score_classifier(serve, images, labels, batch_size=64):
     return {"accuracy": float(np.mean(correct)) if correct else None, "count": len(correct)}
 
 
-def score_translator(serve, sources, references, batch_size=64):
+def score_translator(serve, sources, references, batch_size=64, max_errors=0):
     """Translate held-out sources with an exported translator and score the strings.
+
+    The first five pairs are kept as `"samples"`; with `max_errors`, the
+    first that many wrong translations as `"errors"`.
 
     Example:
 
@@ -329,4 +332,9 @@ def score_translator(serve, sources, references, batch_size=64):
         {"source": s, "reference": r, "translation": h}
         for s, r, h in list(zip(sources, references, hypotheses))[:5]
     ]
+    if max_errors:
+        wrong = [(s, r, h) for s, r, h in zip(sources, references, hypotheses) if h != r]
+        scores["errors"] = [
+            {"source": s, "reference": r, "translation": h} for s, r, h in wrong[:max_errors]
+        ]
     return scores

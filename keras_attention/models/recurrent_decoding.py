@@ -45,7 +45,7 @@ def encoder_state(attention_decoder, memory, memory_mask, cell_states):
         MEMORY_MASK: memory_mask,
         PRECOMPUTED_KEYS: attention_decoder.precompute_memory(memory),
     }
-    initial = attention_decoder.initial_decoder_state(cell_states)
+    initial = attention_decoder.initial_decoder_state(cell_states, memory)
     for index, value in enumerate(initial):
         state[f"{INITIAL_STATE_PREFIX}{index}"] = value
     return state

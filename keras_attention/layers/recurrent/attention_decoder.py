@@ -16,12 +16,18 @@ from keras_attention.validation import keep_checked_arguments
 from keras_attention.validation import kept_arguments
 
 ATTENTION_STYLES = ("bahdanau", "luong")
+# What the scores learn from the past alignments: their sum ("coverage", Tu et al. 2016)
+# or the previous alignment through a convolution ("location", Chorowski et al. 2015).
+LOCATION_FEATURES = (None, "coverage", "location")
 # The constructor arguments besides the sublayers, kept as they are, with their checks.
 _CHECKED_ARGUMENTS = {
     "attention_style": functools.partial(check_choice, choices=ATTENTION_STYLES),
     "input_feeding": check_bool,
     "context_gate": check_bool,
     "attention_output_dim": functools.partial(check_positive_int, allow_none=True),
+    "location_features": functools.partial(check_choice, choices=LOCATION_FEATURES),
+    "location_filters": check_positive_int,
+    "location_kernel_size": check_positive_int,
 }
 _CELL_TYPES = (keras.layers.GRUCell, keras.layers.LSTMCell)
 
@@ -49,6 +55,19 @@ class AttentionDecoder(keras.layers.Layer):
       bias, as in the paper), of size `attention_output_dim`. With
       `input_feeding=True` the cell reads `[y_t; h~_{t-1}]` (section 3.3), so
       that it knows its past alignment decisions.
+    - `location_features` let the scores see where the decoder attended
+      before, so that it neither attends to a source piece again nor skips
+      one in a long output. The decoder state carries an alignment `(B, S)`
+      and its features are added to the attention's projected keys (inside
+      the additive score's `tanh`, `v^T tanh(W_q s + W_k h_i + U f_i + b)`):
+      `"coverage"` ([Tu et al., 2016](https://arxiv.org/abs/1601.04811);
+      the form of [See et al., 2017](https://arxiv.org/abs/1704.04368))
+      carries the sum of the past alignments `cov_i = sum_{k<t} a_{k,i}`
+      and `f_i = cov_i`; `"location"` ([Chorowski et al., 2015](
+      https://arxiv.org/abs/1506.07503)) carries the previous alignment and
+      `f = conv(a_{t-1})`, `location_filters` filters of width
+      `location_kernel_size` over the source positions. A sequence memory
+      only.
     - `context_gate=True` scales the context by a learned scalar,
       `c_t <- beta_t c_t` with `beta_t = sigmoid(f_beta(s_{t-1}))` ([Xu et al.,
       2015](https://arxiv.org/abs/1502.03044), section 4.2.1), which lets a
@@ -57,7 +76,8 @@ class AttentionDecoder(keras.layers.Layer):
     The decoder state is a list of `(B, size)` tensors, batch first, that a
     decoding loop treats as opaque (to tile or gather it for beam search):
     the cell's states (`[h]` for a GRU, `[h, c]` for an LSTM) followed, with
-    `input_feeding=True`, by the previous attentional vector `h~_{t-1}`.
+    `input_feeding=True`, by the previous attentional vector `h~_{t-1}`,
+    and with `location_features` by the alignment state `(B, S)`.
     `initial_decoder_state()` builds it, `step()` advances it and
     `call(..., return_state=True)` returns it.
 
@@ -77,6 +97,11 @@ class AttentionDecoder(keras.layers.Layer):
         attention_output_dim: size of Luong's attentional vector `h~_t`;
             None means `cell.units`. `"luong"` only: the Bahdanau output is
             `[s_t; c_t]`.
+        location_features: None, `"coverage"` or `"location"`: what the
+            scores learn from the past alignments (see above).
+        location_filters: convolution filters of `"location"`.
+        location_kernel_size: convolution width of `"location"`, in source
+            positions.
         **kwargs: base layer arguments (`name`, `dtype`, ...).
 
     Call arguments:
@@ -130,6 +155,9 @@ class AttentionDecoder(keras.layers.Layer):
         input_feeding=False,
         context_gate=False,
         attention_output_dim=None,
+        location_features=None,
+        location_filters=16,
+        location_kernel_size=7,
         **kwargs,
     ):
         """Check the arguments and keep them; the sublayers are made in `build`."""
@@ -171,9 +199,14 @@ class AttentionDecoder(keras.layers.Layer):
     def _attentional_dim(self):
         return self.attention_output_dim or self.cell.units
 
-    def _state_sizes(self):
+    def _state_sizes(self, positions=None):
+        """Sizes of the decoder state's tensors; `positions`: the memory's, or None."""
         sizes = [self.cell.units] * self._num_cell_states()
-        return sizes + [self._attentional_dim()] if self.input_feeding else sizes
+        if self.input_feeding:
+            sizes.append(self._attentional_dim())
+        if self.location_features:
+            sizes.append(positions)  # the alignment state, one entry per memory position
+        return sizes
 
     def _output_dim(self, memory_dim):
         if self.attention_style == "bahdanau":
@@ -190,6 +223,12 @@ class AttentionDecoder(keras.layers.Layer):
         self._inputs_dim = inputs_dim
         self._memory_dim = memory_dim
         units = self.cell.units
+        if self.location_features and len(memory_shape) != 3:
+            raise ValueError(
+                "`location_features` need a sequence memory (batch, length, features): their "
+                f"alignment state is a sequence. Received: memory.shape={tuple(memory_shape)} "
+                f"with location_features={self.location_features!r}"
+            )
         if not self.attention.built:
             self.attention.build((memory_shape[0], units), tuple(memory_shape))
 
@@ -221,11 +260,33 @@ class AttentionDecoder(keras.layers.Layer):
                 1, activation="sigmoid", dtype=self.dtype_policy, name="context_gate_dense"
             )
             self._context_gate_dense.build((None, units))
+        if self.location_features:
+            self._build_location_layers(memory_dim)
         self.built = True
+
+    def _build_location_layers(self, memory_dim):
+        """The layers from the alignment state to a term of the projected keys."""
+        key_size = self.attention._projected_key_size() or memory_dim
+        if self.location_features == "location":
+            self._location_conv = keras.layers.Conv1D(
+                self.location_filters,
+                self.location_kernel_size,
+                padding="same",
+                use_bias=False,
+                dtype=self.dtype_policy,
+                name="location_conv",
+            )
+            self._location_conv.build((None, None, 1))
+        features = self.location_filters if self.location_features == "location" else 1
+        # No bias: the keys have theirs; zero features (no past attention) add nothing.
+        self._location_dense = keras.layers.Dense(
+            key_size, use_bias=False, dtype=self.dtype_policy, name="location_dense"
+        )
+        self._location_dense.build((None, None, features))
 
     # ----------------------------------------------------------- decoding API
 
-    def initial_decoder_state(self, batch_size_or_states):
+    def initial_decoder_state(self, batch_size_or_states, memory=None):
         """The decoder state that starts decoding.
 
         Args:
@@ -233,11 +294,15 @@ class AttentionDecoder(keras.layers.Layer):
                 zero cell states; or the cell's states, a list (`[h]` for a
                 GRU, `[h, c]` for an LSTM; a single `(B, units)` tensor for a
                 GRU), e.g. an encoder's final states; or a full decoder state.
+            memory: the `(B, S, D)` memory the decoder will attend to; needed
+                with `location_features` only, for the size of the alignment
+                state.
 
         Returns:
             The decoder state: a list of `(B, size)` tensors in the compute
             dtype, the cell's states then, with `input_feeding=True`, the
-            attentional vector `h~_0` (zeros unless given).
+            attentional vector `h~_0`, and with `location_features` the
+            alignment state `(B, S)` (zeros unless given).
 
         Example:
 
@@ -252,13 +317,11 @@ class AttentionDecoder(keras.layers.Layer):
         """
         value = batch_size_or_states
         if isinstance(value, (list, tuple)) or len(getattr(value, "shape", ())) > 0:
-            return self._complete_state(value, "batch_size_or_states")
+            return self._complete_state(value, "batch_size_or_states", memory)
         batch_size = value
         states = self.cell.get_initial_state(batch_size)
         states = [ops.cast(state, self.compute_dtype) for state in states]
-        if self.input_feeding:
-            states.append(ops.zeros((batch_size, self._attentional_dim()), self.compute_dtype))
-        return states
+        return self._complete_state(states, "batch_size_or_states", memory)
 
     def precompute_memory(self, memory):
         """What `step()` needs from the memory, computed once per memory.
@@ -305,8 +368,8 @@ class AttentionDecoder(keras.layers.Layer):
 
         Args:
             inputs_t: `(B, E)` embedded previous token.
-            states: the decoder state, from `initial_decoder_state()` or the
-                previous `step()`.
+            states: the decoder state, from `initial_decoder_state()` (given
+                the memory with `location_features`) or the previous `step()`.
             memory: `(B, S, D)` or `(B, H, W, D)`.
             memory_mask: optional bool `(B, S)` or `(B, H, W)`.
             precomputed_keys: optional `precompute_memory(memory)`.
@@ -379,9 +442,9 @@ class AttentionDecoder(keras.layers.Layer):
         batch = ops.shape(inputs)[0]
         steps = inputs.shape[1] if inputs.shape[1] is not None else ops.shape(inputs)[1]
         if initial_state is None:
-            states = self.initial_decoder_state(batch)
+            states = self.initial_decoder_state(batch, memory)
         else:
-            states = self._complete_state(initial_state, "initial_state")
+            states = self._complete_state(initial_state, "initial_state", memory)
 
         # The loop attends over a sequence; feature maps are reshaped back at the end.
         image_memory = len(memory.shape) == 4
@@ -472,9 +535,12 @@ class AttentionDecoder(keras.layers.Layer):
         """One step of the recurrence on validated tensors; see the class docstring."""
         cell_states = list(states[: self._num_cell_states()])
         previous_hidden = cell_states[0]  # s_{t-1}; h for an LSTM
+        if keys is None:
+            keys = self.attention.precompute_keys(memory)
+        alignment_state = states[-1] if self.location_features else None
         attend_kwargs = {
             "value_mask": memory_mask,
-            "precomputed_keys": keys,
+            "precomputed_keys": self._keys_with_location(keys, alignment_state),
             "return_attention_scores": True,
             "training": training,
         }
@@ -484,25 +550,46 @@ class AttentionDecoder(keras.layers.Layer):
             cell_inputs = ops.concatenate([inputs_t, context], axis=-1)  # (B, E + D)
             hidden, new_cell_states = self.cell(cell_inputs, cell_states, training=training)
             output = ops.concatenate([hidden, context], axis=-1)  # (B, units + D)
-            return output, list(new_cell_states), alignment
-
-        cell_inputs = inputs_t
-        if self.input_feeding:
-            cell_inputs = ops.concatenate([inputs_t, states[-1]], axis=-1)  # (B, E + A)
-        hidden, new_cell_states = self.cell(cell_inputs, cell_states, training=training)
-        context, alignment = self.attention(hidden, memory, **attend_kwargs)
-        context = self._gate(context, previous_hidden)
-        output = self._attentional_dense(ops.concatenate([context, hidden], axis=-1))  # (B, A)
-        new_states = list(new_cell_states) + ([output] if self.input_feeding else [])
+            new_states = list(new_cell_states)
+        else:
+            cell_inputs = inputs_t
+            if self.input_feeding:
+                feed = states[self._num_cell_states()]  # h~_{t-1}
+                cell_inputs = ops.concatenate([inputs_t, feed], axis=-1)  # (B, E + A)
+            hidden, new_cell_states = self.cell(cell_inputs, cell_states, training=training)
+            context, alignment = self.attention(hidden, memory, **attend_kwargs)
+            context = self._gate(context, previous_hidden)
+            output = self._attentional_dense(ops.concatenate([context, hidden], axis=-1))  # (B, A)
+            new_states = list(new_cell_states) + ([output] if self.input_feeding else [])
+        if self.location_features:
+            alignment = ops.cast(alignment, self.compute_dtype)
+            coverage = self.location_features == "coverage"
+            new_states.append(alignment_state + alignment if coverage else alignment)
         return output, new_states, alignment
+
+    def _keys_with_location(self, keys, alignment_state):
+        """The projected keys `(B, S, K)` plus the alignment state's features `U f`."""
+        if alignment_state is None:
+            return keys
+        features = alignment_state[:, :, None]  # (B, S, 1)
+        if self.location_features == "location":
+            features = self._location_conv(features)  # (B, S, filters)
+        # An einsum on the kernel, not `Dense` on a rank-3 input: Dense's tensordot has
+        # a transpose whose gradient XLA cannot compile inside the loop.
+        kernel = ops.cast(self._location_dense.kernel, features.dtype)  # (features, K)
+        return keys + ops.einsum("bsf,fk->bsk", features, kernel)  # (B, S, K)
 
     def _gate(self, context, previous_hidden):
         if not self.context_gate:
             return context
         return self._context_gate_dense(previous_hidden) * context  # (B, 1) * (B, D)
 
-    def _complete_state(self, states, name):
-        """The decoder state from the cell's states or from a full decoder state."""
+    def _complete_state(self, states, name, memory=None):
+        """The decoder state from the cell's states or from a full decoder state.
+
+        What the cell's states lack is zeros: the attentional vector `h~_0`
+        and the alignment state, whose size is the memory's length.
+        """
         states = list(states) if isinstance(states, (list, tuple)) else [states]
         expected = len(self._state_sizes())
         if len(states) not in (self._num_cell_states(), expected) or any(
@@ -514,9 +601,20 @@ class AttentionDecoder(keras.layers.Layer):
                 f"Received: {name}={_describe(states)}"
             )
         states = [ops.cast(state, self.compute_dtype) for state in states]
-        if len(states) < expected:
-            batch = ops.shape(states[0])[0]
+        if len(states) == expected:
+            return states
+        batch = ops.shape(states[0])[0]
+        if self.input_feeding:
             states.append(ops.zeros((batch, self._attentional_dim()), self.compute_dtype))
+        if self.location_features:
+            if memory is None:
+                raise ValueError(
+                    f"`memory` must be given with location_features={self.location_features!r}"
+                    ": the alignment state has one entry per memory position. Received: "
+                    "memory=None"
+                )
+            positions = ops.shape(memory)[1]
+            states.append(ops.zeros((batch, positions), self.compute_dtype))
         return states
 
     def _set_dropout_masks(self, batch, states, training):
@@ -577,7 +675,7 @@ class AttentionDecoder(keras.layers.Layer):
         batch = inputs.shape[0]
         states = [
             keras.KerasTensor((batch, size), dtype=self.compute_dtype)
-            for size in self._state_sizes()
+            for size in self._state_sizes(memory.shape[1])
         ]
         return outputs, alignments, states
 

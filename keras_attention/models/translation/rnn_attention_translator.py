@@ -14,6 +14,7 @@ from keras_attention.layers.attention.additive_attention import AdditiveAttentio
 from keras_attention.layers.attention.dot_product_attention import DotProductAttention
 from keras_attention.layers.attention.score_modes import ATTENTION_SCORES
 from keras_attention.layers.recurrent.attention_decoder import ATTENTION_STYLES
+from keras_attention.layers.recurrent.attention_decoder import LOCATION_FEATURES
 from keras_attention.layers.recurrent.attention_decoder import AttentionDecoder
 from keras_attention.models import recurrent_decoding
 from keras_attention.models.constructor_config import ConstructorConfig
@@ -51,6 +52,11 @@ class RNNAttentionTranslator(TextTranslationMixin, DefaultCompile, ConstructorCo
     - `attention_style="luong"`: the new state attends and the output is
       `tanh(W_c [c_t; s_t])`, fed back to the cell with `input_feeding=True`.
 
+    With `location_features` the scores also see where the decoder attended
+    before (`"coverage"`: the sum of the past alignments; `"location"`: a
+    convolution of the previous one; see `AttentionDecoder`), which keeps it
+    from repeating or skipping source words in a long target.
+
     The score is `"additive"` (`v^T tanh(W_q s + W_k h)`), `"dot"`
     (`s . h`), `"general"` (`s^T W h`), `"scaled_dot"` or `"concat"`
     (`c * sum(tanh(s + h))`, keras' mode); the memory has the decoder
@@ -73,6 +79,7 @@ class RNNAttentionTranslator(TextTranslationMixin, DefaultCompile, ConstructorCo
         attention_style: `"bahdanau"` or `"luong"`.
         input_feeding: feed the previous attentional vector to the cell
             (`"luong"` only).
+        location_features: None, `"coverage"` or `"location"`.
         dropout: dropout on the embeddings and on the decoder outputs.
         **kwargs: `keras.Model` arguments (`name`, `trainable`).
 
@@ -117,6 +124,7 @@ class RNNAttentionTranslator(TextTranslationMixin, DefaultCompile, ConstructorCo
         attention_style="bahdanau",
         input_feeding=False,
         dropout=0.1,
+        location_features=None,
         **kwargs,
     ):
         """Checks the arguments; makes the layers, wiring each as it is made, into the graph."""
@@ -126,6 +134,11 @@ class RNNAttentionTranslator(TextTranslationMixin, DefaultCompile, ConstructorCo
         if attention not in ATTENTIONS:
             raise ValueError(
                 f"`attention` must be one of {ATTENTIONS}. Received: attention={attention!r}"
+            )
+        if location_features not in LOCATION_FEATURES:
+            raise ValueError(
+                f"`location_features` must be one of {LOCATION_FEATURES}. "
+                f"Received: location_features={location_features!r}"
             )
         if attention_style not in ATTENTION_STYLES:
             raise ValueError(
@@ -165,6 +178,7 @@ class RNNAttentionTranslator(TextTranslationMixin, DefaultCompile, ConstructorCo
             _attention_layer(attention, units),
             attention_style=attention_style,
             input_feeding=input_feeding,
+            location_features=location_features,
             name="attention_decoder",
         )
         decoded, _ = self.attention_decoder(

@@ -151,6 +151,13 @@ def _add_model_flags(add):
         default="bahdanau",
         help="where the rnn model's decoder attends (luong adds input feeding)",
     )
+    add(
+        "--location-features",
+        choices=("none", "coverage", "location"),
+        default="none",
+        help="what the rnn model's attention scores learn from its past alignments: their "
+        "sum ('coverage') or a convolution of the previous one ('location')",
+    )
 
 
 def _add_data_flags(add):

@@ -68,6 +68,7 @@ def translator_from_arguments(args, source_vocabulary_size, target_vocabulary_si
         attention=args.attention,
         attention_style=args.attention_style,
         input_feeding=args.attention_style == "luong",
+        location_features=None if args.location_features == "none" else args.location_features,
         dropout=args.dropout,
     )
 

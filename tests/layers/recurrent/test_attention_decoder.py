@@ -48,17 +48,22 @@ def _lstm_step(x, h, c, w):
     return [_sigmoid(o) * np.tanh(c), c]
 
 
-def _attend(query, memory, mask, w, score):
-    """Masked softmax of the scores over the S positions; query (B, Dq), memory (B, S, D)."""
+def _attend(query, memory, mask, w, score, key_term=0.0):
+    """Masked softmax of the scores over the S positions; query (B, Dq), memory (B, S, D).
+
+    `key_term` `(B, S, K)` is added to the projected keys (the location features `U f`).
+    """
     if score == "additive":
         hidden = np.tanh(
             (query @ w["attention/query_dense/kernel"])[:, None, :]
             + memory @ w["attention/key_dense/kernel"]
             + w["attention/key_dense/bias"]
+            + key_term
         )
         scores = hidden @ w["attention/score_dense/kernel"][:, 0]  # (B, S)
-    else:  # Luong's "general": q^T W k
-        scores = np.einsum("bd,de,bse->bs", query, w["attention/query_dense/kernel"], memory)
+    else:  # Luong's "general": q^T W k, the key being the memory
+        keys = memory + key_term
+        scores = np.einsum("bd,de,bse->bs", query, w["attention/query_dense/kernel"], keys)
     weights = np.zeros_like(scores)
     for b in range(scores.shape[0]):
         visible = mask[b]
@@ -66,6 +71,22 @@ def _attend(query, memory, mask, w, score):
             exponentials = np.exp(scores[b, visible] - scores[b, visible].max())
             weights[b, visible] = exponentials / exponentials.sum()
     return np.einsum("bs,bsd->bd", weights, memory), weights
+
+
+def _location_term(alignment_state, w, kind):
+    """`U f` (B, S, K): f the summed past alignments (coverage, Tu et al.; See et al.'s
+    `w_c c_i`) or the convolved previous alignment (location, Chorowski et al.)."""
+    features = alignment_state[:, :, None]  # (B, S, 1)
+    if kind == "location":
+        kernel = w["location_conv/kernel"]  # (width, 1, filters)
+        width, pad = kernel.shape[0], (kernel.shape[0] - 1) // 2
+        padded = np.pad(alignment_state, ((0, 0), (pad, width - 1 - pad)))
+        positions = alignment_state.shape[1]
+        # Cross-correlation, as Keras' Conv1D: out[s] = sum_j a[s + j - pad] w[j].
+        features = np.stack(
+            [padded[:, s : s + width] @ kernel[:, 0, :] for s in range(positions)], 1
+        )  # (B, S, filters)
+    return features @ w["location_dense/kernel"]
 
 
 def _numpy_decoder(decoder, inputs, memory, mask, initial_state, score):
@@ -79,16 +100,20 @@ def _numpy_decoder(decoder, inputs, memory, mask, initial_state, score):
     attentional = None
     if decoder.input_feeding:
         attentional = np.zeros((batch, w["attentional_dense/kernel"].shape[1]))  # h~_0
+    alignment_state = np.zeros(mask.shape)  # (B, S): no past attention
     outputs, alignments = [], []
     for t in range(inputs.shape[1]):
         y = inputs[:, t].astype("float64")
         previous_h = states[0]
+        key_term = 0.0
+        if decoder.location_features:
+            key_term = _location_term(alignment_state, w, decoder.location_features)
         beta = 1.0
         if decoder.context_gate:
             gate = previous_h @ w["context_gate_dense/kernel"] + w["context_gate_dense/bias"]
             beta = _sigmoid(gate)  # (B, 1), from s_{t-1}
         if decoder.attention_style == "bahdanau":
-            context, weights = _attend(previous_h, memory, mask, w, score)
+            context, weights = _attend(previous_h, memory, mask, w, score, key_term)
             context = beta * context
             x = np.concatenate([y, context], -1)
             states = _lstm_step(x, *states, w) if lstm else _gru_step(x, *states, w)
@@ -96,11 +121,15 @@ def _numpy_decoder(decoder, inputs, memory, mask, initial_state, score):
         else:
             x = np.concatenate([y, attentional], -1) if decoder.input_feeding else y
             states = _lstm_step(x, *states, w) if lstm else _gru_step(x, *states, w)
-            context, weights = _attend(states[0], memory, mask, w, score)
+            context, weights = _attend(states[0], memory, mask, w, score, key_term)
             context = beta * context
             combined = np.concatenate([context, states[0]], -1)  # [c_t; s_t]
             output = np.tanh(combined @ w["attentional_dense/kernel"])
             attentional = output
+        if decoder.location_features == "coverage":
+            alignment_state = alignment_state + weights
+        else:
+            alignment_state = weights
         outputs.append(output)
         alignments.append(weights)
     return np.stack(outputs, 1), np.stack(alignments, 1)  # (B, T, O), (B, T, S)
@@ -164,6 +193,26 @@ CONFIGS = {
         ),
         True,
     ),
+    "gru_additive_bahdanau_coverage_sequence": (
+        dict(cell="gru", score="additive", location_features="coverage"),
+        False,
+    ),
+    "lstm_additive_bahdanau_location_sequence": (
+        dict(cell="lstm", score="additive", location_features="location", location_kernel_size=3),
+        False,
+    ),
+    "gru_general_luong_feeding_location_sequence": (
+        dict(
+            cell="gru",
+            score="general",
+            units=MEMORY_DIM,
+            attention_style="luong",
+            input_feeding=True,
+            location_features="location",
+            location_filters=4,
+        ),
+        False,
+    ),
 }
 
 
@@ -187,7 +236,7 @@ def test_step_by_step_decoding_equals_the_teacher_forced_pass(name):
     )
 
     keys = decoder.precompute_memory(memory)
-    states = decoder.initial_decoder_state(encoder_states)
+    states = decoder.initial_decoder_state(encoder_states, memory)
     for t in range(STEPS):
         output_t, states, alignment_t = decoder.step(
             inputs[:, t], states, memory, memory_mask=mask, precomputed_keys=keys
@@ -206,6 +255,9 @@ def test_step_by_step_decoding_equals_the_teacher_forced_pass(name):
         "gru_additive_bahdanau_sequence",
         "lstm_additive_bahdanau_gate_image",
         "lstm_general_luong_feeding_sequence",
+        "gru_additive_bahdanau_coverage_sequence",
+        "lstm_additive_bahdanau_location_sequence",
+        "gru_general_luong_feeding_location_sequence",
     ],
 )
 def test_teacher_forced_pass_matches_numpy_recurrences(name):
@@ -218,6 +270,34 @@ def test_teacher_forced_pass_matches_numpy_recurrences(name):
     np.testing.assert_allclose(outputs, expected_outputs, atol=1e-5)
     alignments = np.asarray(alignments).reshape(expected_alignments.shape)  # (B, T, S)
     np.testing.assert_allclose(alignments, expected_alignments, atol=1e-5)
+
+
+@pytest.mark.parametrize("kind", ["coverage", "location"])
+def test_location_features_carry_the_alignments_in_the_state(kind):
+    decoder = _decoder(location_features=kind)
+    memory, mask = _memory(image=False)
+    inputs = _normal(BATCH, STEPS, EMBED)
+    _, alignments, states = decoder(inputs, memory, memory_mask=mask, return_state=True)
+    alignments = np.asarray(alignments)  # (B, T, S)
+    expected = alignments.sum(1) if kind == "coverage" else alignments[:, -1]
+    np.testing.assert_allclose(states[-1], expected, atol=1e-6)
+    # The features change the alignments from the second step on, not the first.
+    plain = _decoder()
+    plain.build(inputs.shape, memory.shape)
+    shared = [v for v in decoder.weights if "location" not in v.path]
+    plain.set_weights([np.asarray(v) for v in shared])
+    _, plain_alignments = plain(inputs, memory, memory_mask=mask)
+    np.testing.assert_allclose(plain_alignments[:, 0], alignments[:, 0], atol=1e-6)
+    assert np.abs(np.asarray(plain_alignments)[:, 1:] - alignments[:, 1:]).max() > 1e-4
+
+
+def test_location_features_need_a_sequence_memory_and_its_length():
+    decoder = _decoder(location_features="coverage")
+    memory, mask = _memory(image=True)
+    with pytest.raises(ValueError, match=r"need a sequence memory.*memory.shape=\(2, 2, 3, 7\)"):
+        decoder(_normal(BATCH, STEPS, EMBED), memory, memory_mask=mask)
+    with pytest.raises(ValueError, match="`memory` must be given with location_features"):
+        _decoder(location_features="location").initial_decoder_state(BATCH)
 
 
 def test_one_bahdanau_gru_step_matches_numpy_from_zero_state():
@@ -471,6 +551,12 @@ test_harness = harness_test(SPECS)
             re.escape("Received: attention_output_dim=0"),
         ),
         (dict(attention_output_dim=4), r"Received: input_feeding=False, attention_output_dim=4"),
+        (
+            dict(location_features="cumulative"),
+            re.escape("Received: location_features='cumulative'"),
+        ),
+        (dict(location_filters=0), re.escape("Received: location_filters=0")),
+        (dict(location_kernel_size=2.5), re.escape("Received: location_kernel_size=2.5")),
     ],
 )
 def test_bad_constructor_arguments(kwargs, message):

@@ -21,6 +21,16 @@ VARIANTS = {
     "lstm_luong_general_input_feeding": dict(
         cell="lstm", attention="general", attention_style="luong", input_feeding=True
     ),
+    "gru_bahdanau_additive_coverage": dict(
+        cell="gru", attention="additive", location_features="coverage"
+    ),
+    "lstm_luong_general_location": dict(
+        cell="lstm",
+        attention="general",
+        attention_style="luong",
+        input_feeding=True,
+        location_features="location",
+    ),
 }
 
 
@@ -92,3 +102,26 @@ def test_keras_concat_score_builds_trains_a_step_and_round_trips_its_config():
 def test_an_unknown_attention_lists_every_score():
     with pytest.raises(ValueError, match="'additive', 'scaled_dot', 'dot', 'general', 'concat'"):
         rnn_attention_translator(**SIZES, attention="luong")
+
+
+@pytest.mark.parametrize("location_features", ["coverage", "location"])
+def test_location_features_fit_with_xla_and_decode_from_a_reloaded_file(
+    tmp_path, location_features
+):
+    arguments = {**SIZES, "location_features": location_features}
+    model = rnn_attention_translator(**arguments, dropout=0.0)
+    inputs, labels = toy_translation_task(32, reverse=True)
+    history = fit_with_xla(model, inputs, labels, 1e-2, epochs=3, batch_size=16)
+    assert history["loss"][-1] < history["loss"][0]
+    reloaded = assert_keras_file_round_trip(model, inputs, tmp_path, RNNAttentionTranslator)
+    assert_first_cached_step_matches_the_full_pass(reloaded, inputs)
+    # The decoding cache carries the alignment state, one entry per source position.
+    state = reloaded.encode(inputs["source"])
+    cache = reloaded.initial_cache(state, batch_size=len(inputs["source"]), max_length=4)
+    assert tuple(cache["state_1"].shape) == inputs["source"].shape
+    assert_registered_with_its_constructor_arguments(RNNAttentionTranslator, model, arguments)
+
+
+def test_an_unknown_location_feature_is_refused():
+    with pytest.raises(ValueError, match="Received: location_features='alignment'"):
+        rnn_attention_translator(**SIZES, location_features="alignment")

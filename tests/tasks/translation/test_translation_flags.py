@@ -55,7 +55,7 @@ def test_the_parser_keeps_the_description_and_lists_every_flag():
     flags = (
         "--vocabulary-size --max-length --hidden-dim --num-layers --num-heads --num-key-value-heads "
         "--cell --attention "
-        "--attention-style --dropout --learning-rate --beam-width --builtin-pairs "
+        "--attention-style --location-features --dropout --learning-rate --beam-width --builtin-pairs "
         "--eval-sentences --samples --plots --seed --strategy --export --html"
     )
     for flag in flags.split():
@@ -143,3 +143,14 @@ def test_compile_translator_warms_up_then_decays_to_zero():
     assert float(expected(10)) == pytest.approx(0.01) and float(expected(100)) == 0.0
     with pytest.raises(ValueError, match="steps_per_epoch"):
         models.compile_translator(model, args, steps_per_epoch=0)
+
+
+@pytest.mark.parametrize("flag, expected", [("none", None), ("coverage", "coverage")])
+def test_location_features_reach_the_rnn_model(flag, expected):
+    args = parse_translation_arguments(
+        ["--model", "rnn", "--hidden-dim", "8", "--location-features", flag]
+    )
+    model = models.translator_from_arguments(args, 30, 40)
+    assert model.get_config()["location_features"] == expected
+    with pytest.raises(SystemExit):
+        parse_translation_arguments(["--location-features", "cumulative"])
