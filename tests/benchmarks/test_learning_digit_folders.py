@@ -1,4 +1,4 @@
-"""Pixel-art digit folders: coarse bitmaps enlarged by whole cells, readable by the loaders."""
+"""Pixel-art and handwritten digit folders: coarse bitmaps enlarged by whole cells, readable."""
 
 import doctest
 import filecmp
@@ -132,6 +132,62 @@ def test_pixel_digit_strips_are_captioned_left_to_right_with_boxes_around_the_in
     splits = load_caption_dataset(f"folder:{tmp_path}", (32, 96), seed=0)
     assert sum(splits.elements.values()) == 6  # listed captions, all of them decoded:
     assert sum(len(list(split)) for split in splits.values()) == 6
+
+
+def test_handwritten_digit_counts_a_fine_pen_bitmap_in_16ths_deterministic_in_the_rng():
+    first = digits.handwritten_digit("2", np.random.default_rng(4))
+    np.testing.assert_array_equal(first, digits.handwritten_digit("2", np.random.default_rng(4)))
+    assert not np.array_equal(first, digits.handwritten_digit("2", np.random.default_rng(5)))
+    assert first.shape == (8, 8) and first.dtype == np.float32
+    np.testing.assert_allclose(first * 16, np.round(first * 16), atol=1e-5)
+    rng = np.random.default_rng(0)
+    many = np.stack([digits.handwritten_digit(d, rng) for d in "0123456789" for _ in range(5)])
+    ink = many[many > 0]
+    # Thin strokes cover cells partly: many ink cells are lighter than mid-grey.
+    assert 0.2 < (ink < 0.5).mean() < 0.8 and (many == 1.0).any()
+    assert digits.handwritten_digit("8", rng, grid=16).shape == (16, 16)
+
+
+def test_handwritten_digits_are_written_in_more_than_one_way():
+    # A 1 with a flag and a foot, or without; a 7 with a bar, or without.
+    assert all(len(digits._DIGIT_HANDS[d]) >= 2 for d in "0123456789")
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(digit="x"), "digit='x'"),
+        (dict(digit="1", grid=2), "`grid` must be an int >= 4. Received: grid=2"),
+        (dict(digit="1", broken=1.5), "`broken` must be a number in [0, 1]. Received: broken=1.5"),
+        (
+            dict(digit="1", wobble=-0.1),
+            "`wobble` must be a number in [0, 1]. Received: wobble=-0.1",
+        ),
+    ],
+)
+def test_handwritten_digit_rejects_bad_arguments(kwargs, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        digits.handwritten_digit(rng=np.random.default_rng(0), **kwargs)
+
+
+@pytest.mark.parametrize("options, background", [(dict(), 0), (dict(dark_ink=True), 255)])
+def test_handwritten_digit_folder_is_enlarged_bitmaps_in_class_folders(
+    tmp_path, options, background
+):
+    info = digits.make_handwritten_digit_folder(tmp_path / "train", num_per_class=2, **options)
+    assert info["class_names"] == list("0123456789") and info["num_images"] == 20
+    assert info["image_size"] == (32, 32)
+    for name in info["class_names"]:
+        files = sorted(os.listdir(tmp_path / "train" / name))
+        assert len(files) == 2
+        cells = _cells(np.asarray(Image.open(tmp_path / "train" / name / files[0])), 4)
+        assert cells.shape == (8, 8) and cells[0, 0] == background
+    data = load_image_classification_dataset(f"folder:{tmp_path / 'train'}", 32, seed=0)
+    assert data.class_names == info["class_names"] and sum(data.split_sizes.values()) == 20
+    digits.make_handwritten_digit_folder(tmp_path / "again", num_per_class=2, **options)
+    digits.make_handwritten_digit_folder(tmp_path / "held", num_per_class=2, seed=1, **options)
+    assert _same_folder(tmp_path / "train" / "3", tmp_path / "again" / "3")
+    assert not _same_folder(tmp_path / "train" / "3", tmp_path / "held" / "3")
 
 
 def test_docstring_examples_run():
