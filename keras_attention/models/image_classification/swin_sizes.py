@@ -7,7 +7,13 @@ section 3.3): C = 96, layers 2-2-6-2, heads 3-6-12-24, window 7, patch 4,
 224 x 224 images, 1000 classes (28.3M parameters, 4.5 GFLOPs).
 "swin_glyphs_32" is small enough to learn 32 x 32 glyphs on a laptop CPU in
 minutes: an 8 x 8 map of patch-4 tokens in 4 x 4 windows, then one 4 x 4
-window after the merge.
+window after the merge. Its patches are not normalised (`normalize_patches`):
+small images enlarged by repeating pixels (8 x 8 digits at 32 x 32) give
+patches of one grey level each, and a LayerNorm of their projections keeps
+only whether a patch is lighter or darker than mid-grey; trained on 8 x 8
+handwritten digits of 16 grey levels, its grey levels 1/16 to 6/16 still read
+as blank. Without it, 15 epochs at Swin's learning rate reached 0.502 held-out
+accuracy where they reached 0.418 with it.
 """
 
 SWIN_PRESETS = {
@@ -28,6 +34,7 @@ SWIN_PRESETS = {
         "depths": (2, 2),
         "num_heads": (4, 8),
         "window_size": 4,
+        "normalize_patches": False,
     },
 }
 

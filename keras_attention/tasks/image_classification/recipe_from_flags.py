@@ -22,6 +22,7 @@ from keras_attention.tasks.image_classification.flags import SWIN_PRESET_NAMES
 from keras_attention.tasks.image_classification.flags import build_vit_parser
 from keras_attention.tasks.image_classification.flags import check_model_preset
 from keras_attention.tasks.image_classification.flags import vit_image_size
+from keras_attention.tasks.image_classification.flags import vit_learning_rate
 from keras_attention.tasks.image_classification.recipe import vit_input_shape
 from keras_attention.tasks.image_classification.recipe import vit_training_recipe
 from keras_attention.tasks.init_from_flag import init_from_folder
@@ -154,7 +155,8 @@ def parse_vit_arguments(argv=None, parser=None):
     """Parsed flags; on the built-in data, with the recipe already resolved.
 
     Other data sets leave `args.recipe` None until `resolve_vit_recipe` is
-    called with the number of training images.
+    called with the number of training images. `args.learning_rate` is
+    always set: the `--model`'s default when left out (`vit_learning_rate`).
 
     Args:
         argv: the arguments (None: `sys.argv[1:]`).
@@ -170,6 +172,7 @@ def parse_vit_arguments(argv=None, parser=None):
     parser = parser or build_vit_parser()
     args = parser.parse_args(argv)
     check_model_preset(parser, args)
+    args.learning_rate = vit_learning_rate(args)  # the --model's when left out
     if args.init_from:
         _take_checkpoint_input(parser, args)
     args.recipe = None

@@ -85,6 +85,42 @@ def test_presets():
     with pytest.raises(ValueError, match="preset"):
         swin_transformer_preset("swin_huge")
     assert ka.models.SwinTransformer is SwinTransformer
+    # The small size keeps each patch's ink (enlarged pixel-art images); Swin-T is the paper's.
+    assert SWIN_PRESETS["swin_glyphs_32"]["normalize_patches"] is False
+    assert "normalize_patches" not in SWIN_PRESETS["swin_tiny_224"]
+
+
+def _first_tokens(model, levels):
+    """The tokens entering the first block for images of one grey level each: `(L, D)`."""
+    images = np.stack([np.full((40, 24, 3), 255.0 * level, "float32") for level in levels])
+    x = model.patch_embedding(model._pixels(images, False))
+    if model.patch_norm is not None:
+        x = model.patch_norm(x)
+    return np.asarray(x)[:, 0, 0]
+
+
+def test_normalized_patches_of_one_grey_level_keep_only_its_side_of_mid_grey():
+    levels = [0.0, 0.1, 0.2, 0.3, 0.7, 0.8, 1.0]
+    normalized = _first_tokens(SwinTransformer(**SMALL), levels)  # fresh: zero biases
+    for side in (normalized[:4], normalized[4:]):  # below and above mid-grey
+        np.testing.assert_allclose(side, side[[0]].repeat(len(side), 0), atol=1e-3)
+    plain = _first_tokens(SwinTransformer(**SMALL, normalize_patches=False), levels)
+    gaps = np.linalg.norm(np.diff(plain, axis=0), axis=-1)
+    assert np.all(gaps > 1e-2), gaps
+
+
+def test_without_patch_normalization_there_are_no_patch_norm_weights(tmp_path):
+    model = _randomized(SwinTransformer(**SMALL, normalize_patches=False))
+    assert model.patch_norm is None and model.normalize_patches is False
+    assert not any("patch_norm" in v.path for v in model.weights)
+    full = SwinTransformer(**SMALL)
+    assert model.count_params() == full.count_params() - 2 * SMALL["embed_dim"]
+    path = tmp_path / "plain.keras"
+    model.save(path)
+    restored = keras.saving.load_model(path)
+    assert restored.normalize_patches is False
+    images = RNG.uniform(0, 255, (2, 40, 24, 3)).astype("float32")
+    np.testing.assert_allclose(np.asarray(restored(images)), np.asarray(model(images)), atol=1e-5)
 
 
 def _randomized(model):
@@ -158,6 +194,7 @@ def test_export_serves_probabilities_and_labels(tmp_path):
         ({"image_size": 30}, "image_size"),
         ({"window_size": 0}, "window_size"),
         ({"mlp_ratio": -1}, "mlp_ratio"),
+        ({"normalize_patches": 1}, "normalize_patches"),
         ({"stochastic_depth_rate": 1.0}, "stochastic_depth_rate"),
         ({"rescaling": "none"}, "rescaling"),
         ({"class_names": ["a"]}, "class_names"),

@@ -7,7 +7,10 @@ import pytest
 import tensorflow as tf
 from optimizer_steps import learning_rates_at
 
+from keras_attention.models.image_classification.swin_transformer import SwinTransformer
+from keras_attention.models.image_classification.vision_transformer import VisionTransformer
 from keras_attention.tasks.image_classification import model_from_flags as models
+from keras_attention.tasks.image_classification.flags import DEFAULT_LEARNING_RATES
 from keras_attention.tasks.image_classification.flags import PAPER_VIT_IMAGE_SIZE
 from keras_attention.tasks.image_classification.flags import SMALL_VIT_ARCHITECTURE
 from keras_attention.tasks.image_classification.flags import build_vit_parser
@@ -56,10 +59,23 @@ def test_the_parser_keeps_the_description_and_its_defaults():
     assert "Train a ViT." in parser.format_help()
     assert str(SMALL_VIT_ARCHITECTURE) in " ".join(parser.format_help().split())
     args = parser.parse_args([])
-    assert (args.pooling, args.learning_rate, args.weight_decay) == ("token", 2e-3, 0.05)
+    assert (args.pooling, args.learning_rate, args.weight_decay) == ("token", None, 0.05)
     assert (args.label_smoothing, args.dropout, args.stochastic_depth) == (0.1, 0.0, 0.1)
     assert (args.augmentation, args.builtin_sizes, args.seed) == ("auto", (6144, 512, 1024), 0)
     assert vit_augmentation(parser.parse_args(["--augmentation", "flip"])) == "flip"
+
+
+def test_learning_rate_left_out_is_the_models_own():
+    assert parse_vit_arguments([]).learning_rate == VisionTransformer.DEFAULT_LEARNING_RATE == 2e-3
+    swin = parse_vit_arguments(["--model", "swin"])
+    assert swin.learning_rate == SwinTransformer.DEFAULT_LEARNING_RATE == 5e-4
+    assert DEFAULT_LEARNING_RATES == {
+        "vit": VisionTransformer.DEFAULT_LEARNING_RATE,
+        "swin": SwinTransformer.DEFAULT_LEARNING_RATE,
+    }
+    given = parse_vit_arguments(["--model", "swin", "--learning-rate", "0.003"])
+    assert given.learning_rate == 0.003
+    assert "0.0005 for swin" in " ".join(build_vit_parser().format_help().split())
 
 
 def test_image_and_patch_size_follow_the_preset_unless_set():
