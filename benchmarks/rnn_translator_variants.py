@@ -147,6 +147,39 @@ def summary_lines(records):
     return lines
 
 
+def markdown_table(records):
+    """Exact matches per data set and variant: every seed's, their mean and the worst.
+
+    Example:
+
+    >>> from benchmarks.rnn_translator_variants import markdown_table
+    >>> record = lambda variant, seed, exact: {"data": "d", "train_pairs": 30,
+    ...     "variant": variant, "seed": seed, "scores": {"exact_match": exact, "count": 9}}
+    >>> print(markdown_table([record("bahdanau", 0, 0.5), record("bahdanau", 1, 1.0)]))
+    | data set | pairs | variant | exact, each seed | mean | worst | held out |
+    |---|---|---|---|---|---|---|
+    | d | 30 | bahdanau | 0.500, 1.000 | 0.750 | 0.500 | 9 |
+    """
+    groups = {}
+    for record in records:
+        if record.get("scores"):
+            key = (record["data"], record.get("train_pairs"), record["variant"])
+            groups.setdefault(key, []).append(record)
+    order = list(VARIANTS)
+    lines = [
+        "| data set | pairs | variant | exact, each seed | mean | worst | held out |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for key in sorted(groups, key=lambda k: (k[0], k[1] or 0, order.index(k[2]))):
+        runs = sorted(groups[key], key=lambda r: r["seed"])
+        exact = [r["scores"]["exact_match"] for r in runs]
+        lines.append(
+            f"| {key[0]} | {key[1]} | {key[2]} | {', '.join(f'{e:.3f}' for e in exact)} | "
+            f"{sum(exact) / len(exact):.3f} | {min(exact):.3f} | {runs[0]['scores']['count']} |"
+        )
+    return "\n".join(lines)
+
+
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", nargs="+", default=list(DEFAULT_DATA), help="translation sets")
@@ -185,6 +218,8 @@ def main(argv=None):
                     json.dump(payload, handle, indent=1, ensure_ascii=False)
                 print(summary_lines(records[-1:])[0], file=sys.stderr, flush=True)
     print("\n".join(summary_lines(records)))
+    with open(args.results) as handle:
+        print(markdown_table(json.load(handle)["results"]))
     return args.results
 
 

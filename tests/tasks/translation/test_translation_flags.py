@@ -68,6 +68,7 @@ def test_the_parser_keeps_the_description_and_lists_every_flag():
         0.1,
         1,
     )
+    assert args.location_features == "coverage"
     assert (args.builtin_pairs, args.eval_sentences, args.samples, args.plots, args.seed) == (
         20000,
         None,
