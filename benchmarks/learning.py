@@ -250,7 +250,9 @@ DATA_SETS = (
 # 16 x 16 grid enlarged twice; for the captioners, strips of three of them. The ViTs and
 # captioners also run with the epochs a user passes.
 _COUNT_ARGUMENT.update(
-    make_pixel_digit_folder="num_per_class", make_pixel_digit_strip_folder="num_images"
+    make_pixel_digit_folder="num_per_class",
+    make_pixel_digit_strip_folder="num_images",
+    make_handwritten_digit_folder="num_per_class",
 )
 _ONE_BIT_DIGITS = dict(grid=16, scale=2, levels=1, dark_ink=True)
 DIGIT_FOLDER_SETS = (
@@ -303,7 +305,35 @@ DIGIT_FOLDER_SETS = (
         user_epochs=20,
     ),
 )
-DATA_SETS += DIGIT_FOLDER_SETS
+# Handwritten-like digits as 8 x 8 cells of 16 ink levels enlarged to 32 x 32: writer
+# variation (slant, pen width, broken strokes), a small folder where Swin underfits.
+HANDWRITTEN_DIGIT_SETS = (
+    DataSet(
+        "handwritten_digits",
+        "vit",
+        "tune",
+        "make_handwritten_digit_folder",
+        dict(grid=8, scale=4),
+        135,
+        50,
+        6,
+        2,
+        user_epochs=40,
+    ),
+    DataSet(
+        "handwritten_digits_dark",
+        "vit",
+        "report",
+        "make_handwritten_digit_folder",
+        dict(grid=8, scale=4, dark_ink=True, broken=0.3, wobble=0.04),
+        135,
+        50,
+        6,
+        2,
+        user_epochs=40,
+    ),
+)
+DATA_SETS += DIGIT_FOLDER_SETS + HANDWRITTEN_DIGIT_SETS
 
 
 def _maker(name):
