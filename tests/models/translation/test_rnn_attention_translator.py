@@ -52,9 +52,12 @@ def test_forward_shapes_and_padding(name):
     assert not np.allclose(changed[0], logits[0], atol=1e-4)
 
 
-def test_mixed_bfloat16_gives_float32_logits():
+@pytest.mark.parametrize(
+    "name", ["lstm_luong_general_input_feeding", "lstm_luong_general_location"]
+)
+def test_mixed_bfloat16_gives_float32_logits(name):
     keras.config.set_dtype_policy("mixed_bfloat16")
-    model = rnn_attention_translator(**SIZES, **VARIANTS["lstm_luong_general_input_feeding"])
+    model = rnn_attention_translator(**SIZES, **VARIANTS[name])
     assert_mixed_precision_forward_is_finite(model, toy_translation_task(2, reverse=True)[0])
 
 
