@@ -17,6 +17,9 @@ written to disk in the formats users give the example scripts:
 - `make_compound_tsv`: English noun phrases, head first, -> one long
   German or Dutch compound word, its parts in the reverse order
   ("field of flower of sun" -> "Sonnenblumenfeld"); `tsv:PATH`.
+- `make_number_word_tsv`: English number words -> the number's Dutch or
+  Finnish name as one word ("seven hundred and sixty-nine" ->
+  "zevenhonderdnegenenzestig"; `benchmarks.number_words`); `tsv:PATH`.
 
 Captioning folders also hold `boxes.json`: file name -> list of
 `[row0, col0, row1, col1]` boxes, one per object word of the caption in
