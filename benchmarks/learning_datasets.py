@@ -47,6 +47,9 @@ import numpy as np
 from PIL import Image
 
 from benchmarks.compound_parts import COMPOUND_LANGUAGES
+from benchmarks.number_words import LARGEST_NUMBER
+from benchmarks.number_words import NUMBER_WORD_LANGUAGES
+from benchmarks.number_words import number_word
 from keras_attention.data.image_arguments import int_pair
 
 CAPTIONS_FILE = "captions.tsv"
@@ -960,6 +963,14 @@ def _text_pair(task, rng):
     return _spaced(sentence), sentence
 
 
+def _write_pairs_tsv(path, pairs):
+    """Writes `source<TAB>target` lines, creating the file's folder if missing."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as handle:
+        for source, target in pairs:
+            handle.write(f"{source}\t{target}\n")
+
+
 def make_text_task_tsv(path, task, num_pairs, seed=0):
     """Writes `source<TAB>target` lines of a text-formatting task.
 
@@ -1025,11 +1036,7 @@ def make_text_task_tsv(path, task, num_pairs, seed=0):
         if source not in seen:
             seen.add(source)
             pairs.append((source, target))
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    with open(path, "w", encoding="utf-8") as handle:
-        for source, target in pairs:
-            handle.write(f"{source}\t{target}\n")
+    _write_pairs_tsv(path, pairs)
     return {"path": path, "task": task, "num_pairs": num_pairs}
 
 
@@ -1162,10 +1169,7 @@ def make_compound_tsv(
         if source not in seen and shortest <= len(target) <= longest:
             seen.add(source)
             pairs.append((source, target))
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    with open(path, "w", encoding="utf-8") as handle:
-        for source, target in pairs:
-            handle.write(f"{source}\t{target}\n")
+    _write_pairs_tsv(path, pairs)
     return {"path": path, "language": language, "num_pairs": num_pairs}
 
 
@@ -1208,10 +1212,6 @@ def make_number_word_tsv(path, num_pairs, language="dutch", spread="digits", see
     >>> [" " in line.split("\\t")[1] for line in lines]
     [False, False, False]
     """
-    from benchmarks.number_words import LARGEST_NUMBER
-    from benchmarks.number_words import NUMBER_WORD_LANGUAGES
-    from benchmarks.number_words import number_word
-
     if language not in NUMBER_WORD_LANGUAGES:
         raise ValueError(
             f"`language` must be one of {NUMBER_WORD_LANGUAGES}. Received: language={language!r}"
@@ -1237,8 +1237,5 @@ def make_number_word_tsv(path, num_pairs, language="dutch", spread="digits", see
             value = (value + 1) % (LARGEST_NUMBER + 1)
         seen.add(value)
         values.append(value)
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    with open(path, "w", encoding="utf-8") as handle:
-        for value in values:
-            handle.write(f"{number_in_words(value)}\t{number_word(value, language)}\n")
+    _write_pairs_tsv(path, [(number_in_words(v), number_word(v, language)) for v in values])
     return {"path": path, "language": language, "num_pairs": num_pairs}

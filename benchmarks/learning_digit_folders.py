@@ -30,6 +30,7 @@ Example:
 ((8, 8), True)
 """
 
+import functools
 import math
 import os
 
@@ -137,25 +138,8 @@ def make_pixel_digit_folder(
     ...     sorted(os.listdir(directory)) == list("0123456789"), image.size, image.mode
     (True, (32, 32), 'RGB')
     """
-    num_per_class = _check_count(num_per_class, "num_per_class")
-    scale = _check_scale(scale)
-    rng = np.random.default_rng(seed)
-    for digit in DIGITS:
-        os.makedirs(os.path.join(directory, digit), exist_ok=True)
-    for index in range(num_per_class):
-        for digit in DIGITS:
-            cells = pixel_digit(digit, rng, grid, levels, noise)
-            pixels = _to_png_pixels(cells, scale, dark_ink)
-            path = os.path.join(directory, digit, f"{digit}_{index:05d}.png")
-            Image.fromarray(pixels, mode="RGB").save(path)
-    side = grid * scale
-    return {
-        "directory": directory,
-        "class_names": list(DIGITS),
-        "num_per_class": num_per_class,
-        "num_images": num_per_class * len(DIGITS),
-        "image_size": (side, side),
-    }
+    draw = functools.partial(pixel_digit, grid=grid, levels=levels, noise=noise)
+    return _write_digit_folder(directory, num_per_class, draw, grid, scale, dark_ink, seed)
 
 
 def make_pixel_digit_strip_folder(
@@ -435,6 +419,16 @@ def make_handwritten_digit_folder(
     ...     info["num_images"], image.size, image.mode
     (10, (32, 32), 'RGB')
     """
+    draw = functools.partial(handwritten_digit, grid=grid, broken=broken, wobble=wobble)
+    return _write_digit_folder(directory, num_per_class, draw, grid, scale, dark_ink, seed)
+
+
+def _write_digit_folder(directory, num_per_class, draw, grid, scale, dark_ink, seed):
+    """Writes `num_per_class` PNGs per digit, `draw(digit, rng)`'s cells enlarged `scale` times.
+
+    One image of each digit is drawn in turn, so that with more images per
+    class a seed still gives the same first ones. Returns the makers' dict.
+    """
     num_per_class = _check_count(num_per_class, "num_per_class")
     scale = _check_scale(scale)
     rng = np.random.default_rng(seed)
@@ -442,8 +436,7 @@ def make_handwritten_digit_folder(
         os.makedirs(os.path.join(directory, digit), exist_ok=True)
     for index in range(num_per_class):
         for digit in DIGITS:
-            cells = handwritten_digit(digit, rng, grid, broken, wobble)
-            pixels = _to_png_pixels(cells, scale, dark_ink)
+            pixels = _to_png_pixels(draw(digit, rng), scale, dark_ink)
             path = os.path.join(directory, digit, f"{digit}_{index:05d}.png")
             Image.fromarray(pixels, mode="RGB").save(path)
     side = grid * scale

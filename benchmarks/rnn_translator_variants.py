@@ -31,6 +31,7 @@ import argparse
 import dataclasses
 import json
 import os
+import shutil
 import sys
 import time
 
@@ -75,8 +76,6 @@ def run_variant(data, variant, seed, output_dir):
     made = learning.make_data(data, os.path.join(output_dir, "data"), quick=False)
     run_dir = os.path.join(output_dir, "runs", f"{data.name}_{data.train}_{variant}_seed{seed}")
     if os.path.isdir(run_dir):
-        import shutil
-
         shutil.rmtree(run_dir)  # a leftover backup would resume an old run
     os.makedirs(os.path.dirname(run_dir), exist_ok=True)
     export = os.path.join(run_dir, "export")
