@@ -13,7 +13,11 @@ patches of one grey level each, and a LayerNorm of their projections keeps
 only whether a patch is lighter or darker than mid-grey; trained on 8 x 8
 handwritten digits of 16 grey levels, its grey levels 1/16 to 6/16 still read
 as blank. Without it, 15 epochs at Swin's learning rate reached 0.502 held-out
-accuracy where they reached 0.418 with it.
+accuracy where they reached 0.418 with it. The first block's pre-norm does the
+same to the patch map unless something that differs from token to token is
+added first: the small size adds the paper's absolute position embedding
+(`absolute_position_embedding`), as the ViT does, and reached 0.878 in the
+same 15 epochs.
 """
 
 SWIN_PRESETS = {
@@ -35,6 +39,7 @@ SWIN_PRESETS = {
         "num_heads": (4, 8),
         "window_size": 4,
         "normalize_patches": False,
+        "absolute_position_embedding": True,
     },
 }
 

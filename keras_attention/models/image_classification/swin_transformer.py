@@ -6,6 +6,7 @@ Windows" (https://arxiv.org/abs/2103.14030).
 
 import keras
 
+from keras_attention.layers.position.position_embedding_2d import PositionEmbedding2D
 from keras_attention.layers.vision.patch_embedding import PatchEmbedding
 from keras_attention.layers.vision.patch_merging import PatchMerging
 from keras_attention.layers.vision.swin_transformer_block import SwinTransformerBlock
@@ -51,13 +52,15 @@ class SwinTransformer(PixelClassifier):
         images (B, H, W, C), 0..255
         -> resize to image_size, rescale to [-1, 1] or [0, 1]
         -> patches of patch_size x patch_size, linearly projected, LayerNorm
-           (with normalize_patches): a map (B, H/p, W/p, D)
+           (with normalize_patches), + learned position embedding (with
+           absolute_position_embedding): a map (B, H/p, W/p, D)
         -> stage 1: depths[0] SwinTransformerBlocks, shift 0 and window // 2 in turn
         -> PatchMerging (B, H/2p, W/2p, 2D) -> stage 2 -> ... (D * 2**stage channels)
         -> LayerNorm -> mean over the map -> Dense(num_classes) logits
 
-    There is no position embedding: each window attention has a relative
-    position bias. A map smaller than the window is one window (no shift);
+    Each window attention has a relative position bias; the paper's optional
+    absolute position embedding (its "APE") is `absolute_position_embedding`.
+    A map smaller than the window is one window (no shift);
     sides that are not multiples of the window, or odd before a merge, are
     padded (see `SwinTransformerBlock` and `PatchMerging`).
 
@@ -133,6 +136,7 @@ class SwinTransformer(PixelClassifier):
         window_size,
         mlp_ratio=4.0,
         normalize_patches=True,
+        absolute_position_embedding=False,
         dropout=0.0,
         attention_dropout=0.0,
         stochastic_depth_rate=0.1,
@@ -145,7 +149,7 @@ class SwinTransformer(PixelClassifier):
         **kwargs,
     ):
         """Checks the arguments, makes the layers and builds the functional graph."""
-        self._make_pixel_layers(
+        height, width = self._make_pixel_layers(
             image_size, patch_size, num_classes, channels, augmentation, rescaling, class_names
         )
         check_positive_int("embed_dim", embed_dim)
@@ -153,6 +157,7 @@ class SwinTransformer(PixelClassifier):
         _check_stages(embed_dim, depths, num_heads)
         check_finite_number("mlp_ratio", mlp_ratio, positive=True)
         check_bool("normalize_patches", normalize_patches)
+        check_bool("absolute_position_embedding", absolute_position_embedding)
         check_rate("dropout", dropout)
         check_rate("attention_dropout", attention_dropout)
         check_rate("stochastic_depth_rate", stochastic_depth_rate)
@@ -164,6 +169,17 @@ class SwinTransformer(PixelClassifier):
         self.patch_norm = (
             keras.layers.LayerNormalization(epsilon=layer_norm_epsilon, name="patch_norm")
             if normalize_patches
+            else None
+        )
+        self.position_embedding = (
+            PositionEmbedding2D(
+                grid_size=(height // patch_size, width // patch_size),
+                merge="add",
+                # The ViT's scale (see VisionTransformer): stddev 1 / sqrt(D).
+                embeddings_initializer=keras.initializers.RandomNormal(stddev=embed_dim**-0.5),
+                name="position_embedding",
+            )
+            if absolute_position_embedding
             else None
         )
         self.embedding_dropout = keras.layers.Dropout(dropout, name="embedding_dropout")
@@ -285,6 +301,8 @@ class SwinTransformer(PixelClassifier):
         x = self.patch_embedding(self._pixels(images, training))  # (B, h/p, w/p, D)
         if self.patch_norm is not None:
             x = self.patch_norm(x)
+        if self.position_embedding is not None:
+            x = self.position_embedding(x)
         x = self.embedding_dropout(x, training=training)
         for stage, blocks in enumerate(self.stages):
             if stage:
@@ -330,12 +348,12 @@ class SwinTransformer(PixelClassifier):
         return super().attention_maps(images, batch_size)
 
     def no_decay_variables(self):
-        """Biases, LayerNorm scales and offsets and the relative position bias tables.
+        """Biases, LayerNorm scales and offsets, the position bias tables and embedding.
 
         Pass them to `optimizer.exclude_from_weight_decay(var_list=...)`, as
         the paper's code leaves them out of weight decay.
         """
-        names = ("bias", "gamma", "beta", "relative_position_bias")
+        names = ("bias", "gamma", "beta", "relative_position_bias", "grid_embeddings")
         return [v for v in self.trainable_variables if v.path.split("/")[-1] in names]
 
 

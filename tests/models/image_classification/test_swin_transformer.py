@@ -86,8 +86,11 @@ def test_presets():
         swin_transformer_preset("swin_huge")
     assert ka.models.SwinTransformer is SwinTransformer
     # The small size keeps each patch's ink (enlarged pixel-art images); Swin-T is the paper's.
+    # and adds a position embedding, which keeps it through the first pre-norm.
     assert SWIN_PRESETS["swin_glyphs_32"]["normalize_patches"] is False
+    assert SWIN_PRESETS["swin_glyphs_32"]["absolute_position_embedding"] is True
     assert "normalize_patches" not in SWIN_PRESETS["swin_tiny_224"]
+    assert "absolute_position_embedding" not in SWIN_PRESETS["swin_tiny_224"]
 
 
 def _first_tokens(model, levels):
@@ -121,6 +124,69 @@ def test_without_patch_normalization_there_are_no_patch_norm_weights(tmp_path):
     assert restored.normalize_patches is False
     images = RNG.uniform(0, 255, (2, 40, 24, 3)).astype("float32")
     np.testing.assert_allclose(np.asarray(restored(images)), np.asarray(model(images)), atol=1e-5)
+
+
+def _layer_norm(x, gamma, beta, epsilon):
+    """NumPy LayerNorm over the last axis."""
+    mean = x.mean(-1, keepdims=True)
+    variance = ((x - mean) ** 2).mean(-1, keepdims=True)
+    return (x - mean) / np.sqrt(variance + epsilon) * gamma + beta
+
+
+def _first_block_queries_input(model, levels):
+    """NumPy: what the first block's attention sees at patch (0, 0) for one grey level each.
+
+    The patch projection of a one-level patch is `level * sum(w) + b` (in [-1, 1] pixels),
+    plus the position table's first row with `absolute_position_embedding`, then the block's
+    pre-norm LayerNorm: `(L, D)`.
+    """
+    kernel = np.asarray(model.patch_embedding.weights[0])  # (p, p, C, D) or (p*p*C, D)
+    bias = np.asarray(model.patch_embedding.weights[1])
+    pixels = 2.0 * np.asarray(levels, "float32") - 1.0  # "symmetric" rescaling
+    tokens = pixels[:, None] * kernel.reshape(-1, kernel.shape[-1]).sum(0) + bias  # (L, D)
+    if model.position_embedding is not None:
+        tokens = tokens + np.asarray(model.position_embedding.grid_embeddings)[0, 0]
+    norm = model.encoder_blocks[0].attention_norm
+    return _layer_norm(tokens, np.asarray(norm.gamma), np.asarray(norm.beta), norm.epsilon)
+
+
+def test_first_block_sees_grey_levels_only_with_a_position_embedding():
+    levels = [0.0, 0.1, 0.2, 0.3, 0.7, 0.8, 1.0]
+    images = np.stack([np.full((40, 24, 3), 255.0 * level, "float32") for level in levels])
+    for embedded in (False, True):
+        model = SwinTransformer(
+            **SMALL, normalize_patches=False, absolute_position_embedding=embedded
+        )
+        seen = _first_block_queries_input(model, levels)
+        x = model.patch_embedding(model._pixels(images, False))
+        if embedded:
+            x = model.position_embedding(x)
+        ours = np.asarray(model.encoder_blocks[0].attention_norm(x))[:, 0, 0]
+        np.testing.assert_allclose(ours, seen, atol=1e-4)
+        gaps = np.linalg.norm(np.diff(seen, axis=0), axis=-1)
+        if embedded:
+            assert np.all(gaps > 1e-2), gaps
+        else:  # fresh zero biases: the pre-norm keeps only the side of mid-grey
+            assert np.all(gaps[[0, 1, 2, 4, 5]] < 1e-3), gaps
+
+
+def test_absolute_position_embedding_weights_config_and_round_trip(tmp_path):
+    model = _randomized(SwinTransformer(**SMALL, absolute_position_embedding=True))
+    table = model.position_embedding.grid_embeddings
+    assert tuple(table.shape) == (10, 6, SMALL["embed_dim"])  # 40 x 24 pixels, 4-pixel patches
+    assert model.count_params() == SwinTransformer(**SMALL).count_params() + 10 * 6 * 8
+    assert any(v is table for v in model.no_decay_variables())
+    assert SwinTransformer(**SMALL).position_embedding is None
+    assert not any("position_embedding" in v.path for v in SwinTransformer(**SMALL).weights)
+    images = RNG.uniform(0, 255, (2, 40, 24, 3)).astype("float32")
+    path = tmp_path / "ape.keras"
+    model.save(path)
+    restored = keras.saving.load_model(path)
+    assert restored.absolute_position_embedding is True
+    np.testing.assert_allclose(np.asarray(restored(images)), np.asarray(model(images)), atol=1e-5)
+    # The table moves the logits: the same model without it answers otherwise.
+    table.assign(np.zeros(table.shape, "float32"))
+    assert not np.allclose(np.asarray(model(images)), np.asarray(restored(images)), atol=1e-4)
 
 
 def _randomized(model):
@@ -195,6 +261,7 @@ def test_export_serves_probabilities_and_labels(tmp_path):
         ({"window_size": 0}, "window_size"),
         ({"mlp_ratio": -1}, "mlp_ratio"),
         ({"normalize_patches": 1}, "normalize_patches"),
+        ({"absolute_position_embedding": "yes"}, "absolute_position_embedding"),
         ({"stochastic_depth_rate": 1.0}, "stochastic_depth_rate"),
         ({"rescaling": "none"}, "rescaling"),
         ({"class_names": ["a"]}, "class_names"),
