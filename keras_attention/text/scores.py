@@ -52,6 +52,11 @@ def _texts_and_reference_streams(hypotheses, references):
 def corpus_bleu(hypotheses, references):
     """Corpus BLEU (sacrebleu defaults: 13a tokenization, exponential smoothing).
 
+    N-gram orders that no hypothesis is long enough to have are left out
+    (sacrebleu's `effective_order`): a corpus of three-word captions is
+    scored on 1- to 3-grams instead of 0 by construction. Wherever a
+    hypothesis has four tokens, this is sacrebleu's standard corpus BLEU.
+
     Args:
         hypotheses: list of translated sentences (str or UTF-8 bytes).
         references: one reference sentence per hypothesis, or one list of
@@ -67,8 +72,13 @@ def corpus_bleu(hypotheses, references):
     100.0
     >>> round(corpus_bleu(["the cat sat on the mat"], ["the cat sat on a mat"]), 2)
     53.73
+    >>> round(corpus_bleu(["a red circle"], ["a red circle"]), 6)
+    100.0
     """
-    return _corpus_score("corpus_bleu", hypotheses, references)
+    sacrebleu = _import_sacrebleu()
+    hypotheses, streams = _texts_and_reference_streams(hypotheses, references)
+    bleu = sacrebleu.metrics.BLEU(effective_order=True)
+    return float(bleu.corpus_score(hypotheses, streams).score)
 
 
 def _corpus_score(metric, hypotheses, references):

@@ -34,6 +34,20 @@ def test_bleu_brevity_penalty_by_hand():
     assert score == pytest.approx(100 * math.exp(1 - 6 / 5))
 
 
+def test_short_hypotheses_are_scored_on_the_orders_they_have_by_hand():
+    # Three-word captions have no 4-grams: standard BLEU-4 is 0 even for exact ones.
+    captions = ["a red circle", "two blue squares"]
+    assert sacrebleu.corpus_bleu(captions, [captions]).score == 0.0
+    assert corpus_bleu(captions, captions) == pytest.approx(100.0)
+    # "a red circle" against "a blue circle": 2/3 unigrams, 0/2 bigrams, 0/1 trigrams;
+    # sacrebleu's exponential smoothing makes the k-th zero precision 1 / (2^k * total).
+    expected = 100 * math.exp((math.log(2 / 3) + math.log(1 / (2 * 2)) + math.log(1 / 4)) / 3)
+    assert corpus_bleu(["a red circle"], ["a blue circle"]) == pytest.approx(expected)
+    # Two-word hypotheses: unigrams and bigrams only, with the brevity penalty.
+    expected = 100 * math.exp(1 - 3 / 2) * math.exp((math.log(1) + math.log(1)) / 2)
+    assert corpus_bleu(["red circle"], ["a red circle"]) == pytest.approx(expected)
+
+
 def test_scores_match_sacrebleu_on_a_corpus():
     hypotheses = ["el perro come la manzana", "la niña ve al gato", "yo no sé"]
     references = ["el perro grande come la manzana roja", "la niña ve al gato", "yo no lo sé"]

@@ -3,8 +3,9 @@
 Sources with several captions per image (Flickr8k, COCO) repeat the image
 once per caption, one after the other; `caption_split` captions each image
 once and gathers its captions as its references. `caption_scores` gives
-corpus BLEU and the share of exact captions (BLEU counts up to 4-grams:
-captions of three words or fewer score 0 even when right).
+corpus BLEU and the share of exact captions (BLEU counts up to 4-grams, and
+only the orders the captions are long enough to have: three-word captions are
+scored on 1- to 3-grams).
 
 Example:
 
