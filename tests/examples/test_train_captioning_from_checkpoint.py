@@ -4,6 +4,8 @@ The checkpoint is named by an `hf://` handle, read from an offline Hugging
 Face cache laid out as huggingface_hub lays it out (tests/hub_caches.py).
 """
 
+import json
+
 import numpy as np
 import pytest
 from example_scripts import load_example
@@ -41,6 +43,9 @@ def test_a_run_captions_with_the_checkpoints_frozen_encoder(
     assert "starting the image encoder from " in printed
     assert "image size 32x32: the checkpoint's" in printed
     assert metrics["model"] == "vit" and metrics["image_size"] == [32, 32]
+    # The run records what it used: the checkpoint's patch encoder, no patch flags.
+    recorded = json.loads((tmp_path / "run" / "run_arguments.json").read_text())
+    assert recorded["patch_size"] is None and recorded["patch_stem"] is None
 
     import keras
 
@@ -63,6 +68,20 @@ def test_flags_that_contradict_a_pretrained_encoder_are_refused(cached_vit):
         args = parser.parse_args(["--init-from", "hf://acme/vit-tiny", *extra])
         with pytest.raises(SystemExit, match=message):
             with_captioner_defaults(args)
+
+
+def test_the_vit_defaults_patch_flags_stay_unset_with_a_checkpoint(cached_vit):
+    parser = build_captioning_parser()
+    args = with_captioner_defaults(parser.parse_args(["--init-from", "hf://acme/vit-tiny"]))
+    assert (args.model, args.patch_size, args.patch_stem, args.encoder_layers) == (
+        "vit",
+        None,
+        None,
+        0,
+    )
+    assert args.hidden_dim == 64 and args.num_heads == 2  # the other vit defaults still apply
+    plain = with_captioner_defaults(parser.parse_args(["--model", "vit"]))
+    assert (plain.patch_size, plain.patch_stem) == (4, "convolutional")
 
 
 def test_an_uncached_handle_stops_before_the_run_starts(train_captioning, cached_vit, capsys):
