@@ -337,6 +337,21 @@ def training_parser(description, *, output_dir, dataset_formats, flag_groups=())
     return parser
 
 
+def per_model_text(value_by_model):
+    """ "show_attend_tell 128, transformer 64" for the help of a flag whose default is per model.
+
+    Example:
+
+    >>> from keras_attention.training.command_line import per_model_text
+    >>> per_model_text({"vit": 2e-3, "swin": 5e-4})
+    'vit 0.002, swin 0.0005'
+    """
+    return ", ".join(
+        f"{model} {value:g}" if isinstance(value, float) else f"{model} {value}"
+        for model, value in value_by_model.items()
+    )
+
+
 def with_model_defaults(args, defaults_by_model):
     """Fills the flags left unset (None) with the defaults of `args.model`; returns `args`.
 

@@ -130,8 +130,8 @@ def image_size_argument(text):
 
 def _model_defaults(name):
     """ "show_attend_tell 128, transformer 64, ..." for the help of the flag `name`."""
-    return ", ".join(
-        f"{model} {values[name]}" for model, values in CAPTIONER_DEFAULTS.items() if name in values
+    return cli.per_model_text(
+        {model: values[name] for model, values in CAPTIONER_DEFAULTS.items() if name in values}
     )
 
 

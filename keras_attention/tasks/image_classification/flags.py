@@ -144,9 +144,8 @@ def _add_training_flags(add):
     add(
         "--learning-rate",
         type=cli.positive_float,
-        help="peak learning rate (default: the --model's, "
-        + ", ".join(f"{rate:g} for {model}" for model, rate in DEFAULT_LEARNING_RATES.items())
-        + ")",
+        help="peak learning rate (default: the --model's: "
+        f"{cli.per_model_text(DEFAULT_LEARNING_RATES)})",
     )
     add("--weight-decay", type=cli.non_negative_float, default=0.05)
     add("--label-smoothing", type=cli.rate, default=0.1)

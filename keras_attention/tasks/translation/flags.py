@@ -116,7 +116,9 @@ def _add_model_flags(add):
         "--hidden-dim",
         type=cli.positive_int,
         help="Transformer width or RNN units (default: "
-        + ", ".join(f"{name} {d['hidden_dim']}" for name, d in TRANSLATION_MODEL_DEFAULTS.items())
+        + cli.per_model_text(
+            {name: d["hidden_dim"] for name, d in TRANSLATION_MODEL_DEFAULTS.items()}
+        )
         + ")",
     )
     add("--num-layers", type=cli.positive_int, default=2, help="Transformer blocks per side")

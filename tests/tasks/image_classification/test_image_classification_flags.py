@@ -75,7 +75,7 @@ def test_learning_rate_left_out_is_the_models_own():
     }
     given = parse_vit_arguments(["--model", "swin", "--learning-rate", "0.003"])
     assert given.learning_rate == 0.003
-    assert "0.0005 for swin" in " ".join(build_vit_parser().format_help().split())
+    assert "vit 0.002, swin 0.0005" in " ".join(build_vit_parser().format_help().split())
 
 
 def test_image_and_patch_size_follow_the_preset_unless_set():
