@@ -77,6 +77,43 @@ def read_json(folder, name, required=True):
     return data
 
 
+def read_config_of_kind(folder, key, expected, requirement):
+    """The folder's `config.json`, checked to have `key` equal to `expected`.
+
+    Args:
+        folder: the checkpoint folder.
+        key: the config entry that names the kind of model, e.g. "model_type".
+        expected: its value for the reader's kind, e.g. "marian".
+        requirement: the start of the message, e.g. "`preset` must be a Marian
+            checkpoint folder".
+
+    Raises:
+        ValueError: one line with `requirement`, the folder and the value found.
+
+    Example:
+
+    >>> import json, os, tempfile
+    >>> from keras_attention.models.checkpoints.checkpoint_folders import read_config_of_kind
+    >>> folder = tempfile.mkdtemp()
+    >>> with open(os.path.join(folder, "config.json"), "w") as file:
+    ...     _ = file.write(json.dumps({"model_type": "bart"}))
+    >>> try:
+    ...     read_config_of_kind(folder, "model_type", "marian", "`preset` must be a Marian folder")
+    ... except ValueError as error:
+    ...     for part in str(error).replace(folder, "FOLDER").split(" Received: "):
+    ...         print(part)
+    `preset` must be a Marian folder, whose config.json has model_type 'marian'.
+    'FOLDER' with model_type 'bart'
+    """
+    config = read_json(folder, "config.json")
+    if config.get(key) != expected:
+        raise ValueError(
+            f"{requirement}, whose config.json has {key} {expected!r}. "
+            f"Received: {folder!r} with {key} {config.get(key)!r}"
+        )
+    return config
+
+
 def _json_kind(value):
     kinds = {list: "an array", str: "a string", bool: "true or false", type(None): "null"}
     return kinds.get(type(value), "a number")

@@ -19,6 +19,7 @@ from keras_attention.models.checkpoints.checkpoint_consistency import Size
 from keras_attention.models.checkpoints.checkpoint_consistency import check_tensors
 from keras_attention.models.checkpoints.checkpoint_folders import assign_weights
 from keras_attention.models.checkpoints.checkpoint_folders import model_from_config
+from keras_attention.models.checkpoints.checkpoint_folders import read_config_of_kind
 from keras_attention.models.checkpoints.checkpoint_folders import read_json
 from keras_attention.models.checkpoints.checkpoint_folders import read_state_dict
 
@@ -42,12 +43,12 @@ def checkpoint_config(folder, model_type, model_name, options):
         options: `{config key: the value our model has}`; a checkpoint with
             another value is refused.
     """
-    config = read_json(folder, "config.json")
-    if config.get("model_type") != model_type:
-        raise ValueError(
-            f"`folder` must hold a Hugging Face {model_name} checkpoint (model_type "
-            f"{model_type!r}). Received: model_type={config.get('model_type')!r} in {folder!r}"
-        )
+    config = read_config_of_kind(
+        folder,
+        "model_type",
+        model_type,
+        f"`folder` must hold a Hugging Face {model_name} checkpoint",
+    )
     for option, expected in options.items():
         if config.get(option, expected) != expected:
             raise ValueError(

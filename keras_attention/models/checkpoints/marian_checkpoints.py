@@ -33,6 +33,7 @@ from keras_attention.models.checkpoints.checkpoint_folders import assign_weights
 from keras_attention.models.checkpoints.checkpoint_folders import attention_values
 from keras_attention.models.checkpoints.checkpoint_folders import model_from_config
 from keras_attention.models.checkpoints.checkpoint_folders import norm_and_dense_values
+from keras_attention.models.checkpoints.checkpoint_folders import read_config_of_kind
 from keras_attention.models.checkpoints.checkpoint_folders import read_json
 from keras_attention.models.checkpoints.checkpoint_folders import read_state_dict
 
@@ -263,13 +264,9 @@ def translator_from_marian(
 
 def marian_config(folder):
     """The folder's `config.json`, checked to be a Marian model our translator can be."""
-    config = read_json(folder, "config.json")
-    if config.get("model_type") != "marian":
-        raise ValueError(
-            "`preset` must be a Marian (opus-mt) checkpoint folder, whose config.json has "
-            f"model_type 'marian'. Received: {folder!r} with model_type "
-            f"{config.get('model_type')!r}"
-        )
+    config = read_config_of_kind(
+        folder, "model_type", "marian", "`preset` must be a Marian (opus-mt) checkpoint folder"
+    )
     sizes = ConfigSizes(folder, config)
     for key in ("pad_token_id", "eos_token_id"):
         value = config.get(key)

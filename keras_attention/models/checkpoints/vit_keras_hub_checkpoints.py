@@ -11,6 +11,7 @@ import numpy as np
 
 from keras_attention.models.checkpoints.checkpoint_folders import assign_weights
 from keras_attention.models.checkpoints.checkpoint_folders import model_from_config
+from keras_attention.models.checkpoints.checkpoint_folders import read_config_of_kind
 from keras_attention.models.checkpoints.checkpoint_folders import read_json
 from keras_attention.models.checkpoints.hf_image_checkpoints import new_head_values
 from keras_attention.models.checkpoints.hf_image_checkpoints import pair
@@ -101,12 +102,9 @@ def vision_transformer_from_keras_hub(
 
 def _backbone_settings(folder):
     """The `ViTBackbone` config of the preset's `config.json`, checked to be one ours can hold."""
-    config = read_json(folder, "config.json")
-    if config.get("class_name") != "ViTBackbone":
-        raise ValueError(
-            "`folder` must hold a keras-hub ViT preset (a ViTBackbone). Received: "
-            f"{config.get('class_name')!r} in {folder!r}"
-        )
+    config = read_config_of_kind(
+        folder, "class_name", "ViTBackbone", "`folder` must hold a keras-hub ViT preset"
+    )
     settings = config["config"]
     for option in ("use_class_token", "use_mha_bias", "use_mlp_bias", "use_patch_bias"):
         if not settings.get(option, True):
