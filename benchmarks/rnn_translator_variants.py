@@ -52,6 +52,10 @@ VARIANTS = {
     "luong_input_feeding": _RNN + ["--attention-style", "luong", "--location-features", "none"],
     "luong_general_input_feeding": _RNN
     + ["--attention-style", "luong", "--attention", "general", "--location-features", "none"],
+    # Luong's at a third of the RNN's default peak rate (3e-3), where it did not lock on.
+    "luong_general_input_feeding_1e-3": _RNN
+    + ["--attention-style", "luong", "--attention", "general", "--location-features", "none"]
+    + ["--learning-rate", "1e-3"],
     # The scores see the past alignments: their sum, or the previous one convolved.
     "coverage": _RNN + ["--location-features", "coverage"],
     "location": _RNN + ["--location-features", "location"],
