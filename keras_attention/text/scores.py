@@ -75,17 +75,16 @@ def corpus_bleu(hypotheses, references):
     >>> round(corpus_bleu(["a red circle"], ["a red circle"]), 6)
     100.0
     """
-    sacrebleu = _import_sacrebleu()
-    hypotheses, streams = _texts_and_reference_streams(hypotheses, references)
-    bleu = sacrebleu.metrics.BLEU(effective_order=True)
-    return float(bleu.corpus_score(hypotheses, streams).score)
+    return _corpus_score("BLEU", hypotheses, references, effective_order=True)
 
 
-def _corpus_score(metric, hypotheses, references):
-    """`sacrebleu.<metric>(hypotheses, reference streams).score` as a float."""
+def _corpus_score(metric, hypotheses, references, **options):
+    """`sacrebleu.metrics.<metric>(**options).corpus_score(...).score` as a float."""
     sacrebleu = _import_sacrebleu()
     hypotheses, streams = _texts_and_reference_streams(hypotheses, references)
-    return float(getattr(sacrebleu, metric)(hypotheses, streams).score)
+    return float(
+        getattr(sacrebleu.metrics, metric)(**options).corpus_score(hypotheses, streams).score
+    )
 
 
 def corpus_chrf(hypotheses, references):
@@ -99,4 +98,4 @@ def corpus_chrf(hypotheses, references):
     >>> round(corpus_chrf(["el perro come"], ["el perro come"]), 6)
     100.0
     """
-    return _corpus_score("corpus_chrf", hypotheses, references)
+    return _corpus_score("CHRF", hypotheses, references)

@@ -380,12 +380,12 @@ def with_captioner_defaults(args):
         if args.encoder_layers is None:
             args.encoder_layers = 0
         args.init_from = init_from_checkpoint_folder(args.init_from)
-        cli.with_model_defaults(args, CAPTIONER_DEFAULTS)
+    cli.with_model_defaults(args, CAPTIONER_DEFAULTS)
+    if getattr(args, "init_from", None):
         # The checkpoint's patch encoder is used: run_arguments.json must not record the
         # vit defaults' patch size and stem as if they were.
         args.patch_size = args.patch_stem = None
-        return args
-    return cli.with_model_defaults(args, CAPTIONER_DEFAULTS)
+    return args
 
 
 def captioner_options(args):

@@ -85,8 +85,8 @@ def test_presets():
     with pytest.raises(ValueError, match="preset"):
         swin_transformer_preset("swin_huge")
     assert ka.models.SwinTransformer is SwinTransformer
-    # The small size keeps each patch's ink (enlarged pixel-art images); Swin-T is the paper's.
-    # and adds a position embedding, which keeps it through the first pre-norm.
+    # The small size keeps each patch's ink (enlarged pixel-art images) and adds a position
+    # embedding, which keeps it through the first pre-norm; Swin-T is the paper's.
     assert SWIN_PRESETS["swin_glyphs_32"]["normalize_patches"] is False
     assert SWIN_PRESETS["swin_glyphs_32"]["absolute_position_embedding"] is True
     assert "normalize_patches" not in SWIN_PRESETS["swin_tiny_224"]
