@@ -27,7 +27,6 @@ from keras_attention.text.sentencepiece_model import read_model_file
 from keras_attention.text.sentencepiece_model import read_model_into_op
 from keras_attention.text.sentencepiece_model import sentencepiece_tokenize
 from keras_attention.text.sentencepiece_model import write_model_file
-from keras_attention.text.sentencepiece_training import MAX_SENTENCES
 from keras_attention.text.sentencepiece_training import NUM_BYTES
 from keras_attention.text.sentencepiece_training import SPECIAL_PIECES
 from keras_attention.text.sentencepiece_training import train_sentencepiece_model
@@ -107,17 +106,7 @@ class ReversibleTokenizer(FixedLengthEncoder, tf.Module):
         self._surfaces = tf.constant([_surface(piece) for piece in proto.pieces], tf.string)
 
     @classmethod
-    def train(
-        cls,
-        texts,
-        vocabulary_size,
-        model_type="bpe",
-        *,
-        max_sentences=MAX_SENTENCES,
-        character_coverage=1.0,
-        min_piece_count=None,
-        progress=None,
-    ):
+    def train(cls, texts, vocabulary_size, model_type="bpe", **training_options):
         """Learn a SentencePiece model from text (`train_sentencepiece_model`): its tokenizer.
 
         Args:
@@ -129,16 +118,9 @@ class ReversibleTokenizer(FixedLengthEncoder, tf.Module):
             model_type: `"bpe"` (byte-pair merges: fast to learn) or
                 `"unigram"` (slightly fewer tokens per text, learned many
                 times slower).
-            max_sentences: the most sentences learned from, a uniform
-                sample of longer texts.
-            character_coverage: the share of the text's characters that get
-                pieces of their own; the rarer ones are spelled with bytes.
-            min_piece_count: None, or (BPE only) the fewest times a merge
-                must be made in the text to be kept (`keep_frequent_merges`):
-                pieces seen less often are spelled with the frequent ones.
-            progress: None, or an object whose `add(count)` is called with
-                the texts read so far, batch by batch (a
-                `keras_attention.progress.ProgressBar`).
+            **training_options: `max_sentences`, `character_coverage`,
+                `min_piece_count` and `progress`, documented (and checked)
+                once, by `train_sentencepiece_model`.
 
         Returns:
             a `ReversibleTokenizer`.
@@ -153,15 +135,7 @@ class ReversibleTokenizer(FixedLengthEncoder, tf.Module):
         [' two', ' one']
         """
         return cls(
-            train_sentencepiece_model(
-                texts,
-                vocabulary_size,
-                model_type,
-                max_sentences=max_sentences,
-                character_coverage=character_coverage,
-                min_piece_count=min_piece_count,
-                progress=progress,
-            )
+            train_sentencepiece_model(texts, vocabulary_size, model_type, **training_options)
         )
 
     @classmethod
