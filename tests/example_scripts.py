@@ -12,3 +12,30 @@ def load_example(name, prefix="_example"):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+# train_nmt.py's settings for tests: tiny models and few held-out sentences keep the XLA
+# compilations short. --max-length 12 is shorter than most pairs of a vocabulary this small:
+# they are cut.
+NMT_TINY_FLAGS = [
+    "--long-pairs",
+    "truncate",
+    "--hidden-dim",
+    "8",
+    "--num-layers",
+    "1",
+    "--num-heads",
+    "2",
+    "--batch-size",
+    "8",
+    "--max-length",
+    "12",
+    "--vocabulary-size",
+    "300",
+    "--eval-sentences",
+    "4",
+    "--samples",
+    "2",
+    "--plots",
+    "1",
+]

@@ -1,3 +1,4 @@
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -31,6 +32,35 @@ def _transformer():
     return _sharpened(tiny_transformer_captioner(vocabulary_size=len(VOCABULARY)))
 
 
+@pytest.fixture(scope="module")
+def transformer():
+    """One sharpened transformer captioner for the tests that only read it."""
+    # Module fixtures run before the per-test seeding: seed as each test would.
+    keras.utils.set_random_seed(0)
+    return _transformer()
+
+
+@pytest.fixture(scope="module")
+def exported(transformer, tmp_path_factory):
+    """`exported(beam_width)`: the transformer's SavedModel path, written once per beam width."""
+    paths = {}
+
+    def export(beam_width=1):
+        if beam_width not in paths:
+            directory = tmp_path_factory.mktemp(f"captioner_beam_{beam_width}")
+            paths[beam_width] = export_captioner(
+                transformer,
+                directory / "captioner",
+                VOCABULARY,
+                MAX_LENGTH,
+                beam_width,
+                decode_batch_size=2,
+            )
+        return paths[beam_width]
+
+    return export
+
+
 def _expected(model, images):
     """Greedy decoding in this process, on images resized as the export resizes them."""
     resized = tf.image.resize(images, (16, 16), antialias=True)
@@ -46,11 +76,8 @@ def _expected(model, images):
     return [text.decode("utf-8") for text in encoder.decode(tokens).numpy()], np.asarray(attention)
 
 
-def test_export_round_trip_without_the_package(tmp_path):
-    model = _transformer()
-    path = export_captioner(
-        model, tmp_path / "captioner", VOCABULARY, MAX_LENGTH, decode_batch_size=2
-    )
+def test_export_round_trip_without_the_package(tmp_path, transformer, exported):
+    model, path = transformer, exported()
     np.save(tmp_path / "images.npy", IMAGES)
     served = run_without_the_package(SERVE_IMAGES, path, tmp_path / "images.npy")
     assert not served["package_imported"]
@@ -84,8 +111,8 @@ def test_caption_function_matches_greedy_decoding_and_serves_any_batch():
     assert caption(np.concatenate([IMAGES] * 2))["attention"].shape == (6, MAX_LENGTH, 4, 4)
 
 
-def test_bad_requests_and_arguments(tmp_path):
-    model = _transformer()
+def test_bad_requests_and_arguments(transformer):
+    model = transformer
     caption = make_caption_function(model, VOCABULARY, MAX_LENGTH, decode_batch_size=2)
     with pytest.raises(
         tf.errors.InvalidArgumentError,
@@ -164,19 +191,16 @@ def test_non_square_model_serves_non_square_attention_with_any_tokenizer(tmp_pat
 
 
 @pytest.mark.parametrize("beam_width", [1, 3])
-def test_model_caption_is_what_the_saved_model_answers(tmp_path, beam_width):
-    model = _transformer()
-    path = export_captioner(
-        model, tmp_path / "captioner", VOCABULARY, MAX_LENGTH, beam_width, decode_batch_size=2
-    )
-    served = tf.saved_model.load(path).signatures["serving_default"](images=tf.constant(IMAGES))
+def test_model_caption_is_what_the_saved_model_answers(transformer, exported, beam_width):
+    model = transformer
+    # One load serves both requests.
+    serve = tf.saved_model.load(exported(beam_width)).signatures["serving_default"]
+    served = serve(images=tf.constant(IMAGES))
     expected = [text.decode("utf-8") for text in served["caption"].numpy()]
     captions = model.caption(IMAGES, VOCABULARY, max_length=MAX_LENGTH, beam_width=beam_width)
     assert captions == expected
     uint8 = IMAGES.astype("uint8")
-    served = tf.saved_model.load(path).signatures["serving_default"](
-        images=tf.constant(uint8, tf.float32)
-    )
+    served = serve(images=tf.constant(uint8, tf.float32))
     captions, attention, words = model.caption(
         uint8, VOCABULARY, max_length=MAX_LENGTH, beam_width=beam_width, return_attention=True
     )
@@ -196,8 +220,6 @@ def test_model_caption_is_what_the_saved_model_answers(tmp_path, beam_width):
 
 
 def test_models_without_the_protocol_are_refused():
-    import keras
-
     plain = keras.Sequential([keras.Input((4, 4, 3)), keras.layers.Flatten()], name="plain")
     with pytest.raises(
         ValueError,
@@ -212,7 +234,7 @@ def test_models_without_the_protocol_are_refused():
         export_captioner(model, "unused", VOCABULARY, MAX_LENGTH)
 
 
-def test_encoder_without_padding_id_zero_is_refused():
+def test_encoder_without_padding_id_zero_is_refused(transformer):
     class Shifted:
         encode = decode = None
         start_id, end_id, pad_id, vocabulary_size = 2, 3, 1, len(VOCABULARY)
@@ -220,4 +242,4 @@ def test_encoder_without_padding_id_zero_is_refused():
     with pytest.raises(
         ValueError, match=r"`encoder` must use id 0 for padding, .* Received: encoder with pad_id=1"
     ):
-        make_caption_function(_transformer(), Shifted(), MAX_LENGTH)
+        make_caption_function(transformer, Shifted(), MAX_LENGTH)
