@@ -305,6 +305,9 @@ def _whole_words(encoder, tokens, attention):
     vocabulary = getattr(encoder, "vocabulary", None)
     # An encoder without a vocabulary decodes the end token alone to "".
     end_text = None if vocabulary is None else vocabulary[encoder.end_id].strip()
+    # An undertrained model may choose the start or padding token: the caption's
+    # text leaves them out, so its words do too (with their maps).
+    unwritten = set() if vocabulary is None else {vocabulary[0], vocabulary[encoder.start_id]}
     word_attention = np.zeros_like(attention)
     captions_words = []
     for row, pieces in enumerate(np.asarray(tokens)):
@@ -312,11 +315,13 @@ def _whole_words(encoder, tokens, attention):
         stripped = [piece.strip() for piece in pieces]
         if end_text in stripped:
             pieces = pieces[: stripped.index(end_text)]
-        if not pieces:
+        written = [index for index, piece in enumerate(pieces) if piece.strip() not in unwritten]
+        if not written:
             captions_words.append([])
             continue
-        words, word_of_piece = group_pieces(pieces, continuation)
+        words, word_of_piece = group_pieces([pieces[index] for index in written], continuation)
+        piece_maps = attention[row, written]  # (pieces written, h, w)
         for word in range(len(words)):
-            word_attention[row, word] = attention[row, : len(pieces)][word_of_piece == word].mean(0)
+            word_attention[row, word] = piece_maps[word_of_piece == word].mean(0)
         captions_words.append(words)
     return word_attention, captions_words
