@@ -307,7 +307,9 @@ def _whole_words(encoder, tokens, attention):
     end_text = None if vocabulary is None else vocabulary[encoder.end_id].strip()
     # An undertrained model may choose the start or padding token: the caption's
     # text leaves them out, so its words do too (with their maps).
-    unwritten = set() if vocabulary is None else {vocabulary[0], vocabulary[encoder.start_id]}
+    unwritten = set()
+    if vocabulary is not None:
+        unwritten = {vocabulary[index].strip() for index in (0, encoder.start_id)}
     word_attention = np.zeros_like(attention)
     captions_words = []
     for row, pieces in enumerate(np.asarray(tokens)):
@@ -315,7 +317,7 @@ def _whole_words(encoder, tokens, attention):
         stripped = [piece.strip() for piece in pieces]
         if end_text in stripped:
             pieces = pieces[: stripped.index(end_text)]
-        written = [index for index, piece in enumerate(pieces) if piece.strip() not in unwritten]
+        written = [index for index in range(len(pieces)) if stripped[index] not in unwritten]
         if not written:
             captions_words.append([])
             continue

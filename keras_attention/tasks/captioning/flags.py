@@ -363,7 +363,8 @@ def with_captioner_defaults(args):
     >>> args.hidden_dim, args.num_layers, args.num_heads, args.encoder_layers
     (64, 2, 1, 0)
     """
-    if getattr(args, "init_from", None):
+    from_checkpoint = bool(getattr(args, "init_from", None))
+    if from_checkpoint:
         if args.model not in ("vit", PRETRAINED_ENCODER_MODEL_DEFAULT):
             raise SystemExit(
                 "error: --init-from starts the vit model's encoder from a checkpoint: use "
@@ -381,7 +382,7 @@ def with_captioner_defaults(args):
             args.encoder_layers = 0
         args.init_from = init_from_checkpoint_folder(args.init_from)
     cli.with_model_defaults(args, CAPTIONER_DEFAULTS)
-    if getattr(args, "init_from", None):
+    if from_checkpoint:
         # The checkpoint's patch encoder is used: run_arguments.json must not record the
         # vit defaults' patch size and stem as if they were.
         args.patch_size = args.patch_stem = None
