@@ -818,6 +818,21 @@ def _merge(previous_path, records):
     return sorted(by_case.values(), key=lambda record: order.get(record["case"], len(order)))
 
 
+def _settings(output_dir, only, records, merged):
+    """The run's settings; in a merged file `--only` and the cases run speak of this run alone.
+
+    The results of a merged file come from several runs (each record keeps its own
+    `command` and `trained_utc`), so this run's `--only` is named as this run's.
+    """
+    if not merged:
+        return {"output_dir": output_dir, "only": only}
+    return {
+        "output_dir": output_dir,
+        "last_run_only": only,
+        "last_run_cases": [record["case"] for record in records],
+    }
+
+
 def _notes(previous_path, quick):
     """`NOTES`, then the notes written by hand into the previous JSON file (kept across runs)."""
     kept = []
@@ -917,7 +932,7 @@ def main(argv=None):
         results,
         args.quick,
         "cpu",
-        settings={"output_dir": output_dir, "only": args.only},
+        settings=_settings(output_dir, args.only, records, merged=not args.quick),
         notes=_notes(results_path, args.quick),
     )
     path = timing.write_json(payload, os.path.dirname(results_path))

@@ -312,6 +312,19 @@ def test_merge_keeps_earlier_cases_and_replaces_rerun_ones(tmp_path):
     assert merged[1]["error"] is None
 
 
+def test_merged_settings_name_only_this_runs_selection(tmp_path):
+    # A merged file's results come from several runs: --only is this run's, not the file's.
+    rerun = dict(_RECORDS[1])
+    merged = learning._settings("/runs", ["nmt/rnn/dates"], [rerun], merged=True)
+    assert merged == {
+        "output_dir": "/runs",
+        "last_run_only": ["nmt/rnn/dates"],
+        "last_run_cases": ["nmt/rnn/dates"],
+    }
+    quick = learning._settings("/runs", None, [rerun], merged=False)
+    assert quick == {"output_dir": "/runs", "only": None}
+
+
 def test_rows_say_when_they_were_trained_and_hand_written_notes_survive_a_rerun(tmp_path):
     # Rows of one table come from several runs; each says when it was trained.
     table = learning.markdown_table(_payload([dict(_RECORDS[0], trained_utc="2026-11-26 21:25")]))
