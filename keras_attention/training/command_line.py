@@ -507,7 +507,7 @@ def usage_error(parser, message):
     parser.exit(2, f"{parser.prog}: error: {message}\n")
 
 
-def check_dataset_flag(parser, dataset, *, paths, is_named, expected):
+def check_dataset_flag(parser, dataset, *, paths, is_named, expected, names=("builtin",)):
     """Stops with one `error:` line unless `--dataset` is a named set or PREFIX + an existing path.
 
     Pure Python: the scripts call it before TensorFlow loads, so that a typo
@@ -523,6 +523,7 @@ def check_dataset_flag(parser, dataset, *, paths, is_named, expected):
         is_named: function of `dataset`: whether it is a named set
             ('builtin', a tensorflow-datasets name).
         expected: what `--dataset` takes, for the message.
+        names: the named sets, offered when a value is close to one ("buitin").
 
     Returns:
         the path after the prefix with `~` and `$VARIABLES` expanded, or None
@@ -552,7 +553,7 @@ def check_dataset_flag(parser, dataset, *, paths, is_named, expected):
             return path
     if is_named(dataset):
         return None
-    hint = _dataset_hint(dataset, paths)
+    hint = _dataset_hint(dataset, paths, names)
     usage_error(parser, f"--dataset must be {expected}{hint}. Received: --dataset {dataset}")
 
 
@@ -599,15 +600,16 @@ def _dataset_path(parser, dataset, prefix, kind):
     return path
 
 
-def _dataset_hint(dataset, paths):
-    """Why a `--dataset` value is none of the sources: an unknown prefix, a bare path."""
+def _dataset_hint(dataset, paths, names):
+    """Why a `--dataset` value is none of the sources: an unknown prefix, a bare path, a typo."""
     if ":" in dataset:
         prefix = dataset.split(":", 1)[0] + ":"
         close = difflib.get_close_matches(prefix, list(paths), n=1, cutoff=0.6)
         return f"; {prefix!r} is not a source" + (f" (did you mean {close[0]!r}?)" if close else "")
     if paths and os.path.exists(expand_path(dataset)):
         return f"; a file or folder is named with its kind first, e.g. {next(iter(paths))}{dataset}"
-    return ""
+    close = difflib.get_close_matches(dataset.split("/")[0], names, n=1, cutoff=0.75)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def check_file_columns(parser, path, columns, dataset):

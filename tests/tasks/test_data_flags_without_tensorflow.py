@@ -16,6 +16,7 @@ from keras_attention.tasks.captioning.flags import build_captioning_parser
 from keras_attention.tasks.captioning.flags import check_captioning_data
 from keras_attention.tasks.image_classification.flags import build_vit_parser
 from keras_attention.tasks.image_classification.flags import check_vit_data
+from keras_attention.tasks.translation.flags import DATASET_CHOICES
 from keras_attention.tasks.translation.flags import build_translation_parser
 from keras_attention.tasks.translation.flags import check_translation_data
 from keras_attention.tasks.translation.flags import parse_translation_arguments
@@ -79,6 +80,14 @@ def _csv(path, text="image,caption\na.png,a cat\n"):
             "--source-lang and --target-lang (e.g. en and de); {tmp} has train files for de, "
             "en. Received: --source-lang None, --target-lang None",
         ),
+        (
+            "train_nmt",
+            ["--dataset", "buitin", "--data-dir", "{tmp}/tfds"],
+            "train_nmt.py: error: --dataset must be 'builtin', 'tsv:PATH', 'parallel:DIR', "
+            "'hf:PATH' or a tensorflow-datasets name such as 'ted_hrlr_translate/pt_to_en'; "
+            "'buitin' is neither a tensorflow-datasets set nor prepared in {tmp}/tfds (did you "
+            "mean 'builtin'?). Received: --dataset buitin",
+        ),
     ],
 )
 def test_a_data_mistake_is_one_error_line_before_tensorflow_and_before_the_run(
@@ -106,15 +115,26 @@ def test_translation_sources_and_their_languages(tmp_path, capsys, monkeypatch):
     (tmp_path / "train.en.gz").write_bytes(b"")
     (tmp_path / "train.es").write_text("hola\n")
     (tmp_path / "pairs.tsv").write_text("hello\thola\n")
+    (tmp_path / "private_pairs" / "1.0.0").mkdir(parents=True)
     for argv in (
         [],
-        ["--dataset", "ted_hrlr_translate/pt_to_en"],  # tfds: checked by tfds, later
+        ["--dataset", "ted_hrlr_translate/pt_to_en"],  # a tfds set and config tfds knows
+        ["--dataset", "private_pairs", "--data-dir", str(tmp_path)],  # prepared, no builder
         ["--dataset", f"tsv:{tmp_path / 'pairs.tsv'}"],
         ["--dataset", f"parallel:{tmp_path}", "--source-lang", "en", "--target-lang", "es"],
     ):
         check_translation_data(parser, parse_translation_arguments(argv))
     assert refusal("--dataset", "foldr:x").endswith(
         "'foldr:' is not a source. Received: --dataset foldr:x"
+    )
+    assert refusal("--dataset", "ted_hrlr_translate/pt_to_xx").endswith(
+        "'ted_hrlr_translate' has no config 'pt_to_xx' (did you mean 'pt_to_en'?). "
+        "Received: --dataset ted_hrlr_translate/pt_to_xx"
+    )
+    assert refusal("--dataset", "private_pairs", "--data-dir", str(tmp_path / "elsewhere")) == (
+        f"{parser.prog}: error: --dataset must be {DATASET_CHOICES}; 'private_pairs' is neither "
+        f"a tensorflow-datasets set nor prepared in {tmp_path / 'elsewhere'}. "
+        "Received: --dataset private_pairs"
     )
     assert refusal("--dataset", f"tsv:{tmp_path / 'missing.tsv'}") == (
         f"{parser.prog}: error: --dataset tsv: must be followed by the path of a file; "
@@ -160,6 +180,11 @@ def test_captioning_sources_and_csv_columns(tmp_path, capsys):
         ["--dataset", f"csv:{listing}", "--image-column", "path", "--caption-column", "text"],
     ):
         check_captioning_data(parser, parser.parse_args(argv))
+    assert refusal("--dataset", "coco_captions/2017").endswith(
+        "'coco_captions' has no config '2017' (did you mean '2014'?). "
+        "Received: --dataset coco_captions/2017"
+    )
+    assert "(did you mean 'builtin'?). Received: --dataset buitin" in refusal("--dataset", "buitin")
     assert refusal("--dataset", "flickr8k") == (
         f"{parser.prog}: error: --dataset must be 'builtin', 'folder:PATH', 'csv:FILE' or "
         "'coco_captions[/CONFIG]'. Received: --dataset flickr8k"
@@ -204,7 +229,13 @@ def test_image_classification_sources(tmp_path, capsys):
     assert refusal("--dataset", f"folder:{file}").endswith(
         f"the path of a folder; {file} is not a folder. Received: --dataset folder:{file}"
     )
-    assert refusal("--dataset", "cifar-10").endswith("Received: --dataset cifar-10")
+    assert refusal("--dataset", "cifar-10").endswith(
+        "(did you mean 'cifar10'?). Received: --dataset cifar-10"
+    )
+    assert refusal("--dataset", "imagenette/160px-v3").endswith(
+        "'imagenette' has no config '160px-v3' (did you mean '160px-v2' or '160px'?). "
+        "Received: --dataset imagenette/160px-v3"
+    )
     assert "is neither. Received: --init-from" in refusal("--init-from", str(tmp_path / "missing"))
 
 

@@ -19,6 +19,7 @@ from keras_attention.layers.attention.score_modes import ATTENTION_SCORES
 from keras_attention.models.checkpoints.checkpoint_handles import is_checkpoint_handle
 from keras_attention.tasks.init_from_flag import check_init_from
 from keras_attention.tasks.init_from_flag import init_from_folder
+from keras_attention.tasks.tfds_names import check_tfds_name
 from keras_attention.training import command_line as cli
 
 # Defaults per model that reach BLEU > 90 on the built-in corpus on a CPU; the
@@ -247,8 +248,9 @@ def check_translation_data(parser, args):
     hf:, with the `datasets` package installed); parallel: and hf: have two
     different `--source-lang` and `--target-lang`; a parallel: folder holds
     `train.SRC` and `train.TGT`, and the `--test-prefix` set if one is
-    given (hf: takes none); an `--init-from` folder exists. The files'
-    lines are read later, by the loader.
+    given (hf: takes none); a tfds name is one tensorflow-datasets knows, or
+    is prepared under `--data-dir` (`tfds_name_problem`); an `--init-from`
+    folder exists. The files' lines are read later, by the loader.
 
     Args:
         parser: the script's parser.
@@ -274,6 +276,8 @@ def check_translation_data(parser, args):
     )
     if args.dataset.startswith(LANGUAGE_SOURCES):
         _check_languages(parser, args, path)
+    if path is None and args.dataset != "builtin":
+        check_tfds_name(parser, args.dataset, args.data_dir, DATASET_CHOICES)
     check_init_from(parser, args)
 
 

@@ -61,6 +61,7 @@ from keras_attention.data.skipped_items import SkippedItems
 from keras_attention.data.text_lines import report_lines
 from keras_attention.data.tfds_download import load_tfds
 from keras_attention.data.worker_shards import ONE_WORKER
+from keras_attention.tasks.tfds_names import tfds_name_problem
 from keras_attention.tasks.translation.builtin_corpus import builtin_translation_splits
 from keras_attention.tasks.translation.pair_files import HASH_RANGE
 from keras_attention.tasks.translation.pair_files import PairFiles
@@ -259,12 +260,12 @@ def _load_tfds(name, splits, data_dir, sample_size):
     Its sizes are tfds' own counts; its sample is the first `sample_size`
     training pairs (tfds shuffles a set's examples when it prepares it).
     """
-    import tensorflow_datasets as tfds  # Imported here: slow, and only this source needs it.
-
-    try:
-        tfds.builder(name, data_dir=data_dir)
-    except tfds.core.registered.DatasetNotFoundError as error:
-        raise _unknown_dataset_error(name) from error
+    problem = tfds_name_problem(name, data_dir)
+    if problem is not None:  # tfds' own error would list every set it knows
+        raise ValueError(
+            "`dataset` must be 'builtin', 'tsv:PATH', 'parallel:DIR', 'hf:PATH' or a "
+            f"tensorflow-datasets name; {problem}. Received: dataset={name!r}"
+        )
     datasets = load_tfds(name, split=list(splits), as_supervised=True, data_dir=data_dir)
     spec = datasets[0].element_spec
     if not (

@@ -125,6 +125,17 @@ def test_unknown_dataset_raises(dataset):
         load_translation_pairs(dataset)
 
 
+def test_a_misspelt_tfds_name_is_one_line_naming_the_close_names(tmp_path):
+    # Not tfds' own error, whose message lists every data set tfds knows.
+    with pytest.raises(ValueError) as error:
+        load_translation_pairs("buitin", data_dir=str(tmp_path))
+    assert str(error.value).endswith(
+        f"'buitin' is neither a tensorflow-datasets set nor prepared in {tmp_path} "
+        "(did you mean 'builtin'?). Received: dataset='buitin'"
+    )
+    assert "\n" not in str(error.value) and error.value.__cause__ is None
+
+
 def test_tfds_translation_dataset_with_mock_data():
     import tensorflow_datasets as tfds
 
