@@ -214,6 +214,12 @@ def hf_image_classification_files(dataset):
             mapped.append(name)
         encoded[name] = split.cast_column(image_column, datasets.Image(decode=False))
         files[name] = [((name, row), int(label)) for row, label in enumerate(labels)]
+    if len(class_names) < 2:
+        raise ValueError(
+            "`hf:` image classification sets need two or more classes to tell apart; the "
+            f"'{label_column}' column of {dataset} names {len(class_names)}: "
+            f"{class_names}. Received: dataset={dataset!r}"
+        )
     if mapped:
         layout += f"; the class names of {', '.join(mapped)} matched to train's by name"
     order = list(splits)

@@ -164,6 +164,16 @@ def _check_same_classes(root, classes):
         )
 
 
+def _check_two_classes(folder, names):
+    """A classifier tells classes apart: one class folder is a mistake (often the parent's)."""
+    if len(names) < 2:
+        raise ValueError(
+            "`dataset` folder must hold two or more class folders, one per class to tell "
+            f"apart; {folder} holds one, {names[0]}/ (is {os.path.join(folder, names[0])} "
+            "the data set?)."
+        )
+
+
 def find_image_folder_layout(root, strict=False, progress=None, allow_outside_links=False):
     """Reads a classification folder: class folders, or split folders of class folders.
 
@@ -180,13 +190,13 @@ def find_image_folder_layout(root, strict=False, progress=None, allow_outside_li
         an `ImageFolderListing`.
 
     Raises:
-        ValueError: `root` has no sub-folder; mixes split folders with other
-            folders; has split folders but no `train/`, two validation
-            folders, a split folder without class folders, or splits whose
-            class folders differ. Each message names the folders. Or a
-            split folder, class folder or image is a symbolic link that
-            leads outside `root`; the message names the links and their
-            targets.
+        ValueError: `root` has no sub-folder, or a single class folder;
+            mixes split folders with other folders; has split folders but
+            no `train/`, two validation folders, a split folder without
+            class folders, or splits whose class folders differ. Each
+            message names the folders. Or a split folder, class folder or
+            image is a symbolic link that leads outside `root`; the message
+            names the links and their targets.
     """
     links = OutsideLinks(root, allow_outside_links)
     entries = _visible_folders(root, strict)
@@ -201,6 +211,7 @@ def find_image_folder_layout(root, strict=False, progress=None, allow_outside_li
         classes = class_image_files(root, strict, progress, links)
         links.refuse()
         names = sorted(classes)
+        _check_two_classes(root, names)
         files = [(path, label) for label, name in enumerate(names) for path in classes[name]]
         return ImageFolderListing("class folders", names, {ALL: files}, {ALL: root})
     others = [folder for folder in folders if folder not in splits.values()]
@@ -230,6 +241,7 @@ def find_image_folder_layout(root, strict=False, progress=None, allow_outside_li
     links.refuse()
     _check_same_classes(root, {splits[split]: sorted(found) for split, found in classes.items()})
     names = sorted(classes["train"])
+    _check_two_classes(os.path.join(root, splits["train"]), names)
     files = {
         split: [(path, label) for label, name in enumerate(names) for path in found[name]]
         for split, found in classes.items()

@@ -140,6 +140,24 @@ def test_split_folders_that_cannot_be_read_as_splits_are_refused_by_name(tmp_pat
         load(tmp_path)
 
 
+@pytest.mark.parametrize("split_folders", [False, True])
+def test_a_single_class_folder_is_refused_naming_it_as_perhaps_the_data_set(
+    tmp_path, split_folders
+):
+    # A one-class "classifier" would train on a zero loss and, before this, failed inside
+    # the learning monitor on its negative-zero baseline.
+    root = tmp_path / "photos"
+    write_split(root / "train" if split_folders else root, 2, classes=("flowers",))
+    folder = root / "train" if split_folders else root
+    with pytest.raises(ValueError) as error:
+        load(root)
+    assert str(error.value) == (
+        "`dataset` folder must hold two or more class folders, one per class to tell apart; "
+        f"{folder} holds one, flowers/ (is {folder / 'flowers'} the data set?). "
+        f"Received: dataset='folder:{root}'"
+    )
+
+
 def test_appledouble_and_corrupt_files_are_skipped_where_met_and_named(tmp_path):
     root, run = tmp_path / "data", tmp_path / "run"
     write_split(root, 2)
@@ -176,6 +194,19 @@ def test_file_and_folder_names_that_are_not_utf8_are_skipped_naming_their_bytes(
     assert data.class_names == list(CLASSES) and len(contents(data)["train"]) == 6
     with pytest.raises(ValueError, match="are not UTF-8"):
         load(tmp_path, strict=True)
+
+
+def test_hf_set_with_a_single_class_is_refused(tmp_path):
+    datasets = pytest.importorskip("datasets", reason="hf: needs the optional `datasets` package")
+    features = datasets.Features(
+        {"image": datasets.Image(), "label": datasets.ClassLabel(names=["ant"])}
+    )
+    images = [{"bytes": png(0, n), "path": None} for n in range(3)]
+    datasets.Dataset.from_dict(
+        {"image": images, "label": [0, 0, 0]}, features=features
+    ).save_to_disk(tmp_path / "hf")
+    with pytest.raises(ValueError, match=r"two or more classes .* names 1: \['ant'\]"):
+        load_image_classification_dataset(f"hf:{tmp_path / 'hf'}", 6)
 
 
 def test_hf_folder_of_images_with_class_labels(tmp_path):
