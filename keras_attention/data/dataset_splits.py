@@ -94,3 +94,39 @@ class DatasetSplits(dict):
         counts[0] += f" {self.unit}"
         rule = f" ({self.split_rule})" if self.split_rule else ""
         return f"{self.layout}: {', '.join(counts)}{rule}"
+
+
+def check_scored_split(sizes, scored, unit, source):
+    """Stops before training when the split a run is scored on holds nothing.
+
+    A data set of a few items (a file of 2 sentence pairs, one image per
+    class) leaves its held-out splits empty; the run would train, then fail
+    when it scores. This says so first.
+
+    Args:
+        sizes: dict split name -> number of items (None where unknown).
+        scored: the split the run is scored on ("test" or "validation").
+        unit: what the items are, e.g. "sentence pairs".
+        source: the data set, as its summary line names it.
+
+    Raises:
+        ValueError: `sizes[scored]` is 0; the message gives every split's size.
+
+    Example:
+
+    >>> from keras_attention.data.dataset_splits import check_scored_split
+    >>> check_scored_split({"train": 8, "test": 1}, "test", "images", "folder:pets")
+    >>> check_scored_split({"train": 2, "validation": 0, "test": 0}, "test", "sentence pairs",
+    ...                    "tsv file pairs.tsv")
+    Traceback (most recent call last):
+    ...
+    ValueError: `dataset` must leave sentence pairs for the test split, ... test 0: ...
+    """
+    if sizes.get(scored) != 0:
+        return
+    counts = ", ".join(f"{name} {count}" for name, count in sizes.items())
+    raise ValueError(
+        f"`dataset` must leave {unit} for the {scored} split, which the run is scored on; "
+        f"{source} gives {counts}: give it more {unit}, or a layout with its own {scored} "
+        f"split. Received: sizes={sizes}"
+    )

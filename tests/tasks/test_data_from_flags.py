@@ -10,10 +10,12 @@ from keras_attention.tasks.captioning import sources as caption_sources
 from keras_attention.tasks.captioning.flags import build_captioning_parser
 from keras_attention.tasks.captioning.flags import with_captioner_defaults
 from keras_attention.tasks.captioning.training_data import load_caption_splits
+from keras_attention.tasks.captioning.training_data import prepare_caption_data
 from keras_attention.tasks.image_classification.recipe_from_flags import parse_vit_arguments
 from keras_attention.tasks.image_classification.training_data import prepare_vit_data
 from keras_attention.tasks.translation.flags import parse_translation_arguments
 from keras_attention.tasks.translation.training_data import load_translation_splits
+from keras_attention.tasks.translation.training_data import prepare_translation_data
 
 
 @pytest.fixture
@@ -108,3 +110,38 @@ def test_language_flags_are_refused_for_sources_without_languages(capsys):
         "de",
         "test_2016_flickr",
     )
+
+
+def _png(path, level):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(tf.io.encode_png(np.full((8, 8, 3), level, np.uint8)).numpy())
+
+
+def _prepare_tiny(family, tmp_path):
+    """Prepares a data set too small to leave a test split, as each script does."""
+    run = ["--output-dir", str(tmp_path / "run")]
+    if family == "translation":
+        (tmp_path / "pairs.tsv").write_text("hello\thola\nbye\tadios\n")
+        args = parse_translation_arguments(["--dataset", f"tsv:{tmp_path / 'pairs.tsv'}", *run])
+        return prepare_translation_data(load_translation_splits(args), args)
+    if family == "captioning":
+        _png(tmp_path / "data" / "a.png", 10)
+        (tmp_path / "data" / "captions.tsv").write_text("a.png\ta grey square\n")
+        args = _caption_args(["--dataset", f"folder:{tmp_path / 'data'}", *run])
+        return prepare_caption_data(load_caption_splits(args), args)
+    _png(tmp_path / "data" / "cat" / "1.png", 10)
+    _png(tmp_path / "data" / "dog" / "1.png", 200)
+    return prepare_vit_data(parse_vit_arguments(["--dataset", f"folder:{tmp_path / 'data'}", *run]))
+
+
+@pytest.mark.parametrize(
+    "family, unit", [("translation", "sentence pairs"), ("captioning", "images"), ("vit", "images")]
+)
+def test_data_leaving_the_scored_split_empty_stops_before_training(tmp_path, family, unit):
+    # Trained, such a run failed when it came to score its empty test split.
+    with pytest.raises(ValueError) as error:
+        _prepare_tiny(family, tmp_path)
+    message = str(error.value)
+    assert message.startswith(f"`dataset` must leave {unit} for the test split, which the run")
+    assert "validation 0, test 0: give it more" in message
+    assert not (tmp_path / "run" / "vocabulary").exists()  # stopped before any vocabulary

@@ -24,6 +24,7 @@ image size 48x48: built-in scenes drawn at 48x48, ...: a 12x12 feature grid
 
 import dataclasses
 
+from keras_attention.data.dataset_splits import check_scored_split
 from keras_attention.data.image_decoding import undecodable_images
 from keras_attention.data.worker_shards import ONE_WORKER
 from keras_attention.losses.prior_cross_entropy import prior_cross_entropy
@@ -150,6 +151,7 @@ def prepare_caption_data(splits, args, shuffle_seed=None):
     Returns:
         a `CaptionData`.
     """
+    check_scored_split(splits.sizes, "test", "images", splits.layout)  # before any training
     captions = splits.sample
     encoder = train_caption_vocabulary(captions, args.vocabulary_size, args.output_dir)
     max_length = caption_length(captions, encoder, args.max_length)

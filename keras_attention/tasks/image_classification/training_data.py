@@ -9,6 +9,7 @@ augmented (`vit_augmentation`), validation and test ones as they are.
 import dataclasses
 
 from keras_attention.data.dataset_length import dataset_length
+from keras_attention.data.dataset_splits import check_scored_split
 from keras_attention.data.image_decoding import undecodable_images
 from keras_attention.data.worker_shards import ONE_WORKER
 from keras_attention.tasks.image_classification.batches import make_classification_batches
@@ -125,6 +126,7 @@ def prepare_vit_data(args, shuffle_seed=None, shard=ONE_WORKER):
             shard=shard,
             listing=listing,
         )
+    check_scored_split(loaded.split_sizes, "test", "images", loaded.layout)  # before training
     if args.recipe is None:
         num_train = loaded.split_sizes.get("train")
         if num_train is None:  # a tfds split of unknown length: counted once

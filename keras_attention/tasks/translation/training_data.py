@@ -24,6 +24,7 @@ import os
 
 import numpy as np
 
+from keras_attention.data.dataset_splits import check_scored_split
 from keras_attention.data.length_limits import LENGTH_PERCENTILE
 from keras_attention.data.length_limits import covering_length
 from keras_attention.data.length_limits import share_longer
@@ -420,13 +421,16 @@ def prepare_translation_data(splits, args, shuffle_seed=None):
     >>> data.split_sizes, data.summary_lines()[0]
     ({'train': 180, 'validation': 10, 'test': 10}, 'data: built-in English -> Spanish corpus: ...')
     """
+    sizes = _split_sizes(splits)
+    held_out = "test" if "test" in splits else "validation"
+    source = splits.layout if hasattr(splits, "layout") else "the data"
+    check_scored_split(sizes, held_out, "sentence pairs", source)  # before any training
     sample = _training_sample(splits)
     if getattr(args, "init_from", None):
         encoders = checkpoint_tokenizers(args.init_from, args.output_dir)
     else:
         encoders = train_translation_vocabularies(sample, args.vocabulary_size, args.output_dir)
     statistics = translation_token_statistics(sample, *encoders)
-    sizes = _split_sizes(splits)
     num_train = sizes["train"]
     estimated = getattr(splits, "estimated", False)
     basis = (
@@ -439,7 +443,7 @@ def prepare_translation_data(splits, args, shuffle_seed=None):
     has_validation = sizes.get("validation", 0) > 0
     return TranslationData(
         splits=splits,
-        held_out="test" if "test" in splits else "validation",
+        held_out=held_out,
         source_encoder=encoders[0],
         target_encoder=encoders[1],
         num_train=num_train,
