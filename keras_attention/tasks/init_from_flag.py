@@ -13,6 +13,7 @@ Example:
 >>> import argparse, tempfile
 >>> from keras_attention.tasks.init_from_flag import init_from_folder
 >>> folder = tempfile.mkdtemp()
+>>> _ = open(f"{folder}/config.json", "w").write('{"model_type": "marian"}')
 >>> args = argparse.Namespace(init_from=folder)
 >>> init_from_folder(argparse.ArgumentParser(), args) == folder == args.init_from
 True
@@ -20,11 +21,15 @@ True
 
 import os
 
+from keras_attention.models.checkpoints.checkpoint_folders import CONFIG_FILE
+from keras_attention.models.checkpoints.checkpoint_folders import KERAS_HUB_METADATA_FILE
 from keras_attention.models.checkpoints.checkpoint_handles import checkpoint_folder
 from keras_attention.models.checkpoints.checkpoint_handles import is_checkpoint_handle
 from keras_attention.training.command_line import expand_path
 from keras_attention.training.command_line import usage_error
 
+# A checkpoint folder holds one of these: a Hugging Face model's, or a keras-hub preset's.
+CHECKPOINT_FILES = (CONFIG_FILE, KERAS_HUB_METADATA_FILE)
 HANDLES = (
     "hf://ORG/NAME[@REVISION], kaggle://OWNER/MODEL/keras/VARIANT[/VERSION] or a keras-hub "
     "preset name"
@@ -53,6 +58,15 @@ def _folder(parser, given):
             parser,
             f"--init-from must be a checkpoint folder or a handle ({HANDLES}); {folder} is "
             f"neither. Received: --init-from {given}",
+        )
+    if not any(os.path.isfile(os.path.join(folder, name)) for name in CHECKPOINT_FILES):
+        files = sorted(os.listdir(folder))
+        held = f"its files: {', '.join(files[:5])}{', ...' if len(files) > 5 else ''}"
+        usage_error(
+            parser,
+            f"--init-from must be a checkpoint folder, holding a Hugging Face model's "
+            f"{CONFIG_FILE} or a keras-hub preset's {KERAS_HUB_METADATA_FILE}; {folder} holds "
+            f"neither ({held if files else 'it is empty'}). Received: --init-from {given}",
         )
     return folder
 

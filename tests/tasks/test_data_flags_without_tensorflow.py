@@ -221,8 +221,10 @@ def test_image_classification_sources(tmp_path, capsys):
         ["--dataset", "imagenette/160px-v2"],
         ["--dataset", f"folder:{tmp_path}"],
         ["--dataset", f"hf:{tmp_path}"],
-        ["--init-from", str(tmp_path)],
+        ["--init-from", str(tmp_path / "vit")],
     ):
+        (tmp_path / "vit").mkdir(exist_ok=True)
+        (tmp_path / "vit" / "config.json").write_text('{"model_type": "vit"}')
         check_vit_data(parser, parser.parse_args(argv))
     assert "'hf :' is not a source" in refusal("--dataset", "hf :x")
     file = _csv(tmp_path / "list.csv")
@@ -237,6 +239,17 @@ def test_image_classification_sources(tmp_path, capsys):
         "Received: --dataset imagenette/160px-v3"
     )
     assert "is neither. Received: --init-from" in refusal("--init-from", str(tmp_path / "missing"))
+    # A folder without a checkpoint's file: refused before TensorFlow, naming what it holds.
+    (tmp_path / "weights").mkdir()
+    (tmp_path / "weights" / "model.safetensors").write_bytes(b"")
+    assert refusal("--init-from", str(tmp_path / "weights")) == (
+        f"{parser.prog}: error: --init-from must be a checkpoint folder, holding a Hugging Face "
+        f"model's config.json or a keras-hub preset's metadata.json; {tmp_path / 'weights'} "
+        f"holds neither (its files: model.safetensors). Received: --init-from "
+        f"{tmp_path / 'weights'}"
+    )
+    (tmp_path / "empty").mkdir()
+    assert "holds neither (it is empty)" in refusal("--init-from", str(tmp_path / "empty"))
 
 
 @pytest.mark.parametrize(
