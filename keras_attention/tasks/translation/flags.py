@@ -236,7 +236,19 @@ def parse_translation_arguments(argv=None, parser=None):
         )
     if args.init_from:
         _check_fine_tuning_flags(parser, args)
-    return cli.with_model_defaults(args, TRANSLATION_MODEL_DEFAULTS)
+    if args.max_length is not None and args.max_length < 2:
+        # Each sequence holds its sentence's tokens and a start or end token.
+        parser.error(
+            "--max-length must be 2 or more: a sentence's tokens and its start or end token. "
+            f"Received: --max-length {args.max_length}"
+        )
+    args = cli.with_model_defaults(args, TRANSLATION_MODEL_DEFAULTS)
+    if args.model == "transformer" and not args.init_from and args.hidden_dim % args.num_heads:
+        parser.error(
+            "--num-heads must divide --hidden-dim (each head reads an equal share). "
+            f"Received: --hidden-dim {args.hidden_dim}, --num-heads {args.num_heads}"
+        )
+    return args
 
 
 def check_translation_data(parser, args):

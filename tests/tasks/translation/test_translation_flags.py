@@ -1,5 +1,7 @@
 """The translation command line, the recipe written back into it, and the model it describes."""
 
+import re
+
 import numpy as np
 import pytest
 from optimizer_steps import learning_rates_at
@@ -128,6 +130,26 @@ def test_an_unknown_model_is_named():
     args.model = "cnn"
     with pytest.raises(ValueError, match="`args.model` must be 'transformer' or 'rnn'.*'cnn'"):
         models.translator_from_arguments(args, 30, 40)
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--max-length", "1"], "--max-length must be 2 or more: .* Received: --max-length 1"),
+        (
+            ["--num-heads", "3", "--hidden-dim", "64"],
+            "--num-heads must divide --hidden-dim .* Received: --hidden-dim 64, --num-heads 3",
+        ),
+        (["--num-heads", "3"], "Received: --hidden-dim 64, --num-heads 3"),  # the default width
+    ],
+)
+def test_flags_the_model_cannot_take_are_refused_while_parsing(argv, message, capsys):
+    # Not later, by the model's constructor, in its own argument names.
+    with pytest.raises(SystemExit) as stop:
+        parse_translation_arguments(argv)
+    assert stop.value.code == 2
+    assert re.search(message, capsys.readouterr().err.splitlines()[-1])
+    assert parse_translation_arguments(["--model", "rnn", "--num-heads", "3"]).hidden_dim == 64
 
 
 def test_compile_translator_warms_up_then_decays_to_zero():
