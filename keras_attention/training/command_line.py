@@ -399,6 +399,22 @@ def positive_int(text):
     return _number(text, int, lambda value: value > 0, "a positive integer")
 
 
+def token_length(text):
+    """`argparse` type of `--max-length`: an integer >= 2, a text's pieces and a start or end token.
+
+    Example:
+
+    >>> from keras_attention.training.command_line import token_length
+    >>> token_length("1")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be an integer >= 2 (a piece and a start ...); received 1
+    """
+    return _number(
+        text, int, lambda value: value >= 2, "an integer >= 2 (a piece and a start or end token)"
+    )
+
+
 def non_negative_int(text):
     """`argparse` type: an integer >= 0."""
     return _number(text, int, lambda value: value >= 0, "an integer >= 0")

@@ -212,7 +212,7 @@ def _add_input_flags(add):
     )
     add(
         "--max-length",
-        type=cli.positive_int,
+        type=cli.token_length,
         help="tokens read and written per caption: its pieces plus the start (or end) token "
         "(default: fits the longest training caption)",
     )

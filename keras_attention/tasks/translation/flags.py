@@ -109,7 +109,7 @@ def _add_model_flags(add):
     )
     add(
         "--max-length",
-        type=cli.positive_int,
+        type=cli.token_length,
         help="tokens per source and per target sentence (default: fits 99.9%% of the "
         "training sentences, measured on up to 200,000 of them; see --long-pairs)",
     )
@@ -236,12 +236,6 @@ def parse_translation_arguments(argv=None, parser=None):
         )
     if args.init_from:
         _check_fine_tuning_flags(parser, args)
-    if args.max_length is not None and args.max_length < 2:
-        # Each sequence holds its sentence's tokens and a start or end token.
-        parser.error(
-            "--max-length must be 2 or more: a sentence's tokens and its start or end token. "
-            f"Received: --max-length {args.max_length}"
-        )
     args = cli.with_model_defaults(args, TRANSLATION_MODEL_DEFAULTS)
     if args.model == "transformer" and not args.init_from and args.hidden_dim % args.num_heads:
         parser.error(

@@ -135,7 +135,7 @@ def test_an_unknown_model_is_named():
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["--max-length", "1"], "--max-length must be 2 or more: .* Received: --max-length 1"),
+        (["--max-length", "1"], "--max-length: must be an integer >= 2 .*; received 1"),
         (
             ["--num-heads", "3", "--hidden-dim", "64"],
             "--num-heads must divide --hidden-dim .* Received: --hidden-dim 64, --num-heads 3",
