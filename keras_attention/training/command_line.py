@@ -613,6 +613,12 @@ def _dataset_path(parser, dataset, prefix, kind):
             f"--dataset {prefix} must be followed by the path of {what}; {path} {state}. "
             f"Received: --dataset {dataset}",
         )
+    if os.path.isfile(path) and os.path.getsize(path) == 0:
+        usage_error(
+            parser,
+            f"--dataset {prefix} must be followed by the path of a file with data; {path} is "
+            f"empty. Received: --dataset {dataset}",
+        )
     return path
 
 

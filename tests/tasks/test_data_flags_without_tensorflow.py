@@ -141,6 +141,12 @@ def test_translation_sources_and_their_languages(tmp_path, capsys, monkeypatch):
         f"{tmp_path / 'missing.tsv'} does not exist. Received: --dataset tsv:{tmp_path}"
         "/missing.tsv"
     )
+    (tmp_path / "empty.tsv").write_bytes(b"")
+    assert refusal("--dataset", f"tsv:{tmp_path / 'empty.tsv'}") == (
+        f"{parser.prog}: error: --dataset tsv: must be followed by the path of a file with "
+        f"data; {tmp_path / 'empty.tsv'} is empty. "
+        f"Received: --dataset tsv:{tmp_path / 'empty.tsv'}"
+    )
     assert refusal("--dataset", f"tsv:{tmp_path}").endswith(
         f"{tmp_path} is a folder. Received: --dataset tsv:{tmp_path}"
     )
