@@ -112,7 +112,6 @@ def prepare_vit_data(args, shuffle_seed=None, shard=ONE_WORKER):
         listing = list_image_folder(args.dataset, args.strict, args.allow_outside_links)
     native_size = native_image_size(args.dataset, strict=args.strict, listing=listing)
     image_shape = vit_model_input_shape(args, native_size)
-    undecodable = undecodable_images(args.output_dir, args.strict)
     with download_errors_as_exit():
         loaded = load_image_classification_dataset(
             args.dataset,
@@ -121,7 +120,7 @@ def prepare_vit_data(args, shuffle_seed=None, shard=ONE_WORKER):
             builtin_sizes=args.builtin_sizes,
             data_dir=args.data_dir,
             strict=args.strict,
-            skipped=undecodable,
+            skipped=undecodable_images(args.output_dir, args.strict),
             shuffle_seed=shuffle_seed,
             shard=shard,
             listing=listing,
