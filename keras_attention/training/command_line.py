@@ -19,6 +19,8 @@ import difflib
 import os
 from typing import NamedTuple
 
+from keras_attention.training.tfds_names import tfds_name_problem
+
 STRATEGIES = ("default", "mirrored", "multiworker", "tpu")
 # What the path after a `--dataset` prefix must be (see `check_dataset_flag`).
 _PATH_KINDS = {"file": "a file", "folder": "a folder", "path": "a file or a folder"}
@@ -523,11 +525,13 @@ def usage_error(parser, message):
     parser.exit(2, f"{parser.prog}: error: {message}\n")
 
 
-def check_dataset_flag(parser, dataset, *, paths, is_named, expected, names=("builtin",)):
+def check_dataset_flag(
+    parser, dataset, *, paths, is_named, expected, names=("builtin",), data_dir=None
+):
     """Stops with one `error:` line unless `--dataset` is a named set or PREFIX + an existing path.
 
     Pure Python: the scripts call it before TensorFlow loads, so that a typo
-    in a prefix or a path is answered at once, before the run claims its
+    in a prefix, a path or a tensorflow-datasets name is answered at once, before the run claims its
     folder. An `hf:` path also needs the `datasets` package
     (`check_hf_datasets_installed`).
 
@@ -540,6 +544,9 @@ def check_dataset_flag(parser, dataset, *, paths, is_named, expected, names=("bu
             ('builtin', a tensorflow-datasets name).
         expected: what `--dataset` takes, for the message.
         names: the named sets, offered when a value is close to one ("buitin").
+        data_dir: the `--data-dir` value: a named set other than 'builtin' is a
+            tensorflow-datasets name, which tfds must know or this folder hold
+            prepared (`tfds_name_problem`).
 
     Returns:
         the path after the prefix with `~` and `$VARIABLES` expanded, or None
@@ -568,6 +575,11 @@ def check_dataset_flag(parser, dataset, *, paths, is_named, expected, names=("bu
             check_hf_datasets_installed(parser, dataset)
             return path
     if is_named(dataset):
+        problem = None if dataset == "builtin" else tfds_name_problem(dataset, data_dir)
+        if problem is not None:
+            usage_error(
+                parser, f"--dataset must be {expected}; {problem}. Received: --dataset {dataset}"
+            )
         return None
     hint = _dataset_hint(dataset, paths, names)
     usage_error(parser, f"--dataset must be {expected}{hint}. Received: --dataset {dataset}")

@@ -19,7 +19,6 @@ import argparse
 
 from keras_attention.tasks.init_from_flag import check_init_from
 from keras_attention.tasks.init_from_flag import init_from_checkpoint_folder
-from keras_attention.tasks.tfds_names import check_tfds_name
 from keras_attention.training import command_line as cli
 
 # Defaults per model that reach BLEU > 90 on the built-in scenes in a few CPU minutes,
@@ -341,10 +340,9 @@ def check_captioning_data(parser, args):
         paths=DATASET_PATHS,
         is_named=lambda name: name == "builtin" or name.split("/")[0] == "coco_captions",
         expected=DATASET_CHOICES,
+        data_dir=args.data_dir,
         names=("builtin", "coco_captions"),
     )
-    if path is None and args.dataset != "builtin":
-        check_tfds_name(parser, args.dataset, args.data_dir, DATASET_CHOICES)
     check_init_from(parser, args)
     if args.dataset.startswith("csv:"):
         columns = {"--image-column": args.image_column, "--caption-column": args.caption_column}

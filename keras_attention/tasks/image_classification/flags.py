@@ -15,7 +15,6 @@ Example:
 """
 
 from keras_attention.tasks.init_from_flag import check_init_from
-from keras_attention.tasks.tfds_names import check_tfds_name
 from keras_attention.training import command_line as cli
 
 VIT_DATASET_FORMATS = (
@@ -228,16 +227,15 @@ def check_vit_data(parser, args):
     ...
     SystemExit: 2
     """
-    path = cli.check_dataset_flag(
+    cli.check_dataset_flag(
         parser,
         args.dataset,
         paths=DATASET_PATHS,
         is_named=lambda name: name in ("builtin",) + TFDS_SETS or name.startswith("imagenette/"),
         expected=DATASET_CHOICES,
+        data_dir=args.data_dir,
         names=("builtin",) + TFDS_SETS,
     )
-    if path is None and args.dataset != "builtin":
-        check_tfds_name(parser, args.dataset, args.data_dir, DATASET_CHOICES)
     check_init_from(parser, args)
 
 

@@ -19,7 +19,6 @@ from keras_attention.layers.attention.score_modes import ATTENTION_SCORES
 from keras_attention.models.checkpoints.checkpoint_handles import is_checkpoint_handle
 from keras_attention.tasks.init_from_flag import check_init_from
 from keras_attention.tasks.init_from_flag import init_from_folder
-from keras_attention.tasks.tfds_names import check_tfds_name
 from keras_attention.training import command_line as cli
 
 # Defaults per model that reach BLEU > 90 on the built-in corpus on a CPU; the
@@ -279,11 +278,10 @@ def check_translation_data(parser, args):
         paths=DATASET_PATHS,
         is_named=_is_named_translation_set,
         expected=DATASET_CHOICES,
+        data_dir=args.data_dir,
     )
     if args.dataset.startswith(LANGUAGE_SOURCES):
         _check_languages(parser, args, path)
-    if path is None and args.dataset != "builtin":
-        check_tfds_name(parser, args.dataset, args.data_dir, DATASET_CHOICES)
     check_init_from(parser, args)
 
 

@@ -61,7 +61,6 @@ from keras_attention.data.skipped_items import SkippedItems
 from keras_attention.data.text_lines import report_lines
 from keras_attention.data.tfds_download import load_tfds
 from keras_attention.data.worker_shards import ONE_WORKER
-from keras_attention.tasks.tfds_names import tfds_name_problem
 from keras_attention.tasks.translation.builtin_corpus import builtin_translation_splits
 from keras_attention.tasks.translation.pair_files import HASH_RANGE
 from keras_attention.tasks.translation.pair_files import PairFiles
@@ -69,6 +68,7 @@ from keras_attention.tasks.translation.pair_files import sample_pairs
 from keras_attention.tasks.translation.pair_files import source_hashes
 from keras_attention.tasks.translation.parallel_text import PARALLEL_PREFIX
 from keras_attention.tasks.translation.parallel_text import parallel_split_files
+from keras_attention.training.tfds_names import tfds_name_problem
 
 TSV_PREFIX = "tsv:"
 # Dataset names as tfds spells them: "name", "name/config", "name/config:1.0.0".

@@ -15,7 +15,7 @@ reads a prepared copy whose builder code it lacks.
 
 Example:
 
->>> from keras_attention.tasks.tfds_names import tfds_name_problem
+>>> from keras_attention.training.tfds_names import tfds_name_problem
 >>> tfds_name_problem("ted_hrlr_translate/pt_to_en") is None
 True
 >>> print(tfds_name_problem("ted_hrlr_translate/pt_to_xx"))
@@ -24,8 +24,6 @@ True
 
 import difflib
 import os
-
-from keras_attention.training.command_line import usage_error
 
 # How alike a name must be to another to be offered as "did you mean" (difflib's ratio).
 _CLOSE_ENOUGH = 0.75
@@ -38,7 +36,7 @@ def tfds_data_dirs(data_dir=None):
 
     Example:
 
-    >>> from keras_attention.tasks.tfds_names import tfds_data_dirs
+    >>> from keras_attention.training.tfds_names import tfds_data_dirs
     >>> tfds_data_dirs("/data/tfds")
     ['/data/tfds']
     """
@@ -63,7 +61,7 @@ def tfds_name_problem(name, data_dir=None, other_names=("builtin",)):
 
     Example:
 
-    >>> from keras_attention.tasks.tfds_names import tfds_name_problem
+    >>> from keras_attention.training.tfds_names import tfds_name_problem
     >>> print(tfds_name_problem("buitin", data_dir="/nowhere"))
     'buitin' is neither a tensorflow-datasets set nor prepared in /nowhere (did you mean 'builtin'?)
     """
@@ -88,33 +86,6 @@ def tfds_name_problem(name, data_dir=None, other_names=("builtin",)):
     return f"{builder!r} has no config {config!r}" + (
         _did_you_mean(close) if close else f"; its configs: {', '.join(configs)}"
     )
-
-
-def check_tfds_name(parser, dataset, data_dir, expected):
-    """Stops with one `error:` line (exit status 2) when tfds cannot load `--dataset`.
-
-    Args:
-        parser: the script's parser (its name starts the line).
-        dataset: the `--dataset` value, a tensorflow-datasets name.
-        data_dir: the `--data-dir` value, or None.
-        expected: what `--dataset` takes, for the message.
-
-    Example:
-
-    >>> import argparse
-    >>> from keras_attention.tasks.tfds_names import check_tfds_name
-    >>> parser = argparse.ArgumentParser(prog="train.py")
-    >>> check_tfds_name(parser, "ted_hrlr_translate/pt_to_en", None, "a tfds name")
-    >>> check_tfds_name(parser, "buitin", "/nowhere", "'builtin' or a tfds name")
-    Traceback (most recent call last):
-    ...
-    SystemExit: 2
-    """
-    problem = tfds_name_problem(dataset, data_dir)
-    if problem is not None:
-        usage_error(
-            parser, f"--dataset must be {expected}; {problem}. Received: --dataset {dataset}"
-        )
 
 
 def _did_you_mean(names):
