@@ -79,7 +79,10 @@ def tfds_name_problem(name, data_dir=None, other_names=("builtin",)):
             f"{builder!r} is neither a tensorflow-datasets set nor prepared in "
             f"{', '.join(tfds_data_dirs(data_dir))}{_did_you_mean(close)}"
         )
-    configs = [c.name for c in tfds.builder_cls(builder).BUILDER_CONFIGS or ()]
+    try:
+        configs = [c.name for c in tfds.builder_cls(builder).BUILDER_CONFIGS or ()]
+    except Exception:  # a builder whose code needs more to import: tfds will say so itself
+        return None
     if not config or not configs or config in configs:
         return None
     close = difflib.get_close_matches(config, configs, n=3, cutoff=_CLOSE_ENOUGH)
