@@ -29,21 +29,19 @@ import os
 _CLOSE_ENOUGH = 0.75
 
 
-def tfds_data_dirs(data_dir=None):
-    """The folders tfds reads prepared data sets from: `data_dir`, else its default.
+def tfds_data_dir(data_dir=None):
+    """The folder tfds reads prepared data sets from: `data_dir`, else its default.
 
     tfds' default is `$TFDS_DATA_DIR`, else `~/tensorflow_datasets`.
 
     Example:
 
-    >>> from keras_attention.training.tfds_names import tfds_data_dirs
-    >>> tfds_data_dirs("/data/tfds")
-    ['/data/tfds']
+    >>> from keras_attention.training.tfds_names import tfds_data_dir
+    >>> tfds_data_dir("/data/tfds")
+    '/data/tfds'
     """
-    if data_dir:
-        return [os.path.expanduser(data_dir)]
     default = os.environ.get("TFDS_DATA_DIR") or os.path.join("~", "tensorflow_datasets")
-    return [os.path.expanduser(default)]
+    return os.path.expanduser(data_dir or default)
 
 
 def tfds_name_problem(name, data_dir=None, other_names=("builtin",)):
@@ -68,16 +66,16 @@ def tfds_name_problem(name, data_dir=None, other_names=("builtin",)):
     import tensorflow_datasets as tfds  # Imported here: only named sets need it.
 
     builder, _, config = name.split(":")[0].partition("/")
-    prepared = [os.path.join(folder, builder) for folder in tfds_data_dirs(data_dir)]
+    folder = tfds_data_dir(data_dir)
     registered = tfds.list_builders(with_community_datasets=False)
     if builder not in registered:
-        if any(os.path.isdir(folder) for folder in prepared):
+        if os.path.isdir(os.path.join(folder, builder)):
             return None  # a prepared copy; tfds reads its configs from the folder
         candidates = dict.fromkeys([*other_names, *registered])  # tfds lists some twice
         close = difflib.get_close_matches(builder, list(candidates), n=3, cutoff=_CLOSE_ENOUGH)
         return (
             f"{builder!r} is neither a tensorflow-datasets set nor prepared in "
-            f"{', '.join(tfds_data_dirs(data_dir))}{_did_you_mean(close)}"
+            f"{folder}{_did_you_mean(close)}"
         )
     try:
         configs = [c.name for c in tfds.builder_cls(builder).BUILDER_CONFIGS or ()]

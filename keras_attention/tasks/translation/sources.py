@@ -84,11 +84,12 @@ _TSV_RULE = (
 _PARALLEL_PROBLEM = "are blank or not UTF-8 on one side"
 
 
-def _unknown_dataset_error(dataset):
+def _unknown_dataset_error(dataset, reason=None):
+    """The ValueError of a `dataset` that is no source, with why where it is known."""
     return ValueError(
         "`dataset` must be 'builtin', 'tsv:PATH', 'parallel:DIR', 'hf:PATH' or a "
-        "tensorflow-datasets name such as 'ted_hrlr_translate/pt_to_en'. "
-        f"Received: dataset={dataset!r}"
+        "tensorflow-datasets name such as 'ted_hrlr_translate/pt_to_en'"
+        f"{'; ' + reason if reason else ''}. Received: dataset={dataset!r}"
     )
 
 
@@ -262,10 +263,7 @@ def _load_tfds(name, splits, data_dir, sample_size):
     """
     problem = tfds_name_problem(name, data_dir)
     if problem is not None:  # tfds' own error would list every set it knows
-        raise ValueError(
-            "`dataset` must be 'builtin', 'tsv:PATH', 'parallel:DIR', 'hf:PATH' or a "
-            f"tensorflow-datasets name; {problem}. Received: dataset={name!r}"
-        )
+        raise _unknown_dataset_error(name, problem)
     datasets = load_tfds(name, split=list(splits), as_supervised=True, data_dir=data_dir)
     spec = datasets[0].element_spec
     if not (
