@@ -6,7 +6,10 @@ without CUDA, `import tensorflow` prints "All log messages before
 absl::InitializeLog() ..." and "Could not find cuda drivers" twice, and the
 first operation "failed call to cuInit". tensorflow-text's SentencePiece op
 says "precompiled_charsmap is empty" the first time it reads each model
-(this library's models do not normalise text, on purpose). Within
+(this library's models do not normalise text, on purpose). TensorFlow also
+says "oneDNN custom operations are on" once for each of its two native
+libraries: a native log line that repeats an earlier one word for word (but
+for its time and process) is written back once. Within
 `native_start_up_lines_dropped()` the stderr file descriptor goes to a
 temporary file; when the block ends, every line but those is written back,
 in order, so that nothing else is lost (an error, a traceback, a real
@@ -37,6 +40,8 @@ _START_UP_LINES = re.compile(
     r"|failed call to cuInit"
     r"|precompiled_charsmap is empty\. use identity normalization"
 )
+# The head of a native (absl) log line: "I0000 00:00:1795951059.600841   15181 port.cc:153] ".
+_NATIVE_LOG_HEAD = re.compile(r"^[IWEF]\d{4} [\d:.]+\s+\d+ [^\s\]]+\] ")
 
 
 def is_start_up_line(line):
@@ -78,9 +83,36 @@ def native_start_up_lines_dropped():
             os.close(saved)
             captured.seek(0)
             lines = captured.read().decode("utf-8", "replace").splitlines(keepends=True)
-            kept = "".join(line for line in lines if not is_start_up_line(line))
+            kept = "".join(
+                _first_of_each_native_line(line for line in lines if not is_start_up_line(line))
+            )
             if kept:
                 os.write(STDERR_FD, kept.encode("utf-8"))
+
+
+def _first_of_each_native_line(lines):
+    """`lines` without native log lines that say what an earlier one said; others all kept.
+
+    Only native log lines are compared (a traceback may repeat a line on purpose).
+
+    Example:
+
+    >>> from keras_attention.native_start_up_lines import _first_of_each_native_line
+    >>> list(_first_of_each_native_line([
+    ...     "I0000 00:00:17.6  151 port.cc:153] oneDNN custom operations are on.\\n",
+    ...     "I0000 00:00:19.7  151 port.cc:153] oneDNN custom operations are on.\\n",
+    ...     "  x\\n", "  x\\n"]))
+    ['I0000 00:00:17.6  151 port.cc:153] oneDNN custom operations are on.\\n', '  x\\n', '  x\\n']
+    """
+    said = set()
+    for line in lines:
+        head = _NATIVE_LOG_HEAD.match(line)
+        if head:
+            message = line[head.end() :]
+            if message in said:
+                continue
+            said.add(message)
+        yield line
 
 
 def import_tensorflow_quietly():

@@ -36,6 +36,22 @@ def test_lines_written_when_the_block_raises_are_kept(capfd):
     assert capfd.readouterr().err == "what went wrong\n"
 
 
+def test_a_native_line_repeating_an_earlier_one_is_written_back_once(capfd):
+    # TensorFlow's two native libraries each say this, a second apart.
+    one_dnn = "port.cc:153] oneDNN custom operations are on. You may see slightly different"
+    with native_start_up_lines_dropped():
+        os.write(2, f"I0000 00:00:1795951059.600841   15181 {one_dnn}\n".encode())
+        os.write(2, b'  File "a.py", line 1\n  File "a.py", line 1\n')
+        os.write(2, f"I0000 00:00:1795951061.798555   15181 {one_dnn}\n".encode())
+        os.write(2, f"I0000 00:00:1795951061.798555   15181 {one_dnn} results\n".encode())
+    assert capfd.readouterr().err.splitlines() == [
+        f"I0000 00:00:1795951059.600841   15181 {one_dnn}",
+        '  File "a.py", line 1',
+        '  File "a.py", line 1',  # not a native log line: kept as written
+        f"I0000 00:00:1795951061.798555   15181 {one_dnn} results",
+    ]
+
+
 def test_only_the_known_lines_count_as_start_up_lines():
     assert all(is_start_up_line(line) for line in START_UP_LINES)
     for line in (

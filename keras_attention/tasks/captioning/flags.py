@@ -388,7 +388,41 @@ def with_captioner_defaults(args):
         # The checkpoint's patch encoder is used: run_arguments.json must not record the
         # vit defaults' patch size and stem as if they were.
         args.patch_size = args.patch_stem = None
+    _check_captioner_sizes(args)
     return args
+
+
+def _check_captioner_sizes(args):
+    """Stops with one `error:` line on sizes the chosen captioner cannot be built with.
+
+    Checked here, before TensorFlow loads and the run claims its folder, in the
+    flags' names; the models check the same in their arguments' names.
+    """
+    if args.model == "show_attend_tell" and args.hidden_dim < 2:
+        raise SystemExit(
+            "error: --hidden-dim must be at least 2 for show_attend_tell (its embeddings and "
+            f"attention are half as wide). Received: --hidden-dim {args.hidden_dim}"
+        )
+    if args.model == "show_attend_tell":
+        return
+    if args.hidden_dim % args.num_heads:
+        raise SystemExit(
+            "error: --num-heads must divide --hidden-dim (each head reads an equal share). "
+            f"Received: --hidden-dim {args.hidden_dim}, --num-heads {args.num_heads}"
+        )
+    if args.model != "vit" or args.init_from:
+        return  # a pretrained encoder brings its own patches and positions
+    if args.hidden_dim % 4:
+        raise SystemExit(
+            "error: --hidden-dim must be a multiple of 4 for the vit model (its 2D sinusoidal "
+            f"positions). Received: --hidden-dim {args.hidden_dim}"
+        )
+    if args.image_size and any(side % args.patch_size for side in args.image_size):
+        raise SystemExit(
+            "error: --patch-size must divide both sides of --image-size (the vit model reads "
+            f"whole patches). Received: --image-size {'x'.join(map(str, args.image_size))}, "
+            f"--patch-size {args.patch_size}"
+        )
 
 
 def captioner_options(args):

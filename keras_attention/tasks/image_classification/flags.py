@@ -186,6 +186,8 @@ def _add_data_flags(add):
 def check_model_preset(parser, args):
     """Stops with a usage error when `--preset` names a size of the other `--model`.
 
+    Then `check_patch_grid`: the patch size must divide the image size.
+
     Example:
 
     >>> from keras_attention.tasks.image_classification.flags import (
@@ -199,6 +201,46 @@ def check_model_preset(parser, args):
         parser.error(
             f"--preset {args.preset} is not a --model {args.model} size: use "
             f"{', '.join((SMALL_VIT_PRESET,) + sizes)}"
+        )
+    check_patch_grid(parser, args)
+
+
+def check_patch_grid(parser, args):
+    """Stops with a usage error when the patch size does not divide the image size.
+
+    The patch size is `--patch-size` or a paper ViT preset's own ("B/16": 16);
+    the image size `vit_image_size(args)`. The longer image side must hold
+    whole patches (the shorter one is rounded to them). Where the patch size
+    is derived, or `--init-from` gives one of the two, there is nothing to
+    check here.
+
+    Example:
+
+    >>> from keras_attention.tasks.image_classification.flags import (
+    ...     build_vit_parser, check_patch_grid)
+    >>> parser = build_vit_parser()
+    >>> check_patch_grid(parser, parser.parse_args(["--preset", "B/16", "--image-size", "384"]))
+    >>> check_patch_grid(parser, parser.parse_args(["--preset", "B/16", "--image-size", "200"]))
+    Traceback (most recent call last):
+    ...
+    SystemExit: 2
+    """
+    if args.init_from and not (args.image_size and args.patch_size):
+        return  # the checkpoint's patch size or image size
+    patch_size, patch_source = args.patch_size, "--patch-size"
+    if patch_size is None and args.model == "vit" and args.preset in PAPER_PRESET_NAMES:
+        patch_size = int(args.preset.split("/")[1])
+        patch_source = f"the patch size of --preset {args.preset}"
+    image_size = vit_image_size(args)
+    if patch_size and image_size % patch_size:
+        image_source = (
+            "--image-size"
+            if args.image_size
+            else f"the default image size of --preset {args.preset}"
+        )
+        parser.error(
+            f"{patch_source} must divide {image_source} (the image is cut into whole patches). "
+            f"Received: image size {image_size}, patch size {patch_size}"
         )
 
 

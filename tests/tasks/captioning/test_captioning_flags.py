@@ -71,6 +71,37 @@ def test_given_flags_win_over_the_model_defaults():
         parse(["--model", "lstm"])
 
 
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--hidden-dim", "1"], "--hidden-dim must be at least 2 for show_attend_tell"),
+        (
+            ["--model", "transformer", "--hidden-dim", "30", "--num-heads", "4"],
+            "--num-heads must divide --hidden-dim.*--hidden-dim 30, --num-heads 4",
+        ),
+        (
+            ["--model", "vit", "--hidden-dim", "30"],
+            "--hidden-dim must be a multiple of 4 for the vit model.*30",
+        ),
+        (
+            ["--model", "vit", "--image-size", "32x30", "--patch-size", "4"],
+            "--patch-size must divide both sides.*--image-size 32x30, --patch-size 4",
+        ),
+        # The vit model's default patch (4) against a user's image size.
+        (["--model", "vit", "--image-size", "30"], ".*--image-size 30x30, --patch-size 4"),
+    ],
+)
+def test_sizes_a_captioner_cannot_be_built_with_stop_before_tensorflow(argv, message):
+    with pytest.raises(SystemExit, match="^error: " + message):
+        parse(argv)
+
+
+def test_sizes_the_captioners_can_be_built_with_pass():
+    assert parse(["--hidden-dim", "2"]).hidden_dim == 2
+    assert parse(["--model", "transformer", "--hidden-dim", "6", "--num-heads", "2"]).num_heads == 2
+    assert parse(["--model", "vit", "--image-size", "32x96", "--patch-size", "8"]).patch_size == 8
+
+
 def test_help_names_each_model_default():
     text = " ".join(build_captioning_parser("Train a captioner.").format_help().split())
     assert text.count("Train a captioner.") == 1

@@ -14,6 +14,7 @@ from keras_attention.tasks.image_classification.flags import DEFAULT_LEARNING_RA
 from keras_attention.tasks.image_classification.flags import PAPER_VIT_IMAGE_SIZE
 from keras_attention.tasks.image_classification.flags import SMALL_VIT_ARCHITECTURE
 from keras_attention.tasks.image_classification.flags import build_vit_parser
+from keras_attention.tasks.image_classification.flags import check_model_preset
 from keras_attention.tasks.image_classification.flags import vit_augmentation
 from keras_attention.tasks.image_classification.flags import vit_image_size
 from keras_attention.tasks.image_classification.recipe_from_flags import parse_vit_arguments
@@ -162,6 +163,34 @@ def test_a_preset_of_the_other_model_is_a_usage_error(argv, capsys):
     with pytest.raises(SystemExit):
         parse_vit_arguments(argv)
     assert "is not a --model" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--image-size", "30", "--patch-size", "4"], "--patch-size must divide --image-size"),
+        (["--preset", "B/16", "--image-size", "100"], "patch size of --preset B/16 must divide"),
+        (["--patch-size", "5"], "must divide the default image size of --preset small"),
+        (["--model", "swin", "--patch-size", "3"], "Received: image size 32, patch size 3"),
+        # Both given: the checkpoint's sizes are replaced, and must still fit.
+        (["--init-from", ".", "--image-size", "30", "--patch-size", "4"], "size 30, patch"),
+    ],
+)
+def test_a_patch_size_that_does_not_divide_the_image_size_is_a_usage_error(argv, message, capsys):
+    with pytest.raises(SystemExit):
+        parse_vit_arguments(argv)
+    assert message in capsys.readouterr().err
+
+
+def test_patch_sizes_that_divide_the_image_size_or_come_from_elsewhere_pass():
+    parser = build_vit_parser()
+    for argv in (
+        ["--preset", "B/16", "--image-size", "384"],
+        ["--image-size", "30"],  # the patch size is derived from it
+        ["--patch-size", "8"],
+        ["--init-from", ".", "--image-size", "30"],  # the checkpoint's patch size
+    ):
+        check_model_preset(parser, parser.parse_args(argv))
 
 
 def test_allow_outside_links_reaches_the_folder_listing(tmp_path):
