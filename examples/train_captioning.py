@@ -55,6 +55,7 @@ from keras_attention.tasks.captioning import model_from_flags as models
 from keras_attention.tasks.captioning import training_data
 from keras_attention.tasks.training_run import TrainingRun
 from keras_attention.tasks.training_run import strict_errors_as_exit
+from keras_attention.training.input_errors import input_errors_as_exit
 
 
 def main(argv=None):
@@ -64,12 +65,13 @@ def main(argv=None):
 
     # Data: what the flags leave open is derived from the training set, with its reason.
     order_seed = args.seed + run.resume_step  # a resumed run draws its batches anew
-    splits = training_data.load_caption_splits(args, order_seed, run.input_shard)  # image size
-    data = training_data.prepare_caption_data(splits, args, order_seed)  # vocabulary, recipe
+    with input_errors_as_exit():  # data that cannot be read: one line naming the file
+        splits = training_data.load_caption_splits(args, order_seed, run.input_shard)  # image size
+        data = training_data.prepare_caption_data(splits, args, order_seed)  # vocabulary, recipe
     encoder, max_length, recipe = data.encoder, data.max_length, data.recipe
 
     # Model: trained with teacher forcing; the recipe's schedule sets the learning rate.
-    with run.strategy.scope():
+    with run.strategy.scope(), input_errors_as_exit():  # an --init-from checkpoint is read here
         model = models.captioner_from_arguments(args, encoder.vocabulary_size, max_length)
     model.attach_tokenizers(encoder)  # kept in every checkpoint, for generate()
     model.summary()

@@ -62,6 +62,7 @@ from keras_attention.tasks.translation import evaluation  # noqa: E402
 from keras_attention.tasks.translation import figures  # noqa: E402
 from keras_attention.tasks.translation import model_from_flags as models  # noqa: E402
 from keras_attention.tasks.translation import training_data  # noqa: E402
+from keras_attention.training.input_errors import input_errors_as_exit  # noqa: E402
 
 
 def main(argv=None):
@@ -70,16 +71,18 @@ def main(argv=None):
     run = TrainingRun(args)  # the run's folder claimed, precision and strategy set
 
     # Data: sentence pairs, a vocabulary per language, the recipe and the batches.
-    # files streamed (this worker's share), a sample read now
-    splits = training_data.load_translation_splits(args, run.input_shard)
-    # max_length, batch size and epochs; a resumed run draws its batches anew
-    data = training_data.prepare_translation_data(splits, args, args.seed + run.resume_step)
+    with input_errors_as_exit():  # data that cannot be read: one line naming the file
+        # files streamed (this worker's share), a sample read now
+        splits = training_data.load_translation_splits(args, run.input_shard)
+        # max_length, batch size and epochs; a resumed run draws its batches anew
+        data = training_data.prepare_translation_data(splits, args, args.seed + run.resume_step)
     print("\n".join(data.summary_lines()))
     encoders = (data.source_encoder, data.target_encoder)
 
     # Model: built and compiled under the distribution strategy.
     with run.strategy.scope():
-        model = models.translator_from_arguments(args, *(e.vocabulary_size for e in encoders))
+        with input_errors_as_exit():  # an --init-from checkpoint is read here
+            model = models.translator_from_arguments(args, *(e.vocabulary_size for e in encoders))
         model.attach_tokenizers(*encoders)  # kept in every checkpoint, for generate()
         steps_per_epoch = run.steps_per_epoch(data.recipe.steps_per_epoch)
         models.compile_translator(model, args, steps_per_epoch, run.jit_compile)

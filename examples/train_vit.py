@@ -73,6 +73,7 @@ from keras_attention.tasks.image_classification import recipe_from_flags as reci
 from keras_attention.tasks.image_classification import training_data  # noqa: E402
 from keras_attention.tasks.training_run import TrainingRun  # noqa: E402
 from keras_attention.tasks.training_run import strict_errors_as_exit  # noqa: E402
+from keras_attention.training.input_errors import input_errors_as_exit  # noqa: E402
 
 
 def main(argv=None):
@@ -82,14 +83,16 @@ def main(argv=None):
 
     # Data: images at the model's shape, the recipe fitted to them, and the batches.
     # patch_size, batch_size, epochs; a resumed run draws its batches anew
-    data = training_data.prepare_vit_data(args, args.seed + run.resume_step, run.input_shard)
+    with input_errors_as_exit():  # data that cannot be read: one line naming the file
+        data = training_data.prepare_vit_data(args, args.seed + run.resume_step, run.input_shard)
     print("\n".join(data.summary_lines()))
 
     # Model: built and compiled under the distribution strategy.
     with run.strategy.scope():
-        model = models.image_classifier_from_arguments(
-            args, data.num_classes, data.class_names, data.image_shape
-        )
+        with input_errors_as_exit():  # an --init-from checkpoint is read here
+            model = models.image_classifier_from_arguments(
+                args, data.num_classes, data.class_names, data.image_shape
+            )
         steps = run.steps_per_epoch(data.recipe.steps_per_epoch)
         models.compile_vision_transformer(model, args, steps, run.jit_compile)
     model.summary()

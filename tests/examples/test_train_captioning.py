@@ -143,6 +143,15 @@ def test_mirrored_run_resumes_after_an_interruption(train_captioning, tmp_path, 
     assert restored.get_layer("attention_decoder") is not None
 
 
+def test_captions_naming_no_image_on_disk_end_the_run_in_one_line(train_captioning, tmp_path):
+    data = tmp_path / "photos"
+    data.mkdir()
+    (data / "captions.tsv").write_text("a.jpg\ta red square\nb.jpg\ta blue circle\n")
+    argv = ["--dataset", f"folder:{data}", "--output-dir", str(tmp_path / "run")]
+    with pytest.raises(SystemExit, match=r"^error: `dataset` folder:.*has no readable image"):
+        train_captioning.main(argv + ["--epochs", "1"])
+
+
 def test_script_parser_is_the_package_parser_with_its_summary(train_captioning):
     parser = train_captioning.build_parser()
     assert parser.description == train_captioning.__doc__.split("\n")[0]

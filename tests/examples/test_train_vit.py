@@ -99,6 +99,14 @@ def _glyph_folder(root, height, width, per_class=6):
     return root
 
 
+def test_a_folder_the_loader_refuses_ends_the_run_in_one_line(train_vit, tmp_path):
+    data = _glyph_folder(tmp_path / "photos" / "glyphs", 16, 16, per_class=2)
+    argv = ["--dataset", f"folder:{data.parent}", "--output-dir", str(tmp_path / "run")]
+    # One class folder (the data set one level down): the loader's words, no traceback.
+    with pytest.raises(SystemExit, match=r"^error: .*holds one, glyphs/ \(is .*glyphs the data"):
+        train_vit.main(argv + ["--epochs", "1"])
+
+
 def test_train_vit_on_a_non_square_folder_derives_and_prints_its_choices(
     train_vit, tmp_path, capsys, monkeypatch
 ):

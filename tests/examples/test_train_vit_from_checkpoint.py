@@ -1,5 +1,7 @@
 """`train_vit.py --init-from CHECKPOINT`: fine-tuning a pretrained Hugging Face ViT folder."""
 
+import json
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -55,6 +57,21 @@ def test_init_from_is_refused_with_a_preset_or_a_folder_that_is_not_a_vit(
     with pytest.raises(SystemExit):
         train_vit.main(["--init-from", str(tmp_path / "nothing")])
     assert "--init-from " + str(tmp_path / "nothing") in capsys.readouterr().err
+
+
+def test_a_checkpoint_whose_config_contradicts_its_weights_ends_the_run_in_one_line(
+    train_vit, tmp_path
+):
+    write_vit_checkpoint(tmp_path / "vit")
+    config_path = tmp_path / "vit" / "config.json"
+    config = json.loads(config_path.read_text())
+    config["intermediate_size"] *= 2
+    config_path.write_text(json.dumps(config))
+    argv = ["--init-from", str(tmp_path / "vit"), "--epochs", "1", "--no-html"]
+    argv += ["--builtin-sizes", "32", "16", "16", "--output-dir", str(tmp_path / "run")]
+    # The reader's refusal as the script's last line, not at the end of a traceback.
+    with pytest.raises(SystemExit, match=r"^error: .*config.json: intermediate_size is \d+ but"):
+        train_vit.main(argv)
 
 
 def test_a_keras_hub_preset_gives_its_sizes_and_encoder(tmp_path, capsys):

@@ -42,7 +42,7 @@ from keras_attention.tasks.captioning.sources import median_image_size
 from keras_attention.tasks.captioning.vocabulary import caption_length
 from keras_attention.tasks.captioning.vocabulary import caption_token_ids
 from keras_attention.tasks.captioning.vocabulary import train_caption_vocabulary
-from keras_attention.training.download_errors import download_errors_as_exit
+from keras_attention.training.input_errors import download_errors_as_exit
 
 
 def _derive(args, native_size, source):

@@ -20,7 +20,7 @@ from keras_attention.tasks.image_classification.recipe_from_flags import vit_mod
 from keras_attention.tasks.image_classification.sources import list_image_folder
 from keras_attention.tasks.image_classification.sources import load_image_classification_dataset
 from keras_attention.tasks.image_classification.sources import native_image_size
-from keras_attention.training.download_errors import download_errors_as_exit
+from keras_attention.training.input_errors import download_errors_as_exit
 
 # The run's file of the images its pipelines cannot decode.
 

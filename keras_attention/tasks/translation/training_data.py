@@ -38,7 +38,7 @@ from keras_attention.tasks.translation.sources import load_translation_pairs
 from keras_attention.text.frequent_merges import frequent_piece_count
 from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
 from keras_attention.training import command_line as cli
-from keras_attention.training.download_errors import download_errors_as_exit
+from keras_attention.training.input_errors import download_errors_as_exit
 from keras_attention.validation import check_positive_int
 
 # The run's file of the malformed lines its pipelines skip.
