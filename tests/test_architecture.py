@@ -24,6 +24,8 @@ ALLOWED_IMPORTS = {
     "durable_files": set(),
     # Progress bars and lines: for any long step, below everything that counts.
     "progress": set(),
+    # Text data files that are not UTF-8 lines: for the readers and the flag checks.
+    "file_encoding": set(),
     "backend_support": set(),
     # TensorFlow's start-up lines dropped from stderr: for scripts and the SentencePiece op.
     "native_start_up_lines": set(),
@@ -33,7 +35,7 @@ ALLOWED_IMPORTS = {
     "ops": {"validation"},
     "layers": {"ops", "validation"},
     "text": {"native_start_up_lines", "progress", "validation"},
-    "data": {"progress", "validation"},
+    "data": {"file_encoding", "progress", "validation"},
     "generation": {"backend_support", "ops", "validation"},
     "callbacks": {"durable_files", "validation"},
     "losses": {"validation"},
@@ -46,6 +48,7 @@ ALLOWED_IMPORTS = {
         "callbacks",
         "data",
         "durable_files",
+        "file_encoding",
         "progress",
         "validation",
     },

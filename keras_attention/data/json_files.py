@@ -17,6 +17,8 @@ ValueError: .../cut.json must be JSON; reading stopped at line 3, column 1: Expe
 
 import json
 
+from keras_attention.file_encoding import check_text_file
+
 
 def read_json(path):
     """The JSON value in the file at `path` (UTF-8, a byte-order mark at its start ignored).
@@ -25,6 +27,7 @@ def read_json(path):
         ValueError: the file is not UTF-8 or not JSON; the message names the
             file and the line (and column) where reading stopped.
     """
+    check_text_file(path)  # UTF-16 JSON: named with the command that converts it
     with open(path, "rb") as file:
         data = file.read()
     try:

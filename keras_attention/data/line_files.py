@@ -25,6 +25,8 @@ import numbers
 import numpy as np
 import tensorflow as tf
 
+from keras_attention.file_encoding import check_text_file
+
 _BOM = b"\xef\xbb\xbf"
 _LEADING_BOM = "^\ufeff"
 _LINE_END = ord("\n")
@@ -33,7 +35,12 @@ _BLOCK_BYTES = 1 << 24
 
 
 def open_lines(path):
-    """The file at `path` opened for reading bytes, gzip-compressed when its name ends in `.gz`."""
+    """The file at `path` opened for reading bytes, gzip-compressed when its name ends in `.gz`.
+
+    A file that is not UTF-8 text lines (UTF-16, gzip without `.gz`) is refused first
+    (`check_text_file`).
+    """
+    check_text_file(path)
     return gzip.open(path, "rb") if str(path).endswith(".gz") else open(path, "rb")
 
 
@@ -54,6 +61,7 @@ def line_dataset(path):
     [b'one', b'two']
     """
     path = str(path)
+    check_text_file(path)
     return tf.data.TextLineDataset(path, compression_type="GZIP" if path.endswith(".gz") else "")
 
 

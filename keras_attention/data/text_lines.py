@@ -20,12 +20,15 @@ Example:
 import gzip
 import warnings
 
+from keras_attention.file_encoding import check_text_file
+
 # Line numbers named in one message before "and N more".
 MAX_NAMED_LINES = 10
 _BOM = "\ufeff"
 
 
 def _read_bytes(path):
+    check_text_file(path)
     opener = gzip.open if str(path).endswith(".gz") else open
     with opener(path, "rb") as file:
         return file.read()

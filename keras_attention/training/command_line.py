@@ -19,6 +19,7 @@ import difflib
 import os
 from typing import NamedTuple
 
+from keras_attention.file_encoding import check_text_file
 from keras_attention.training.tfds_names import tfds_name_problem
 
 STRATEGIES = ("default", "mirrored", "multiworker", "tpu")
@@ -631,6 +632,11 @@ def _dataset_path(parser, dataset, prefix, kind):
             f"--dataset {prefix} must be followed by the path of a file with data; {path} is "
             f"empty. Received: --dataset {dataset}",
         )
+    if os.path.isfile(path):
+        try:
+            check_text_file(path)  # UTF-16 from a spreadsheet, gzip without .gz
+        except ValueError as error:
+            usage_error(parser, f"--dataset {dataset}: {error}")
     return path
 
 

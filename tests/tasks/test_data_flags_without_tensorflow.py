@@ -150,6 +150,13 @@ def test_translation_sources_and_their_languages(tmp_path, capsys, monkeypatch):
     assert refusal("--dataset", f"tsv:{tmp_path}").endswith(
         f"{tmp_path} is a folder. Received: --dataset tsv:{tmp_path}"
     )
+    # "Unicode text" as a spreadsheet saves it: refused before TensorFlow, with the fix.
+    (tmp_path / "excel.tsv").write_bytes("hello\thola\n".encode("utf-16"))
+    assert refusal("--dataset", f"tsv:{tmp_path / 'excel.tsv'}") == (
+        f"{parser.prog}: error: --dataset tsv:{tmp_path / 'excel.tsv'}: {tmp_path / 'excel.tsv'} "
+        "is UTF-16 text (it starts with the byte-order mark FF FE); data files must be UTF-8: "
+        f"convert it, e.g. `iconv -f UTF-16 -t UTF-8 {tmp_path / 'excel.tsv'} > utf8.tsv`."
+    )
     assert "must be followed by the path of a folder" in refusal("--dataset", "hf:")
     assert f"e.g. tsv:{tmp_path / 'pairs.tsv'}" in refusal("--dataset", str(tmp_path / "pairs.tsv"))
     parallel = ["--dataset", f"parallel:{tmp_path}", "--source-lang", "en"]
@@ -205,6 +212,8 @@ def test_captioning_sources_and_csv_columns(tmp_path, capsys):
         f"{listing}, whose header line names 'path', 'text'. "
         "Received: --image-column image, --caption-column caption"
     )
+    (tmp_path / "wide.csv").write_bytes("image,caption\na.png,a cat\n".encode("utf-16"))
+    assert "wide.csv is UTF-16 text" in refusal("--dataset", f"csv:{tmp_path / 'wide.csv'}")
     empty = _csv(tmp_path / "empty.csv", "\n \n")
     assert refusal("--dataset", f"csv:{empty}").endswith(
         "must start with a header line naming its columns; it is empty"

@@ -43,6 +43,14 @@ def test_a_header_line_stops_a_strict_run(tmp_path):
         load_caption_dataset(f"folder:{tmp_path}", 8, strict=True)
 
 
+def test_a_utf16_caption_file_is_refused_naming_it_not_read_as_missing_images(tmp_path):
+    _captions_tsv(tmp_path, "0.png\ta first picture")
+    captions = tmp_path / "captions.tsv"
+    captions.write_bytes(captions.read_text(encoding="utf-8").encode("utf-16"))
+    with pytest.raises(ValueError, match=rf"{captions} is UTF-16 text .*iconv -f UTF-16"):
+        load_caption_dataset(f"folder:{tmp_path}", 8)
+
+
 def test_a_missing_image_is_still_a_missing_image(tmp_path):
     # An image really named "image" in the file, with an ordinary caption: no header.
     _captions_tsv(tmp_path, "image\ta dog on a beach")

@@ -102,6 +102,15 @@ def test_line_counts_that_differ_name_both_files_and_counts(multi30k):
         load_translation_pairs(f"parallel:{multi30k}", source_lang="en", target_lang="de")
 
 
+def test_a_utf16_side_is_refused_naming_the_file_not_read_as_nul_spaced_text(multi30k):
+    # As UTF-8 it would split into lines like "t\x00r\x00a\x00i\x00n\x00" and train.
+    (multi30k / "train.de").write_bytes(
+        "".join(f"train {i} de\n" for i in range(6)).encode("utf-16")
+    )
+    with pytest.raises(ValueError, match=rf"^{multi30k / 'train.de'} is UTF-16 text .*iconv"):
+        load_translation_pairs(f"parallel:{multi30k}", source_lang="en", target_lang="de")
+
+
 def test_blank_and_non_utf8_lines_skip_their_pair_naming_files_and_lines(multi30k):
     write(multi30k / "train.en", ["\ufeffa en", "b en", "", "d en"])
     write(multi30k / "train.de", ["a de", b"b d\xe9", "c de", "d de"])

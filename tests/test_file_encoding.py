@@ -1,0 +1,82 @@
+"""Text data files that are not UTF-8 lines, refused from their first bytes with the fix."""
+
+import gzip
+
+import pytest
+
+from keras_attention.file_encoding import HEAD_BYTES
+from keras_attention.file_encoding import check_text_file
+from keras_attention.file_encoding import text_file_problem
+
+PAIRS = "hello\thola\nthank you\tgracias\n"
+
+
+@pytest.mark.parametrize(
+    "name, data",
+    [
+        ("plain.tsv", PAIRS.encode()),
+        ("bom.tsv", b"\xef\xbb\xbf" + PAIRS.encode()),
+        ("accents.tsv", "café\tcafé\n".encode()),
+        ("pairs.tsv.gz", gzip.compress(PAIRS.encode())),
+        ("empty.tsv", b""),
+        # A stray NUL is a character of UTF-8 text: left to the line readers.
+        ("stray_nul.tsv", b"a\x00b\tc\n" + PAIRS.encode()),
+        ("late_nuls.tsv", PAIRS.encode() * (HEAD_BYTES // len(PAIRS) + 1) + b"\x00" * 100),
+    ],
+)
+def test_utf8_text_passes(tmp_path, name, data):
+    path = tmp_path / name
+    path.write_bytes(data)
+    assert text_file_problem(path) is None
+    check_text_file(path)
+
+
+@pytest.mark.parametrize(
+    "name, data, problem",
+    [
+        (
+            "excel.tsv",
+            PAIRS.encode("utf-16"),
+            "is UTF-16 text (it starts with the byte-order mark FF FE)",
+        ),
+        (
+            "big.tsv",
+            b"\xfe\xff" + PAIRS.encode("utf-16-be"),
+            "is UTF-16 text (it starts with the byte-order mark FE FF)",
+        ),
+        (
+            "wide.tsv",
+            PAIRS.encode("utf-32"),
+            "is UTF-32 text (it starts with the byte-order mark FF FE 00 00)",
+        ),
+        (
+            "nobom.tsv",
+            PAIRS.encode("utf-16-le"),
+            "is 29 NUL bytes in its first 58: UTF-16 text without",
+        ),
+        (
+            "packed.tsv",
+            gzip.compress(PAIRS.encode()),
+            "is gzip-compressed but its name does not end in .gz",
+        ),
+        ("plain.tsv.gz", PAIRS.encode(), "is not gzip-compressed although its name ends in .gz"),
+        ("cut.tsv.gz", gzip.compress(PAIRS.encode() * 50)[:30], "cannot be uncompressed"),
+        ("excel.tsv.gz", gzip.compress(PAIRS.encode("utf-16")), "is UTF-16 text"),
+    ],
+)
+def test_files_that_are_not_utf8_lines_are_named_with_the_reason(tmp_path, name, data, problem):
+    path = tmp_path / name
+    path.write_bytes(data)
+    assert problem in text_file_problem(path)
+    with pytest.raises(ValueError, match="^" + str(path).replace(".", r"\.") + " "):
+        check_text_file(path)
+
+
+def test_a_utf16_file_gets_the_command_that_converts_it(tmp_path):
+    path = tmp_path / "captions.tsv"
+    path.write_bytes("a.jpg\ta cat\n".encode("utf-16"))
+    with pytest.raises(ValueError) as error:
+        check_text_file(path)
+    assert str(error.value).endswith(
+        f"data files must be UTF-8: convert it, e.g. `iconv -f UTF-16 -t UTF-8 {path} > utf8.tsv`."
+    )
