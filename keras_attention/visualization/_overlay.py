@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 
+from keras_attention.visualization._labels import printable
 from keras_attention.visualization._matplotlib import new_figure
 
 # Opacity of the heat map where attention peaks. It fades to transparent
@@ -45,7 +46,7 @@ def draw_image(axes, display_image, title=None):
     else:
         axes.imshow(display_image)
     if title is not None:
-        axes.set_title(title)
+        axes.set_title(printable(title))
     axes.set_axis_off()
 
 

@@ -3,6 +3,7 @@
 import numpy as np
 
 from keras_attention.visualization._labels import as_labels
+from keras_attention.visualization._labels import printable
 from keras_attention.visualization._matplotlib import new_figure
 
 
@@ -78,7 +79,7 @@ def _alignment_figure(weights, source_labels, target_labels, title):
     axes.set_xlabel("source")
     axes.set_ylabel("target")
     if title is not None:
-        figure.suptitle(title)
+        figure.suptitle(printable(title))
     figure.colorbar(image, ax=axes, label="attention weight")
     return figure
 
@@ -105,5 +106,5 @@ def _empty_alignment_figure(weights, empty, title):
     empty_name = "translation" if empty == "target_tokens" else "source"
     axes.text(0.5, 0.5, f"empty {empty_name}: nothing to align", ha="center", va="center")
     if title is not None:
-        figure.suptitle(title)
+        figure.suptitle(printable(title))
     return figure

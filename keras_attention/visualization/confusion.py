@@ -3,6 +3,7 @@
 import numpy as np
 
 from keras_attention.visualization._labels import as_labels
+from keras_attention.visualization._labels import printable
 from keras_attention.visualization._matplotlib import new_figure
 
 
@@ -136,6 +137,6 @@ def plot_confusion_matrix(labels, predictions, class_names, normalize=True, titl
                 fontsize=font_size,
             )
     if title is not None:
-        figure.suptitle(title)
+        figure.suptitle(printable(title))
     figure.colorbar(image, ax=axes, label="rate" if normalize else "count")
     return figure

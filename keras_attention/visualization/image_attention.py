@@ -3,6 +3,7 @@
 import numpy as np
 
 from keras_attention.visualization._labels import as_labels
+from keras_attention.visualization._labels import printable
 from keras_attention.visualization._matplotlib import new_figure
 from keras_attention.visualization._overlay import as_display_image
 from keras_attention.visualization._overlay import draw_image
@@ -198,7 +199,7 @@ def plot_caption_attention(image, attention, words, columns=4, title=None):
             figure.add_subplot(rows, columns, index + 2), display_image, word_attention, word
         )
     if title is not None:
-        figure.suptitle(title)
+        figure.suptitle(printable(title))
     return figure
 
 
@@ -219,5 +220,5 @@ def _plot_image_with_note(display_image, note, title):
     axes.set_yticks([])
     axes.set_xlabel(note)
     if title is not None:
-        figure.suptitle(title)
+        figure.suptitle(printable(title))
     return figure

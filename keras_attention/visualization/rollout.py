@@ -6,6 +6,7 @@ https://arxiv.org/abs/2005.00928.
 
 import numpy as np
 
+from keras_attention.visualization._labels import printable
 from keras_attention.visualization._matplotlib import new_figure
 from keras_attention.visualization._overlay import as_display_image
 from keras_attention.visualization._overlay import check_columns
@@ -256,7 +257,7 @@ def plot_rollout(image, rollout_map, title=None, map_title="attention rollout"):
     draw_image(figure.add_subplot(1, 2, 1), display_image, title="image")
     draw_attention_map(figure.add_subplot(1, 2, 2), display_image, rollout_map, map_title)
     if title is not None:
-        figure.suptitle(title)
+        figure.suptitle(printable(title))
     return figure
 
 
@@ -310,5 +311,5 @@ def plot_head_maps(image, layer_attention, grid_size, has_class_token=True, colu
         axes = figure.add_subplot(rows, columns, head + 1)
         draw_attention_map(axes, display_image, head_map, f"head {head}")
     if title is not None:
-        figure.suptitle(title)
+        figure.suptitle(printable(title))
     return figure

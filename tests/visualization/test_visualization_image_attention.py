@@ -81,6 +81,16 @@ def test_caption_figure_has_the_image_then_one_panel_per_word(tmp_path):
     assert pixels.ndim == 3 and pixels.shape[2] == 4 and pixels.std() > 0.0
 
 
+def test_control_characters_of_a_generated_caption_are_drawn_as_escapes(tmp_path, recwarn):
+    # An untrained captioner's byte pieces: no font has a glyph for them.
+    words = ["a", "cat\x1f", "\x7f"]
+    figure = plot_caption_attention(_image(), np.ones((3, 3, 4)), words, title="a cat\x1f\x7f")
+    assert [axes.get_title() for axes in figure.axes[1:]] == ["a", "cat\\x1f", "\\x7f"]
+    assert figure.get_suptitle() == "a cat\\x1f\\x7f"
+    figure.savefig(tmp_path / "caption.png")
+    assert not [w for w in recwarn if "missing from font" in str(w.message)]
+
+
 def test_caption_figure_accepts_grayscale_float_images():
     image = np.linspace(0.0, 255.0, 32 * 32).reshape(32, 32, 1)
     figure = plot_caption_attention(image, np.ones((1, 2, 2)), [b"bird"])
