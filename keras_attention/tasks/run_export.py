@@ -16,6 +16,7 @@ of this library, never the run's own folders) and replaced whole.
 import json
 import os
 import time
+import zipfile
 
 from keras_attention.durable_files import numbered_entries
 from keras_attention.training.run_folder import ARGUMENTS_FILE
@@ -111,6 +112,13 @@ def _load_newest(candidates, keras, say):
     errors = []
     for path in candidates:
         say(f"loading {path} ...")
+        if not zipfile.is_zipfile(path):  # keras would call it "File not found"
+            errors.append(
+                f"{path}: not a .keras (zip) file, {os.path.getsize(path)} bytes: cut short "
+                "or damaged"
+            )
+            say("  cannot be read (not a zip file); trying an older checkpoint")
+            continue
         try:
             return keras.saving.load_model(path, compile=False), path
         except Exception as error:  # a truncated zip, a file of another library version

@@ -98,6 +98,18 @@ def test_a_broken_newest_checkpoint_gives_way_to_the_one_before(tmp_path, capsys
     assert "epoch_001.keras ..." in printed
 
 
+def test_a_checkpoint_that_is_no_zip_file_is_named_as_damaged_not_as_missing(tmp_path):
+    run = _run_folder(tmp_path / "run", _captioner(), epoch=1)
+    only = run / "checkpoints" / "epoch_001.keras"
+    only.write_bytes(b"\x00" * 3000)  # what a crash mid-write can leave
+    with pytest.raises(SystemExit) as stop:
+        export.main([str(run), "--export", str(tmp_path / "served")])
+    assert str(stop.value) == (
+        f"error: no checkpoint of the run can be loaded: {only}: not a .keras (zip) file, "
+        "3000 bytes: cut short or damaged"
+    )
+
+
 def test_what_cannot_be_exported_is_refused_with_its_reason(tmp_path):
     with pytest.raises(SystemExit, match=r"`run_dir` must be the --output-dir of a training run"):
         export.main([str(tmp_path), "--export", str(tmp_path / "served")])
