@@ -57,6 +57,7 @@ from keras_attention.data.dataset_splits import DatasetSplits
 from keras_attention.data.held_out_splits import split_counts
 from keras_attention.data.hf_datasets import HF_PREFIX
 from keras_attention.data.hf_datasets import hf_translation_splits
+from keras_attention.data.line_files import read_lines_at
 from keras_attention.data.skipped_items import SkippedItems
 from keras_attention.data.text_lines import report_lines
 from keras_attention.data.tfds_download import load_tfds
@@ -74,6 +75,10 @@ TSV_PREFIX = "tsv:"
 # Dataset names as tfds spells them: "name", "name/config", "name/config:1.0.0".
 _TFDS_NAME = re.compile(r"[a-z][a-z0-9_]*(/[A-Za-z0-9_.\-]+)?(:[0-9.*]+)?")
 _MAX_REPORTED_LINES = 10
+# A tsv file whose first column is a number on this share of the lines read, with two
+# columns after it, is taken for `id<TAB>source<TAB>target` (a few lines are re-read to see).
+_ID_COLUMN_SHARE = 0.9
+_ID_LINES_LOOKED_AT = 20
 # Lines of a data set's files read before training, at most: the sample its
 # sizes, vocabularies and length limits come from.
 SAMPLE_SIZE = 200_000
@@ -139,6 +144,7 @@ def _tsv_sample(path, sample_size, strict, seed=0, show_progress=True):
     files = PairFiles("tsv", (path,))
     sample = sample_pairs(files, sample_size or sys.maxsize, seed, show_progress)
     _report_tsv_lines(path, sample, strict)
+    _check_no_id_column(path, sample)
     if not sample.pairs:
         raise ValueError(
             "The translation file must hold at least one valid `source<TAB>target` line. "
@@ -146,6 +152,31 @@ def _tsv_sample(path, sample_size, strict, seed=0, show_progress=True):
             "valid one" + ("" if sample.is_whole else f" among {sample.num_sampled} sampled")
         )
     return sample
+
+
+def _check_no_id_column(path, sample):
+    """Refuses a tsv file laid out `id<TAB>source<TAB>target`: it would learn ids -> sources.
+
+    Such a file is three well-formed fields a line (a third one is ignored, as
+    Tatoeba's attribution), so nothing else would stop it: the sign is a
+    first column that is a number on (nearly) every line read, followed by
+    two more. Lines of numbers to translate ("12<TAB>doce") have no third column.
+    """
+    numbered = [number for number, source, _ in sample.pairs if source.isdigit()]
+    if not numbered or len(numbered) < _ID_COLUMN_SHARE * len(sample.pairs):
+        return
+    looked_at = numbered[:_ID_LINES_LOOKED_AT]
+    raw_lines = read_lines_at(path, [number - 1 for number in looked_at])  # 0-based
+    if not all(line.count(b"\t") == 2 for line in raw_lines):
+        return
+    first = raw_lines[0].decode("utf-8", "replace").rstrip("\r").removeprefix("\ufeff")
+    raise ValueError(
+        f"{path}: the first column is a number on {len(numbered)} of the {len(sample.pairs)} "
+        f"lines read, and two more follow (line {looked_at[0]}: {first!r}): an id column "
+        "first? A tsv: line is `source<TAB>target` (a third column is ignored), so this would "
+        f"learn to translate ids. Put the two sentence columns first, e.g. "
+        f"`cut -f2,3 {path} > pairs.tsv` (numbers to translate: `cut -f1,2`)."
+    )
 
 
 def _report_tsv_lines(path, sample, strict):

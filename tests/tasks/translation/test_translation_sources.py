@@ -114,6 +114,32 @@ def test_tsv_without_a_valid_line_raises(tmp_path):
             load_translation_pairs(f"tsv:{path}")
 
 
+def test_a_tsv_file_with_an_id_column_first_is_refused_not_trained_on_ids(tmp_path):
+    path = tmp_path / "export.tsv"
+    path.write_text("".join(f"{1000 + i}\tthe cat {i}\tel gato {i}\n" for i in range(40)))
+    with pytest.raises(ValueError) as error:
+        load_translation_pairs(f"tsv:{path}")
+    assert str(error.value).startswith(
+        f"{path}: the first column is a number on 40 of the 40 lines read, and two more follow "
+        "(line 1: '1000\\tthe cat 0\\tel gato 0'): an id column first?"
+    )
+    assert f"`cut -f2,3 {path} > pairs.tsv`" in str(error.value)
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        [f"{i}\tnumero {i}" for i in range(40)],  # numbers to translate: two columns
+        [f"{i}\tnumero {i}\tCC-BY" for i in range(30)] + [f"w{i}\tp{i}\tCC-BY" for i in range(10)],
+        [f"the {i}\tel {i}\tCC-BY 2.0 #{i}" for i in range(40)],  # Tatoeba's attribution
+    ],
+)
+def test_numbers_on_two_columns_or_on_few_lines_are_read(tmp_path, lines):
+    path = tmp_path / "pairs.tsv"
+    path.write_text("\n".join(lines) + "\n")
+    assert len(read_tsv_pairs(path)) == 40
+
+
 def test_missing_tsv_file_raises(tmp_path):
     with pytest.raises(ValueError, match="does not exist. Received: path="):
         load_translation_pairs(f"tsv:{tmp_path / 'missing.tsv'}")
