@@ -410,7 +410,7 @@ def _check_captioner_sizes(args):
             "error: --num-heads must divide --hidden-dim (each head reads an equal share). "
             f"Received: --hidden-dim {args.hidden_dim}, --num-heads {args.num_heads}"
         )
-    if args.model != "vit" or args.init_from:
+    if args.model != "vit" or getattr(args, "init_from", None):
         return  # a pretrained encoder brings its own patches and positions
     if args.hidden_dim % 4:
         raise SystemExit(
