@@ -174,6 +174,32 @@ def _check_two_classes(folder, names):
         )
 
 
+def _check_class_folders(folder, classes):
+    """Refuses class folders without an image file, and names that differ only in case.
+
+    A folder holding only notes (or images of an unread kind) would be a class the
+    model is asked to predict and never sees; `Cat/` beside `cat/` is one class under
+    two names on most people's disks (and on macOS and Windows, one folder).
+    """
+    empty = [name for name, paths in classes.items() if not paths]
+    if empty:
+        raise ValueError(
+            f"every class folder of {folder} must hold image files "
+            f"({', '.join(IMAGE_EXTENSIONS)}); {len(empty)} hold none: "
+            f"{', '.join(name + '/' for name in empty)}. Remove them or add their images."
+        )
+    by_case = {}
+    for name in classes:
+        by_case.setdefault(name.casefold(), []).append(name)
+    twins = [names for names in by_case.values() if len(names) > 1]
+    if twins:
+        listed = "; ".join(" and ".join(name + "/" for name in names) for names in twins)
+        raise ValueError(
+            f"class folders of {folder} differ only in letter case: {listed}. One class "
+            "under two names? Merge them into one folder (or rename one)."
+        )
+
+
 def find_image_folder_layout(root, strict=False, progress=None, allow_outside_links=False):
     """Reads a classification folder: class folders, or split folders of class folders.
 
@@ -190,7 +216,8 @@ def find_image_folder_layout(root, strict=False, progress=None, allow_outside_li
         an `ImageFolderListing`.
 
     Raises:
-        ValueError: `root` has no sub-folder, or a single class folder;
+        ValueError: `root` has no sub-folder, or a single class folder, a
+            class folder without image files, or two whose names differ only in case;
             mixes split folders with other folders; has split folders but
             no `train/`, two validation folders, a split folder without
             class folders, or splits whose class folders differ. Each
@@ -212,6 +239,7 @@ def find_image_folder_layout(root, strict=False, progress=None, allow_outside_li
         links.refuse()
         names = sorted(classes)
         _check_two_classes(root, names)
+        _check_class_folders(root, classes)
         files = [(path, label) for label, name in enumerate(names) for path in classes[name]]
         return ImageFolderListing("class folders", names, {ALL: files}, {ALL: root})
     others = [folder for folder in folders if folder not in splits.values()]
@@ -242,6 +270,7 @@ def find_image_folder_layout(root, strict=False, progress=None, allow_outside_li
     _check_same_classes(root, {splits[split]: sorted(found) for split, found in classes.items()})
     names = sorted(classes["train"])
     _check_two_classes(os.path.join(root, splits["train"]), names)
+    _check_class_folders(os.path.join(root, splits["train"]), classes["train"])
     files = {
         split: [(path, label) for label, name in enumerate(names) for path in found[name]]
         for split, found in classes.items()

@@ -51,6 +51,18 @@ def test_a_utf16_caption_file_is_refused_naming_it_not_read_as_missing_images(tm
         load_caption_dataset(f"folder:{tmp_path}", 8)
 
 
+def test_a_line_with_a_third_field_is_skipped_not_trained_as_part_of_the_caption(tmp_path):
+    _captions_tsv(tmp_path, "0.png\ta first picture")
+    captions = tmp_path / "captions.tsv"
+    captions.write_text(captions.read_text() + "1.png\ta second picture\tby Ann\n")
+    with pytest.warns(UserWarning, match=r"are not one `file<TAB>caption` pair: line 7\."):
+        splits = load_caption_dataset(f"folder:{tmp_path}", 8)
+    captions_read = [
+        caption.decode() for split in splits.values() for _, caption in split.as_numpy_iterator()
+    ]
+    assert len(captions_read) == 6 and not any("Ann" in caption for caption in captions_read)
+
+
 def test_a_missing_image_is_still_a_missing_image(tmp_path):
     # An image really named "image" in the file, with an ordinary caption: no header.
     _captions_tsv(tmp_path, "image\ta dog on a beach")

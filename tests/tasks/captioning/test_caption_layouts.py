@@ -353,6 +353,21 @@ def test_coco_caption_of_an_image_not_listed_is_refused(coco):
         load(coco)
 
 
+@pytest.mark.parametrize("caption, shown", [(None, "null"), (123, "123"), (["a dog"], '["a dog"]')])
+def test_coco_caption_that_is_not_text_is_refused_not_trained_as_its_spelling(coco, caption, shown):
+    path = coco / "annotations" / "captions_train2014.json"
+    document = json.loads(path.read_text())
+    image_id = document["images"][0]["id"]
+    document["annotations"].append({"image_id": image_id, "id": 5000, "caption": caption})
+    path.write_text(json.dumps(document))
+    with pytest.raises(ValueError) as error:
+        load(coco)
+    assert str(error.value).startswith(f"{path}: 1 of its ")
+    assert f"captions are not text (the first: image id {image_id}, caption {shown})" in str(
+        error.value
+    )
+
+
 def test_karpathy_image_in_two_splits_is_refused_naming_both_entries(tmp_path):
     images = []
     for number, split in [(1, "train"), (2, "train"), (1, "test"), (3, "val")]:

@@ -158,6 +158,36 @@ def test_a_single_class_folder_is_refused_naming_it_as_perhaps_the_data_set(
     )
 
 
+def test_a_class_folder_without_image_files_is_refused_naming_it(tmp_path):
+    write_split(tmp_path / "data", 2)
+    (tmp_path / "data" / "bird").mkdir()
+    (tmp_path / "data" / "bird" / "notes.txt").write_text("photos to come")
+    with pytest.raises(ValueError) as error:
+        find_image_folder_layout(tmp_path / "data")
+    assert str(error.value).startswith(
+        f"every class folder of {tmp_path / 'data'} must hold image files (.bmp, "
+    )
+    assert str(error.value).endswith("1 hold none: bird/. Remove them or add their images.")
+    # The same in the training split of split folders.
+    write_split(tmp_path / "splits" / "train", 2)
+    write_split(tmp_path / "splits" / "val", 1)
+    for split in ("train", "val"):
+        (tmp_path / "splits" / split / "bird").mkdir()
+    with pytest.raises(ValueError, match=r"splits/train must hold image files .* bird/\."):
+        find_image_folder_layout(tmp_path / "splits")
+
+
+def test_class_folders_whose_names_differ_only_in_case_are_refused(tmp_path):
+    write_split(tmp_path / "data", 2)
+    write_split(tmp_path / "data", 1, classes=("Cat",))
+    with pytest.raises(ValueError) as error:
+        find_image_folder_layout(tmp_path / "data")
+    assert str(error.value) == (
+        f"class folders of {tmp_path / 'data'} differ only in letter case: Cat/ and cat/. One "
+        "class under two names? Merge them into one folder (or rename one)."
+    )
+
+
 def test_appledouble_and_corrupt_files_are_skipped_where_met_and_named(tmp_path):
     root, run = tmp_path / "data", tmp_path / "run"
     write_split(root, 2)

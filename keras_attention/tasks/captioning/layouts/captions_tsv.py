@@ -31,7 +31,8 @@ FLICKR_CAPTION_NUMBER = re.compile(r"#\d+$")
 def read_tab_separated_captions(path, strict=False):
     """`[(line number, file name, caption)]` of `name<TAB>caption` lines; bad lines reported.
 
-    A line without a tab, a name or a caption is skipped with a warning
+    A line without a tab, a name or a caption, or with a third field (whose
+    text would be trained as part of the caption), is skipped with a warning
     naming it (an error with `strict`), as is a line that is not UTF-8;
     blank lines are ignored; `#N` after a name is dropped.
     """
@@ -42,11 +43,11 @@ def read_tab_separated_captions(path, strict=False):
         name, tab, caption = line.partition("\t")
         name = FLICKR_CAPTION_NUMBER.sub("", name.strip())
         caption = caption.strip()
-        if not tab or not name or not caption:
+        if not tab or not name or not caption or "\t" in caption:  # a third field: no caption
             malformed.append(number)
             continue
         entries.append((number, name, caption))
-    report_lines(path, malformed, "have no `file<TAB>caption` pair", strict, stacklevel=3)
+    report_lines(path, malformed, "are not one `file<TAB>caption` pair", strict, stacklevel=3)
     return entries
 
 

@@ -26,6 +26,7 @@ Example:
 {'2017': ['val']}
 """
 
+import json
 import os
 import re
 
@@ -120,6 +121,15 @@ def _read_annotations(path, root, folder, allow_outside_paths, allow_outside_lin
         raise ValueError(
             f"{path}: {len(unlisted)} of its {len(captions)} captions name an image id its "
             f"'images' do not list (the first: image id {image_id!r}, {str(caption)!r:.80})."
+        )
+    not_text = [
+        (image_id, caption) for image_id, caption in captions if not isinstance(caption, str)
+    ]
+    if not_text:  # str() of them would train on "None" or "123"
+        image_id, caption = not_text[0]
+        raise ValueError(
+            f"{path}: {len(not_text)} of its {len(captions)} captions are not text (the first: "
+            f"image id {image_id!r}, caption {json.dumps(caption):.80})."
         )
     images = {}
     for image_id, caption in captions:
