@@ -79,9 +79,10 @@ def _recorded_arguments(run_dir):
     except (OSError, ValueError):
         recorded = None
     if not isinstance(recorded, dict):
+        state = "" if os.path.isdir(run_dir) else ", and it does not exist"
         raise RunFolderError(
             f"`run_dir` must be the --output-dir of a training run (with a readable "
-            f"{ARGUMENTS_FILE}). Received: run_dir={run_dir!r}"
+            f"{ARGUMENTS_FILE}){state}. Received: run_dir={run_dir!r}"
         )
     # The lengths a finished run derived from its data are in its metrics.
     try:
@@ -117,14 +118,19 @@ def _load_newest(candidates, keras, say):
                 f"{path}: not a .keras (zip) file, {os.path.getsize(path)} bytes: cut short "
                 "or damaged"
             )
-            say("  cannot be read (not a zip file); trying an older checkpoint")
+            say("  cannot be read (not a zip file)" + _next_try(path, candidates))
             continue
         try:
             return keras.saving.load_model(path, compile=False), path
         except Exception as error:  # a truncated zip, a file of another library version
             errors.append(f"{path}: {type(error).__name__}: {error}")
-            say(f"  cannot be read ({type(error).__name__}); trying an older checkpoint")
+            say(f"  cannot be read ({type(error).__name__})" + _next_try(path, candidates))
     raise RunFolderError("no checkpoint of the run can be loaded: " + "; ".join(errors))
+
+
+def _next_try(path, candidates):
+    """What happens after `path` failed: an older checkpoint is tried, if there is one."""
+    return "; trying an older checkpoint" if path != candidates[-1] else ""
 
 
 def _serving_writer(model, run_dir, recorded, beam_width, max_length):

@@ -50,6 +50,15 @@ def test_what_is_not_converted_is_refused_with_its_reason(tmp_path):
         )
     with pytest.raises(SystemExit, match=r"`--export` must be absent, an empty folder"):
         convert.main([str(tmp_path / "vit"), "--export", str(tmp_path / "vit")])
+    # A training run's folder is named as one, with the command that exports it.
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "run_arguments.json").write_text("{}")
+    with pytest.raises(
+        SystemExit,
+        match=r"has no config.json \(a training run's folder: "
+        r"`python -m keras_attention.export` exports it\)",
+    ):
+        convert.main([str(tmp_path / "run"), "--export", str(tmp_path / "served")])
     assert sorted(p.name for p in (tmp_path / "vit").iterdir()) == [
         "config.json",
         "model.safetensors",

@@ -98,7 +98,7 @@ def test_a_broken_newest_checkpoint_gives_way_to_the_one_before(tmp_path, capsys
     assert "epoch_001.keras ..." in printed
 
 
-def test_a_checkpoint_that_is_no_zip_file_is_named_as_damaged_not_as_missing(tmp_path):
+def test_a_checkpoint_that_is_no_zip_file_is_named_as_damaged_not_as_missing(tmp_path, capsys):
     run = _run_folder(tmp_path / "run", _captioner(), epoch=1)
     only = run / "checkpoints" / "epoch_001.keras"
     only.write_bytes(b"\x00" * 3000)  # what a crash mid-write can leave
@@ -108,6 +108,16 @@ def test_a_checkpoint_that_is_no_zip_file_is_named_as_damaged_not_as_missing(tmp
         f"error: no checkpoint of the run can be loaded: {only}: not a .keras (zip) file, "
         "3000 bytes: cut short or damaged"
     )
+    assert "older checkpoint" not in capsys.readouterr().out  # there is none
+
+
+def test_a_run_folder_that_does_not_exist_is_named_so(tmp_path):
+    with pytest.raises(
+        SystemExit,
+        match=r"training run \(with a readable run_arguments.json\), and "
+        r"it does not exist. Received: run_dir=",
+    ):
+        export.main([str(tmp_path / "nope"), "--export", str(tmp_path / "served")])
 
 
 def test_what_cannot_be_exported_is_refused_with_its_reason(tmp_path):

@@ -63,7 +63,12 @@ def read_json(folder, name, required=True):
     path = os.path.join(folder, name)
     if not os.path.isfile(path):
         if required:
-            raise ValueError(f"The checkpoint folder {folder!r} has no {name}")
+            # A training run's folder is exported by `python -m keras_attention.export`.
+            run = " (a training run's folder: `python -m keras_attention.export` exports it)"
+            is_run = os.path.isfile(os.path.join(folder, "run_arguments.json"))
+            raise ValueError(
+                f"The checkpoint folder {folder!r} has no {name}" + (run if is_run else "")
+            )
         return {}
     try:
         with open(path, encoding="utf-8") as file:
