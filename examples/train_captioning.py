@@ -27,6 +27,7 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
 from keras_attention.native_start_up_lines import import_tensorflow_quietly
 from keras_attention.tasks.captioning import flags as cli  # no TensorFlow
+from keras_attention.training.command_line import show_warnings_as_lines
 
 
 def build_parser():
@@ -42,6 +43,7 @@ def parse_arguments(argv=None):
 
 
 if __name__ == "__main__":
+    show_warnings_as_lines()  # "warning: ..." lines, as errors are "error: ..."
     parse_arguments()  # answer --help, bad flags and missing data before TensorFlow's import
 
 import_tensorflow_quietly()  # without its start-up lines about a missing GPU

@@ -32,6 +32,7 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
 from keras_attention.native_start_up_lines import import_tensorflow_quietly  # noqa: E402
 from keras_attention.tasks.translation import flags  # noqa: E402  (no TensorFlow)
+from keras_attention.training.command_line import show_warnings_as_lines  # noqa: E402
 
 BATCH_SIZE = 64  # sentences translated at once while scoring
 HINTS = (
@@ -53,6 +54,7 @@ def parse_arguments(argv=None):
 
 
 if __name__ == "__main__":
+    show_warnings_as_lines()  # "warning: ..." lines, as errors are "error: ..."
     parse_arguments()  # answer --help, bad flags and missing data before TensorFlow loads
 
 import_tensorflow_quietly()  # without its start-up lines about a missing GPU

@@ -38,6 +38,7 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
 from keras_attention.native_start_up_lines import import_tensorflow_quietly  # noqa: E402
 from keras_attention.tasks.image_classification import flags  # noqa: E402  (no TensorFlow)
+from keras_attention.training.command_line import show_warnings_as_lines  # noqa: E402
 
 NUM_ROLLOUT_IMAGES = 4  # test images whose attention is drawn
 HINTS = (
@@ -61,6 +62,7 @@ def check_arguments(argv=None):
 
 
 if __name__ == "__main__":
+    show_warnings_as_lines()  # "warning: ..." lines, as errors are "error: ..."
     check_arguments()  # answer --help, bad flags and missing data before TensorFlow loads
 
 import_tensorflow_quietly()  # without its start-up lines about a missing GPU

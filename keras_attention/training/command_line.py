@@ -17,12 +17,16 @@ Example:
 import argparse
 import difflib
 import os
+import sys
+import warnings
 from typing import NamedTuple
 
 from keras_attention.file_encoding import check_text_file
 from keras_attention.training.tfds_names import tfds_name_problem
 
 STRATEGIES = ("default", "mirrored", "multiworker", "tpu")
+# This package's folder: warnings raised in it are shown as one line (show_warnings_as_lines).
+_PACKAGE_FOLDER = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # What the path after a `--dataset` prefix must be (see `check_dataset_flag`).
 _PATH_KINDS = {"file": "a file", "folder": "a folder", "path": "a file or a folder"}
 # Small runs never reach it; a killed run of hour-long epochs loses at most this much.
@@ -78,6 +82,36 @@ def command_name(installed, module):
 
     started = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
     return installed if started == installed else f"python -m {module}"
+
+
+def show_warnings_as_lines():
+    """Shows this package's warnings as `warning: ...` lines, as its errors are `error: ...`.
+
+    Python's default shows a warning with the file and line that raised it and
+    that line's source, which tell a user of a script nothing ("training_data.py:85:
+    UserWarning: Skipped 3 ... / splits = load_caption_dataset("). Warnings from
+    elsewhere (Keras, TensorFlow) keep Python's format. For scripts: it sets
+    `warnings.formatwarning` for the whole process.
+
+    Example:
+
+    >>> import warnings
+    >>> from keras_attention.training.command_line import show_warnings_as_lines
+    >>> python_format = warnings.formatwarning
+    >>> show_warnings_as_lines()
+    >>> warnings.formatwarning("Skipped 2 lines", UserWarning, __file__, 1)
+    'warning: Skipped 2 lines\\n'
+    >>> warnings.formatwarning = python_format
+    """
+    python_format = warnings.formatwarning
+    own_folders = (_PACKAGE_FOLDER, os.path.dirname(os.path.abspath(sys.argv[0] or ".")))
+
+    def format_warning(message, category, filename, lineno, line=None):
+        if issubclass(category, UserWarning) and os.path.abspath(filename).startswith(own_folders):
+            return f"warning: {message}\n"
+        return python_format(message, category, filename, lineno, line)
+
+    warnings.formatwarning = format_warning
 
 
 def run_export_command(write):
