@@ -185,7 +185,8 @@ def _check_class_folders(folder, classes):
     if empty:
         raise ValueError(
             f"every class folder of {folder} must hold image files "
-            f"({', '.join(IMAGE_EXTENSIONS)}); {len(empty)} hold none: "
+            f"({', '.join(IMAGE_EXTENSIONS)}); {len(empty)} "
+            f"{'holds' if len(empty) == 1 else 'hold'} none: "
             f"{', '.join(name + '/' for name in empty)}. Remove them or add their images."
         )
     by_case = {}

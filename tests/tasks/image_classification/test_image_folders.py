@@ -167,7 +167,7 @@ def test_a_class_folder_without_image_files_is_refused_naming_it(tmp_path):
     assert str(error.value).startswith(
         f"every class folder of {tmp_path / 'data'} must hold image files (.bmp, "
     )
-    assert str(error.value).endswith("1 hold none: bird/. Remove them or add their images.")
+    assert str(error.value).endswith("1 holds none: bird/. Remove them or add their images.")
     # The same in the training split of split folders.
     write_split(tmp_path / "splits" / "train", 2)
     write_split(tmp_path / "splits" / "val", 1)
