@@ -104,7 +104,11 @@ def show_warnings_as_lines():
     >>> warnings.formatwarning = python_format
     """
     python_format = warnings.formatwarning
-    own_folders = (_PACKAGE_FOLDER, os.path.dirname(os.path.abspath(sys.argv[0] or ".")))
+    # With a separator at the end: "keras_attention_extra/" is not inside "keras_attention/".
+    own_folders = tuple(
+        os.path.join(folder, "")
+        for folder in (_PACKAGE_FOLDER, os.path.dirname(os.path.abspath(sys.argv[0] or ".")))
+    )
 
     def format_warning(message, category, filename, lineno, line=None):
         if issubclass(category, UserWarning) and os.path.abspath(filename).startswith(own_folders):
