@@ -107,10 +107,9 @@ def main(argv=None):
         model, data.test, NUM_ROLLOUT_IMAGES, data.split_sizes.get("test")
     )
     accuracy = float(np.mean(labels == predictions))
-    print(
-        f"test accuracy {accuracy:.4f} on {len(labels)} images after "
-        f"{run.train_seconds:.0f} s of training"
-    )
+    listed = (data.split_sizes.get("test"), data.class_counts.get("test"), data.class_names)
+    tested = evaluation.images_classified(labels, *listed)  # and a class with none left, named
+    print(f"test accuracy {accuracy:.4f} on {tested} after {run.train_seconds:.0f} s of training")
     figures.draw_vit_figures(model, args.output_dir, labels, predictions, images, data.class_names)
     if args.html:
         page = os.path.join(args.output_dir, "attention_explorer.html")

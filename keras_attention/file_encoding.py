@@ -5,8 +5,13 @@ other byte is NUL. Read as UTF-8, such a file still splits into lines and
 tab-separated fields, each letter followed by a NUL: a translator or
 captioner would train on it without a single decoding error. A file
 compressed with gzip whose name lacks `.gz` would be read as one malformed
-line. So every reader checks the first bytes of a text file before reading
-it, and refuses these in one line that names the file and the fix. It reads
+line. A file saved as Latin-1 or Windows-1252 (older editors, Excel's CSV)
+would lose every line with an accent as "not UTF-8" and train on the rest
+(a stray bad line in UTF-8 text is still only skipped and named by the
+readers: the file is refused only when none of its first bytes is UTF-8
+beyond ASCII and several lines are not). So every reader checks the first
+bytes of a text file before reading it, and refuses these in one line that
+names the file and the fix. It reads
 4 KiB of a file, whatever its size, and imports nothing heavy (the scripts
 call it while parsing their flags, before TensorFlow loads).
 
@@ -22,6 +27,7 @@ Traceback (most recent call last):
 ValueError: .../pairs.tsv is UTF-16 text (it starts with the byte-order mark FF FE); ...UTF-8...
 """
 
+import codecs
 import gzip
 import os
 import zlib
@@ -31,6 +37,11 @@ HEAD_BYTES = 4096
 GZIP_MAGIC = b"\x1f\x8b"
 # UTF-16 of Latin text is half NUL bytes; UTF-8 text has at most a stray one (kept, as text).
 NUL_SHARE = 0.2
+# A head with this many bytes that are not UTF-8, on this many lines, and no character
+# that is, is a whole file in a one-byte encoding (Latin-1, Windows-1252), not a stray
+# bad line in UTF-8 text (the readers skip and name those).
+LEGACY_BAD_BYTES = 3
+LEGACY_BAD_LINES = 2
 # Longest first: the UTF-32 little-endian mark starts with the UTF-16 one.
 _BYTE_ORDER_MARKS = (
     (b"\xff\xfe\x00\x00", "UTF-32"),
@@ -82,7 +93,10 @@ def text_file_problem(path):
 
 
 def _diagnosis(path):
-    """`(problem, encoding)`: `text_file_problem`'s phrase, and "UTF-16" or "UTF-32" or None."""
+    """`(problem, encoding)`: `text_file_problem`'s phrase, and the encoding `iconv` converts.
+
+    The encoding is "UTF-16", "UTF-32", "WINDOWS-1252" or None.
+    """
     head, problem = _head(path)
     if problem:
         return problem, None
@@ -99,14 +113,38 @@ def _diagnosis(path):
             "byte-order mark, or not text",
             None,
         )
-    return None, None
+    return _one_byte_encoding(head)
+
+
+def _one_byte_encoding(head):
+    """`(problem, "WINDOWS-1252")` when `head` reads as a one-byte encoding, not UTF-8.
+
+    Decoded with `surrogateescape`, each byte that is not UTF-8 becomes one
+    lone surrogate; a character cut by the end of the head is left out.
+    """
+    text = codecs.getincrementaldecoder("utf-8")("surrogateescape").decode(head, final=False)
+    lines = text.split("\n")
+    bad_lines = [line for line in lines if any("\udc80" <= c <= "\udcff" for c in line)]
+    bad_bytes = sum(0xDC80 <= ord(c) <= 0xDCFF for c in text)
+    utf8_characters = sum(ord(c) > 0x7F and not 0xDC80 <= ord(c) <= 0xDCFF for c in text)
+    if bad_bytes < LEGACY_BAD_BYTES or len(bad_lines) < LEGACY_BAD_LINES or utf8_characters:
+        return None, None
+    # How the first such line reads in Windows-1252 (Latin-1 and more), the usual culprit.
+    raw = bad_lines[0].encode("utf-8", "surrogateescape")
+    shown = raw.decode("cp1252", "replace").strip()[:60]
+    return (
+        f"is not UTF-8 (its first {len(head)} bytes hold {bad_bytes} that are not, on "
+        f"{len(bad_lines)} lines, and no UTF-8 character beyond ASCII); read as Windows-1252 "
+        f"(Latin-1), its line {lines.index(bad_lines[0]) + 1} is {shown!r}",
+        "WINDOWS-1252",
+    )
 
 
 def check_text_file(path):
     """Raises a `ValueError` naming the file and the fix when it is not UTF-8 text lines.
 
-    See `text_file_problem`; UTF-16 and UTF-32 files get the `iconv` command
-    that converts them.
+    See `text_file_problem`; UTF-16, UTF-32 and Windows-1252 (Latin-1) files
+    get the `iconv` command that converts them.
     """
     problem, encoding = _diagnosis(path)
     if problem is None:

@@ -22,6 +22,12 @@ PAIRS = "hello\thola\nthank you\tgracias\n"
         # A stray NUL is a character of UTF-8 text: left to the line readers.
         ("stray_nul.tsv", b"a\x00b\tc\n" + PAIRS.encode()),
         ("late_nuls.tsv", PAIRS.encode() * (HEAD_BYTES // len(PAIRS) + 1) + b"\x00" * 100),
+        # UTF-8 with bad lines is left to the readers, which skip and name them: one bad
+        # line, or bad bytes beside real UTF-8 characters.
+        ("one_bad_line.tsv", "hello\thola\ncafé\tcafé crème\n".encode("latin-1")),
+        ("mixed.tsv", "façade\tfachada\n".encode() + "café\tcafé\nlà\tallí\n".encode("latin-1")),
+        # A character cut in two by the end of the head is UTF-8 all the same.
+        ("cut_character.tsv", b"a" * (HEAD_BYTES - 1) + "é".encode() + b"\n"),
     ],
 )
 def test_utf8_text_passes(tmp_path, name, data):
@@ -62,6 +68,18 @@ def test_utf8_text_passes(tmp_path, name, data):
         ("plain.tsv.gz", PAIRS.encode(), "is not gzip-compressed although its name ends in .gz"),
         ("cut.tsv.gz", gzip.compress(PAIRS.encode() * 50)[:30], "cannot be uncompressed"),
         ("excel.tsv.gz", gzip.compress(PAIRS.encode("utf-16")), "is UTF-16 text"),
+        (
+            "latin1.tsv",
+            "Go.\tVe.\nCafé.\tCafé.\nJe suis là.\tEstoy aquí.\n".encode("latin-1"),
+            "is not UTF-8 (its first 44 bytes hold 4 that are not, on 2 lines, and no UTF-8 "
+            "character beyond ASCII); read as Windows-1252 (Latin-1), its line 2 is "
+            "'Café.\\tCafé.'",
+        ),
+        (
+            "quotes.csv.gz",
+            gzip.compress("“Hi”,“Hola”\n‘x’,—\n".encode("cp1252")),
+            "hold 7 that are not, on 2 lines",
+        ),
     ],
 )
 def test_files_that_are_not_utf8_lines_are_named_with_the_reason(tmp_path, name, data, problem):
@@ -79,4 +97,15 @@ def test_a_utf16_file_gets_the_command_that_converts_it(tmp_path):
         check_text_file(path)
     assert str(error.value).endswith(
         f"data files must be UTF-8: convert it, e.g. `iconv -f UTF-16 -t UTF-8 {path} > utf8.tsv`."
+    )
+
+
+def test_a_latin1_file_gets_the_command_that_converts_it(tmp_path):
+    path = tmp_path / "pairs.tsv"
+    path.write_bytes("Où?\tWhere?\nÉté.\tSummer.\n".encode("latin-1"))
+    with pytest.raises(ValueError) as error:
+        check_text_file(path)
+    assert str(error.value).endswith(
+        "data files must be UTF-8: convert it, e.g. "
+        f"`iconv -f WINDOWS-1252 -t UTF-8 {path} > utf8.tsv`."
     )

@@ -32,6 +32,9 @@ _LEADING_BOM = "^\ufeff"
 _LINE_END = ord("\n")
 # Bytes read at once: large enough that NumPy, not Python, does the work per line.
 _BLOCK_BYTES = 1 << 24
+# The end of a file kept while counting, where its trailing blank lines are told.
+_TAIL_BYTES = 1 << 16
+_ASCII_WHITESPACE = b" \t\n\r\f\v"
 
 
 def open_lines(path):
@@ -122,12 +125,32 @@ def count_lines(path):
     >>> count_lines(path)
     3
     """
-    count, last = 0, b"\n"
+    return _count_lines_and_blank_tail(path)[0]
+
+
+def _count_lines_and_blank_tail(path):
+    """`(lines, blank tail)`: `count_lines`, and how many of the last lines are blank.
+
+    Blank: ASCII whitespace alone. The tail is looked for in the last
+    `_TAIL_BYTES` only; a file that ends in more blank lines than those
+    bytes hold counts as ending in none.
+    """
+    count, tail, size = 0, b"", 0
     with open_lines(path) as file:
         while block := file.read(_BLOCK_BYTES):
             count += block.count(b"\n")
-            last = block[-1:]
-    return count + (last != b"\n")
+            size += len(block)
+            tail = (tail + block[-_TAIL_BYTES:])[-_TAIL_BYTES:]
+    cut = size > len(tail)
+    count += bool(tail) and not tail.endswith(b"\n")
+    content = tail.rstrip(_ASCII_WHITESPACE)
+    if not content:
+        return count, 0 if cut else count
+    after = tail[len(content) :]  # the end of the last line with text, then blank lines
+    if b"\n" not in after:
+        return count, 0
+    rest = after[after.index(b"\n") + 1 :]
+    return count, rest.count(b"\n") + (bool(rest) and not rest.endswith(b"\n"))
 
 
 def read_lines_at(path, indices):
@@ -196,7 +219,8 @@ def sample_lines(paths, sample_size, seed=0):
 
     Raises:
         ValueError: the files have different numbers of lines (the message
-            names both files and their counts).
+            names both files and their counts); blank lines ending a file
+            do not count (an editor's or a `cat`'s extra line end).
     """
     if (
         isinstance(sample_size, bool)
@@ -208,14 +232,17 @@ def sample_lines(paths, sample_size, seed=0):
         )
     sample_size = int(sample_size)
     paths = tuple(str(path) for path in paths)
-    counts = [count_lines(path) for path in paths]
-    if len(set(counts)) > 1:
-        shown = " and ".join(f"{path} with {count} lines" for path, count in zip(paths, counts))
+    counts, blank_tails = zip(*map(_count_lines_and_blank_tail, paths)) if paths else ((), ())
+    num_lines = min(counts, default=0)
+    if any(count - blank > num_lines for count, blank in zip(counts, blank_tails)):
+        shown = " and ".join(
+            f"{path} with {count - blank} lines" + (f" (then {blank} blank)" if blank else "")
+            for path, count, blank in zip(paths, counts, blank_tails)
+        )
         raise ValueError(
             "`paths` read side by side must have one line per item each. "
             f"Received: paths={list(paths)!r}: {shown}"
         )
-    num_lines = counts[0] if counts else 0
     indices = sample_indices(num_lines, sample_size, seed)
     columns = [read_lines_at(path, indices) for path in paths]
     lines = [

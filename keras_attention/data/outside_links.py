@@ -138,19 +138,30 @@ def refuse_outside_links(root, links, source=None):
     Example:
 
     >>> from keras_attention.data.outside_links import refuse_outside_links
-    >>> refuse_outside_links("/d", [("/d/a.png", "/etc/a.png")], "list.tsv")
+    >>> refuse_outside_links("/d", [("/d/a", "/")], "list.tsv")
     Traceback (most recent call last):
     ...
-    ValueError: 1 symbolic link(s) under /d (listed by list.tsv) lead outside it: a.png -> ...
+    ValueError: 1 symbolic link(s) under /d (listed by list.tsv) lead outside it: a -> /. ...
     """
     if not links:
         return
+    where = f" (listed by {source})" if source else ""
+    # A link to nothing would fail however it is allowed: said first, as what to fix.
+    broken = [(link, target) for link, target in links if not os.path.exists(target)]
+    if broken:
+        raise ValueError(
+            f"{len(broken)} symbolic link(s) under {root}{where} lead to nothing (the file "
+            f"they name does not exist): {_named(root, broken)}. Fix or remove them."
+        )
+    raise ValueError(
+        f"{len(links)} symbolic link(s) under {root}{where} lead outside it: "
+        f"{_named(root, links)}. A data set's files must resolve inside its folder; pass "
+        "--allow-outside-links (allow_outside_links=True) to read them anyway."
+    )
+
+
+def _named(root, links):
+    """`link -> target, ...` of the first `MAX_NAMED_LINKS` links, and how many more."""
     named = [f"{os.path.relpath(link, root)} -> {target}" for link, target in links]
     more = len(named) - MAX_NAMED_LINKS
-    shown = ", ".join(named[:MAX_NAMED_LINKS]) + (f", ... ({more} more)" if more > 0 else "")
-    where = f" (listed by {source})" if source else ""
-    raise ValueError(
-        f"{len(links)} symbolic link(s) under {root}{where} lead outside it: {shown}. "
-        "A data set's files must resolve inside its folder; pass --allow-outside-links "
-        "(allow_outside_links=True) to read them anyway."
-    )
+    return ", ".join(named[:MAX_NAMED_LINKS]) + (f", ... ({more} more)" if more > 0 else "")

@@ -86,3 +86,19 @@ def test_a_long_list_of_links_names_ten_and_counts_the_rest():
         ValueError, match=r"^12 symbolic .*9\.png -> /x/9\.png, \.\.\. \(2 more\)\."
     ):
         refuse_outside_links("/d", links)
+
+
+def test_a_link_to_nothing_is_called_broken_not_outside(tmp_path):
+    (tmp_path / "data").mkdir()
+    os.symlink(tmp_path / "gone" / "a.png", tmp_path / "data" / "a.png")
+    os.symlink("/", tmp_path / "data" / "root.png")
+    links = OutsideLinks(str(tmp_path / "data"))
+    for entry in sorted(os.scandir(tmp_path / "data"), key=lambda entry: entry.name):
+        links.add(entry)
+    assert len(links.found) == 2
+    with pytest.raises(
+        ValueError,
+        match=r"^1 symbolic link\(s\) under .*data lead to nothing \(the file they name does "
+        r"not exist\): a\.png -> .*gone/a\.png\. Fix or remove them\.$",
+    ):
+        links.refuse()

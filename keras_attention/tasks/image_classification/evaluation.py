@@ -9,6 +9,8 @@ Example:
 0.6931
 """
 
+import warnings
+
 import numpy as np
 
 from keras_attention.losses.prior_cross_entropy import prior_cross_entropy
@@ -48,6 +50,57 @@ def evaluate_classifier(model, test_batches, num_images, num_test=None):
     if not labels:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0,))
     return np.concatenate(labels), np.concatenate(predictions), np.concatenate(images)
+
+
+def images_classified(labels, listed=None, listed_per_class=None, class_names=()):
+    """How many test images the accuracy is over, as words, said against the listed ones.
+
+    Images that cannot be decoded are skipped where the pipeline meets them
+    (nothing is decoded before training), so the test pass may see fewer
+    images than the split lists. That is said after the count; a class whose
+    every test image was lost is named in a warning, since the accuracy
+    then says nothing about it.
+
+    Args:
+        labels: `(N,)` true labels of the images classified.
+        listed: the test images the split lists (None: unknown).
+        listed_per_class: the listed test images of each class, in label
+            order (None: unknown).
+        class_names: the classes' names, in label order.
+
+    Returns:
+        str, such as "8 images" or "7 of the 8 listed images (1 could not
+        be decoded)".
+
+    Example:
+
+    >>> import numpy as np
+    >>> from keras_attention.tasks.image_classification.evaluation import images_classified
+    >>> images_classified(np.array([0, 1]), listed=2)
+    '2 images'
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     images_classified(np.array([0]), 2, listed_per_class=[1, 1], class_names=["cat", "dog"])
+    '1 of the 2 listed images (1 could not be decoded)'
+    >>> str(caught[0].message)[:46]
+    "no test image of class 'dog' could be decoded "
+    """
+    count = len(labels)
+    if listed is None or count >= listed:
+        return f"{count} images"
+    if listed_per_class is not None:
+        classified = np.bincount(np.asarray(labels, np.int64), minlength=len(listed_per_class))
+        for label, (expected, seen) in enumerate(zip(listed_per_class, classified)):
+            if expected and not seen:
+                name = class_names[label] if label < len(class_names) else label
+                warnings.warn(
+                    f"no test image of class {name!r} could be decoded ({expected} listed): "
+                    "the test accuracy says nothing about it; see skipped_images.txt in the "
+                    "run's folder",
+                    stacklevel=2,
+                )
+    return f"{count} of the {listed} listed images ({listed - count} could not be decoded)"
 
 
 def class_prior_loss(train_split, class_counts=None, max_images=PRIOR_SAMPLE):

@@ -39,6 +39,8 @@ class ViTData:
         validation: validation batches.
         test: test batches, in order.
         split_sizes: dict split name -> number of images.
+        class_counts: dict split name -> images per class (in label
+            order), where the listing of the files gives them.
         source_lines: what was read: the layout, the classes and the images
             of each split, one line each.
         skipped: the `SkippedItems` of the images the pipelines cannot
@@ -59,6 +61,7 @@ class ViTData:
     source_lines: list
     skipped: tuple = ()
     class_prior_loss: float = None
+    class_counts: dict = None
 
     @property
     def num_classes(self):
@@ -86,10 +89,9 @@ def prepare_vit_data(args, shuffle_seed=None, shard=ONE_WORKER):
 
     Args:
         args: the parsed flags (`parse_vit_arguments`).
-        shuffle_seed: the seed of the training images' order and
-            augmentation (default `args.seed`; a resumed run passes another,
-            not to see the same batches again). The splits depend on
-            `args.seed` only.
+        shuffle_seed: the seed of the training images' order and augmentation
+            (default `args.seed`; a resumed run passes another, not to see the
+            same batches again). The splits depend on `args.seed` alone.
         shard: `(num_workers, index)`: this worker's share of the training
             files (`TrainingRun.input_shard`).
 
@@ -138,7 +140,7 @@ def prepare_vit_data(args, shuffle_seed=None, shard=ONE_WORKER):
             loaded.splits[split], args.batch_size, loaded.num_classes, **training
         )
 
-    counts = (loaded.class_counts or {}).get("train")
+    class_counts = dict(loaded.class_counts or {})  # per split, where the listing gives them
     return ViTData(
         splits=loaded.splits,
         class_names=loaded.class_names,
@@ -155,5 +157,6 @@ def prepare_vit_data(args, shuffle_seed=None, shard=ONE_WORKER):
         split_sizes=dict(loaded.split_sizes),
         source_lines=loaded.summary_lines(),
         skipped=tuple(loaded.skipped),
-        class_prior_loss=class_prior_loss(loaded.splits["train"], counts),
+        class_prior_loss=class_prior_loss(loaded.splits["train"], class_counts.get("train")),
+        class_counts=class_counts,
     )

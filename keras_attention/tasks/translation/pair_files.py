@@ -16,18 +16,20 @@ lines (or rows) are the split's:
 vocabularies and length limits of a run come from it: every line when the
 file is small); `PairFiles.dataset` streams a split's pairs with `tf.data`,
 where a malformed line (a blank side, not UTF-8, not two or three fields) is
-skipped and named (`SkippedItems`).
+skipped and named (`SkippedItems`). A line blank on every side (a tsv file's
+empty line, the empty lines parallel corpora put between documents) holds
+no pair and is passed over without a word.
 
 Example:
 
 >>> import os, tempfile
 >>> from keras_attention.tasks.translation.pair_files import PairFiles, sample_pairs
 >>> path = os.path.join(tempfile.mkdtemp(), "pairs.tsv")
->>> _ = open(path, "w").write("hello\\thola\\n\\tbroken\\nthanks\\tgracias\\n")
+>>> _ = open(path, "w").write("hello\\thola\\n\\tbroken\\n\\nthanks\\tgracias\\n")
 >>> sample = sample_pairs(PairFiles("tsv", (path,)), 100)
-counting and sampling the lines of pairs.tsv: 3 lines in ...
+counting and sampling the lines of pairs.tsv: 4 lines in ...
 >>> sample.pairs, sample.bad_lines
-([(1, 'hello', 'hola'), (3, 'thanks', 'gracias')], [2])
+([(1, 'hello', 'hola'), (4, 'thanks', 'gracias')], [2])
 """
 
 import contextlib
@@ -77,6 +79,8 @@ class PairFiles:
         languages: for "hf", `(source language, target language)`: the keys
             of the `translation` dicts.
         table: for "hf", the split's memory-mapped `datasets.Dataset`.
+        column_names: the first line names the columns (`tsv_header`): it
+            is no pair, and passed over without a word.
 
     Example:
 
@@ -93,6 +97,7 @@ class PairFiles:
     reports_bad_lines: bool = True
     languages: tuple = None
     table: object = dataclasses.field(default=None, compare=False, repr=False)
+    column_names: bool = False
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -113,6 +118,8 @@ class PairFiles:
     def selected(self, numbers, sources):
         """Whether the pairs at line `numbers` with `sources` are the split's: a bool tensor."""
         keep = tf.ones_like(numbers, dtype=tf.bool)
+        if self.column_names:
+            keep &= tf.not_equal(numbers, 1)
         if self.parity is not None:
             keep &= tf.equal(numbers % 2, self.parity)
         if self.hash_range is not None:
@@ -149,12 +156,16 @@ class PairFiles:
 
         @tf.autograph.experimental.do_not_convert  # plain TensorFlow ops: faster tracing
         def parse(block, lines):
-            numbers = block * _PARSE_BATCH + 1 + tf.range(tf.size(lines[0], out_type=tf.int64))
+            # Blank lines that end one parallel file and not the other are not pairs: the
+            # last block keeps the lines both sides hold.
+            size = tf.reduce_min([tf.size(side, out_type=tf.int64) for side in lines])
+            lines = [side[:size] for side in lines]
+            numbers = block * _PARSE_BATCH + 1 + tf.range(size)
             if self.kind != "hf":  # the rows of a table are read as they are
                 lines = [clean_lines(side) for side in lines]
-            sources, targets, usable = _parse_batch(self.kind, lines)  # (N,) each
+            sources, targets, usable, blank = _parse_batch(self.kind, lines)  # (N,) each
             if self.reports_bad_lines:
-                passed = usable
+                passed = usable | blank | (tf.equal(numbers, 1) & self.column_names)
                 if self.parity is not None:  # each half names the bad lines of its own parity
                     passed |= tf.not_equal(numbers % 2, self.parity)
                 line = ", row " if self.kind == "hf" else " line "
@@ -178,7 +189,11 @@ def _hf_blocks(files):
 
 
 def _parse_batch(kind, lines):
-    """`(sources, targets, usable)` of a batch of raw lines, as `parse_line` reads one."""
+    """`(sources, targets, usable, blank)` of a batch of raw lines, as `parse_line` reads one.
+
+    `blank` marks the lines blank on every side (`is_blank_line`): not usable, not malformed.
+    """
+    blank = tf.reduce_all([tf.strings.strip(side) == "" for side in lines], axis=0)  # (N,)
     if kind == "tsv":
         (raw,) = lines
         fields = tf.strings.split(raw, "\t")  # (N, None)
@@ -191,7 +206,7 @@ def _parse_batch(kind, lines):
         usable = _is_utf8(sources) & _is_utf8(targets)
     sources, targets = tf.strings.strip(sources), tf.strings.strip(targets)
     usable &= (sources != "") & (targets != "")
-    return sources, targets, usable
+    return sources, targets, usable, blank
 
 
 def _is_utf8(texts):
@@ -212,12 +227,26 @@ def source_hashes(sources, seed):
     return tf.strings.to_hash_bucket_strong(sources, HASH_RANGE, key=[int(seed), 0x5EED])
 
 
-def parse_line(kind, raw_lines):
-    """`(source, target)` of one line (tsv) or two (parallel) as bytes, or None if malformed.
+def is_blank_line(raw_lines):
+    """Whether one line (tsv) or two (parallel), as bytes, are ASCII whitespace alone.
 
-    A line is malformed when it is not UTF-8, when a side is blank after
-    removing the ASCII whitespace at its ends, and (tsv) when it has fewer
-    than two or more than three tab-separated fields.
+    Such a line holds no pair and is no mistake: it is passed over, not named.
+
+    Example:
+
+    >>> from keras_attention.tasks.translation.pair_files import is_blank_line
+    >>> is_blank_line((b" \\t",)), is_blank_line((b"", b"")), is_blank_line((b"", b"hola"))
+    (True, True, False)
+    """
+    return not any(raw.strip(_ASCII_WHITESPACE.encode()) for raw in raw_lines)
+
+
+def parse_line(kind, raw_lines):
+    """`(source, target)` of one line (tsv) or two (parallel) as bytes, else None.
+
+    None stands for a blank line (`is_blank_line`) or a malformed one: not
+    UTF-8, a side blank after removing the ASCII whitespace at its ends, or
+    (tsv) fewer than two or more than three tab-separated fields.
 
     Example:
 
@@ -306,6 +335,8 @@ def sample_pairs(files, sample_size, seed=0, show_progress=True):
     pairs, bad = [], []
     for number, raw_lines in sample.lines:
         pair = parse_line("tsv" if files.kind == "tsv" else "parallel", raw_lines)
+        if pair is None and is_blank_line(raw_lines):
+            continue
         if pair is None:
             bad.append(number)
         else:

@@ -5,10 +5,12 @@
       valid.en  valid.de               (or val.*, dev.*)
       test2016.en  test2016.de         (any name starting with "test"; optional)
 
-Files may be gzip-compressed (`train.en.gz`). The line counts of the two
-sides of a split must match. A pair with a blank side, or with a line that
-is not UTF-8 on either side, is skipped with a warning naming the files and
-lines (an error with `strict`), as the `tsv:` reader does. A file that is a
+Files may be gzip-compressed (`train.en.gz`), not both `train.en` and
+`train.en.gz`. The line counts of the two sides of a split must match,
+blank lines ending one file aside. A pair with a blank side, or with a line
+that is not UTF-8 on either side, is skipped with a warning naming the
+files and lines (an error with `strict`), as the `tsv:` reader does; a line
+blank on both sides is passed over. A file that is a
 symbolic link leading outside DIR is refused, naming the link and its target,
 unless `allow_outside_links`. Several test sets
 (Multi30k's `test_2016_flickr`, `test_2017_flickr`, ...): the one named by
@@ -39,11 +41,18 @@ TEST_PREFIX = "test"
 
 
 def _side(folder, prefix, lang):
-    """The file `prefix.lang` (or `prefix.lang.gz`) in `folder`, or None."""
-    for name in (f"{prefix}.{lang}", f"{prefix}.{lang}.gz"):
-        if os.path.isfile(os.path.join(folder, name)):
-            return os.path.join(folder, name)
-    return None
+    """The file `prefix.lang` (or `prefix.lang.gz`) in `folder`, or None; both are refused."""
+    found = [
+        os.path.join(folder, name)
+        for name in (f"{prefix}.{lang}", f"{prefix}.{lang}.gz")
+        if os.path.isfile(os.path.join(folder, name))
+    ]
+    if len(found) > 1:  # the same text twice, or an old copy beside a new download
+        raise ValueError(
+            f"{folder} holds both {prefix}.{lang} and {prefix}.{lang}.gz; keep one (a file "
+            "uncompressed beside its .gz may be a different version of it)."
+        )
+    return found[0] if found else None
 
 
 def _prefixes(folder):
@@ -144,6 +153,9 @@ def read_parallel_pairs(source_path, target_path, strict=False):
     [('one', 'eins'), ('two', 'zwei')]
     """
     sources, targets = decode_lines(source_path), decode_lines(target_path)
+    for lines, other in ((sources, targets), (targets, sources)):
+        while len(lines) > len(other) and not (lines[-1] or "").strip():
+            lines.pop()  # blank lines ending one file only: an editor's extra line ends
     if len(sources) != len(targets):
         raise ValueError(
             "The two sides of a parallel split must have one line per sentence each. Received: "
@@ -151,6 +163,8 @@ def read_parallel_pairs(source_path, target_path, strict=False):
         )
     pairs, bad = [], []
     for number, (source, target) in enumerate(zip(sources, targets), start=1):
+        if source is not None and target is not None and not (source + target).strip():
+            continue  # blank on both sides: no pair, and no mistake
         source, target = (source or "").strip(), (target or "").strip()
         if source and target:
             pairs.append((source, target))

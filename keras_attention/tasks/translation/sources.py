@@ -7,7 +7,9 @@ translation example:
   `keras_attention.tasks.translation.builtin_corpus`;
 - `"tsv:PATH"`: a UTF-8 file of `source<TAB>target` lines, optionally with
   a third column that is ignored (Tatoeba / manythings.org files end each
-  line with `<TAB>attribution`); `~` and `$VARIABLES` in PATH are expanded;
+  line with `<TAB>attribution`); a first line of column names
+  (`source<TAB>target`, `en<TAB>de`: `tsv_header`) is skipped with a
+  warning; `~` and `$VARIABLES` in PATH are expanded;
 - `"parallel:DIR"`: one file per split and language, `train.en`,
   `valid.en` (or `val`, `dev`), `test*.en` and the same for the other
   language (Multi30k, fairseq), see `parallel_text`;
@@ -57,6 +59,7 @@ from keras_attention.data.dataset_splits import DatasetSplits
 from keras_attention.data.held_out_splits import split_counts
 from keras_attention.data.hf_datasets import HF_PREFIX
 from keras_attention.data.hf_datasets import hf_translation_splits
+from keras_attention.data.line_files import clean_line
 from keras_attention.data.line_files import read_lines_at
 from keras_attention.data.skipped_items import SkippedItems
 from keras_attention.data.text_lines import report_lines
@@ -69,6 +72,7 @@ from keras_attention.tasks.translation.pair_files import sample_pairs
 from keras_attention.tasks.translation.pair_files import source_hashes
 from keras_attention.tasks.translation.parallel_text import PARALLEL_PREFIX
 from keras_attention.tasks.translation.parallel_text import parallel_split_files
+from keras_attention.tasks.translation.tsv_header import is_column_names
 from keras_attention.training.tfds_names import tfds_name_problem
 
 TSV_PREFIX = "tsv:"
@@ -141,7 +145,7 @@ def _tsv_sample(path, sample_size, strict, seed=0, show_progress=True):
     """The `PairSample` of a tsv file (every line without `sample_size`), its bad lines reported."""
     if not os.path.isfile(path):
         raise ValueError(f"The translation file does not exist. Received: path={path!r}")
-    files = PairFiles("tsv", (path,))
+    files = PairFiles("tsv", (path,), column_names=_has_column_names(path))
     sample = sample_pairs(files, sample_size or sys.maxsize, seed, show_progress)
     _report_tsv_lines(path, sample, strict)
     _check_no_id_column(path, sample)
@@ -152,6 +156,22 @@ def _tsv_sample(path, sample_size, strict, seed=0, show_progress=True):
             "valid one" + ("" if sample.is_whole else f" among {sample.num_sampled} sampled")
         )
     return sample
+
+
+def _has_column_names(path):
+    """Whether the tsv file's first line names its columns (`tsv_header`), said in a warning."""
+    first = read_lines_at(path, [0])
+    try:
+        line = clean_line(first[0]).decode("utf-8") if first else ""
+    except UnicodeDecodeError:
+        return False
+    if not is_column_names(line.split("\t")):
+        return False
+    warnings.warn(
+        f"{path}: line 1 ({line!r}) names the columns, it is no sentence pair: skipped.",
+        stacklevel=4,
+    )
+    return True
 
 
 def _check_no_id_column(path, sample):
@@ -497,7 +517,7 @@ def load_translation_pairs(
     if dataset.startswith(TSV_PREFIX):
         path = os.path.expanduser(os.path.expandvars(dataset[len(TSV_PREFIX) :]))
         sample = _tsv_sample(path, sample_size, strict, seed)
-        files, samples = _hash_split(PairFiles("tsv", (path,)), sample, fractions, seed)
+        files, samples = _hash_split(sample.files, sample, fractions, seed)
         rule = f"validation and test drawn at random by source sentence (seed {seed})"
         return _file_splits(files, samples, f"tsv file {path}", rule, skipped, shard)
     if own_splits:

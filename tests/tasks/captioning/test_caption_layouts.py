@@ -145,6 +145,23 @@ def test_flickr8k_as_shipped_uses_the_official_split_lists(tmp_path, image_folde
     assert images_by_split(splits) == {"train": [1, 2, 3], "validation": [4], "test": [5, 6]}
     assert len(pairs_by_split(splits)["train"]) == 6  # two captions each, "#N" dropped
     assert "1 captioned image(s) in no list left out" in splits.summary()
+    assert "with no caption" not in splits.summary()
+
+
+def test_flickr8k_names_listed_images_that_have_no_caption(tmp_path):
+    # As in the real lists: a name in trainImages.txt with no line in the token file.
+    _flickr8k(tmp_path)
+    lists = tmp_path / "Flickr8k_text"
+    with open(lists / "Flickr_8k.testImages.txt", "a") as file:
+        file.write("9_ghost.jpg\n")
+    with open(lists / "Flickr_8k.trainImages.txt", "a") as file:
+        file.write("8_ghost.jpg\n")
+    splits = load(tmp_path)
+    assert images_by_split(splits) == {"train": [1, 2, 3], "validation": [4], "test": [5, 6]}
+    assert (
+        "2 listed image(s) with no caption in Flickr8k.token.txt left out (the first: "
+        "8_ghost.jpg in Flickr_8k.trainImages.txt)"
+    ) in splits.summary()
 
 
 def test_kaggle_flickr8k_captions_txt_keeps_commas_and_quotes(tmp_path):

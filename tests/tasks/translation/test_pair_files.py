@@ -9,12 +9,15 @@ import pytest
 from keras_attention.data.skipped_items import SkippedItems
 from keras_attention.tasks.translation.pair_files import HASH_RANGE
 from keras_attention.tasks.translation.pair_files import PairFiles
+from keras_attention.tasks.translation.pair_files import is_blank_line
 from keras_attention.tasks.translation.pair_files import parse_line
 from keras_attention.tasks.translation.pair_files import sample_pairs
 from keras_attention.tasks.translation.pair_files import source_hashes
 
 BOM = b"\xef\xbb\xbf"
 ASCII_WHITESPACE = " \t\n\r\x0b\x0c"
+# A line blank on every side: neither a pair nor malformed.
+BLANK = ()
 BLOCK = 1024  # lines parsed (and sharded) together
 
 # Pieces of sides: words, blanks, whitespace of all kinds, bytes that are not UTF-8.
@@ -39,7 +42,13 @@ PIECES = [
 
 
 def reference_pair(kind, raws):
-    """`(source, target)` of cleaned raw line(s) by the documented rules, or None."""
+    """`(source, target)` of cleaned raw line(s) by the documented rules; `BLANK` or None.
+
+    `BLANK` (falsy, not None): ASCII whitespace alone on every side, passed over unnamed;
+    None: malformed.
+    """
+    if not any(raw.strip(ASCII_WHITESPACE.encode()) for raw in raws):
+        return BLANK
     try:
         texts = [raw.decode("utf-8") for raw in raws]
     except UnicodeDecodeError:
@@ -161,11 +170,19 @@ def test_parse_line_refuses_what_is_not_utf8():
 
 def test_parse_line_agrees_with_the_rules_on_random_lines():
     rng = np.random.default_rng(0)
+    blank = 0
     for line in random_tsv_lines(rng, 2000):
-        assert parse_line("tsv", (line,)) == reference_pair("tsv", (line,)), line
+        expected = reference_pair("tsv", (line,))
+        assert parse_line("tsv", (line,)) == (expected or None), line
+        assert is_blank_line((line,)) == (expected == BLANK), line
+        blank += expected == BLANK
     for number in range(2000):
         raws = (random_side(rng, number), random_side(rng, number))
-        assert parse_line("parallel", raws) == reference_pair("parallel", raws), raws
+        expected = reference_pair("parallel", raws)
+        assert parse_line("parallel", raws) == (expected or None), raws
+        assert is_blank_line(raws) == (expected == BLANK), raws
+        blank += expected == BLANK
+    assert blank > 50  # the rule is tried on blank lines too
 
 
 # PairFiles
@@ -422,3 +439,31 @@ def test_sample_pairs_refuses_parallel_files_of_different_lengths(tmp_path):
     target_path = write(tmp_path / "train.de", b"x\ny\n")
     with pytest.raises(ValueError, match="with 3 lines and .*train.de with 2 lines"):
         sample_pairs(PairFiles("parallel", (source_path, target_path)), 10)
+
+
+def test_sample_pairs_names_the_lines_with_text_when_parallel_files_differ(tmp_path):
+    source_path = write(tmp_path / "train.en", b"a\nb\nc\n\n")
+    target_path = write(tmp_path / "train.de", b"x\ny\n")
+    with pytest.raises(ValueError, match=r"with 3 lines \(then 1 blank\) and .*de with 2 lines"):
+        sample_pairs(PairFiles("parallel", (source_path, target_path)), 10)
+
+
+@pytest.mark.parametrize("suffix", ["", ".gz"])
+def test_blank_lines_ending_one_parallel_file_are_no_lines(tmp_path, suffix):
+    # An editor's extra line ends, past a block of lines (1,024) and then some.
+    sources = [f"s{n}".encode() for n in range(1, 1_501)]
+    targets = [f"t{n}".encode() for n in range(1, 1_501)] + [b"", b" \t"] * 600
+    sources[700] = targets[700] = b"  "  # blank on both sides inside: passed over too
+    source_path = write(tmp_path / f"train.en{suffix}", b"\n".join(sources) + b"\n")
+    target_path = write(tmp_path / f"train.de{suffix}", b"\r\n".join(targets))
+    files = PairFiles("parallel", (source_path, target_path))
+    sample = sample_pairs(files, 100_000, show_progress=False)
+    expected = [(f"s{n}", f"t{n}") for n in range(1, 1_501) if n != 701]
+    assert sample.num_lines == 1_500 and sample.bad_lines == []
+    assert [(source, target) for _, source, target in sample.pairs] == expected
+    skipped = SkippedItems("malformed lines")
+    assert streamed(files, skipped) == expected
+    assert skipped.take_count() == 0
+    # Reversed, the source file is the one that ends in blank lines.
+    reversed_files = PairFiles("parallel", (target_path, source_path))
+    assert streamed(reversed_files) == [(target, source) for source, target in expected]

@@ -189,3 +189,22 @@ def test_hf_translation_column_with_its_splits(tmp_path):
         ValueError, match=r"two of the set's languages \(de, en\). Received: source_lang='fr'"
     ):
         load_translation_pairs(f"hf:{folder}", source_lang="fr", target_lang="en")
+
+
+def test_a_file_beside_its_gz_copy_is_refused_naming_both(multi30k):
+    write(multi30k / "train.de.gz", ["an older download"])
+    with pytest.raises(ValueError, match=r"holds both train\.de and train\.de\.gz; keep one"):
+        load_translation_pairs(f"parallel:{multi30k}", source_lang="en", target_lang="de")
+
+
+def test_blank_lines_ending_one_side_and_blank_on_both_are_passed_over(multi30k, recwarn):
+    from keras_attention.tasks.translation.parallel_text import read_parallel_pairs
+
+    write(multi30k / "train.en", ["a en", "", "c en"])
+    write(multi30k / "train.de", ["a de", "  ", "c de", "", ""])
+    splits = load_translation_pairs(f"parallel:{multi30k}", source_lang="en", target_lang="de")
+    assert as_lists(splits)["train"] == [("a en", "a de"), ("c en", "c de")]
+    assert splits.sizes["train"] == 2 and splits.skipped[0].take_count() == 0
+    pairs = read_parallel_pairs(multi30k / "train.en", multi30k / "train.de")
+    assert pairs == [("a en", "a de"), ("c en", "c de")]
+    assert not recwarn.list

@@ -8,9 +8,9 @@
       Flickr8k_text/Flickr_8k.testImages.txt
 
 The official lists give train, validation (dev) and test; captioned images
-in no list are left out (and counted). Without the lists, validation and
-test are drawn at random later (and said so). The text files may also sit
-in ROOT itself.
+in no list, and listed images with no caption, are left out (and counted).
+Without the lists, validation and test are drawn at random later (and said
+so). The text files may also sit in ROOT itself.
 
 Example:
 
@@ -128,4 +128,12 @@ def read_flickr8k_text(
     rule = "the official Flickr_8k.{train,dev,test}Images.txt lists"
     if unlisted:
         rule += f"; {len(unlisted)} captioned image(s) in no list left out"
+    captioned = set(names)
+    uncaptioned = [name for name in split_of if name not in captioned]  # in list order
+    if uncaptioned:
+        first = uncaptioned[0]
+        rule += (
+            f"; {len(uncaptioned)} listed image(s) with no caption in {TOKEN_FILE} left out "
+            f"(the first: {first} in {SPLIT_LISTS[split_of[first]]})"
+        )
     return CaptionListing(layout, root, images, rule)
