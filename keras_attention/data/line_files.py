@@ -157,7 +157,7 @@ def read_lines_at(path, indices):
     """The lines of `path` at the sorted 0-based `indices`, as bytes with their line ends removed.
 
     The file is read in blocks whose line ends NumPy finds, so only the
-    lines asked for become Python objects.
+    lines asked for become Python objects, and only up to the last of them.
 
     Example:
 
@@ -183,7 +183,7 @@ def read_lines_at(path, indices):
                 lines.append(data[begin : ends[index]])
             taken, first = wanted, first + len(ends)
             carry = data[ends[-1] + 1 :] if len(ends) else data
-            if not block:
+            if not block or taken == len(indices):  # the rest of the file is not wanted
                 return lines
 
 
