@@ -52,6 +52,9 @@ VARIANTS = {
     "luong_input_feeding": _RNN + ["--attention-style", "luong", "--location-features", "none"],
     "luong_general_input_feeding": _RNN
     + ["--attention-style", "luong", "--attention", "general", "--location-features", "none"],
+    # Which part of Luong's fails to lock on: the scaled dot score in place of general.
+    "luong_scaled_dot_input_feeding": _RNN
+    + ["--attention-style", "luong", "--attention", "scaled_dot", "--location-features", "none"],
     # Luong's at a third of the RNN's default peak rate (3e-3), where it did not lock on.
     "luong_general_input_feeding_1e-3": _RNN
     + ["--attention-style", "luong", "--attention", "general", "--location-features", "none"]

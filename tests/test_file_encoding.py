@@ -90,22 +90,21 @@ def test_files_that_are_not_utf8_lines_are_named_with_the_reason(tmp_path, name,
         check_text_file(path)
 
 
-def test_a_utf16_file_gets_the_command_that_converts_it(tmp_path):
-    path = tmp_path / "captions.tsv"
-    path.write_bytes("a.jpg\ta cat\n".encode("utf-16"))
+@pytest.mark.parametrize(
+    "name, data, encoding",
+    [
+        ("captions.tsv", "a.jpg\ta cat\n".encode("utf-16"), "UTF-16"),
+        ("pairs.tsv", "Où?\tWhere?\nÉté.\tSummer.\n".encode("latin-1"), "WINDOWS-1252"),
+    ],
+)
+def test_a_file_in_another_encoding_gets_the_command_that_converts_it(
+    tmp_path, name, data, encoding
+):
+    path = tmp_path / name
+    path.write_bytes(data)
     with pytest.raises(ValueError) as error:
         check_text_file(path)
     assert str(error.value).endswith(
-        f"data files must be UTF-8: convert it, e.g. `iconv -f UTF-16 -t UTF-8 {path} > utf8.tsv`."
-    )
-
-
-def test_a_latin1_file_gets_the_command_that_converts_it(tmp_path):
-    path = tmp_path / "pairs.tsv"
-    path.write_bytes("Où?\tWhere?\nÉté.\tSummer.\n".encode("latin-1"))
-    with pytest.raises(ValueError) as error:
-        check_text_file(path)
-    assert str(error.value).endswith(
-        "data files must be UTF-8: convert it, e.g. "
-        f"`iconv -f WINDOWS-1252 -t UTF-8 {path} > utf8.tsv`."
+        f"data files must be UTF-8: convert it, e.g. `iconv -f {encoding} -t UTF-8 {path} > "
+        "utf8.tsv`."
     )
