@@ -188,9 +188,10 @@ class SafeBackupAndRestore(keras.callbacks.Callback):
         self._steps_since_backup, self._last_backup_time = 0, self.clock()
 
     def _restore_newest(self):
-        found = _first_that_loads(self.backups(), self._restore, "training backup")
+        failures = []
+        found = _first_that_loads(self.backups(), self._restore, "training backup", failures)
         if found is None:
-            self._restore_newest_checkpoint()
+            self._restore_newest_checkpoint(failures)
             return
         self.restored_from, (epoch, step) = found
         self.restored_epoch = epoch
@@ -201,8 +202,12 @@ class SafeBackupAndRestore(keras.callbacks.Callback):
         self.resume_at = (epoch, step)
         self.model._initial_epoch = epoch  # a partly trained epoch starts again in plain `fit`
 
-    def _restore_newest_checkpoint(self):
-        """No backup could be read: go on from the newest checkpoint that loads."""
+    def _restore_newest_checkpoint(self, failures):
+        """No backup could be read: go on from the newest checkpoint that loads.
+
+        When backups or checkpoints exist and none restores, `fit` stops
+        (`TrainingStateNotRestored`) instead of training anew over them.
+        """
         checkpoints = numbered_entries(self.checkpoint_dir, _PREFIX, ".keras")
         epoch_of = {path: epoch for epoch, path in checkpoints}
 
@@ -210,12 +215,15 @@ class SafeBackupAndRestore(keras.callbacks.Callback):
             self._load_state(path)
             return epoch_of[path]
 
-        found = _first_that_loads([path for _, path in checkpoints], restore, "checkpoint")
+        paths = [path for _, path in checkpoints]
+        found = _first_that_loads(paths, restore, "checkpoint", failures)
         if found is not None:
             self.restored_from, self.restored_epoch = found
             self.resume_at = (self.restored_epoch, 0)
             # Past `epochs` (a run asked for fewer now): fit trains nothing.
             self.model._initial_epoch = self.restored_epoch
+        elif failures:
+            raise TrainingStateNotRestored(failures)
 
     def _restore(self, folder):
         record = read_backup_metadata(folder)
@@ -396,18 +404,54 @@ def _optimizer_steps(model):
     return int(keras.ops.convert_to_numpy(optimizer.iterations))
 
 
-def _first_that_loads(paths, restore, kind):
-    """`(path, restore(path))` for the first of `paths` that restores; the others are named."""
-    for path in paths:
+def _first_that_loads(paths, restore, kind, failures):
+    """`(path, restore(path))` for the first of `paths` that restores; the others are named.
+
+    Each one that does not restore is warned of and appended to `failures`
+    as `(path, error)`.
+    """
+    for index, path in enumerate(paths):
         try:
             return path, restore(path)
         except Exception as error:  # h5py's OSError, a cut zip, JSON, missing keys, wrong shapes
+            failures.append((path, error))
+            older = " Trying an older one." if index + 1 < len(paths) else ""
             warnings.warn(
-                f"Skipping the {kind} {path}: it cannot be read "
-                f"({type(error).__name__}: {error}). Trying an older one.",
+                f"Skipping the {kind} {path}: it cannot be restored into this model "
+                f"({type(error).__name__}: {_first_line(error)}).{older}",
                 stacklevel=4,
             )
     return None
+
+
+def _first_line(error):
+    """The first line of an error's message: Keras' loading errors run on for pages."""
+    return str(error).strip().split("\n", 1)[0]
+
+
+class TrainingStateNotRestored(ValueError):
+    """A run's backups or checkpoints exist, and none restores into the model built now.
+
+    Training anew would write over them (the per-epoch checkpoints keep
+    their names), so `fit` stops instead: the run's saved state is a
+    model of other shapes (its data changed: other classes, another
+    vocabulary or length), or every file of it is damaged.
+
+    Args:
+        failures: `[(path, error)]` of what was tried, newest first.
+    """
+
+    def __init__(self, failures):
+        newest, error = failures[0]
+        folder = os.path.dirname(os.path.dirname(newest))
+        super().__init__(
+            f"none of the {len(failures)} saved training state(s) in {folder} restores into the "
+            f"model built now; the newest, {os.path.relpath(newest, folder)}: "
+            f"{type(error).__name__}: {_first_line(error)}. The run stops rather than train "
+            "anew over them. If its data changed since (other classes, vocabulary or lengths), "
+            "train in another --output-dir; --overwrite replaces this run."
+        )
+        self.failures = failures
 
 
 def _read_finished(backup_dir):

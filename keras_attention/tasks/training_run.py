@@ -15,10 +15,12 @@ The family's own steps (data, model, evaluation, figures) stay in the
 script, with `keras_attention.tasks.<family>`.
 """
 
+import contextlib
 import time
 
 from keras_attention.callbacks.first_step_line import FirstStepLine
 from keras_attention.callbacks.learning_monitor import LearningMonitor
+from keras_attention.callbacks.safe_backup import TrainingStateNotRestored
 from keras_attention.callbacks.skipped_items_report import SkippedItemsReport
 from keras_attention.data.dataset_length import known_length
 from keras_attention.data.skipped_items import strict_errors_as_exit
@@ -180,7 +182,7 @@ class TrainingRun:
         ]
         fit_options.setdefault("verbose", run_setup.progress_verbosity())
         start = time.time()
-        with strict_errors_as_exit():
+        with strict_errors_as_exit(), _not_restored_as_exit():
             fit_resuming(
                 model,
                 train,
@@ -216,3 +218,12 @@ class TrainingRun:
         """
         run_setup.finish_run(self.args, metrics, write_export)
         return metrics
+
+
+@contextlib.contextmanager
+def _not_restored_as_exit():
+    """A run whose saved state fits no longer stops in one line (`TrainingStateNotRestored`)."""
+    try:
+        yield
+    except TrainingStateNotRestored as error:
+        raise SystemExit(f"error: {error}") from None

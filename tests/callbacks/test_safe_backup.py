@@ -94,3 +94,56 @@ def test_plain_fit_starts_a_partly_trained_epoch_again(tmp_path):
     assert len(history.history["loss"]) == 2  # epochs 2 (whole again) and 3
     assert int(model.optimizer.iterations) == 8 + 12  # the count goes on from the backup's
     assert not backup_status(str(tmp_path)).step
+
+
+def _file_bytes(folder):
+    return {
+        os.path.relpath(os.path.join(root, name), folder): open(
+            os.path.join(root, name), "rb"
+        ).read()
+        for root, _, names in os.walk(folder)
+        for name in names
+    }
+
+
+def test_a_run_whose_saved_state_fits_no_longer_stops_and_writes_nothing(tmp_path):
+    from keras_attention.callbacks.atomic_checkpoint import AtomicModelCheckpoint
+    from keras_attention.callbacks.safe_backup import TrainingStateNotRestored
+
+    checkpoints, backups = tmp_path / "checkpoints", tmp_path / "backup"
+    callbacks = [
+        AtomicModelCheckpoint(str(checkpoints / "epoch_{epoch:03d}.keras")),
+        SafeBackupAndRestore(backups, delete_at_end=True, checkpoint_dir=checkpoints),
+    ]
+    _model().fit(X, Y, batch_size=2, epochs=1, verbose=0, callbacks=callbacks)
+    saved = _file_bytes(tmp_path)
+    assert list(saved) == ["checkpoints/epoch_001.keras"]
+    # The data changed under the run: two outputs now, where the checkpoint has one.
+    wider = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
+    wider.compile(keras.optimizers.SGD(0.1), "mse")
+    backup = SafeBackupAndRestore(backups, delete_at_end=True, checkpoint_dir=checkpoints)
+    with pytest.warns(UserWarning, match=r"epoch_001\.keras: it cannot be restored into this"):
+        with pytest.raises(
+            TrainingStateNotRestored,
+            match=r"^none of the 1 saved training state\(s\) in .* restores into the model built "
+            r"now; the newest, checkpoints/epoch_001\.keras: ValueError: .*The run stops rather "
+            r"than train anew over them\.",
+        ):
+            wider.fit(X, np.zeros((12, 2)), batch_size=2, epochs=2, verbose=0, callbacks=[backup])
+    assert _file_bytes(tmp_path) == saved  # the finished epoch is as it was
+
+
+def test_a_damaged_backup_alone_stops_the_run_too(tmp_path):
+    from keras_attention.callbacks.safe_backup import TrainingStateNotRestored
+
+    backups = tmp_path / "backup"
+    callback = SafeBackupAndRestore(backups, delete_at_end=False)
+    _model().fit(X, Y, batch_size=2, epochs=1, verbose=0, callbacks=[callback])
+    (kept,) = callback.backups()
+    for name in os.listdir(kept):  # every file cut short
+        path = os.path.join(kept, name)
+        with open(path, "r+b") as file:
+            file.truncate(os.path.getsize(path) // 2)
+    with pytest.warns(UserWarning, match="Skipping the training backup"):
+        with pytest.raises(TrainingStateNotRestored, match="none of the 1 saved training state"):
+            _model().fit(X, Y, batch_size=2, epochs=2, verbose=0, callbacks=[callback])

@@ -122,3 +122,34 @@ def test_finished_run_exports_later_and_trains_on_when_given_more_epochs(
     for restored, saved in zip(more.start_weights, checkpoint.get_weights(), strict=True):
         np.testing.assert_array_equal(restored, saved)
     assert metrics["epochs"] == 2 and (run / "checkpoints" / "epoch_002.keras").exists()
+
+
+def test_a_run_trained_on_keeps_its_vocabularies_when_its_file_changed(
+    train_nmt, tmp_path, monkeypatch, capsys
+):
+    pairs = tmp_path / "pairs.tsv"
+    words = ["cat", "dog", "bird", "fish", "cow", "hen"]
+    lines = [f"the {a} sees a {b}\tel {a} ve un {b}" for a in words for b in words]
+    pairs.write_text("\n".join(lines) + "\n")
+    run = tmp_path / "run"
+    argv = ["--model", "rnn", "--dataset", f"tsv:{pairs}", *TINY]
+    argv += ["--output-dir", str(run), "--no-html", "--quiet"]
+    watch_training(monkeypatch).append(TrainingWatcher())
+    train_nmt.main(argv + ["--epochs", "1"])
+    vocabulary = {
+        path: path.read_bytes()
+        for path in sorted((run / "vocabulary").rglob("*"))
+        if path.is_file()
+    }
+    assert len(vocabulary) >= 2
+    # Lines in other words added to the file, then the run asked for one epoch more: it
+    # goes on with the token ids it trained with, not with vocabularies learned again.
+    with open(pairs, "a") as file:
+        file.write("".join(f"zebras {n} qux\tcebras {n} quux\n" for n in range(40)))
+    capsys.readouterr()
+    metrics = train_nmt.main(argv + ["--epochs", "2"])
+    printed = capsys.readouterr().out
+    assert "kept the vocabularies this run trained with" in printed
+    assert "learning the source vocabulary" not in printed
+    assert {path: path.read_bytes() for path in vocabulary} == vocabulary
+    assert metrics["epochs"] == 2 and (run / "checkpoints" / "epoch_002.keras").exists()

@@ -5,6 +5,7 @@ Its flags and steps are tested with the package modules they come from
 """
 
 import json
+import os
 
 import keras
 import numpy as np
@@ -202,3 +203,32 @@ def test_train_vit_model_swin_end_to_end_on_a_non_square_folder(
     assert sorted(result) == ["labels", "probabilities"]
     assert result["probabilities"].shape == (2, 3) and result["labels"].shape == (2,)
     assert set(result["labels"].numpy().tolist()) <= {b"vertical", b"horizontal", b"diagonal"}
+
+
+def test_a_run_whose_class_folders_changed_stops_and_keeps_its_checkpoint(
+    train_vit, tmp_path, monkeypatch
+):
+    monkeypatch.setattr(
+        vit_model_arguments,
+        "SMALL_VIT_ARCHITECTURE",
+        dict(patch_size=4, hidden_dim=8, num_layers=1, num_heads=2, mlp_dim=8),
+    )
+    monkeypatch.setattr(train_vit, "NUM_ROLLOUT_IMAGES", 1)
+    folder = _glyph_folder(tmp_path / "glyphs", 8, 8, per_class=4)
+    run = tmp_path / "run"
+    argv = ["--dataset", f"folder:{folder}", "--image-size", "8", "--output-dir", str(run)]
+    train_vit.main(argv + ["--epochs", "1", "--no-html"])
+    checkpoint = run / "checkpoints" / "epoch_001.keras"
+    before = checkpoint.read_bytes()
+    # A class added to the data, then the run asked for one epoch more.
+    (folder / "dots").mkdir()
+    for name in os.listdir(folder / "vertical"):
+        (folder / "dots" / name).write_bytes((folder / "vertical" / name).read_bytes())
+    with pytest.raises(
+        SystemExit,
+        match=r"^error: folder:.*glyphs now has 4 classes \(diagonal, dots, horizontal, "
+        r"vertical\), but the run in .*run trained on 3 \(diagonal, horizontal, vertical\)",
+    ):
+        train_vit.main(argv + ["--epochs", "2", "--no-html"])
+    assert checkpoint.read_bytes() == before
+    assert sorted(os.listdir(run / "checkpoints")) == ["epoch_001.keras"]

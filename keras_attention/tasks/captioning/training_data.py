@@ -42,6 +42,7 @@ from keras_attention.tasks.captioning.sources import median_image_size
 from keras_attention.tasks.captioning.vocabulary import caption_length
 from keras_attention.tasks.captioning.vocabulary import caption_token_ids
 from keras_attention.tasks.captioning.vocabulary import train_caption_vocabulary
+from keras_attention.tasks.run_vocabulary import kept_tokenizers
 from keras_attention.training.input_errors import download_errors_as_exit
 
 
@@ -138,9 +139,11 @@ def prepare_caption_data(splits, args, shuffle_seed=None):
     """The vocabulary, caption length, recipe and batches of a captioner's splits.
 
     Prints the vocabulary and the recipe's choices with their reasons. The
-    vocabulary is saved under `args.output_dir`. The vocabulary, caption
-    length and unigram loss come from the training captions (`splits.sample`,
-    at most a sample of them), never from decoding an image.
+    vocabulary is saved under `args.output_dir`; a run that has trained
+    keeps the one it saved (`run_vocabulary.kept_tokenizers`). The
+    vocabulary, caption length and unigram loss come from the training
+    captions (`splits.sample`, at most a sample of them), never from
+    decoding an image.
 
     Args:
         splits: what `load_caption_splits(args)` returned.
@@ -153,7 +156,10 @@ def prepare_caption_data(splits, args, shuffle_seed=None):
     """
     check_scored_split(splits.sizes, "test", "images", splits.layout)  # before any training
     captions = splits.sample
-    encoder = train_caption_vocabulary(captions, args.vocabulary_size, args.output_dir)
+    kept = kept_tokenizers(args.output_dir, ("",))  # a run that goes on keeps its own
+    if kept is None:
+        kept = (train_caption_vocabulary(captions, args.vocabulary_size, args.output_dir),)
+    encoder = kept[0]
     max_length = caption_length(captions, encoder, args.max_length)
     print(f"vocabulary: {encoder.vocabulary_size} tokens; captions of up to {max_length} tokens")
     num_examples = splits.elements["train"]

@@ -20,6 +20,7 @@ from keras_attention.tasks.image_classification.recipe_from_flags import vit_mod
 from keras_attention.tasks.image_classification.sources import list_image_folder
 from keras_attention.tasks.image_classification.sources import load_image_classification_dataset
 from keras_attention.tasks.image_classification.sources import native_image_size
+from keras_attention.tasks.run_vocabulary import keep_class_names
 from keras_attention.training.input_errors import download_errors_as_exit
 
 # The run's file of the images its pipelines cannot decode.
@@ -92,8 +93,7 @@ def prepare_vit_data(args, shuffle_seed=None, shard=ONE_WORKER):
         shuffle_seed: the seed of the training images' order and augmentation
             (default `args.seed`; a resumed run passes another, not to see the
             same batches again). The splits depend on `args.seed` alone.
-        shard: `(num_workers, index)`: this worker's share of the training
-            files (`TrainingRun.input_shard`).
+        shard: `(num_workers, index)`: this worker's share of the training files.
 
     Returns:
         a `ViTData`.
@@ -128,6 +128,7 @@ def prepare_vit_data(args, shuffle_seed=None, shard=ONE_WORKER):
             listing=listing,
         )
     check_scored_split(loaded.split_sizes, "test", "images", loaded.layout)  # before training
+    keep_class_names(args.output_dir, loaded.class_names, args.dataset)  # as it trained on them
     if args.recipe is None:
         num_train = loaded.split_sizes.get("train")
         if num_train is None:  # a tfds split of unknown length: counted once

@@ -32,6 +32,7 @@ from keras_attention.data.skipped_items import SkippedItems
 from keras_attention.data.worker_shards import ONE_WORKER
 from keras_attention.losses.prior_cross_entropy import prior_cross_entropy
 from keras_attention.progress import ProgressBar
+from keras_attention.tasks.run_vocabulary import kept_tokenizers
 from keras_attention.tasks.translation.batches import make_translation_batches
 from keras_attention.tasks.translation.recipe_from_flags import apply_translation_recipe
 from keras_attention.tasks.translation.sources import load_translation_pairs
@@ -426,9 +427,10 @@ def prepare_translation_data(splits, args, shuffle_seed=None):
     source = splits.layout if hasattr(splits, "layout") else "the data"
     check_scored_split(sizes, held_out, "sentence pairs", source)  # before any training
     sample = _training_sample(splits)
-    if getattr(args, "init_from", None):
+    encoders = kept_tokenizers(args.output_dir, ("source", "target"))  # a run that goes on
+    if encoders is None and getattr(args, "init_from", None):
         encoders = checkpoint_tokenizers(args.init_from, args.output_dir)
-    else:
+    elif encoders is None:
         encoders = train_translation_vocabularies(sample, args.vocabulary_size, args.output_dir)
     statistics = translation_token_statistics(sample, *encoders)
     num_train = sizes["train"]
