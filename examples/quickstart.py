@@ -15,12 +15,12 @@ import os
 import time
 
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+from keras_attention.training.command_line import whole_number  # noqa: E402  (no TensorFlow)
 
 NEXT_STEPS = (  # what to try with what it wrote
-    'next: python -c "import keras, keras_attention; print(keras.models.load_model('
-    "{keras!r}).generate('the cat sleeps'))\"\n      serve {export} (tf.saved_model.load after "
-    "`import tensorflow_text`, or TF Serving)\n      your own pairs: examples/train_nmt.py "
-    "--dataset tsv:FILE (docs/data_layouts.md), its plots like {plot} in its --output-dir"
+    'next: python -c "import keras, keras_attention; print(keras.models.load_model({keras!r})'
+    ".generate('the cat sleeps'))\"\n      serve {export} (tf.saved_model.load after `import "
+    "tensorflow_text`)\n      your pairs: train_nmt.py --dataset tsv:FILE (docs/data_layouts.md)"
 )
 MAX_LENGTH = 20  # tokens per sentence; the corpus has at most 16 words
 VOCABULARY_SIZE = 1000  # 260 byte and special tokens, then characters and words
@@ -31,10 +31,10 @@ NEW_SENTENCES = ["the old dog sleeps in my garden", "does the girl see the white
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--output-dir", default="runs/quickstart")
-    parser.add_argument("--epochs", type=int, default=3)
-    parser.add_argument("--num-pairs", type=int, default=20000, help="built-in sentence pairs")
-    parser.add_argument("--hidden-dim", type=int, default=64, help="Transformer width")
-    parser.add_argument("--num-layers", type=int, default=2, help="Transformer blocks per side")
+    parser.add_argument("--epochs", type=whole_number(), default=3)
+    parser.add_argument("--num-pairs", type=whole_number(100), default=20000, help="built-in pairs")
+    parser.add_argument("--hidden-dim", type=whole_number(4, 4), default=64, help="model width")
+    parser.add_argument("--num-layers", type=whole_number(), default=2, help="blocks per side")
     return parser.parse_args(argv)
 
 
@@ -56,10 +56,10 @@ def main(argv=None):
     """The whole tour in one function on purpose: it reads top to bottom, step by step."""
     args = parse_args(argv)
     require_tensorflow_backend("examples/quickstart.py")
-    # The export replaces only an earlier export: refuse a folder of other files before training.
     folder = os.path.abspath(os.path.join(args.output_dir, "translator"))
-    try:
-        ka.training.check_export_path(folder, name="--output-dir's translator folder")
+    try:  # refused before training: a folder of other files (its own from a run before are fine)
+        ka.training.claim_output_folder(args.output_dir, "examples/quickstart.py")
+        ka.training.check_export_path(folder, name="the translator folder in --output-dir")
     except ka.training.RunFolderError as error:
         raise SystemExit(f"error: {error}") from None
     keras.utils.set_random_seed(0)
@@ -140,7 +140,7 @@ def main(argv=None):
     plot = ka.visualization.plot_alignment(weights, source_pieces, target_pieces, title=sources[0])
     plot_path = ka.visualization.save_figure(plot, os.path.join(args.output_dir, "alignment.png"))
     print(f"alignment plot: {plot_path}\ndone in {time.time() - start:.0f} s")
-    print(NEXT_STEPS.format(keras=keras_path, export=folder, plot=plot_path))  # 7. Next steps.
+    print(NEXT_STEPS.format(keras=keras_path, export=folder))  # 7. Next steps.
     paths = {"alignment_plot": str(plot_path), "export_dir": folder, "keras_model": keras_path}
     return {**scores, **paths, "new_translations": new_translations}
 

@@ -440,6 +440,31 @@ def positive_int(text):
     return _number(text, int, lambda value: value > 0, "a positive integer")
 
 
+def whole_number(minimum=1, multiple_of=1):
+    """`argparse` type: an integer >= `minimum` that `multiple_of` divides.
+
+    Example:
+
+    >>> from keras_attention.training.command_line import whole_number
+    >>> whole_number(100)("250")
+    250
+    >>> whole_number(4, multiple_of=4)("30")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be a multiple of 4 of at least 4; received 30
+    """
+    expected = f"an integer >= {minimum}"
+    if multiple_of > 1:
+        expected = f"a multiple of {multiple_of} of at least {minimum}"
+
+    def number(text):
+        return _number(
+            text, int, lambda value: value >= minimum and value % multiple_of == 0, expected
+        )
+
+    return number
+
+
 def token_length(text):
     """`argparse` type of `--max-length`: an integer >= 2, a text's pieces and a start or end token.
 

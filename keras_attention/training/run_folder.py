@@ -29,6 +29,8 @@ ARGUMENTS_FILE = "run_arguments.json"
 LOCK_FILE = ".run.lock"
 # Written last inside every export: a folder holding it is a whole export of this library.
 EXPORT_MARKER = "keras_attention_export.json"
+# Inside the folder of a script that writes files of fixed names (`claim_output_folder`).
+OUTPUT_MARKER = ".keras_attention_output.json"
 # What a run writes in its folder that an export must never replace.
 RUN_FOLDERS = ("backup", "checkpoints", "logs", "vocabulary")
 RUN_FILES = (ARGUMENTS_FILE, LOCK_FILE, "metrics.json", "attention_explorer.html")
@@ -118,6 +120,54 @@ def check_export_path(path, output_dir=None, name="--export"):
             f"`{name}` must be a folder path whose parent can be written. "
             f"Received: {name}={path!r} ({error})"
         ) from None
+
+
+def claim_output_folder(path, writer, name="--output-dir"):
+    """Makes `path` the folder of `writer`'s files, refusing a folder of anyone else's.
+
+    For a script that writes a few files of fixed names (a model, a plot)
+    rather than a training run: `path` may be absent, an empty folder, or a
+    folder this `writer` claimed before (marked by `OUTPUT_MARKER` inside,
+    written here), whose files a new run replaces. A folder holding
+    anything else (your files, a training run's folder, the files of an
+    older version without the mark) is refused before any work, naming a
+    few of its entries.
+
+    Args:
+        path: the output folder.
+        writer: who writes there, e.g. "examples/quickstart.py".
+        name: the argument `path` came from, for the messages.
+
+    Raises:
+        RunFolderError: naming the folder and what it holds.
+
+    Example:
+
+    >>> import os, tempfile
+    >>> folder = os.path.join(tempfile.mkdtemp(), "out")
+    >>> claim_output_folder(folder, "quickstart.py")
+    >>> _ = open(os.path.join(folder, "model.keras"), "w").write("its own")
+    >>> claim_output_folder(folder, "quickstart.py")  # its own folder: a run again is fine
+    >>> claim_output_folder(os.path.dirname(folder), "quickstart.py")
+    Traceback (most recent call last):
+    ...
+    keras_attention.training.run_folder.RunFolderError: `--output-dir` must be a new or empty ...
+    """
+    path = os.path.abspath(path)
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise RunFolderError(f"`{name}` must be a folder. Received: {name}={path!r}, a file")
+    marker = os.path.join(path, OUTPUT_MARKER)
+    entries = _entries(path) if os.path.isdir(path) else []
+    claimed_by = (_read_arguments(marker) or {}).get("written_by") if entries else None
+    if entries and claimed_by != writer:
+        whose = f"the files of {claimed_by}" if claimed_by else _list_entries(entries)
+        raise RunFolderError(
+            f"`{name}` must be a new or empty folder, or one {writer} wrote before; {path} "
+            f"holds {whose}, which it would replace. Choose another {name}."
+        )
+    check_writable(path, name)
+    if claimed_by is None:
+        write_file_atomically(marker, json.dumps({"written_by": writer}) + "\n")
 
 
 def check_export_target(path, name="--export"):

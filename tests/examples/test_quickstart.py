@@ -5,6 +5,7 @@ import logging
 import pathlib
 
 import keras
+import pytest
 
 from keras_attention.native_start_up_lines import is_start_up_line
 
@@ -65,7 +66,7 @@ def test_quickstart_with_a_tiny_corpus(tmp_path, capfd, caplog):
     assert ".generate(" in ending[0]
     assert str(result["export_dir"]) in ending[1] and "tensorflow_text" in ending[1]
     assert "train_nmt.py --dataset tsv:" in ending[2] and "docs/data_layouts.md" in ending[2]
-    assert str(tmp_path / "alignment.png") in ending[2]
+    assert f"alignment plot: {tmp_path / 'alignment.png'}" in printed
 
 
 def test_quickstart_refuses_a_translator_folder_of_other_files_before_training(tmp_path):
@@ -79,6 +80,35 @@ def test_quickstart_refuses_a_translator_folder_of_other_files_before_training(t
         message = str(error)
     else:
         raise AssertionError("the quickstart exported over a folder of other files")
-    assert "notes.txt" in message and str(folder) in message
+    assert "'translator'" in message and str(tmp_path) in message
     assert (folder / "notes.txt").read_text() == "mine"
     assert sorted(path.name for path in tmp_path.iterdir()) == ["translator"]
+
+
+@pytest.mark.parametrize(
+    "entries", [("translator.keras", "alignment.png"), ("run_arguments.json",)]
+)
+def test_quickstart_refuses_a_folder_of_other_files_and_touches_none(tmp_path, entries):
+    quickstart = _load_quickstart()
+    for name in entries:  # names it would write over, or a training run's folder
+        (tmp_path / name).write_text("mine")
+    with pytest.raises(SystemExit, match=r"^error: `--output-dir` must be a new or empty folder"):
+        quickstart.main(["--output-dir", str(tmp_path), "--num-pairs", "200"])
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted(entries)
+    assert all((tmp_path / name).read_text() == "mine" for name in entries)
+
+
+@pytest.mark.parametrize(
+    "flag, value, message",
+    [
+        ("--epochs", "0", "must be an integer >= 1; received 0"),
+        ("--num-pairs", "5", "must be an integer >= 100; received 5"),
+        ("--hidden-dim", "30", "must be a multiple of 4 of at least 4; received 30"),
+        ("--num-layers", "0", "must be an integer >= 1; received 0"),
+    ],
+)
+def test_quickstart_refuses_sizes_it_cannot_train_while_parsing(capsys, flag, value, message):
+    quickstart = _load_quickstart()
+    with pytest.raises(SystemExit):
+        quickstart.parse_args([flag, value])
+    assert f"argument {flag}: {message}" in capsys.readouterr().err
