@@ -56,7 +56,7 @@ from keras_attention.tasks.captioning import figures
 from keras_attention.tasks.captioning import model_from_flags as models
 from keras_attention.tasks.captioning import training_data
 from keras_attention.tasks.training_run import TrainingRun
-from keras_attention.tasks.training_run import strict_errors_as_exit
+from keras_attention.tasks.training_run import script_stops_as_lines
 from keras_attention.training.input_errors import input_errors_as_exit
 
 
@@ -141,5 +141,5 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    with strict_errors_as_exit():  # --strict: the first unusable item as one line
+    with script_stops_as_lines():  # --strict's first unusable item, Ctrl-C: one line
         main()

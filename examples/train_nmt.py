@@ -59,7 +59,7 @@ if __name__ == "__main__":
 
 import_tensorflow_quietly()  # without its start-up lines about a missing GPU
 from keras_attention.tasks.training_run import TrainingRun  # noqa: E402
-from keras_attention.tasks.training_run import strict_errors_as_exit  # noqa: E402
+from keras_attention.tasks.training_run import script_stops_as_lines  # noqa: E402
 from keras_attention.tasks.translation import evaluation  # noqa: E402
 from keras_attention.tasks.translation import figures  # noqa: E402
 from keras_attention.tasks.translation import model_from_flags as models  # noqa: E402
@@ -135,5 +135,5 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    with strict_errors_as_exit():  # --strict: the first unusable item as one line
+    with script_stops_as_lines():  # --strict's first unusable item, Ctrl-C: one line
         main()

@@ -74,7 +74,7 @@ from keras_attention.tasks.image_classification import model_from_flags as model
 from keras_attention.tasks.image_classification import recipe_from_flags as recipes  # noqa: E402
 from keras_attention.tasks.image_classification import training_data  # noqa: E402
 from keras_attention.tasks.training_run import TrainingRun  # noqa: E402
-from keras_attention.tasks.training_run import strict_errors_as_exit  # noqa: E402
+from keras_attention.tasks.training_run import script_stops_as_lines  # noqa: E402
 from keras_attention.training.input_errors import input_errors_as_exit  # noqa: E402
 
 
@@ -126,5 +126,5 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    with strict_errors_as_exit():  # --strict: the first unusable item as one line
+    with script_stops_as_lines():  # --strict's first unusable item, Ctrl-C: one line
         main()

@@ -20,6 +20,7 @@ import zipfile
 
 from keras_attention.durable_files import numbered_entries
 from keras_attention.training.run_folder import ARGUMENTS_FILE
+from keras_attention.training.run_folder import RESOLVED_PATHS_KEY
 from keras_attention.training.run_folder import RunFolderError
 from keras_attention.training.run_folder import check_export_path
 
@@ -78,7 +79,9 @@ def _recorded_arguments(run_dir):
             recorded = json.load(file)
     except (OSError, ValueError):
         recorded = None
-    if not isinstance(recorded, dict):
+    if isinstance(recorded, dict):
+        recorded.pop(RESOLVED_PATHS_KEY, None)  # where its paths led, not an argument
+    else:
         state = "" if os.path.isdir(run_dir) else ", and it does not exist"
         raise RunFolderError(
             f"`run_dir` must be the --output-dir of a training run (with a readable "

@@ -16,6 +16,7 @@ script, with `keras_attention.tasks.<family>`.
 """
 
 import contextlib
+import sys
 import time
 
 from keras_attention.callbacks.first_step_line import FirstStepLine
@@ -182,7 +183,7 @@ class TrainingRun:
         ]
         fit_options.setdefault("verbose", run_setup.progress_verbosity())
         start = time.time()
-        with strict_errors_as_exit(), _not_restored_as_exit():
+        with strict_errors_as_exit(), _stops_as_lines(self.args.output_dir):
             fit_resuming(
                 model,
                 train,
@@ -221,9 +222,35 @@ class TrainingRun:
 
 
 @contextlib.contextmanager
-def _not_restored_as_exit():
-    """A run whose saved state fits no longer stops in one line (`TrainingStateNotRestored`)."""
+def _stops_as_lines(output_dir):
+    """Training stopped by Ctrl-C, or by saved state that fits no longer: one line, no traceback.
+
+    Ctrl-C exits with status 130, as a shell's interrupted command does.
+    """
     try:
         yield
     except TrainingStateNotRestored as error:
         raise SystemExit(f"error: {error}") from None
+    except KeyboardInterrupt:
+        print(
+            f"\ninterrupted: the same command resumes the run in {output_dir} from its last "
+            "backup (written at the end of every epoch and every --backup-every)",
+            file=sys.stderr,
+        )
+        raise SystemExit(130) from None
+
+
+@contextlib.contextmanager
+def script_stops_as_lines():
+    """Around a training script's `main()`: how it stops, in one line instead of a traceback.
+
+    `--strict`'s first unusable item (`strict_errors_as_exit`), and Ctrl-C
+    wherever it falls (exit status 130; during `TrainingRun.fit` the line
+    also says that the same command resumes the run).
+    """
+    try:
+        with strict_errors_as_exit():
+            yield
+    except KeyboardInterrupt:
+        print("\ninterrupted: the same command goes on where the run stopped", file=sys.stderr)
+        raise SystemExit(130) from None

@@ -94,8 +94,17 @@ def make_tpu_strategy():
 
     Returns:
         a `tf.distribute.TPUStrategy`.
+
+    Raises:
+        SystemExit: no TPU is found, in one line that says where one is looked for.
     """
-    resolver = tf.distribute.cluster_resolver.TPUClusterResolver()
+    try:
+        resolver = tf.distribute.cluster_resolver.TPUClusterResolver()
+    except ValueError as error:  # "Please provide a TPU Name to connect to."
+        raise SystemExit(
+            f"error: --strategy tpu found no TPU ({error}): run on a TPU VM, or set TPU_NAME "
+            "to a TPU node's name or grpc:// address"
+        ) from None
     tf.config.experimental_connect_to_cluster(resolver)
     tf.tpu.experimental.initialize_tpu_system(resolver)
     return tf.distribute.TPUStrategy(resolver)

@@ -440,6 +440,20 @@ def positive_int(text):
     return _number(text, int, lambda value: value > 0, "a positive integer")
 
 
+def seed_value(text):
+    """`argparse` type of `--seed`: an integer NumPy takes as a seed, 0 to 2**32 - 1.
+
+    Example:
+
+    >>> from keras_attention.training.command_line import seed_value
+    >>> seed_value("-1")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be an integer from 0 to 4294967295; received -1
+    """
+    return _number(text, int, lambda value: 0 <= value < 2**32, "an integer from 0 to 4294967295")
+
+
 def whole_number(minimum=1, multiple_of=1):
     """`argparse` type: an integer >= `minimum` that `multiple_of` divides.
 

@@ -43,6 +43,10 @@ _LEFTOVER_PREFIXES = (
     *(f".{name}.partial_" for name in (ARGUMENTS_FILE, "metrics.json")),
 )
 _LISTED_ENTRIES = 3  # entries a message shows of a folder that is refused
+# Arguments that name a file or folder (after a "format:" prefix): see `_spelled_as_now`.
+_PATH_ARGUMENTS = ("dataset", "init_from", "data_dir")
+# The key of the arguments file that records where those led when the run started.
+RESOLVED_PATHS_KEY = "_resolved_paths"
 # The one argument a run goes on with when it changes: more epochs continue it.
 _CONTINUED_BY = "epochs"
 # What a run writes in its folder before its first training step; the folders
@@ -291,7 +295,9 @@ def prepare_run_folder(output_dir, arguments, overwrite=False, ignored=()):
     if state in ("overwrite", "restart"):  # "restart": every entry is the run's own
         for name in _entries(output_dir):
             _remove(os.path.join(output_dir, name))
-    write_file_atomically(os.path.join(output_dir, ARGUMENTS_FILE), json.dumps(arguments, indent=2))
+    places = {key: list(place) for key in _PATH_ARGUMENTS if (place := _place(arguments.get(key)))}
+    recorded = {**arguments, RESOLVED_PATHS_KEY: places} if places else arguments
+    write_file_atomically(os.path.join(output_dir, ARGUMENTS_FILE), json.dumps(recorded, indent=2))
     return state
 
 
@@ -323,6 +329,7 @@ def run_folder_state(output_dir, arguments, overwrite=False, ignored=()):
     # written before a flag existed lacks it, which reads as the flag left unset.
     previous = _set({key: value for key, value in previous.items() if key not in set(ignored)})
     arguments = _set(arguments)
+    previous = _spelled_as_now(previous, arguments, _recorded_places(output_dir))
     if previous == arguments:
         return "resume"
     if _without_epochs(previous) == _without_epochs(arguments) and not overwrite:
@@ -337,6 +344,46 @@ def run_folder_state(output_dir, arguments, overwrite=False, ignored=()):
         "Run with the same arguments to resume it, pass --overwrite to replace it, "
         "or choose another --output-dir."
     )
+
+
+def _spelled_as_now(previous, arguments, places):
+    """`previous` with each path argument as `arguments` spells it, where both name one place.
+
+    `folder:pets`, `folder:pets/` and `folder:/data/pets` (run from `/data`)
+    are one data set: a run resumed with another spelling is the same run.
+    The place of the earlier spelling is the one `places` recorded when the
+    run started (a relative path means what it meant then); a folder
+    written before places were recorded resolves it from here.
+    """
+    aligned = dict(previous)
+    for key in _PATH_ARGUMENTS:
+        before, now = previous.get(key), arguments.get(key)
+        if isinstance(before, str) and isinstance(now, str) and before != now:
+            place = tuple(places[key]) if key in places else _place(before)
+            if place is not None and place == _place(now):
+                aligned[key] = now
+    return aligned
+
+
+def _recorded_places(output_dir):
+    """`{argument: [prefix, resolved path]}` the run folder's arguments file recorded."""
+    try:
+        with open(os.path.join(output_dir, ARGUMENTS_FILE)) as file:
+            places = json.load(file).get(RESOLVED_PATHS_KEY, {})
+    except (OSError, ValueError, AttributeError):
+        return {}
+    return places if isinstance(places, dict) else {}
+
+
+def _place(value):
+    """`(prefix, resolved path)` of a `prefix:PATH` or `PATH` that exists, else None."""
+    if not isinstance(value, str):
+        return None
+    prefix, colon, rest = value.partition(":")
+    if not colon or os.sep in prefix:
+        prefix, rest = "", value
+    path = os.path.realpath(os.path.expanduser(os.path.expandvars(rest)))
+    return (prefix, path) if rest and os.path.exists(path) else None
 
 
 def never_trained(output_dir):
@@ -494,12 +541,15 @@ def _list_entries(entries):
 
 
 def _read_arguments(path):
+    """The recorded arguments of an arguments file (without the places it records), or None."""
     try:
         with open(path) as file:
             arguments = json.load(file)
     except (OSError, ValueError):
         return None
-    return arguments if isinstance(arguments, dict) else None
+    if not isinstance(arguments, dict):
+        return None
+    return {key: value for key, value in arguments.items() if key != RESOLVED_PATHS_KEY}
 
 
 def _describe(previous, arguments):

@@ -471,3 +471,26 @@ def test_recovery_leaves_a_live_exports_folders_alone(tmp_path):
     _write_export(str(aside))
     assert recover_export_leftovers(str(tmp_path / "served")) == ([], None)
     assert aside.exists() and not (tmp_path / "served").exists()
+
+
+def test_a_data_set_path_spelled_otherwise_is_the_same_run(tmp_path, monkeypatch):
+    from keras_attention.training.run_folder import prepare_run_folder
+
+    (tmp_path / "data" / "pets").mkdir(parents=True)
+    run = tmp_path / "run"
+    monkeypatch.chdir(tmp_path / "data")
+    assert prepare_run_folder(run, {"epochs": 1, "dataset": "folder:pets"}) == "new"
+    (run / "checkpoints").mkdir()
+    (run / "checkpoints" / "epoch_001.keras").write_bytes(b"")
+    for spelling in ("folder:pets/", "folder:./pets", f"folder:{tmp_path}/data/pets"):
+        assert prepare_run_folder(run, {"epochs": 1, "dataset": spelling}) == "resume"
+    assert prepare_run_folder(run, {"epochs": 2, "dataset": "folder:pets"}) == "continue"
+    # Another folder, another format, or the same words from elsewhere are another run.
+    (tmp_path / "data" / "birds").mkdir()
+    for other in ("folder:birds", "csv:pets"):
+        with pytest.raises(RunFolderError, match="holds a run with other arguments: dataset="):
+            prepare_run_folder(run, {"epochs": 2, "dataset": other})
+    (tmp_path / "elsewhere" / "pets").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    with pytest.raises(RunFolderError, match="holds a run with other arguments: dataset="):
+        prepare_run_folder(run, {"epochs": 2, "dataset": f"folder:{tmp_path}/elsewhere/pets"})

@@ -306,7 +306,7 @@ def _add_report_flags(add):
     """The flags of what is scored and drawn after training, and the seed."""
     add("--eval-images", type=cli.positive_int, help="held-out captions to score (default: all)")
     add("--samples", type=cli.non_negative_int, default=4, help="captions to print and draw")
-    add("--seed", type=int, default=0, help=cli.SEED_HELP)
+    add("--seed", type=cli.seed_value, default=0, help=cli.SEED_HELP)
 
 
 def check_captioning_data(parser, args):

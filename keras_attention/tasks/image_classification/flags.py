@@ -180,7 +180,7 @@ def _add_data_flags(add):
         "leading outside the data set's folder (refused by default, naming the link and its "
         "target; the folder itself may be a link)",
     )
-    add("--seed", type=int, default=0, help=cli.SEED_HELP)
+    add("--seed", type=cli.seed_value, default=0, help=cli.SEED_HELP)
 
 
 def check_model_preset(parser, args):
@@ -278,6 +278,13 @@ def check_vit_data(parser, args):
         data_dir=args.data_dir,
         names=("builtin",) + TFDS_SETS,
     )
+    train, _, test = args.builtin_sizes
+    if args.dataset == "builtin" and not (train and test):
+        cli.usage_error(
+            parser,
+            "--builtin-sizes needs at least one training and one test image (the test split "
+            f"is scored); received {' '.join(map(str, args.builtin_sizes))}",
+        )
     check_init_from(parser, args)
 
 

@@ -200,7 +200,7 @@ def _add_report_flags(add):
     )
     add("--samples", type=cli.non_negative_int, default=5, help="translations to print")
     add("--plots", type=cli.non_negative_int, default=3, help="alignment plots to draw")
-    add("--seed", type=int, default=0, help=cli.SEED_HELP)
+    add("--seed", type=cli.seed_value, default=0, help=cli.SEED_HELP)
 
 
 def parse_translation_arguments(argv=None, parser=None):
