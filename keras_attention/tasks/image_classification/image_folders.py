@@ -31,13 +31,18 @@ Example:
 
 import dataclasses
 import os
+import warnings
 
 from keras_attention.data.classification_splits import ALL
 from keras_attention.data.dataset_paths import utf8_file_names
 from keras_attention.data.outside_links import OutsideLinks
 
 # Image files `tf.io.decode_image` reads.
-IMAGE_EXTENSIONS = (".bmp", ".gif", ".jpeg", ".jpg", ".png")
+IMAGE_EXTENSIONS = (".bmp", ".gif", ".jfif", ".jpe", ".jpeg", ".jpg", ".png")
+# Image files of formats the input pipeline does not decode: passed over, and counted.
+UNREAD_IMAGE_EXTENSIONS = (".avif", ".heic", ".heif", ".jp2", ".tif", ".tiff", ".webp")
+# Unread files a warning names by their path.
+_NAMED_UNREAD = 3
 # Folder names (lower case) that make a root a set of splits.
 SPLIT_FOLDERS = {
     "train": ("train",),
@@ -83,12 +88,13 @@ def _visible_folders(folder, strict):
     ]
 
 
-def _image_paths(folder, strict, links):
+def _image_paths(folder, strict, links, unread=None):
     """Paths of the image files in `folder` and below, as `os.walk` finds them, unsorted.
 
     Linked folders are not followed (as `os.walk`), and a folder that
     cannot be listed is passed over; image files that are links go to
-    `links`.
+    `links`, those of a format that is not read (`UNREAD_IMAGE_EXTENSIONS`)
+    to the list `unread`.
     """
     paths, pending = [], [folder]
     while pending:
@@ -106,10 +112,30 @@ def _image_paths(folder, strict, links):
                 if links is not None:
                     links.add(entry)
                 paths.append(entry.path)
+            elif unread is not None and entry.name.lower().endswith(UNREAD_IMAGE_EXTENSIONS):
+                unread.append(entry.path)
     return paths
 
 
-def class_image_files(folder, strict=False, progress=None, links=None):
+def warn_unread_images(root, unread):
+    """One warning that counts the image files of unread formats by extension, naming a few."""
+    if not unread:
+        return
+    counts = {}
+    for path in unread:
+        extension = os.path.splitext(path)[1].lower()
+        counts[extension] = counts.get(extension, 0) + 1
+    kinds = ", ".join(f"{extension} {count}" for extension, count in sorted(counts.items()))
+    named = ", ".join(os.path.relpath(path, root) for path in sorted(unread)[:_NAMED_UNREAD])
+    warnings.warn(
+        f"{root}: passed over {len(unread)} image file(s) of formats the training pipeline "
+        f"does not read ({kinds}; e.g. {named}). Convert them to PNG or JPEG to train on them "
+        "(e.g. `mogrify -format png *.webp`).",
+        stacklevel=3,
+    )
+
+
+def class_image_files(folder, strict=False, progress=None, links=None, unread=None):
     """`{class name: [image paths]}` of the class folders of `folder`, paths sorted.
 
     Args:
@@ -119,6 +145,8 @@ def class_image_files(folder, strict=False, progress=None, links=None):
             image files of each class folder listed (a `ProgressBar`).
         links: None, or an `OutsideLinks` given the class folders and image
             files that are read.
+        unread: None, or a list the paths of image files of unread formats
+            are appended to (`warn_unread_images`).
 
     Returns:
         dict, classes in sorted order.
@@ -127,7 +155,7 @@ def class_image_files(folder, strict=False, progress=None, links=None):
     for entry in _visible_folders(folder, strict):
         if links is not None:
             links.add(entry)
-        paths = _image_paths(entry.path, strict, links)
+        paths = _image_paths(entry.path, strict, links, unread)
         classes[entry.name] = sorted(paths)
         if progress is not None:
             progress.add(len(paths))
@@ -217,16 +245,15 @@ def find_image_folder_layout(root, strict=False, progress=None, allow_outside_li
         an `ImageFolderListing`.
 
     Raises:
-        ValueError: `root` has no sub-folder, or a single class folder, a
-            class folder without image files, or two whose names differ only in case;
-            mixes split folders with other folders; has split folders but
-            no `train/`, two validation folders, a split folder without
-            class folders, or splits whose class folders differ. Each
-            message names the folders. Or a split folder, class folder or
-            image is a symbolic link that leads outside `root`; the message
-            names the links and their targets.
+        ValueError: `root` has no sub-folder, or a single class folder, a class
+            folder without image files, or two whose names differ only in case;
+            mixes split folders with other folders; has split folders but no
+            `train/`, two validation folders, a split folder without class
+            folders, or splits whose class folders differ. Each message names
+            the folders. Or a split folder, class folder or image is a
+            symbolic link that leads outside `root`, naming it and its target.
     """
-    links = OutsideLinks(root, allow_outside_links)
+    links, unread = OutsideLinks(root, allow_outside_links), []
     entries = _visible_folders(root, strict)
     folders = [entry.name for entry in entries]
     if not folders:
@@ -236,8 +263,9 @@ def find_image_folder_layout(root, strict=False, progress=None, allow_outside_li
         )
     splits = _split_folders(root, folders)
     if not splits:
-        classes = class_image_files(root, strict, progress, links)
+        classes = class_image_files(root, strict, progress, links, unread)
         links.refuse()
+        warn_unread_images(root, unread)
         names = sorted(classes)
         _check_two_classes(root, names)
         _check_class_folders(root, classes)
@@ -260,7 +288,7 @@ def find_image_folder_layout(root, strict=False, progress=None, allow_outside_li
     classes = {}
     for split, folder in splits.items():
         path = os.path.join(root, folder)
-        classes[split] = class_image_files(path, strict, progress, links)
+        classes[split] = class_image_files(path, strict, progress, links, unread)
         if not classes[split]:
             loose = [f for f in os.listdir(path) if f.lower().endswith(IMAGE_EXTENSIONS)]
             raise ValueError(
@@ -268,6 +296,7 @@ def find_image_folder_layout(root, strict=False, progress=None, allow_outside_li
                 + (f", and {len(loose)} image file(s) directly in it." if loose else ".")
             )
     links.refuse()
+    warn_unread_images(root, unread)
     _check_same_classes(root, {splits[split]: sorted(found) for split, found in classes.items()})
     names = sorted(classes["train"])
     _check_two_classes(os.path.join(root, splits["train"]), names)

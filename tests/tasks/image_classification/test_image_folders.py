@@ -177,6 +177,23 @@ def test_a_class_folder_without_image_files_is_refused_naming_it(tmp_path):
         find_image_folder_layout(tmp_path / "splits")
 
 
+def test_images_of_unread_formats_are_counted_in_a_warning_and_jfif_is_read(tmp_path):
+    write_split(tmp_path / "data", 2)
+    (tmp_path / "data" / "cat" / "9.JFIF").write_bytes(png(0, 9))  # a JPEG name, any case
+    for name in ("a.webp", "b.WEBP", "c.tif"):
+        (tmp_path / "data" / "dog" / name).write_bytes(b"not read")
+    (tmp_path / "data" / "dog" / "notes.txt").write_text("not an image: not counted")
+    with pytest.warns(UserWarning) as caught:
+        listing = find_image_folder_layout(tmp_path / "data")
+    assert [str(warning.message) for warning in caught] == [
+        f"{tmp_path / 'data'}: passed over 3 image file(s) of formats the training pipeline "
+        "does not read (.tif 1, .webp 2; e.g. dog/a.webp, dog/b.WEBP, dog/c.tif). Convert them "
+        "to PNG or JPEG to train on them (e.g. `mogrify -format png *.webp`)."
+    ]
+    files = [os.path.basename(path) for path, _ in next(iter(listing.files.values()))]
+    assert "9.JFIF" in files and len(files) == 7
+
+
 def test_class_folders_whose_names_differ_only_in_case_are_refused(tmp_path):
     write_split(tmp_path / "data", 2)
     write_split(tmp_path / "data", 1, classes=("Cat",))
