@@ -29,6 +29,7 @@ from keras_attention.training.command_line import backup_frequency
 from keras_attention.training.command_line import expand_path
 from keras_attention.training.export_replacement import recover_export_leftovers
 from keras_attention.training.export_replacement import replace_folder
+from keras_attention.training.run_folder import LOCK_FILE
 from keras_attention.training.run_folder import REMOVED_BACKUP_PREFIX
 from keras_attention.training.run_folder import RunFolderError
 from keras_attention.training.run_folder import changed_arguments
@@ -120,12 +121,16 @@ def prepare_output(args):
         run_folder_state(args.output_dir, vars(args), **arguments)  # refuse before locking
         hold_run_lock(args.output_dir)
         changes = changed_arguments(args.output_dir, vars(args), _NOT_PART_OF_THE_RUN)
+        held = [name for name in sorted(os.listdir(args.output_dir)) if name != LOCK_FILE]
         state = prepare_run_folder(args.output_dir, vars(args), **arguments)
     except RunFolderError as error:
         if locked_here:
             release_run_lock(args.output_dir)
         raise SystemExit(f"error: {error}") from None
     _clean_leftovers(args.output_dir, args.export)
+    if state == "overwrite":  # what --overwrite removed, named: it may hold a file of the user
+        shown = ", ".join(held[:5]) + (f" and {len(held) - 5} more" if len(held) > 5 else "")
+        print(f"{args.output_dir}: --overwrite removed the earlier run ({changes}): {shown}")
     print(_starting_point(args.output_dir, state, getattr(args, "epochs", None), changes))
     return state
 

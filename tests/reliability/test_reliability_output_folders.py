@@ -494,3 +494,21 @@ def test_a_data_set_path_spelled_otherwise_is_the_same_run(tmp_path, monkeypatch
     monkeypatch.chdir(tmp_path / "elsewhere")
     with pytest.raises(RunFolderError, match="holds a run with other arguments: dataset="):
         prepare_run_folder(run, {"epochs": 2, "dataset": f"folder:{tmp_path}/elsewhere/pets"})
+
+
+def test_overwrite_names_what_it_removed(tmp_path, capsys):
+    run = tmp_path / "run"
+    assert _prepare(_args(run)) == "new"
+    (run / "checkpoints").mkdir()
+    (run / "checkpoints" / "epoch_001.keras").write_bytes(b"")
+    (run / "my_notes.txt").write_text("the user's")
+    other = _args(run, overwrite=True)
+    other.epochs = 1
+    other.dataset = "folder:birds"
+    capsys.readouterr()
+    assert _prepare(other) == "overwrite"
+    printed = capsys.readouterr().out
+    assert (
+        f"{run}: --overwrite removed the earlier run (dataset=None there, dataset='folder:birds' "
+        "now; epochs=2 there, epochs=1 now): checkpoints, my_notes.txt, run_arguments.json"
+    ) in printed
