@@ -440,6 +440,46 @@ def positive_int(text):
     return _number(text, int, lambda value: value > 0, "a positive integer")
 
 
+# The warnings `warn_unused_model_flags` gave in this process.
+_SAID_UNUSED_FLAGS = set()
+
+
+def warn_unused_model_flags(argv, model, flags_by_model):
+    """Warns of each flag on the command line that only another `--model` reads.
+
+    A typo of `--model`, or a flag meant for the other model, then costs a
+    line to read rather than a run trained without it. Each is said once a
+    process: a script parses its flags twice (before TensorFlow loads, and
+    in `main`), and TensorFlow's import resets Python's own once-only record.
+
+    Args:
+        argv: the arguments parsed (None: `sys.argv[1:]`).
+        model: the `--model` chosen.
+        flags_by_model: `{model: (flags only that model reads)}`.
+
+    Example:
+
+    >>> import warnings
+    >>> from keras_attention.training.command_line import warn_unused_model_flags
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_unused_model_flags(["--depth=8"], "small", {"large": ("--depth",)})
+    >>> str(caught[0].message)
+    '--depth applies to --model large; --model small ignores it'
+    """
+    tokens = sys.argv[1:] if argv is None else argv
+    given = {token.split("=", 1)[0] for token in tokens if token.startswith("--")}
+    for other, flags in flags_by_model.items():
+        if other == model:
+            continue
+        for flag in flags:
+            message = f"{flag} applies to --model {other}; --model {model} ignores it"
+            if flag in given and flag not in flags_by_model.get(model, ()):
+                if message not in _SAID_UNUSED_FLAGS:
+                    _SAID_UNUSED_FLAGS.add(message)
+                    warnings.warn(message, stacklevel=3)
+
+
 def seed_value(text):
     """`argparse` type of `--seed`: an integer NumPy takes as a seed, 0 to 2**32 - 1.
 

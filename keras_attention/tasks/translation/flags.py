@@ -24,6 +24,11 @@ from keras_attention.training import command_line as cli
 # Defaults per model that reach BLEU > 90 on the built-in corpus on a CPU; the
 # sequence length, batch size and epochs come from the data (see
 # `translation_training_recipe`).
+# The flags only one model reads: given with the other, they are warned of.
+TRANSLATION_MODEL_FLAGS = {
+    "transformer": ("--num-layers", "--num-heads", "--num-key-value-heads"),
+    "rnn": ("--cell", "--attention", "--attention-style", "--location-features"),
+}
 TRANSLATION_MODEL_DEFAULTS = {
     "transformer": dict(hidden_dim=64, learning_rate=2e-3),
     "rnn": dict(hidden_dim=64, learning_rate=3e-3),
@@ -221,6 +226,7 @@ def parse_translation_arguments(argv=None, parser=None):
     """
     parser = parser or build_translation_parser()
     args = parser.parse_args(argv)
+    cli.warn_unused_model_flags(argv, args.model, TRANSLATION_MODEL_FLAGS)
     key_value_heads = args.num_key_value_heads
     if key_value_heads is not None and args.num_heads % key_value_heads:
         parser.error(

@@ -177,3 +177,23 @@ def test_location_features_reach_the_rnn_model(flag, expected):
     assert model.get_config()["location_features"] == expected
     with pytest.raises(SystemExit):
         parse_translation_arguments(["--location-features", "cumulative"])
+
+
+def test_flags_of_the_other_model_are_warned_of_once(recwarn, monkeypatch):
+    from keras_attention.tasks.translation.flags import parse_translation_arguments
+    from keras_attention.training import command_line
+
+    monkeypatch.setattr(command_line, "_SAID_UNUSED_FLAGS", set())  # other tests said theirs
+
+    argv = ["--model", "rnn", "--num-layers", "3", "--num-key-value-heads=2", "--cell", "lstm"]
+    parse_translation_arguments(argv)
+    parse_translation_arguments(argv)  # as a script parses twice: said once
+    assert sorted(str(w.message) for w in recwarn.list) == [
+        "--num-key-value-heads applies to --model transformer; --model rnn ignores it",
+        "--num-layers applies to --model transformer; --model rnn ignores it",
+    ]
+    recwarn.clear()
+    parse_translation_arguments(["--model", "transformer", "--attention-style", "luong"])
+    assert [str(w.message) for w in recwarn.list] == [
+        "--attention-style applies to --model rnn; --model transformer ignores it"
+    ]
