@@ -21,6 +21,7 @@ examples:
 import os
 import sys
 
+from keras_attention.native_start_up_lines import import_tensorflow_quietly
 from keras_attention.training.command_line import run_export_command
 
 COMMAND = "keras-attention-export"
@@ -68,6 +69,7 @@ def main(argv=None):
     args = build_parser().parse_args(argv)
 
     def write():
+        import_tensorflow_quietly()  # without its start-up lines about a missing GPU
         from keras_attention.tasks.run_export import export_run
 
         return export_run(

@@ -54,8 +54,8 @@ ALLOWED_IMPORTS = {
     },
     "models": {"layers", "ops", "generation", "losses", "metrics", "text", "serving", "validation"},
     # `python -m keras_attention.export`: a command line over the tasks, as the examples are.
-    "export": {"tasks", "training"},
-    "convert": {"tasks", "training"},
+    "export": {"native_start_up_lines", "tasks", "training"},
+    "convert": {"native_start_up_lines", "tasks", "training"},
     "tasks": {
         "backend_support",
         "callbacks",
