@@ -366,6 +366,7 @@ def with_captioner_defaults(args):
     (64, 2, 1, 0)
     """
     from_checkpoint = bool(getattr(args, "init_from", None))
+    _check_flags_apply(args, from_checkpoint)
     if from_checkpoint:
         if args.model not in ("vit", PRETRAINED_ENCODER_MODEL_DEFAULT):
             raise SystemExit(
@@ -390,6 +391,25 @@ def with_captioner_defaults(args):
         args.patch_size = args.patch_stem = None
     _check_captioner_sizes(args)
     return args
+
+
+def _check_flags_apply(args, from_checkpoint):
+    """Stops with one `error:` line on a flag that nothing would read: a typo costs no run."""
+    if getattr(args, "train_encoder", False) and not from_checkpoint:
+        raise SystemExit(
+            "error: --train-encoder applies with --init-from (a pretrained encoder fine-tuned "
+            "too); without it the encoder trains anyway: leave it out"
+        )
+    columns = [
+        f"--{name.replace('_', '-')} {getattr(args, name)}"
+        for name, default in (("image_column", "image"), ("caption_column", "caption"))
+        if getattr(args, name, default) != default
+    ]
+    if columns and not args.dataset.startswith("csv:"):
+        raise SystemExit(
+            f"error: {' and '.join(columns)}: the columns apply to csv: data sets. "
+            f"Received: --dataset {args.dataset}"
+        )
 
 
 def _check_captioner_sizes(args):

@@ -1,6 +1,7 @@
 """The captioning command line: its defaults, its checks, and what it hands to the package."""
 
 import argparse
+import re
 import subprocess
 import sys
 
@@ -168,3 +169,23 @@ def test_parser_imports_no_tensorflow():
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60
     )
     assert result.stdout.split() == ["False", "False"], result.stderr
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--train-encoder"], "error: --train-encoder applies with --init-from"),
+        (
+            ["--image-column", "path"],
+            "error: --image-column path: the columns apply to csv: data sets. "
+            "Received: --dataset builtin",
+        ),
+        (
+            ["--dataset", "coco:x", "--caption-column", "text", "--image-column", "f"],
+            "error: --image-column f and --caption-column text: the columns apply to csv:",
+        ),
+    ],
+)
+def test_flags_nothing_would_read_stop_while_parsing(argv, message):
+    with pytest.raises(SystemExit, match="^" + re.escape(message)):
+        with_captioner_defaults(build_captioning_parser().parse_args(argv))
