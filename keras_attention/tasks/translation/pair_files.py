@@ -306,7 +306,9 @@ class PairSample:
         bad = [
             number
             for number in self.bad_lines
-            if files.reports_bad_lines and files.parity in (None, number % 2)
+            if files.reports_bad_lines
+            and files.parity in (None, number % 2)
+            and not (files.column_names and number == 1)  # column names: no pair, no mistake
         ]
         return PairSample(files, self.num_lines, self.num_sampled, pairs, bad)
 

@@ -202,13 +202,21 @@ def test_duplicate_lines_stay_together(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "header", [b"source\ttarget", b"en\tes", b"English\tSpanish\tAttribution", b"text_en\ttext_es"]
+    "header",
+    [
+        b"source\ttarget",
+        b"en\tes",
+        b"English\tSpanish\tAttribution",
+        b"text_en\ttext_es",
+        b"src\ttgt\tlicense\turl",  # four columns: not a well-formed pair, still no mistake
+    ],
 )
 def test_a_first_line_of_column_names_is_skipped_and_said(tmp_path, header):
     lines = [header] + [f"sentence {n}\tfrase {n}".encode() for n in range(60)]
     path = write_lines(tmp_path / "pairs.tsv", lines)
-    with pytest.warns(UserWarning, match=r"pairs.tsv: line 1 \(.*\) names the columns, it is no"):
+    with pytest.warns(UserWarning, match=r"pairs.tsv: line 1 \(.*\) names the columns") as said:
         splits = load_translation_pairs(f"tsv:{path}", validation_fraction=0.1, test_fraction=0.1)
+    assert len(said) == 1  # and no "malformed line"
     found = [pair for split in splits.values() for pair in as_pairs(split)]
     assert sorted(found) == sorted((f"sentence {n}", f"frase {n}") for n in range(60))
     assert sum(splits.sizes.values()) == 60 and splits.skipped[0].take_count() == 0
