@@ -118,8 +118,6 @@ class PairFiles:
     def selected(self, numbers, sources):
         """Whether the pairs at line `numbers` with `sources` are the split's: a bool tensor."""
         keep = tf.ones_like(numbers, dtype=tf.bool)
-        if self.column_names:
-            keep &= tf.not_equal(numbers, 1)
         if self.parity is not None:
             keep &= tf.equal(numbers % 2, self.parity)
         if self.hash_range is not None:
@@ -163,9 +161,12 @@ class PairFiles:
             numbers = block * _PARSE_BATCH + 1 + tf.range(size)
             if self.kind != "hf":  # the rows of a table are read as they are
                 lines = [clean_lines(side) for side in lines]
-            sources, targets, usable, blank = _parse_batch(self.kind, lines)  # (N,) each
+            sources, targets, usable, passed_over = _parse_batch(self.kind, lines)  # (N,) each
+            if self.column_names:  # line 1 names the columns
+                passed_over |= tf.equal(numbers, 1)
+                usable &= tf.logical_not(passed_over)
             if self.reports_bad_lines:
-                passed = usable | blank | (tf.equal(numbers, 1) & self.column_names)
+                passed = usable | passed_over
                 if self.parity is not None:  # each half names the bad lines of its own parity
                     passed |= tf.not_equal(numbers % 2, self.parity)
                 line = ", row " if self.kind == "hf" else " line "
@@ -193,9 +194,9 @@ def _parse_batch(kind, lines):
 
     `blank` marks the lines blank on every side (`is_blank_line`): not usable, not malformed.
     """
-    blank = tf.reduce_all([tf.strings.strip(side) == "" for side in lines], axis=0)  # (N,)
     if kind == "tsv":
         (raw,) = lines
+        blank = tf.strings.strip(raw) == ""  # tabs are whitespace too
         fields = tf.strings.split(raw, "\t")  # (N, None)
         count = fields.row_lengths()  # (N,)
         padded = fields.to_tensor(default_value="", shape=[None, 2])  # (N, 2)
@@ -205,6 +206,8 @@ def _parse_batch(kind, lines):
         sources, targets = lines
         usable = _is_utf8(sources) & _is_utf8(targets)
     sources, targets = tf.strings.strip(sources), tf.strings.strip(targets)
+    if kind != "tsv":  # the two sides are the two lines
+        blank = (sources == "") & (targets == "")
     usable &= (sources != "") & (targets != "")
     return sources, targets, usable, blank
 
@@ -306,9 +309,7 @@ class PairSample:
         bad = [
             number
             for number in self.bad_lines
-            if files.reports_bad_lines
-            and files.parity in (None, number % 2)
-            and not (files.column_names and number == 1)  # column names: no pair, no mistake
+            if files.reports_bad_lines and files.parity in (None, number % 2)
         ]
         return PairSample(files, self.num_lines, self.num_sampled, pairs, bad)
 
@@ -337,8 +338,8 @@ def sample_pairs(files, sample_size, seed=0, show_progress=True):
     pairs, bad = [], []
     for number, raw_lines in sample.lines:
         pair = parse_line("tsv" if files.kind == "tsv" else "parallel", raw_lines)
-        if pair is None and is_blank_line(raw_lines):
-            continue
+        if (files.column_names and number == 1) or (pair is None and is_blank_line(raw_lines)):
+            continue  # column names, or a blank line: no pair, and no mistake
         if pair is None:
             bad.append(number)
         else:
