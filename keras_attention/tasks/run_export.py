@@ -20,9 +20,9 @@ import zipfile
 
 from keras_attention.durable_files import numbered_entries
 from keras_attention.training.run_folder import ARGUMENTS_FILE
-from keras_attention.training.run_folder import RESOLVED_PATHS_KEY
 from keras_attention.training.run_folder import RunFolderError
 from keras_attention.training.run_folder import check_export_path
+from keras_attention.training.run_folder import recorded_arguments
 
 # Where the example scripts save each role's vocabulary inside a run folder.
 VOCABULARY_FOLDERS = {
@@ -73,15 +73,8 @@ def export_run(run_dir, export_path, *, checkpoint=None, beam_width=1, max_lengt
 
 
 def _recorded_arguments(run_dir):
-    path = os.path.join(run_dir, ARGUMENTS_FILE)
-    try:
-        with open(path) as file:
-            recorded = json.load(file)
-    except (OSError, ValueError):
-        recorded = None
-    if isinstance(recorded, dict):
-        recorded.pop(RESOLVED_PATHS_KEY, None)  # where its paths led, not an argument
-    else:
+    recorded = recorded_arguments(run_dir)
+    if recorded is None:
         state = "" if os.path.isdir(run_dir) else ", and it does not exist"
         raise RunFolderError(
             f"`run_dir` must be the --output-dir of a training run (with a readable "

@@ -161,8 +161,8 @@ def claim_output_folder(path, writer, name="--output-dir"):
     if os.path.exists(path) and not os.path.isdir(path):
         raise RunFolderError(f"`{name}` must be a folder. Received: {name}={path!r}, a file")
     marker = os.path.join(path, OUTPUT_MARKER)
-    entries = _entries(path) if os.path.isdir(path) else []
-    claimed_by = (_read_arguments(marker) or {}).get("written_by") if entries else None
+    entries = run_folder_entries(path) if os.path.isdir(path) else []
+    claimed_by = (_read_json_object(marker) or {}).get("written_by") if entries else None
     if entries and claimed_by != writer:
         whose = f"the files of {claimed_by}" if claimed_by else _list_entries(entries)
         raise RunFolderError(
@@ -293,7 +293,7 @@ def prepare_run_folder(output_dir, arguments, overwrite=False, ignored=()):
     arguments = _recorded(arguments, ignored)
     state = run_folder_state(output_dir, arguments, overwrite, ignored)
     if state in ("overwrite", "restart"):  # "restart": every entry is the run's own
-        for name in _entries(output_dir):
+        for name in run_folder_entries(output_dir):
             _remove(os.path.join(output_dir, name))
     places = {key: list(place) for key in _PATH_ARGUMENTS if (place := _place(arguments.get(key)))}
     recorded = {**arguments, RESOLVED_PATHS_KEY: places} if places else arguments
@@ -310,12 +310,12 @@ def run_folder_state(output_dir, arguments, overwrite=False, ignored=()):
     Raises:
         RunFolderError: the folder cannot be used (see `prepare_run_folder`).
     """
-    arguments = _recorded(arguments, ignored)
+    arguments = _set(_recorded(arguments, ignored))
     check_writable(output_dir, "--output-dir")
-    existing = _entries(output_dir)
+    existing = run_folder_entries(output_dir)
     if not existing:
         return "new"
-    previous = _read_arguments(os.path.join(output_dir, ARGUMENTS_FILE))
+    previous = _previous_arguments(output_dir, arguments, ignored)
     if previous is None:
         where = os.path.abspath(output_dir)
         where = repr(output_dir) + ("" if where == output_dir else f" ({where})")
@@ -325,11 +325,6 @@ def run_folder_state(output_dir, arguments, overwrite=False, ignored=()):
             f"{_list_entries(existing)}. --overwrite empties only the folder of an earlier "
             "run; choose another --output-dir (or a new sub-folder of this one)."
         )
-    # A folder written when `ignored` named fewer flags still recorded them; one
-    # written before a flag existed lacks it, which reads as the flag left unset.
-    previous = _set({key: value for key, value in previous.items() if key not in set(ignored)})
-    arguments = _set(arguments)
-    previous = _spelled_as_now(previous, arguments, _recorded_places(output_dir))
     if previous == arguments:
         return "resume"
     if _without_epochs(previous) == _without_epochs(arguments) and not overwrite:
@@ -365,14 +360,32 @@ def _spelled_as_now(previous, arguments, places):
     return aligned
 
 
-def _recorded_places(output_dir):
-    """`{argument: [prefix, resolved path]}` the run folder's arguments file recorded."""
-    try:
-        with open(os.path.join(output_dir, ARGUMENTS_FILE)) as file:
-            places = json.load(file).get(RESOLVED_PATHS_KEY, {})
-    except (OSError, ValueError, AttributeError):
-        return {}
-    return places if isinstance(places, dict) else {}
+def _previous_arguments(output_dir, arguments, ignored):
+    """The arguments the folder's run recorded, as `arguments` are compared with them.
+
+    Read once from its arguments file: the `ignored` names left out (a
+    folder written when `ignored` named fewer flags still recorded them; one
+    written before a flag existed lacks it, which reads as the flag left
+    unset), and each path spelled as in `arguments` where both lead to the
+    same place (`_spelled_as_now`). None when the file cannot be read.
+
+    Args:
+        output_dir: the run's folder.
+        arguments: the arguments now, `_set(_recorded(...))`.
+        ignored: argument names that do not change the run.
+    """
+    record = _read_json_object(os.path.join(output_dir, ARGUMENTS_FILE))
+    if record is None:
+        return None
+    places = record.get(RESOLVED_PATHS_KEY)
+    previous = _set(
+        {
+            key: value
+            for key, value in record.items()
+            if key not in set(ignored) and key != RESOLVED_PATHS_KEY
+        }
+    )
+    return _spelled_as_now(previous, arguments, places if isinstance(places, dict) else {})
 
 
 def _place(value):
@@ -409,7 +422,7 @@ def never_trained(output_dir):
     >>> never_trained(run)
     False
     """
-    entries = _entries(output_dir)
+    entries = run_folder_entries(output_dir)
     if ARGUMENTS_FILE not in entries:
         return False
     for name in entries:
@@ -438,11 +451,9 @@ def changed_arguments(output_dir, arguments, ignored=()):
     >>> changed_arguments(folder, {"epochs": 2, "dataset": "folder:x"})
     "dataset='foldr:x' there, dataset='folder:x' now"
     """
-    previous = _read_arguments(os.path.join(output_dir, ARGUMENTS_FILE))
-    if previous is None:
-        return None
-    previous = _set({key: value for key, value in previous.items() if key not in set(ignored)})
-    return _changes(previous, _set(_recorded(arguments, ignored)))
+    arguments = _set(_recorded(arguments, ignored))
+    previous = _previous_arguments(output_dir, arguments, ignored)
+    return None if previous is None else _changes(previous, arguments)
 
 
 def trained_epochs(output_dir):
@@ -525,8 +536,8 @@ def _recorded(arguments, ignored):
     return json.loads(json.dumps(arguments, default=str))  # tuples -> lists, as stored
 
 
-def _entries(output_dir):
-    """The folder's entries, without the lock file and the write probes."""
+def run_folder_entries(output_dir):
+    """The folder's entries, sorted, without the lock file and the write probes."""
     return sorted(
         name
         for name in os.listdir(output_dir)
@@ -540,16 +551,36 @@ def _list_entries(entries):
     return shown + (f" and {more} more" if more > 0 else "")
 
 
-def _read_arguments(path):
-    """The recorded arguments of an arguments file (without the places it records), or None."""
+def recorded_arguments(output_dir):
+    """The arguments a run folder's `run_arguments.json` records, or None where none is read.
+
+    Without where its paths led (`RESOLVED_PATHS_KEY`), which is no argument.
+
+    Example:
+
+    >>> import tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> recorded_arguments(folder) is None
+    True
+    >>> prepare_run_folder(folder, {"epochs": 2, "dataset": "builtin"})
+    'new'
+    >>> recorded_arguments(folder)
+    {'dataset': 'builtin', 'epochs': 2}
+    """
+    record = _read_json_object(os.path.join(output_dir, ARGUMENTS_FILE))
+    if record is None:
+        return None
+    return {key: value for key, value in record.items() if key != RESOLVED_PATHS_KEY}
+
+
+def _read_json_object(path):
+    """The JSON object (a dict) in the file at `path`, or None where there is none to read."""
     try:
         with open(path) as file:
-            arguments = json.load(file)
+            value = json.load(file)
     except (OSError, ValueError):
         return None
-    if not isinstance(arguments, dict):
-        return None
-    return {key: value for key, value in arguments.items() if key != RESOLVED_PATHS_KEY}
+    return value if isinstance(value, dict) else None
 
 
 def _describe(previous, arguments):

@@ -29,13 +29,13 @@ from keras_attention.training.command_line import backup_frequency
 from keras_attention.training.command_line import expand_path
 from keras_attention.training.export_replacement import recover_export_leftovers
 from keras_attention.training.export_replacement import replace_folder
-from keras_attention.training.run_folder import LOCK_FILE
 from keras_attention.training.run_folder import REMOVED_BACKUP_PREFIX
 from keras_attention.training.run_folder import RunFolderError
 from keras_attention.training.run_folder import changed_arguments
 from keras_attention.training.run_folder import check_export_path
 from keras_attention.training.run_folder import prepare_run_folder
 from keras_attention.training.run_folder import remove_run_leftovers
+from keras_attention.training.run_folder import run_folder_entries
 from keras_attention.training.run_folder import run_folder_state
 from keras_attention.training.run_folder import trained_epochs
 from keras_attention.training.run_lock import hold_run_lock
@@ -121,7 +121,7 @@ def prepare_output(args):
         run_folder_state(args.output_dir, vars(args), **arguments)  # refuse before locking
         hold_run_lock(args.output_dir)
         changes = changed_arguments(args.output_dir, vars(args), _NOT_PART_OF_THE_RUN)
-        held = [name for name in sorted(os.listdir(args.output_dir)) if name != LOCK_FILE]
+        held = run_folder_entries(args.output_dir)
         state = prepare_run_folder(args.output_dir, vars(args), **arguments)
     except RunFolderError as error:
         if locked_here:
