@@ -32,9 +32,10 @@ ValueError: folder:pets now has 3 classes (bird, cat, dog), but the run in ... t
 import json
 import os
 
-from keras_attention.durable_files import numbered_entries
 from keras_attention.durable_files import write_file_atomically
 from keras_attention.text.tokenizer_files import load_tokenizer
+from keras_attention.training.run_folder import trained_epochs
+from keras_attention.training.run_setup import BACKUP_FOLDER
 
 VOCABULARY_FOLDER = "vocabulary"
 CLASSES_FILE = "classes.json"
@@ -52,17 +53,11 @@ def has_trained(output_dir):
     >>> has_trained(tempfile.mkdtemp())
     False
     """
-    return bool(
-        numbered_entries(os.path.join(output_dir, "checkpoints"), "epoch_", ".keras")
-        or _entries(os.path.join(output_dir, "backup"))
-    )
-
-
-def _entries(folder):
-    """The visible entries of `folder` (none when it is missing)."""
-    if not os.path.isdir(folder):
-        return []
-    return [name for name in os.listdir(folder) if not name.startswith(".")]
+    if trained_epochs(output_dir):
+        return True
+    backup = os.path.join(output_dir, BACKUP_FOLDER)
+    # Hidden names are writes a kill left unfinished, not a backup.
+    return os.path.isdir(backup) and any(not name.startswith(".") for name in os.listdir(backup))
 
 
 def kept_tokenizers(output_dir, names):

@@ -29,6 +29,7 @@ Example:
 (['cat', 'dog'], ['train', 'validation'], 'split folders train/, val/')
 """
 
+import collections
 import dataclasses
 import os
 import warnings
@@ -121,10 +122,7 @@ def warn_unread_images(root, unread):
     """One warning that counts the image files of unread formats by extension, naming a few."""
     if not unread:
         return
-    counts = {}
-    for path in unread:
-        extension = os.path.splitext(path)[1].lower()
-        counts[extension] = counts.get(extension, 0) + 1
+    counts = collections.Counter(os.path.splitext(path)[1].lower() for path in unread)
     kinds = ", ".join(f"{extension} {count}" for extension, count in sorted(counts.items()))
     named = ", ".join(os.path.relpath(path, root) for path in sorted(unread)[:_NAMED_UNREAD])
     warnings.warn(
