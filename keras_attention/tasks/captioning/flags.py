@@ -101,6 +101,8 @@ HINTS = (
 MIN_IMAGE_SIDE = 8
 # `--dataset` PREFIX:PATH sources and what PATH must be (folder: may name a layout's file).
 DATASET_PATHS = {"folder:": "path", "csv:": "file"}
+# The csv: columns read when the flags name none (--image-column, --caption-column).
+CSV_COLUMN_DEFAULTS = {"image_column": "image", "caption_column": "caption"}
 DATASET_CHOICES = "'builtin', 'folder:PATH', 'csv:FILE' or 'coco_captions[/CONFIG]'"
 
 
@@ -283,10 +285,14 @@ def _add_data_flags(add):
     )
     add(
         "--image-column",
-        default="image",
+        default=CSV_COLUMN_DEFAULTS["image_column"],
         help="csv: the column of image paths, relative to the CSV file's folder",
     )
-    add("--caption-column", default="caption", help="csv: the column of captions")
+    add(
+        "--caption-column",
+        default=CSV_COLUMN_DEFAULTS["caption_column"],
+        help="csv: the column of captions",
+    )
     add(
         "--allow-outside-paths",
         action="store_true",
@@ -402,7 +408,7 @@ def _check_flags_apply(args, from_checkpoint):
         )
     columns = [
         f"--{name.replace('_', '-')} {getattr(args, name)}"
-        for name, default in (("image_column", "image"), ("caption_column", "caption"))
+        for name, default in CSV_COLUMN_DEFAULTS.items()
         if getattr(args, name, default) != default
     ]
     if columns and not args.dataset.startswith("csv:"):
