@@ -98,6 +98,10 @@ class SafeBackupAndRestore(keras.callbacks.Callback):
     Attributes:
         resume_at: `(epoch, step)` where the last `fit` started: the
             0-based epoch and the optimizer steps of it already trained.
+        train_seconds_before: seconds the run trained before this `fit`, as
+            the backup it restored records them (each backup records the
+            seconds up to it); set it for a run that resumes from elsewhere
+            (a checkpoint, with the seconds its `metrics.json` recorded).
 
     Example:
 
@@ -141,6 +145,8 @@ class SafeBackupAndRestore(keras.callbacks.Callback):
         self._first_batch = 0
         self._steps_since_backup = 0
         self._last_backup_time = None
+        self.train_seconds_before = 0.0
+        self._train_begin = None
 
     def set_frequency(self, every_steps=None, every_seconds=None):
         """Backs up every `every_steps` steps and/or `every_seconds` seconds besides epoch ends.
@@ -186,6 +192,7 @@ class SafeBackupAndRestore(keras.callbacks.Callback):
         if self.writes_backups and not self.restored_finished and os.path.exists(finished):
             os.remove(finished)  # this fit trains on: its end is not that one
         self._steps_since_backup, self._last_backup_time = 0, self.clock()
+        self._train_begin = time.monotonic()
 
     def _restore_newest(self):
         failures = []
@@ -229,6 +236,9 @@ class SafeBackupAndRestore(keras.callbacks.Callback):
         record = read_backup_metadata(folder)
         epoch, step = int(record["epoch"]), int(record.get("step", 0))
         self._load_state(backup_weights(folder))
+        seconds = record.get("train_seconds")
+        if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and seconds >= 0:
+            self.train_seconds_before = float(seconds)  # a backup older than this key: as set
         return epoch, step
 
     def _load_state(self, path):
@@ -272,6 +282,7 @@ class SafeBackupAndRestore(keras.callbacks.Callback):
             "step": step,
             "steps_per_epoch": self.params.get("steps"),
             "iterations": _optimizer_steps(self.model),
+            "train_seconds": round(self.train_seconds(), 1),
         }
         try:
             self.model.save_weights(os.path.join(partial, _WEIGHTS))
@@ -294,6 +305,11 @@ class SafeBackupAndRestore(keras.callbacks.Callback):
             if folder != final:
                 shutil.rmtree(folder, ignore_errors=True)
         self._steps_since_backup, self._last_backup_time = 0, self.clock()
+
+    def train_seconds(self):
+        """Seconds the run has trained: `train_seconds_before` and those of this `fit`."""
+        elapsed = 0.0 if self._train_begin is None else time.monotonic() - self._train_begin
+        return self.train_seconds_before + elapsed
 
     def on_train_end(self, logs=None):
         if not self.writes_backups:

@@ -16,11 +16,14 @@ script, with `keras_attention.tasks.<family>`.
 """
 
 import contextlib
+import json
+import os
 import sys
 import time
 
 from keras_attention.callbacks.first_step_line import FirstStepLine
 from keras_attention.callbacks.learning_monitor import LearningMonitor
+from keras_attention.callbacks.safe_backup import SafeBackupAndRestore
 from keras_attention.callbacks.safe_backup import TrainingStateNotRestored
 from keras_attention.callbacks.skipped_items_report import SkippedItemsReport
 from keras_attention.data.dataset_length import known_length
@@ -55,7 +58,9 @@ class TrainingRun:
             in `strategy.scope()`.
         jit_compile: whether the training step can compile with XLA under it.
         monitor: the `LearningMonitor` of the last `fit`.
-        train_seconds: seconds spent in the last `fit`.
+        train_seconds: seconds the run has trained, over all its starts: a
+            resumed run adds those its backup (or, after its end, its
+            `metrics.json`) recorded to those of this `fit`.
 
     Example:
 
@@ -84,7 +89,7 @@ class TrainingRun:
         import keras
 
         set_quiet(getattr(args, "quiet", False))  # progress as lines, not bars
-        run_setup.prepare_output(args)  # before any training: refuse unusable paths now
+        state = run_setup.prepare_output(args)  # before any training: refuse unusable paths
         self.resume_step = run_setup.trained_steps(args.output_dir)
         keras.utils.set_random_seed(args.seed)
         self.args = args
@@ -93,7 +98,9 @@ class TrainingRun:
         self.input_shard = run_setup.input_shard(args.strategy)
         self.jit_compile = run_setup.jit_compile_for(self.strategy)
         self.monitor = None
-        self.train_seconds = 0.0
+        # What the run recorded when it last ended: a rerun keeps its training seconds.
+        self._earlier = _recorded_metrics(args.output_dir, state)
+        self.train_seconds = self._earlier.get("train_seconds", 0.0)
         self._first_step = FirstStepLine(self._started)
 
     def steps_per_epoch(self, batches_per_pass):
@@ -174,6 +181,8 @@ class TrainingRun:
         self.monitor = LearningMonitor(baseline, patience=min(patience, epochs), hints=hints)
         training = run_setup.training_callbacks(self.args.output_dir)  # as wrappers call it
         run_setup.set_backup_frequency(training, getattr(self.args, "backup_every", None))
+        backup = next(c for c in training if isinstance(c, SafeBackupAndRestore))
+        backup.train_seconds_before = self.train_seconds  # unless the backup it restores says
         callbacks = [
             self._first_step,  # before the progress bar draws
             *fit_options.pop("callbacks", ()),
@@ -182,7 +191,6 @@ class TrainingRun:
             SkippedItemsReport(skipped),
         ]
         fit_options.setdefault("verbose", run_setup.progress_verbosity())
-        start = time.time()
         with strict_errors_as_exit(), _stops_as_lines(self.args.output_dir):
             fit_resuming(
                 model,
@@ -194,7 +202,7 @@ class TrainingRun:
                 shuffle=False,  # the datasets shuffle themselves; True only adds a warning
                 **fit_options,
             )
-        self.train_seconds = time.time() - start
+        self.train_seconds = backup.train_seconds()
         return self.train_seconds
 
     def metrics(self, **values):
@@ -202,7 +210,10 @@ class TrainingRun:
         monitor = self.monitor
         return {
             **values,
-            "not_learning_warnings": monitor.warnings if monitor is not None else [],
+            "not_learning_warnings": [
+                *self._earlier.get("not_learning_warnings", []),
+                *(monitor.warnings if monitor is not None else []),
+            ],
             "seconds": round(time.time() - self._start, 1),
             "train_seconds": round(self.train_seconds, 1),
             "dtype_policy": self.policy,
@@ -219,6 +230,31 @@ class TrainingRun:
         """
         run_setup.finish_run(self.args, metrics, write_export)
         return metrics
+
+
+def _recorded_metrics(output_dir, state):
+    """The `metrics.json` of a run that resumes or trains on (`state`), or {}.
+
+    Only its training seconds and not-learning warnings are read: what a
+    rerun does not measure again. A file that does not read is passed over.
+    """
+    if state not in ("resume", "continue"):
+        return {}
+    try:
+        with open(os.path.join(output_dir, "metrics.json"), encoding="utf-8") as file:
+            recorded = json.load(file)
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(recorded, dict):
+        return {}
+    kept = {}
+    seconds = recorded.get("train_seconds")
+    if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and seconds >= 0:
+        kept["train_seconds"] = float(seconds)
+    warned = recorded.get("not_learning_warnings")
+    if isinstance(warned, list) and all(isinstance(line, str) for line in warned):
+        kept["not_learning_warnings"] = warned
+    return kept
 
 
 @contextlib.contextmanager

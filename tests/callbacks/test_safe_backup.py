@@ -57,6 +57,8 @@ def test_every_n_steps_a_backup_records_the_epoch_the_step_and_the_step_count(tm
     assert newest == expected + ["epoch_000001_step_000000004"] * 3
     assert sorted(os.listdir(tmp_path)) == ["epoch_000002", "training_finished.json"]
     metadata = json.loads((tmp_path / "epoch_000002" / "training_metadata.json").read_text())
+    seconds = metadata.pop("train_seconds")  # the run's training time up to this backup
+    assert isinstance(seconds, float) and seconds >= 0
     assert metadata == {"epoch": 2, "step": 0, "steps_per_epoch": 6, "iterations": 12}
     assert backup_status(str(tmp_path)) == BackupStatus(2, 0, 6, 12, finished=True)
 
