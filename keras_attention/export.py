@@ -49,7 +49,6 @@ def build_parser():
     parser.add_argument(
         "--beam-width",
         type=positive_int,
-        default=1,
         metavar="N",
         help="translators and captioners: 1 for greedy search, more for beam search with N "
         "beams (default: 1)",

@@ -22,6 +22,7 @@ from keras_attention.models.checkpoints.checkpoint_handles import checkpoint_fol
 from keras_attention.models.checkpoints.checkpoint_readers import CHECKPOINT_READERS
 from keras_attention.models.checkpoints.checkpoint_readers import checkpoint_model_type
 from keras_attention.training.run_folder import check_export_path
+from keras_attention.training.run_folder import check_export_target
 
 # Translations read and written by default, in pieces (Marian's models take 512).
 DEFAULT_MAX_LENGTH = 128
@@ -68,6 +69,7 @@ def export_checkpoint(
     if folder != checkpoint:
         say(f"{checkpoint}: {folder}")
     checkpoint = folder
+    check_export_target(export_path, source=folder)  # not another checkpoint's export
     kind, model_type = checkpoint_model_type(checkpoint)
     reader = CHECKPOINT_READERS.get(model_type)
     if reader is None or reader.folder_kind != kind:
@@ -95,7 +97,7 @@ def export_checkpoint(
 
     say(f"writing the SavedModel to {export_path} ...")
     start = time.time()
-    export_folder(export_path, write)
+    export_folder(export_path, write, source=folder)
     say(f"SavedModel written to {export_path} in {time.time() - start:.0f} s")
     return export_path
 

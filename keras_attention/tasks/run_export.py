@@ -32,17 +32,24 @@ VOCABULARY_FOLDERS = {
 }
 
 
-def export_run(run_dir, export_path, *, checkpoint=None, beam_width=1, max_length=None, say=print):
+def export_run(
+    run_dir, export_path, *, checkpoint=None, beam_width=None, max_length=None, say=print
+):
     """Writes the SavedModel of the run in `run_dir` to `export_path`.
 
     Args:
         run_dir: the run's `--output-dir`.
         export_path: the folder to write (see `check_export_path`).
         checkpoint: a `.keras` file to export; default: the newest of
-            `run_dir/checkpoints` that loads.
-        beam_width: 1 for greedy search, more for beam search (text models).
+            `run_dir/checkpoints` that loads. One from elsewhere must hold
+            the model the run's own checkpoints hold (same class and
+            constructor arguments): the run's vocabularies and lengths go
+            with it.
+        beam_width: 1 (default) for greedy search, more for beam search;
+            translators and captioners only.
         max_length: the longest translation or caption, in tokens; default
-            the model's own, or the `max_length` the run recorded.
+            the model's own, or the `max_length` the run recorded;
+            translators and captioners only.
         say: where the one line per stage goes.
 
     Returns:
@@ -50,7 +57,8 @@ def export_run(run_dir, export_path, *, checkpoint=None, beam_width=1, max_lengt
 
     Raises:
         RunFolderError: `run_dir` is not a run, has no checkpoint, or
-            `export_path` cannot be used.
+            `export_path` cannot be used; `checkpoint` holds another model
+            than the run's; search settings for an image classifier.
         ValueError: the checkpoint's model is of no kind this exports.
     """
     import keras
@@ -62,12 +70,21 @@ def export_run(run_dir, export_path, *, checkpoint=None, beam_width=1, max_lengt
     recorded = _recorded_arguments(run_dir)
     export_path = os.path.abspath(os.path.expanduser(export_path))
     check_export_path(export_path, run_dir)
+    if checkpoint:
+        checkpoint = os.path.expanduser(checkpoint)
+        if not os.path.isfile(checkpoint):
+            state = "a folder" if os.path.isdir(checkpoint) else "does not exist"
+            raise RunFolderError(
+                f"`--checkpoint` must be a .keras file. Received: --checkpoint {checkpoint}, "
+                f"which {'is ' if state == 'a folder' else ''}{state}"
+            )
+        _check_checkpoint_of_run(checkpoint, run_dir)
     candidates = [checkpoint] if checkpoint else _checkpoints(run_dir)
     model, checkpoint = _load_newest(candidates, keras, say)
     write = _serving_writer(model, run_dir, recorded, beam_width, max_length)
     say(f"writing the SavedModel of {type(model).__name__} to {export_path} ...")
     start = time.time()
-    export_folder(export_path, write)
+    export_folder(export_path, write, source=run_dir)
     say(f"SavedModel written to {export_path} in {time.time() - start:.0f} s")
     return export_path, checkpoint
 
@@ -124,6 +141,67 @@ def _load_newest(candidates, keras, say):
     raise RunFolderError("no checkpoint of the run can be loaded: " + "; ".join(errors))
 
 
+def _check_checkpoint_of_run(checkpoint, run_dir):
+    """A checkpoint from outside the run's `checkpoints/` must hold the model the run trains.
+
+    Compared with the newest of the run's own checkpoints whose config
+    reads (a `.keras` file is a zip with `config.json`): the class and every
+    plain constructor argument (numbers, strings, flags and lists of them). A run with no
+    readable checkpoint is not compared.
+    """
+    inside = os.path.realpath(os.path.join(run_dir, "checkpoints"))
+    if os.path.dirname(os.path.realpath(checkpoint)) == inside:
+        return
+    given = _model_config(checkpoint)
+    if given is None:
+        return  # loading it says what is wrong
+    for own in _checkpoints_or_none(run_dir):
+        theirs = _model_config(own)
+        if theirs is None:
+            continue
+        differences = [
+            f"{key}={given[key]!r} against {theirs[key]!r}"
+            for key in sorted(set(given) & set(theirs) - {"name"})
+            if given[key] != theirs[key]
+        ]
+        if differences:
+            raise RunFolderError(
+                f"`--checkpoint` holds another model than the run in {run_dir}: "
+                f"{', '.join(differences[:3])} in {own}. Export a checkpoint with its own run "
+                f"folder. Received: --checkpoint {checkpoint}"
+            )
+        return
+
+
+def _model_config(path):
+    """`{"class_name": ..., plain constructor arguments...}` of a `.keras` file, or None."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            saved = json.loads(archive.read("config.json"))
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile):
+        return None
+    config = saved.get("config") if isinstance(saved, dict) else None
+    if not isinstance(config, dict):
+        return None
+    scalar = (int, float, str, bool, type(None))
+
+    def plain(value):  # a number, a string, or a list of them (class names, depths)
+        items = value if isinstance(value, list) else [value]
+        return all(isinstance(item, scalar) for item in items)
+
+    return {
+        "class_name": saved.get("class_name"),
+        **{key: value for key, value in config.items() if plain(value)},
+    }
+
+
+def _checkpoints_or_none(run_dir):
+    try:
+        return _checkpoints(run_dir)
+    except RunFolderError:
+        return []
+
+
 def _next_try(path, candidates):
     """What happens after `path` failed: an older checkpoint is tried, if there is one."""
     return "; trying an older checkpoint" if path != candidates[-1] else ""
@@ -146,13 +224,22 @@ def _serving_writer(model, run_dir, recorded, beam_width, max_length):
                 "of its own, and the run recorded none (derived from the data, it is in "
                 f"metrics.json once the run ends). Received: run_dir={run_dir!r}"
             )
-        return lambda folder: model.export(folder, *tokenizers, beam_width=beam_width, **lengths)
+        return lambda folder: model.export(
+            folder, *tokenizers, beam_width=beam_width or 1, **lengths
+        )
     if "caption" in roles:
         return lambda folder: model.export(
-            folder, *tokenizers, max_length=max_length, beam_width=beam_width
+            folder, *tokenizers, max_length=max_length, beam_width=beam_width or 1
         )
     if hasattr(model, "class_names") and hasattr(model, "classify"):
         from keras_attention.serving.image_classification_export import export_image_classifier
+
+        for flag, value in (("--beam-width", beam_width), ("--max-length", max_length)):
+            if value is not None:
+                raise RunFolderError(
+                    f"`{flag}` sets a translator's or captioner's search; the checkpoint holds "
+                    f"a {type(model).__name__}, an image classifier. Received: {flag} {value}"
+                )
 
         return lambda folder: export_image_classifier(model, folder, model.class_names)
     raise ValueError(

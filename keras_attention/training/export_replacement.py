@@ -28,9 +28,10 @@ from keras_attention.durable_files import temporary_name
 from keras_attention.training.run_folder import EXPORT_MARKER
 from keras_attention.training.run_folder import check_export_target
 from keras_attention.training.run_folder import is_library_export
+from keras_attention.training.run_folder import source_key
 
 
-def replace_folder(path, write, name="--export"):
+def replace_folder(path, write, name="--export", source=None):
     """Calls `write(temporary_path)`, then puts the result at `path` in place of what was there.
 
     Nothing is left from an earlier folder at `path` (no stale files beside
@@ -44,6 +45,9 @@ def replace_folder(path, write, name="--export"):
             this library (else `RunFolderError`, and nothing is written).
         write: a function that writes the export into the folder it gets.
         name: the argument `path` came from, for messages.
+        source: the run folder or checkpoint the export is written from,
+            recorded in its mark; an earlier export of another source is
+            refused (`check_export_target`). None: not recorded, not checked.
 
     Returns:
         `path`.
@@ -59,14 +63,16 @@ def replace_folder(path, write, name="--export"):
     """
     path = os.path.abspath(path)
     parent, base = os.path.split(path)
-    check_export_target(path, name)
+    check_export_target(path, name, source)
     os.makedirs(parent, exist_ok=True)
     staging = make_folder(parent, f".{base}.partial_")
     try:
         write(staging)
-        _write_marker(staging)
+        _write_marker(staging, source)
         fsync_tree(staging)  # whole on the disk before any rename publishes it
-        check_export_target(path, name)  # still ours to replace, after the minutes of writing
+        check_export_target(
+            path, name, source
+        )  # still ours to replace, after the minutes of writing
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
@@ -141,10 +147,12 @@ def recover_export_leftovers(path, any_writer=False):
     return removed, restored
 
 
-def _write_marker(folder):
+def _write_marker(folder, source):
     record = {
         "written_by": "keras_attention",
         "written": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
     }
+    if source is not None:
+        record["source"] = source_key(source)
     with open(os.path.join(folder, EXPORT_MARKER), "w", encoding="utf-8") as file:
         json.dump(record, file)

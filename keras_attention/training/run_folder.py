@@ -85,7 +85,7 @@ def check_writable(path, name):
         ) from None
 
 
-def check_export_path(path, output_dir=None, name="--export"):
+def check_export_path(path, output_dir=None, name="--export", source=None):
     """Checks before training that a SavedModel can later be written to `path`.
 
     `path` may be absent, an empty folder, or an earlier export of this
@@ -95,10 +95,16 @@ def check_export_path(path, output_dir=None, name="--export"):
     entries (`checkpoints`, `backup`, `logs`, `vocabulary`, ...):
     `OUTPUT_DIR/served` is fine.
 
+    An earlier export written from another run or checkpoint (its mark
+    names its `source`) is refused: it is that run's finished work.
+
     Args:
         path: the export folder.
         output_dir: the run's `--output-dir`, or None.
         name: the argument `path` came from, for the messages.
+        source: what the export is written from (a run folder, a
+            checkpoint); default `output_dir`. None with no `output_dir`:
+            any earlier export of this library may be replaced.
 
     Raises:
         RunFolderError: naming the path and why it cannot be used.
@@ -116,7 +122,7 @@ def check_export_path(path, output_dir=None, name="--export"):
     path = os.path.abspath(path)
     if output_dir is not None:
         _check_apart_from_run(path, output_dir, name)
-    check_export_target(path, name)
+    check_export_target(path, name, output_dir if source is None else source)
     try:
         check_writable(os.path.dirname(path), name)
     except RunFolderError as error:
@@ -174,8 +180,13 @@ def claim_output_folder(path, writer, name="--output-dir"):
         write_file_atomically(marker, json.dumps({"written_by": writer}) + "\n")
 
 
-def check_export_target(path, name="--export"):
+def check_export_target(path, name="--export", source=None):
     """Raises `RunFolderError` unless `path` is absent, an empty folder or an export of ours.
+
+    With `source` (the run folder or checkpoint the new export comes from),
+    an earlier export of ours must have been written from that same source
+    (or by a version that did not record one): one of another run is
+    refused, naming both.
 
     Called before training and again right before an export replaces
     `path`, so that files put there in between are not lost either.
@@ -205,6 +216,41 @@ def check_export_target(path, name="--export"):
             f"(marked by {EXPORT_MARKER}), which it replaces. Received: {name}={path!r}, which "
             f"holds {_list_entries(entries)}. Choose another {name}, or move these files away."
         )
+    written_from = export_source(path) if entries else None
+    if source is not None and written_from is not None and written_from != source_key(source):
+        raise RunFolderError(
+            f"`{name}` holds the export of {written_from}, which an export of {source} does not "
+            f"replace. Received: {name}={path!r}. Choose another {name}, or remove that folder "
+            "first."
+        )
+
+
+def export_source(path):
+    """The run folder or checkpoint the export at `path` was written from, or None.
+
+    None for a folder that is no export of this library, or one written by
+    a version that did not record its source.
+
+    Example:
+
+    >>> import tempfile
+    >>> export_source(tempfile.mkdtemp()) is None
+    True
+    """
+    written_from = (_read_json_object(os.path.join(path, EXPORT_MARKER)) or {}).get("source")
+    return written_from if isinstance(written_from, str) else None
+
+
+def source_key(source):
+    """How an export's source is recorded and compared: its resolved absolute path.
+
+    Example:
+
+    >>> import os
+    >>> source_key("runs/nmt") == os.path.join(os.path.realpath("."), "runs", "nmt")
+    True
+    """
+    return os.path.realpath(os.path.expanduser(os.fspath(source)))
 
 
 def is_library_export(path):

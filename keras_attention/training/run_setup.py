@@ -206,14 +206,15 @@ def trained_steps(output_dir):
     return _trained_steps(shared_output_dir(output_dir) or output_dir)
 
 
-def export_folder(path, write):
+def export_folder(path, write, source=None):
     """Runs `write(folder)` into a staging folder that then replaces `path` whole.
 
     See `export_replacement.replace_folder`: `path` must be absent, empty or
-    an earlier export of this library, and holds a whole export at every
-    moment.
+    an earlier export of this library (of the same `source`, the run folder
+    or checkpoint it is written from, when given), and holds a whole export
+    at every moment.
     """
-    replace_folder(path, write)
+    replace_folder(path, write, source=source)
 
 
 def finish_run(args, metrics, write_export=None):
@@ -240,7 +241,7 @@ def finish_run(args, metrics, write_export=None):
             )
         print(f"writing the SavedModel to {args.export} ...", flush=True)
         start = time.time()
-        export_folder(args.export, write_export)
+        export_folder(args.export, write_export, source=args.output_dir)
         print(f"SavedModel written to {args.export} in {time.time() - start:.0f} s")
     if shared_output_dir(args.output_dir) is None:  # the chief's, or a one-process run's
         remove_backup(args.output_dir)

@@ -64,3 +64,18 @@ def test_what_is_not_converted_is_refused_with_its_reason(tmp_path):
         "model.safetensors",
         "preprocessor_config.json",
     ]
+
+
+def test_an_export_of_another_checkpoint_is_not_replaced(tmp_path):
+    write_vit_checkpoint(tmp_path / "first")
+    write_vit_checkpoint(tmp_path / "second")
+    served = tmp_path / "served"
+    convert.main([str(tmp_path / "first"), "--export", str(served)])
+    with pytest.raises(SystemExit) as stop:
+        convert.main([str(tmp_path / "second"), "--export", str(served)])
+    assert str(stop.value) == (
+        f"error: `--export` holds the export of {tmp_path / 'first'}, which an export of "
+        f"{tmp_path / 'second'} does not replace. Received: --export={str(served)!r}. Choose "
+        "another --export, or remove that folder first."
+    )
+    assert json.loads((served / EXPORT_MARKER).read_text())["source"] == str(tmp_path / "first")

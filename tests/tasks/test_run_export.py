@@ -145,3 +145,67 @@ def test_help_answers_without_tensorflow():
     )
     assert "run_dir" in result.stdout and result.stdout.strip().endswith("False")
     assert result.stderr == ""
+
+
+def _classifier_run(path, class_names=("cat", "dog", "fox"), **sizes):
+    keras.utils.set_random_seed(0)
+    model = tiny_models.tiny_vision_transformer(class_names=list(class_names), **sizes)
+    return _run_folder(path, model)
+
+
+@pytest.mark.parametrize("flag", [["--beam-width", "3"], ["--max-length", "9"]])
+def test_search_flags_for_an_image_classifier_are_refused(tmp_path, flag):
+    run = _classifier_run(tmp_path / "run")
+    with pytest.raises(SystemExit) as stop:
+        export.main([str(run), "--export", str(tmp_path / "served"), *flag])
+    assert str(stop.value) == (
+        f"error: `{flag[0]}` sets a translator's or captioner's search; the checkpoint holds a "
+        f"VisionTransformer, an image classifier. Received: {' '.join(flag)}"
+    )
+    assert not (tmp_path / "served").exists()
+
+
+def test_a_checkpoint_path_that_does_not_exist_is_one_line(tmp_path):
+    run = _classifier_run(tmp_path / "run")
+    missing = tmp_path / "epoch_01.keras"
+    with pytest.raises(SystemExit) as stop:
+        export.main([str(run), "--export", str(tmp_path / "served"), "--checkpoint", str(missing)])
+    assert str(stop.value) == (
+        f"error: `--checkpoint` must be a .keras file. Received: --checkpoint {missing}, "
+        "which does not exist"
+    )
+
+
+def test_a_checkpoint_of_another_run_is_refused_a_copy_of_its_own_is_exported(tmp_path):
+    run = _classifier_run(tmp_path / "run")
+    other = _classifier_run(tmp_path / "other", class_names=("ant", "bee", "cow"))
+    foreign = other / "checkpoints" / "epoch_001.keras"
+    with pytest.raises(SystemExit) as stop:
+        export.main([str(run), "--export", str(tmp_path / "a"), "--checkpoint", str(foreign)])
+    assert str(stop.value).startswith(
+        f"error: `--checkpoint` holds another model than the run in {run}: class_names="
+    )
+    assert str(stop.value).endswith(
+        f"Export a checkpoint with its own run folder. Received: --checkpoint {foreign}"
+    )
+    copy = tmp_path / "best.keras"  # the run's own checkpoint, kept elsewhere
+    copy.write_bytes((run / "checkpoints" / "epoch_001.keras").read_bytes())
+    path = export.main([str(run), "--export", str(tmp_path / "b"), "--checkpoint", str(copy)])
+    assert os.path.isfile(os.path.join(path, EXPORT_MARKER))
+
+
+def test_an_export_of_another_run_is_not_replaced(tmp_path):
+    first, second = _classifier_run(tmp_path / "first"), _classifier_run(tmp_path / "second")
+    served = tmp_path / "served"
+    export.main([str(first), "--export", str(served)])
+    written = (served / "saved_model.pb").stat().st_mtime_ns
+    with pytest.raises(SystemExit) as stop:
+        export.main([str(second), "--export", str(served)])
+    assert str(stop.value) == (
+        f"error: `--export` holds the export of {first}, which an export of {second} does not "
+        f"replace. Received: --export={str(served)!r}. Choose another --export, or remove that "
+        "folder first."
+    )
+    assert (served / "saved_model.pb").stat().st_mtime_ns == written
+    export.main([str(first), "--export", str(served)])  # the run's own export: replaced
+    assert (served / "saved_model.pb").stat().st_mtime_ns != written
