@@ -70,7 +70,7 @@ def export_checkpoint(
         say(f"{checkpoint}: {folder}")
     checkpoint = folder
     check_export_target(export_path, source=folder)  # not another checkpoint's export
-    kind, model_type = checkpoint_model_type(checkpoint)
+    kind, model_type = checkpoint_model_type(checkpoint, "checkpoint")
     reader = CHECKPOINT_READERS.get(model_type)
     if reader is None or reader.folder_kind != kind:
         raise ValueError(

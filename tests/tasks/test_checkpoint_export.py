@@ -79,3 +79,16 @@ def test_an_export_of_another_checkpoint_is_not_replaced(tmp_path):
         "another --export, or remove that folder first."
     )
     assert json.loads((served / EXPORT_MARKER).read_text())["source"] == str(tmp_path / "first")
+
+
+@pytest.mark.parametrize(
+    "given, what",
+    [("missing/vit", "not a folder"), ("vit_tiny", "neither a folder nor a preset name keras-hub")],
+)
+def test_a_checkpoint_that_is_not_there_is_named_as_the_commands_argument(tmp_path, given, what):
+    with pytest.raises(SystemExit) as stop:
+        convert.main([given, "--export", str(tmp_path / "served")])
+    assert str(stop.value).startswith(
+        f"error: `checkpoint` must be a checkpoint folder (or a preset name). "
+        f"Received: checkpoint={given!r}, which is {what}"
+    )

@@ -35,12 +35,17 @@ PYTORCH_FILE = "pytorch_model.bin"
 KERAS_HUB_METADATA_FILE = "metadata.json"
 
 
-def checkpoint_kind(folder):
-    """ "huggingface" or "keras_hub", as the folder's files say; a ValueError otherwise."""
+def checkpoint_kind(folder, argument="preset"):
+    """ "huggingface" or "keras_hub", as the folder's files say; a ValueError otherwise.
+
+    `argument`: the name the folder came by, for the messages (e.g. "checkpoint").
+    """
     if not os.path.isdir(folder):
+        named = os.sep not in os.fspath(folder)  # a bare name may be meant as a preset's
+        what = "neither a folder nor a preset name keras-hub knows" if named else "not a folder"
         raise ValueError(
-            "`preset` must be a checkpoint folder (or a preset name). "
-            f"Received: preset={folder!r}, which is not a folder"
+            f"`{argument}` must be a checkpoint folder (or a preset name). "
+            f"Received: {argument}={folder!r}, which is {what}"
         )
     if os.path.isfile(os.path.join(folder, KERAS_HUB_METADATA_FILE)):
         return "keras_hub"
@@ -48,8 +53,9 @@ def checkpoint_kind(folder):
     if "model_type" in config:
         return "huggingface"
     raise ValueError(
-        f"`preset` must be a Hugging Face checkpoint folder ({CONFIG_FILE} with a model_type) or "
-        f"a keras-hub preset folder ({KERAS_HUB_METADATA_FILE}). Received: preset={folder!r}"
+        f"`{argument}` must be a Hugging Face checkpoint folder ({CONFIG_FILE} with a model_type) "
+        f"or a keras-hub preset folder ({KERAS_HUB_METADATA_FILE}). "
+        f"Received: {argument}={folder!r}"
     )
 
 

@@ -88,15 +88,16 @@ CHECKPOINT_READERS = {
 _FOLDER_NAMES = {"huggingface": "a Hugging Face {!r} folder", "keras_hub": "a keras-hub {} preset"}
 
 
-def checkpoint_model_type(folder):
+def checkpoint_model_type(folder, argument="preset"):
     """`(folder kind, model type)`: "huggingface" or "keras_hub", and the type its config names.
 
     The model type is None where a keras-hub config names no class.
+    `argument`: the name the folder came by, for the messages.
 
     Raises:
         ValueError: `folder` is not a checkpoint folder (`checkpoint_kind`).
     """
-    kind = checkpoint_kind(folder)
+    kind = checkpoint_kind(folder, argument)
     config = read_json(folder, CONFIG_FILE, required=kind == "huggingface")
     return kind, config.get("model_type" if kind == "huggingface" else "class_name")
 
