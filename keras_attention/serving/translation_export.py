@@ -153,9 +153,12 @@ def make_translation_function(
     - `source_tokens`: `(B, S)` string, the source pieces the columns of `attention` stand
       for ("" for padding);
     - `translation_tokens`: `(B, T)` string, the produced pieces the rows stand for (the end
-      token included, "" after it).
+      token included, "" after it);
+    - `source_truncated`: `(B,)` bool, whether the source had more than `max_source_length`
+      pieces: such a source is cut to its first `S` pieces, and its translation covers only
+      those (split long text into sentences before sending it).
 
-    Sources longer than `max_source_length` pieces are cut. Greedy (`beam_width=1`) or beam
+    Greedy (`beam_width=1`) or beam
     search decodes fixed-size groups of `decode_batch_size` sentences (the last one padded)
     in one XLA-compiled program, which so serves batches of every size.
 
@@ -244,7 +247,9 @@ def _batch_translator(model, source_encoder, target_encoder, lengths, beam_width
 
     def translate_batch(text):
         blank = tf.equal(normalize_whitespace_strings(text), "")  # (B,)
-        source_ids = source_encoder.encode(text, source_length)  # (B, S)
+        source_ids = source_encoder.encode(text, source_length)  # (B, S), cut to S pieces
+        # Pieces beyond S are not read: say so, rather than translate part of a text unseen.
+        truncated = source_encoder.tokenize(text).row_lengths() > source_length  # (B,)
         tokens, attention = decode_in_groups(
             model,
             source_ids,
@@ -264,6 +269,7 @@ def _batch_translator(model, source_encoder, target_encoder, lengths, beam_width
             "attention": attention,
             "source_tokens": _token_strings(source_encoder.vocabulary, source_ids),
             "translation_tokens": _token_strings(target_encoder.vocabulary, tokens),
+            "source_truncated": truncated,
         }
 
     return translate_batch
@@ -287,8 +293,10 @@ def export_translator(
     source sentences (or a scalar string, answered with scalars), and returns
     `translation` `(B,)` string ("" for blank text), `attention`
     `(B, T, S)` float32 (`T = max_target_length`, `S = max_source_length`),
-    and the pieces its axes stand for, `source_tokens` `(B, S)` and
-    `translation_tokens` `(B, T)` strings: the graph of
+    the pieces its axes stand for, `source_tokens` `(B, S)` and
+    `translation_tokens` `(B, T)` strings, and `source_truncated` `(B,)` bool
+    (the source had more than `S` pieces, and only its first `S` were
+    translated): the graph of
     `make_translation_function`, whose tokenization, XLA-compiled greedy
     (`beam_width=1`) or beam-search decoding and detokenization all run
     inside the SavedModel.
@@ -403,7 +411,7 @@ def load_translator(path, warm_up=True):
     Returns:
         A callable `translate(text)` taking a string, a list or a `(B,)`
         tensor of strings and returning the dict of `translation`, `attention`,
-        `source_tokens` and `translation_tokens`.
+        `source_tokens`, `translation_tokens` and `source_truncated`.
 
     Raises:
         ValueError: when `path` is not a SavedModel folder, or holds another

@@ -33,8 +33,8 @@ HOLDS = {
     "use load_image_classifier",
     "captioner": "an image captioner (inputs: images; outputs: attention, caption, "
     "caption_tokens); use load_captioner",
-    "translator": "a translator (inputs: text; outputs: attention, source_tokens, translation, "
-    "translation_tokens); use load_translator",
+    "translator": "a translator (inputs: text; outputs: attention, source_tokens, "
+    "source_truncated, translation, translation_tokens); use load_translator",
 }
 
 

@@ -58,6 +58,8 @@ print(json.dumps({
     "translation_tokens": [
         [t.decode("utf-8") for t in row] for row in result["translation_tokens"].numpy()
     ],
+    "source_truncated": result["source_truncated"].numpy().tolist(),
+    "truncated_dtype": result["source_truncated"].dtype.name,
     "empty_shapes": {name: value.shape.as_list() for name, value in empty.items()},
     "source_vocabulary": loaded.source_vocabulary.asset_path.numpy().decode("utf-8"),
     "package_imported": sys.modules.get("keras_attention") is not None,
@@ -152,6 +154,7 @@ def test_export_translates_without_the_package_as_greedy_search_does(corpus, tra
         "attention": [0, TARGET_LENGTH, SOURCE_LENGTH],
         "source_tokens": [0, SOURCE_LENGTH],
         "translation_tokens": [0, TARGET_LENGTH],
+        "source_truncated": [0],
     }
     assert served["source_vocabulary"].endswith(os.path.join("assets", "source_vocabulary.txt"))
 
@@ -190,6 +193,11 @@ def test_export_translates_without_the_package_as_greedy_search_does(corpus, tra
         else:
             assert text[1:] == normalize_whitespace(sentence)
     assert all(served["source_tokens"][5]) and not any(served["source_tokens"][4])
+    # A source is flagged as cut exactly when its pieces do not spell all of it.
+    spelled = [_joined(pieces)[1:] for pieces in served["source_tokens"]]
+    cut = [text != normalize_whitespace(sentence) for text, sentence in zip(spelled, sentences)]
+    assert served["truncated_dtype"] == "bool" and served["source_truncated"] == cut
+    assert cut[5] and not cut[0] and not cut[4]  # the long one is, a corpus one and "" are not
     for text, pieces in zip(served["translation"], served["translation_tokens"]):
         assert _joined(p for p in pieces if p not in ("[START]", "[END]")).strip() == text
 

@@ -26,6 +26,9 @@ from keras_attention.text.scores import corpus_bleu
 from keras_attention.text.scores import corpus_chrf
 from keras_attention.validation import check_positive_int
 
+# Outputs small enough to keep for a whole held-out split (attention is not).
+_KEPT_FOR_EVERY_SENTENCE = ("translation", "source_truncated")
+
 
 def _texts(strings):
     return [text.decode("utf-8") for text in strings]
@@ -50,8 +53,8 @@ def translate_pairs(translate, pairs, limit=None, batch_size=64, progress=None, 
     Returns:
         `(sources, references, hypotheses, outputs)`: three lists of str and
         the dict of the outputs of `translate`, concatenated over batches as
-        NumPy arrays ("translation" for every sentence, the others for the
-        first `keep_outputs`).
+        NumPy arrays ("translation" and "source_truncated" for every
+        sentence, the others for the first `keep_outputs`).
 
     Example:
 
@@ -80,7 +83,7 @@ def translate_pairs(translate, pairs, limit=None, batch_size=64, progress=None, 
         batch = translate(source)
         outputs.append(
             {
-                name: value.numpy()[: None if name == "translation" else kept]
+                name: value.numpy()[: None if name in _KEPT_FOR_EVERY_SENTENCE else kept]
                 for name, value in batch.items()
             }
         )
@@ -148,5 +151,11 @@ def translate_held_out(model, encoders, pairs, args, batch_size=64):
     with ProgressBar(f"translating the held-out split ({search})", total, "sentences") as bar:
         sources, references, hypotheses, outputs = translate_pairs(
             translate, pairs, args.eval_sentences, batch_size, progress=bar, keep_outputs=shown
+        )
+    cut = int(np.sum(outputs["source_truncated"]))
+    if cut:  # their translations cover a part of the source: the scores count them as they are
+        print(
+            f"{cut} of {len(sources)} held-out sources had more than --max-length "
+            f"{args.max_length} pieces: each was cut to its first {args.max_length}"
         )
     return sources, references, hypotheses, outputs, score_translations(hypotheses, references)

@@ -69,3 +69,32 @@ def test_only_the_first_sentences_keep_their_other_outputs():
     np.testing.assert_array_equal(outputs["attention"], np.ones((4, 3, 2)))
     with pytest.raises(ValueError, match="keep_outputs=-1"):
         translate_pairs(with_attention, pairs, keep_outputs=-1)
+
+
+def test_held_out_sources_longer_than_max_length_are_counted_as_cut(capsys):
+    import argparse
+
+    import keras
+
+    from keras_attention.models.translation.rnn_attention_translator import rnn_attention_translator
+    from keras_attention.tasks.translation.evaluation import translate_held_out
+    from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
+
+    keras.utils.set_random_seed(0)
+    tokenizer = ReversibleTokenizer.train(["a b c", "c b a"], 300)
+    size = tokenizer.vocabulary_size
+    model = rnn_attention_translator(
+        source_vocabulary_size=size, target_vocabulary_size=size, embedding_dim=4, units=4
+    )
+    sources = ["a b", "a b c a b c a b c", "c", "c c c c c c"]  # pieces: 2, 9, 1, 6
+    pairs = tf.data.Dataset.from_tensor_slices((sources, sources))
+    args = argparse.Namespace(max_length=5, beam_width=1, eval_sentences=None, plots=1, samples=0)
+    *_, outputs, _ = translate_held_out(model, (tokenizer, tokenizer), pairs, args, batch_size=2)
+    lengths = [len(tokenizer.tokenize([text]).values) for text in sources]
+    assert lengths == [2, 9, 1, 6]
+    assert outputs["source_truncated"].tolist() == [False, True, False, True]
+    assert outputs["attention"].shape[0] == 1  # only the plotted sentence keeps its maps
+    said = (
+        "2 of 4 held-out sources had more than --max-length 5 pieces: each was cut to its first 5"
+    )
+    assert said in capsys.readouterr().out
