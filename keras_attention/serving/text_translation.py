@@ -1,5 +1,7 @@
 """Translating Python strings in the process, with the graph the SavedModel export holds."""
 
+import warnings
+
 import numpy as np
 import tensorflow as tf
 
@@ -64,6 +66,9 @@ def translate_texts(
         length_penalty: GNMT length penalty of beam search (>= 0).
         return_attention: also return each text's alignment.
 
+    A text of more than `max_source_length` pieces is cut to its first
+    ones, with a warning that counts them.
+
     Returns:
         The translation (a string for a string, a list for a list) and, with
         `return_attention`, the alignment of each text: a dict of
@@ -92,6 +97,14 @@ def translate_texts(
     settings = (source_length, target_length, beam_width, length_penalty)
     translate = _translation_function(model, source_encoder, target_encoder, settings)
     outputs = translate(tf.constant(batch, dtype=tf.string))
+    cut = int(np.sum(outputs["source_truncated"].numpy()))
+    if cut:
+        warnings.warn(
+            f"{cut} of {len(batch)} texts had more than max_source_length={source_length} "
+            f"pieces: only the first {source_length} of each were translated. Split long text "
+            "into sentences, or give a larger max_source_length where the model allows it.",
+            stacklevel=3,
+        )
     translations = [
         text.decode("utf-8", errors="replace") for text in outputs["translation"].numpy()
     ]

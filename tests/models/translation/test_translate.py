@@ -1,5 +1,7 @@
 """`translate` on the translator classes: strings in, strings (and alignments) out."""
 
+import warnings
+
 import numpy as np
 import pytest
 from full_pass_greedy import greedy_by_full_passes
@@ -137,3 +139,18 @@ def test_attention_examples_hold_every_map_the_model_gives(corpus, kind):
         np.testing.assert_allclose(
             example["cross_attention"][-1].mean(0), alignment["attention"], atol=1e-5
         )
+
+
+def test_a_text_longer_than_max_source_length_is_cut_with_a_warning(corpus):
+    texts, (source_encoder, target_encoder) = corpus
+    model = _build("rnn", source_encoder, target_encoder)
+    pieces = [len(source_encoder.tokenize([text]).values) for text in texts]
+    short, long_text = texts[pieces.index(min(pieces))], " ".join(texts)
+    # The premises, counted by the tokenizer itself: one text fits, the other does not.
+    assert min(pieces) <= SOURCE_LENGTH < len(source_encoder.tokenize([long_text]).values)
+    lengths = dict(max_source_length=SOURCE_LENGTH, max_target_length=TARGET_LENGTH)
+    with pytest.warns(UserWarning, match=r"^1 of 2 texts had more than max_source_length=10 "):
+        model.translate([short, long_text], source_encoder, target_encoder, **lengths)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a text that fits: no warning
+        model.translate([short], source_encoder, target_encoder, **lengths)
