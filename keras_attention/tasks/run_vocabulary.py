@@ -36,6 +36,7 @@ from keras_attention.durable_files import write_file_atomically
 from keras_attention.text.tokenizer_files import load_tokenizer
 from keras_attention.training.run_folder import trained_epochs
 from keras_attention.training.run_setup import BACKUP_FOLDER
+from keras_attention.training.worker_folders import shared_output_dir
 
 VOCABULARY_FOLDER = "vocabulary"
 CLASSES_FILE = "classes.json"
@@ -64,8 +65,9 @@ def kept_tokenizers(output_dir, names):
     """The tokenizers a run that has trained saved as `OUTPUT_DIR/vocabulary/<name>`, or None.
 
     None for a run that has not trained yet, or whose folder lacks one of
-    them (a run of an older version, a worker's own folder): the caller
-    learns them then, as on a first start.
+    them (a run of an older version): the caller learns them then, as on a
+    first start. A non-chief worker of a multi-worker run reads the chief's,
+    in the shared `--output-dir`, so that every worker reads token ids alike.
 
     Args:
         output_dir: the run's folder.
@@ -75,6 +77,7 @@ def kept_tokenizers(output_dir, names):
     Returns:
         a tuple of tokenizers in the order of `names`, or None.
     """
+    output_dir = shared_output_dir(output_dir) or output_dir  # a worker reads the chief's
     if not has_trained(output_dir):
         return None
     folders = [os.path.join(output_dir, VOCABULARY_FOLDER, name) for name in names]
@@ -98,9 +101,14 @@ def keep_class_names(output_dir, class_names, dataset):
         class_names: the classes of the data now, in label order.
         dataset: the `--dataset` value, for the message.
 
+    A non-chief worker of a multi-worker run checks against the chief's
+    record, in the shared `--output-dir`, and writes none of its own.
+
     Raises:
         ValueError: the run has trained on other classes (names both lists).
     """
+    shared = shared_output_dir(output_dir)
+    output_dir = shared or output_dir
     path = os.path.join(output_dir, VOCABULARY_FOLDER, CLASSES_FILE)
     class_names = [str(name) for name in class_names]
     recorded = _read_class_names(path)
@@ -111,7 +119,7 @@ def keep_class_names(output_dir, class_names, dataset):
             "since, and its weights fit those classes alone. Train on these in another "
             "--output-dir, or pass --overwrite to replace this run."
         )
-    if recorded != class_names:
+    if recorded != class_names and shared is None:  # the chief alone writes the shared folder
         os.makedirs(os.path.dirname(path), exist_ok=True)
         write_file_atomically(path, json.dumps(class_names, indent=1, ensure_ascii=False) + "\n")
 

@@ -9,6 +9,7 @@ from keras_attention.tasks.run_vocabulary import has_trained
 from keras_attention.tasks.run_vocabulary import keep_class_names
 from keras_attention.tasks.run_vocabulary import kept_tokenizers
 from keras_attention.text.reversible_tokenizer import ReversibleTokenizer
+from keras_attention.text.tokenizer_files import load_tokenizer
 
 
 def trained(run):
@@ -61,3 +62,24 @@ def test_a_captioner_vocabulary_in_the_vocabulary_folder_itself_is_kept(tmp_path
     trained(tmp_path)
     (kept,) = kept_tokenizers(tmp_path, ("",))
     assert kept.vocabulary == tokenizer.vocabulary
+
+
+def test_a_worker_of_a_multiworker_run_keeps_the_chiefs_vocabulary_and_classes(tmp_path):
+    import argparse
+
+    from keras_attention.training.cluster_config import WorkerRole
+    from keras_attention.training.worker_folders import redirect_outputs
+
+    chief = tmp_path / "run"
+    ReversibleTokenizer.train(["the cat", "a dog"], 300).save(str(chief / "vocabulary"))
+    keep_class_names(str(chief), ["cat", "dog"], "folder:pets")
+    trained(chief)
+    args = argparse.Namespace(output_dir=str(chief), export=None)
+    assert redirect_outputs(args, WorkerRole("worker", 1, False, 2))
+    worker_folder = args.output_dir  # the worker's own temporary folder, empty
+    (tokenizer,) = kept_tokenizers(worker_folder, ("",))
+    assert tokenizer.vocabulary == load_tokenizer(str(chief / "vocabulary")).vocabulary
+    with pytest.raises(ValueError, match=r"now has 3 classes \(bird, cat, dog\), but the run in "):
+        keep_class_names(worker_folder, ["bird", "cat", "dog"], "folder:pets")
+    keep_class_names(worker_folder, ["cat", "dog"], "folder:pets")
+    assert os.listdir(worker_folder) == []  # the worker wrote nothing of its own
