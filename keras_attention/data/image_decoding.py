@@ -77,7 +77,10 @@ DECODED_CHUNK = 16
 
 
 def decode_image_data(data, channels=3, size=None):
-    """The pixels of encoded image bytes (JPEG, PNG, GIF's first frame, BMP), uint8 `(h, w, C)`.
+    """The pixels of encoded image bytes (JPEG, PNG, GIF's 1st frame, BMP, WebP), uint8 (h, w, C).
+
+    An alpha channel is dropped (for `channels=3`); a grayscale image gives
+    equal channels.
 
     With `size`, the `(height, width)` the image will be resized to, a JPEG
     at least twice as large on both sides is decoded at 1/2, 1/4 or 1/8 of
@@ -96,10 +99,22 @@ def decode_image_data(data, channels=3, size=None):
     """
 
     def whole():
-        return tf.io.decode_image(data, channels=channels, expand_animations=False)
+        if channels != 3:
+            return tf.io.decode_image(data, channels=channels, expand_animations=False)
+        # TensorFlow's WebP decoder refuses 3 channels of an image with alpha: decode the
+        # channels it has (3 or 4), then drop the alpha, as the PNG decoder does.
+        is_webp = tf.logical_and(
+            tf.equal(tf.strings.substr(data, 0, 4), b"RIFF"),
+            tf.equal(tf.strings.substr(data, 8, 4), b"WEBP"),
+        )
+        return tf.cond(
+            is_webp,
+            lambda: tf.io.decode_image(data, channels=0, expand_animations=False)[..., :3],
+            lambda: tf.io.decode_image(data, channels=3, expand_animations=False),
+        )
 
     if size is None:
-        return whole()
+        return tf.ensure_shape(whole(), (None, None, channels))  # (h, w, C)
 
     def reduced_jpeg():
         height, width = tf.unstack(tf.image.extract_jpeg_shape(data)[:2])

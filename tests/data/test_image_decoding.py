@@ -222,3 +222,19 @@ def test_a_reduced_jpeg_resizes_to_nearly_the_pixels_of_the_whole_one():
 def test_a_png_is_decoded_whole_whatever_the_size():
     png = tf.io.encode_png(_smooth_picture(240, 320))
     assert tuple(decode_image_data(png, size=(24, 32)).shape) == (240, 320, 3)
+
+
+@pytest.mark.parametrize("mode", ["RGB", "RGBA", "L", "LA"])
+@pytest.mark.parametrize("size", [None, (4, 6)])
+def test_webp_decodes_to_three_channels_with_or_without_alpha(mode, size):
+    pixels = np.random.default_rng(3).integers(0, 256, (8, 12, 4)).astype("uint8")
+    pixels[..., 3] = 128  # translucent: an opaque image would be written without alpha
+    image = Image.fromarray(pixels, "RGBA").convert(mode)
+    encoded = io.BytesIO()
+    image.save(encoded, "WEBP", lossless=True, exact=True)  # every colour kept as it is
+    assert Image.open(io.BytesIO(encoded.getvalue())).mode == ("RGBA" if "A" in mode else "RGB")
+    decoded = decode_image_data(tf.constant(encoded.getvalue()), size=size)
+    assert decoded.shape == (8, 12, 3) and decoded.dtype == tf.uint8
+    # PIL's own reading of the file, as RGB: the alpha dropped, a gray level repeated.
+    expected = np.asarray(Image.open(io.BytesIO(encoded.getvalue())).convert("RGB"))
+    np.testing.assert_array_equal(decoded.numpy(), expected)

@@ -39,9 +39,9 @@ from keras_attention.data.dataset_paths import utf8_file_names
 from keras_attention.data.outside_links import OutsideLinks
 
 # Image files `tf.io.decode_image` reads.
-IMAGE_EXTENSIONS = (".bmp", ".gif", ".jfif", ".jpe", ".jpeg", ".jpg", ".png")
+IMAGE_EXTENSIONS = (".bmp", ".gif", ".jfif", ".jpe", ".jpeg", ".jpg", ".png", ".webp")
 # Image files of formats the input pipeline does not decode: passed over, and counted.
-UNREAD_IMAGE_EXTENSIONS = (".avif", ".heic", ".heif", ".jp2", ".tif", ".tiff", ".webp")
+UNREAD_IMAGE_EXTENSIONS = (".avif", ".heic", ".heif", ".jp2", ".tif", ".tiff")
 # Unread files a warning names by their path.
 _NAMED_UNREAD = 3
 # Folder names (lower case) that make a root a set of splits.
@@ -128,7 +128,7 @@ def warn_unread_images(root, unread):
     warnings.warn(
         f"{root}: passed over {len(unread)} image file(s) of formats the training pipeline "
         f"does not read ({kinds}; e.g. {named}). Convert them to PNG or JPEG to train on them "
-        "(e.g. `mogrify -format png *.webp`).",
+        "(e.g. `mogrify -format png *.tif`).",
         stacklevel=3,
     )
 

@@ -177,21 +177,22 @@ def test_a_class_folder_without_image_files_is_refused_naming_it(tmp_path):
         find_image_folder_layout(tmp_path / "splits")
 
 
-def test_images_of_unread_formats_are_counted_in_a_warning_and_jfif_is_read(tmp_path):
+def test_images_of_unread_formats_are_counted_in_a_warning_and_jfif_and_webp_are_read(tmp_path):
     write_split(tmp_path / "data", 2)
     (tmp_path / "data" / "cat" / "9.JFIF").write_bytes(png(0, 9))  # a JPEG name, any case
-    for name in ("a.webp", "b.WEBP", "c.tif"):
+    (tmp_path / "data" / "cat" / "8.WebP").write_bytes(png(0, 8))
+    for name in ("a.tif", "b.TIFF", "c.heic"):
         (tmp_path / "data" / "dog" / name).write_bytes(b"not read")
     (tmp_path / "data" / "dog" / "notes.txt").write_text("not an image: not counted")
     with pytest.warns(UserWarning) as caught:
         listing = find_image_folder_layout(tmp_path / "data")
     assert [str(warning.message) for warning in caught] == [
         f"{tmp_path / 'data'}: passed over 3 image file(s) of formats the training pipeline "
-        "does not read (.tif 1, .webp 2; e.g. dog/a.webp, dog/b.WEBP, dog/c.tif). Convert them "
-        "to PNG or JPEG to train on them (e.g. `mogrify -format png *.webp`)."
+        "does not read (.heic 1, .tif 1, .tiff 1; e.g. dog/a.tif, dog/b.TIFF, dog/c.heic). "
+        "Convert them to PNG or JPEG to train on them (e.g. `mogrify -format png *.tif`)."
     ]
     files = [os.path.basename(path) for path, _ in next(iter(listing.files.values()))]
-    assert "9.JFIF" in files and len(files) == 7
+    assert "9.JFIF" in files and "8.WebP" in files and len(files) == 8
 
 
 def test_class_folders_whose_names_differ_only_in_case_are_refused(tmp_path):
