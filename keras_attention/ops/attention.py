@@ -5,10 +5,13 @@ import math
 import keras
 from keras import ops
 
+from keras_attention.ops.attention_arguments import check_attention_inputs
+from keras_attention.ops.attention_arguments import check_scale
+from keras_attention.ops.attention_arguments import normalize_bias
+from keras_attention.ops.attention_arguments import normalize_mask
 from keras_attention.ops.chunked_attention import chunked_attention
 from keras_attention.ops.compilation import compiled_with_xla
 from keras_attention.ops.hashed_dropout import hashed_dropout
-from keras_attention.ops.masks import boolean_mask
 from keras_attention.ops.masks import merge_masks
 from keras_attention.ops.masks import sliding_window_mask
 from keras_attention.ops.query_scaling import scale_queries
@@ -31,91 +34,6 @@ _CHUNK_SIZE = 512
 def check_implementation(implementation):
     """Raise a ValueError unless `implementation` is one of IMPLEMENTATIONS."""
     check_choice("implementation", implementation, IMPLEMENTATIONS)
-
-
-def _check_inputs(query, key, value):
-    for name, tensor in (("query", query), ("key", key), ("value", value)):
-        if len(tensor.shape) != 4:
-            raise ValueError(
-                f"`{name}` must be 4D (batch, length, heads, head_dim). "
-                f"Received: {name}.shape={tuple(tensor.shape)}"
-            )
-    if not _dims_match(query.shape[-1], key.shape[-1]):
-        raise ValueError(
-            "`query` and `key` must have the same head_dim (last axis). "
-            f"Received: query.shape={tuple(query.shape)}, key.shape={tuple(key.shape)}"
-        )
-    if not _dims_match(key.shape[1], value.shape[1]):
-        raise ValueError(
-            "`key` and `value` must have the same length (axis 1). "
-            f"Received: key.shape={tuple(key.shape)}, value.shape={tuple(value.shape)}"
-        )
-    for axis, axis_name in ((0, "batch"), (2, "heads")):
-        sizes = {t.shape[axis] for t in (query, key, value)} - {None}
-        if len(sizes) > 1:
-            raise ValueError(
-                f"`query`, `key` and `value` must have the same {axis_name} size "
-                f"(axis {axis}). Received: query.shape={tuple(query.shape)}, "
-                f"key.shape={tuple(key.shape)}, value.shape={tuple(value.shape)}"
-            )
-
-
-def _dims_match(a, b):
-    return a is None or b is None or a == b
-
-
-def normalize_mask(mask, query, key):
-    """Bring a boolean mask to rank 4 broadcastable to (B, H, Tq, Tk).
-
-    Masks follow NumPy broadcasting against the (B, H, Tq, Tk) scores: a rank-2
-    mask is (Tq, Tk), rank 3 is (B, Tq, Tk) and rank 4 is (B, H, Tq, Tk).
-    """
-    if mask is None:
-        return None
-    return ops.cast(_scores_rank(boolean_mask(mask), "mask", query, key), "bool")
-
-
-def normalize_bias(bias, query, key):
-    """Bring a float bias to rank 4 broadcastable to (B, H, Tq, Tk), keeping its dtype.
-
-    A bias has the ranks of a mask: rank 2 is (Tq, Tk), rank 3 (B, Tq, Tk) and
-    rank 4 (B, H, Tq, Tk); axes of size 1 stay size 1 (nothing is broadcast).
-    """
-    if bias is None:
-        return None
-    if not hasattr(bias, "dtype"):
-        bias = ops.convert_to_tensor(bias)
-    dtype = keras.backend.standardize_dtype(bias.dtype)
-    if "float" not in dtype:
-        raise ValueError(
-            "`bias` must be a float tensor added to the scores. "
-            f"Received: bias.dtype={dtype}, bias.shape={tuple(bias.shape)}"
-        )
-    return _scores_rank(ops.convert_to_tensor(bias), "bias", query, key)
-
-
-def _scores_rank(tensor, name, query, key):
-    """`tensor` of rank 2, 3 or 4 as rank 4 against the (B, H, Tq, Tk) scores, checked."""
-    received_shape = tuple(tensor.shape)
-    rank = len(received_shape)
-    if rank < 2 or rank > 4:
-        raise ValueError(
-            f"`{name}` must have rank 2 (Tq, Tk), 3 (B, Tq, Tk) or 4 (B, H, Tq, Tk). "
-            f"Received: {name}.shape={received_shape}"
-        )
-    if rank == 2:
-        tensor = tensor[None, None]
-    elif rank == 3:
-        tensor = tensor[:, None]
-    target = (query.shape[0], query.shape[2], query.shape[1], key.shape[1])
-    for size, expected in zip(tensor.shape, target):
-        if size is not None and expected is not None and size not in (1, expected):
-            raise ValueError(
-                f"`{name}` must broadcast to the attention scores (batch, heads, "
-                f"query_length, key_length) = {target}. "
-                f"Received: {name}.shape={received_shape}"
-            )
-    return tensor
 
 
 def hide_unseen_rows(query, key, mask):
@@ -166,8 +84,24 @@ def attention_weights(
 ):
     """Softmax attention weights (B, H, Tq, Tk), float32, zero rows where all masked.
 
-    `mask` and `bias` are rank 4 (see `normalize_mask`, `normalize_bias`).
+    `query` and `key` are (B, T, H, D) float tensors; `mask` (boolean) and
+    `bias` (float) have the ranks `dot_product_attention` takes (see
+    `normalize_mask`, `normalize_bias`).
+
+    Example:
+
+    >>> import numpy as np
+    >>> q = np.random.rand(1, 2, 1, 4).astype("float32")
+    >>> weights = attention_weights(q, q, mask=np.array([[True, False], [False, False]]))
+    >>> np.round(np.asarray(weights), 2).tolist()
+    [[[[1.0, 0.0], [0.0, 0.0]]]]
     """
+    query, key = ops.convert_to_tensor(query), ops.convert_to_tensor(key)
+    check_attention_inputs(query, key, key)
+    check_scale(scale)
+    check_positive_int("sliding_window", sliding_window, allow_none=True)
+    mask = normalize_mask(mask, query, key)
+    bias = normalize_bias(bias, query, key)
     if sliding_window is not None:
         band = _positions_mask(ops.shape(query)[1], ops.shape(key)[1], is_causal, sliding_window)
         mask = band if mask is None else ops.logical_and(mask, band)
@@ -347,7 +281,8 @@ def dot_product_attention(
     query = ops.convert_to_tensor(query)
     key = ops.convert_to_tensor(key)
     value = ops.convert_to_tensor(value)
-    _check_inputs(query, key, value)
+    check_attention_inputs(query, key, value)
+    check_scale(scale)
     mask = normalize_mask(mask, query, key)
     bias = normalize_bias(bias, query, key)
     use_dropout = bool(training) and dropout_rate > 0.0

@@ -26,11 +26,18 @@ the mask, never broadcast to the whole score matrix; its gradient is the
 gradient of the scores, summed over the axes the bias broadcasts along.
 """
 
+import math
+
 from keras import ops
 
+from keras_attention.ops.attention_arguments import check_attention_inputs
+from keras_attention.ops.attention_arguments import check_scale
+from keras_attention.ops.attention_arguments import normalize_bias
+from keras_attention.ops.attention_arguments import normalize_mask
 from keras_attention.ops.eager_graph import graph_when_eager
 from keras_attention.ops.query_scaling import scale_queries
 from keras_attention.ops.softmax import MASKED_LOGIT
+from keras_attention.validation import check_positive_int
 
 # The smallest block a sliding window shrinks the blocks to (see `_band_block_size`).
 _MIN_BAND_BLOCK = 64
@@ -495,13 +502,14 @@ def chunked_attention(
         query: (B, Tq, H, D).
         key: (B, Tk, H, D).
         value: (B, Tk, H, Dv).
-        mask: None or a rank-4 boolean tensor broadcastable to (B, H, Tq, Tk).
+        mask: None or a boolean tensor of rank 2 (Tq, Tk), 3 (B, Tq, Tk) or
+            4 (B, H, Tq, Tk).
         is_causal: bool, query i sees keys 0..i.
-        scale: python float multiplying the scores.
+        scale: python float multiplying the scores; None: 1 / sqrt(D).
         block_size: number of keys (and, when causal or windowed, queries)
             per block; with a sliding window w at most max(w // 2, 64).
-        bias: None or a rank-4 float tensor broadcastable to (B, H, Tq, Tk),
-            added to the scaled scores before the mask.
+        bias: None or a float tensor of the ranks of `mask`, added to the
+            scaled scores before the mask.
         sliding_window: None or a positive int w: query p sees keys with
             |p - k| < w only.
 
@@ -519,6 +527,15 @@ def chunked_attention(
     >>> bool(np.allclose(out, full, atol=1e-6))
     True
     """
+    query, key, value = (ops.convert_to_tensor(tensor) for tensor in (query, key, value))
+    check_attention_inputs(query, key, value)
+    check_scale(scale)
+    check_positive_int("block_size", block_size)
+    check_positive_int("sliding_window", sliding_window, allow_none=True)
+    mask = normalize_mask(mask, query, key)
+    bias = normalize_bias(bias, query, key)
+    if scale is None:
+        scale = 1.0 / math.sqrt(query.shape[-1])
     if 0 in (query.shape[0], query.shape[1], key.shape[1]):
         # Nothing to tile (and block sizes of 0): the materialised kernel's
         # answer, an empty output or, with no keys, zeros.

@@ -2,6 +2,8 @@
 
 from keras import ops
 
+from keras_attention.ops.masks import boolean_mask
+
 # Finite stand-in for -inf: large enough that exp() underflows to 0 in float32,
 # finite so that `x - max(x)` never computes `-inf - (-inf)`.
 MASKED_LOGIT = -1e30
@@ -16,8 +18,10 @@ def masked_softmax(logits, mask=None, axis=-1):
     distribution over padding.
 
     Args:
-        logits: scores, any float dtype.
-        mask: optional boolean tensor broadcastable to `logits`; True = keep.
+        logits: scores, any float dtype; a -inf logit takes no part, as a
+            masked position (a row of them gives zeros).
+        mask: optional boolean (or integer, nonzero = keep) tensor
+            broadcastable to `logits`; True = keep. A float mask is refused.
         axis: the axis to normalise over.
 
     Returns:
@@ -31,6 +35,11 @@ def masked_softmax(logits, mask=None, axis=-1):
     >>> np.round(np.asarray(w), 2).tolist()
     [[0.5, 0.5, 0.0], [0.0, 0.0, 0.0]]
     """
+    logits = ops.cast(logits, "float32")
+    # A -inf logit is a position that may not take part, as a -inf attention bias is.
+    # (`!=`, not `>`: a NaN logit stays in, so that it still shows as NaN.)
+    taking_part = ops.not_equal(logits, float("-inf"))
+    mask = taking_part if mask is None else ops.logical_and(boolean_mask(mask), taking_part)
     weights, nonempty_rows = softmax_with_empty_rows(logits, mask, axis)
     return zero_empty_rows(weights, nonempty_rows)
 
@@ -66,7 +75,7 @@ def softmax_with_empty_rows(logits, mask=None, axis=-1):
     logits = ops.cast(logits, "float32")
     if mask is None:
         return _softmax(logits, axis), None
-    mask = ops.cast(mask, "bool")
+    mask = boolean_mask(mask)  # a float (additive) mask is refused, not read as 0/1
     logits = ops.where(mask, logits, MASKED_LOGIT)
     return _softmax(logits, axis), ops.any(mask, axis=axis, keepdims=True)
 
