@@ -139,10 +139,18 @@ def check_position_window(length, start_index, table_size, message):
     """Raise a ValueError unless positions `start_index .. start_index + length - 1` fit a table.
 
     The table has `table_size` rows. A length or start index not known yet
-    (None, a tensor) passes. `message` is formatted with `length`,
+    (None, a tensor) passes; a start index that is a number but no integer
+    (1.5, True) does not. `message` is formatted with `length`,
     `start_index` and `table_size`.
     """
-    if length is None or not isinstance(start_index, int):
+    if isinstance(start_index, bool) or (
+        isinstance(start_index, numbers.Real) and not isinstance(start_index, numbers.Integral)
+    ):
+        raise ValueError(
+            "`start_index` must be an integer (or a scalar integer tensor), the position of the "
+            f"first element. Received: start_index={start_index!r}"
+        )
+    if length is None or not isinstance(start_index, numbers.Integral):
         return
     if start_index < 0 or start_index + length > table_size:
         raise ValueError(

@@ -94,6 +94,9 @@ def relative_positions(query_length, key_length, offset=0):
     >>> np.asarray(relative_positions(2, 4, offset=1)).tolist()
     [[1, 0, -1, -2], [2, 1, 0, -1]]
     """
+    for name, value in (("query_length", query_length), ("key_length", key_length)):
+        _check_length(name, value)
+    _check_length("offset", offset)
     query_positions = ops.arange(query_length, dtype="int32") + ops.cast(offset, "int32")
     key_positions = ops.arange(key_length, dtype="int32")
     return query_positions[:, None] - key_positions[None, :]  # (Tq, 1) - (1, Tk)
@@ -152,6 +155,11 @@ def padding_mask_from_lengths(lengths, max_length):
         raise ValueError(
             "`lengths` must be a 1D tensor of sequence lengths (batch,). "
             f"Received: lengths.shape={tuple(lengths.shape)}"
+        )
+    dtype = standardize_dtype(lengths.dtype)
+    if "int" not in dtype:  # 1.5 positions would be cut to 1 without a word
+        raise ValueError(
+            f"`lengths` must hold integers, counts of positions. Received: lengths.dtype={dtype}"
         )
     positions = ops.arange(max_length, dtype="int32")
     # (1, T) < (B, 1) -> (B, T)

@@ -79,3 +79,25 @@ def test_merge_masks_ands_broadcastable_masks_and_skips_none():
 def test_bad_mask_arguments_raise(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_positions_and_lengths_that_are_no_integers_are_refused_not_cut():
+    import keras_attention as ka
+
+    with pytest.raises(ValueError, match=r"^`lengths` must hold integers.*dtype=float32"):
+        ka.ops.padding_mask_from_lengths(np.array([1.5, 2.0], "float32"), 4)
+    for call, name in (
+        (lambda: ka.ops.relative_positions(2, 3, offset=1.5), "offset=1.5"),
+        (lambda: ka.ops.relative_positions(-1, 3), "query_length=-1"),
+        (lambda: ka.ops.relative_positions(2, 2.0), "key_length=2.0"),
+        (lambda: ka.layers.AlibiBias().bias(2, 2, 3, query_offset=0.5), "offset=0.5"),
+    ):
+        with pytest.raises(ValueError, match=rf"must be an integer >= 0. Received: {name}"):
+            call()
+    inputs = np.zeros((1, 3, 8), "float32")
+    for layer in (ka.layers.PositionEmbedding(8), ka.layers.TokenAndPositionEmbedding(10, 8, 4)):
+        ids_or_features = (
+            inputs if isinstance(layer, ka.layers.PositionEmbedding) else inputs[..., 0]
+        )
+        with pytest.raises(ValueError, match=r"`start_index` must be an integer.*start_index=1.5"):
+            layer(ids_or_features, start_index=1.5)

@@ -6,6 +6,7 @@ length alike, and hand their projections mask-free inputs the same way.
 """
 
 import functools
+import numbers
 
 from keras import ops
 from keras.backend import standardize_dtype
@@ -124,6 +125,41 @@ def check_key_value_shapes(key_shape, value_shape):
         raise ValueError(
             "All dimensions of `key` and `value` except the last one must be equal. "
             f"Received: key_shape={tuple(key_shape)}, value_shape={tuple(value_shape)}"
+        )
+
+
+def check_cache_update_index(cache_update_index, query_shape, cache_shape):
+    """A Python `cache_update_index` is an int at which the query's positions fit in the cache.
+
+    A tensor index (a decoding loop's) is not checked: its value is known
+    only when it runs, where an index past the end would be clamped.
+
+    Example:
+
+    >>> check_cache_update_index(3, (2, 1, 16), (2, 2, 4, 2, 8))
+    >>> check_cache_update_index(4, (2, 1, 16), (2, 2, 4, 2, 8))
+    Traceback (most recent call last):
+    ...
+    ValueError: `cache_update_index` must be from 0 to 3: the cache holds 4 positions and \
+the query writes 1 from there. Received: cache_update_index=4
+    """
+    if hasattr(cache_update_index, "shape") and not isinstance(cache_update_index, numbers.Number):
+        return
+    if isinstance(cache_update_index, bool) or not isinstance(cache_update_index, numbers.Integral):
+        raise ValueError(
+            "`cache_update_index` must be an integer, the position of the first query in the "
+            f"cache. Received: cache_update_index={cache_update_index!r}"
+        )
+    query_length = query_shape[1] if len(query_shape) == 3 else None
+    cache_length = cache_shape[2] if len(cache_shape) == 5 else None
+    if query_length is None or cache_length is None:
+        return
+    last = cache_length - query_length
+    if not 0 <= cache_update_index <= last:
+        raise ValueError(
+            f"`cache_update_index` must be from 0 to {last}: the cache holds {cache_length} "
+            f"positions and the query writes {query_length} from there. "
+            f"Received: cache_update_index={cache_update_index}"
         )
 
 

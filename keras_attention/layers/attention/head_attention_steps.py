@@ -20,6 +20,7 @@ from keras_attention.layers.attention.attention_results import attention_output_
 from keras_attention.layers.attention.attention_results import attention_results
 from keras_attention.layers.attention.call_arguments import call_arguments
 from keras_attention.layers.attention.head_attention_checks import check_attention_bias
+from keras_attention.layers.attention.head_attention_checks import check_cache_update_index
 from keras_attention.layers.attention.head_attention_checks import check_flash_attention
 from keras_attention.layers.attention.head_attention_checks import check_key_value_shapes
 from keras_attention.layers.attention.head_attention_checks import sizes_match
@@ -206,6 +207,8 @@ class HeadAttentionSteps:
                 "`cache_update_index` needs a `cache`. "
                 f"Received: cache=None, cache_update_index={cache_update_index}"
             )
+        if cache is not None and cache_update_index is not None:
+            check_cache_update_index(cache_update_index, tuple(query.shape), tuple(cache.shape))
         key = value if key is None else key
         query, value, key = (without_keras_mask(x) for x in (query, value, key))
         masks = CallMasks(attention_mask, query_mask, value_mask, key_mask, bool(use_causal_mask))

@@ -40,6 +40,7 @@ def relative_position_buckets(
     >>> np.asarray(buckets)[0].tolist()  # key 11 is the query itself
     [3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 1, 0]
     """
+    _check_max_distance(num_buckets, max_distance, bidirectional)
     distance = relative_positions(query_length, key_length, query_offset)  # (Tq, Tk)
     buckets = ops.zeros_like(distance)
     if bidirectional:
@@ -54,6 +55,18 @@ def relative_position_buckets(
     spread = ops.log(ratio) / math.log(max_distance / max_exact) * (num_buckets - max_exact)
     large = ops.minimum(max_exact + ops.cast(spread, "int32"), num_buckets - 1)
     return buckets + ops.where(distance < max_exact, distance, large)
+
+
+def _check_max_distance(num_buckets, max_distance, bidirectional):
+    """`max_distance` must lie beyond the exact buckets, or the log spread divides by <= 0."""
+    exact = (num_buckets // 2 if bidirectional else num_buckets) // 2
+    if max_distance <= exact:
+        raise ValueError(
+            f"`max_distance` must be larger than the {exact} distances that get a bucket each "
+            f"(half the buckets of a side), or the wider buckets fold back onto those. "
+            f"Received: max_distance={max_distance}, num_buckets={num_buckets}, "
+            f"bidirectional={bidirectional}"
+        )
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
@@ -133,6 +146,7 @@ class RelativePositionBias(keras.layers.Layer):
                 + (" and even, half for each side," if bidirectional else "")
                 + f" with bidirectional={bidirectional}. Received: num_buckets={num_buckets}"
             )
+        _check_max_distance(num_buckets, max_distance, bidirectional)
         self.num_heads = num_heads
         self.num_buckets = num_buckets
         self.max_distance = max_distance

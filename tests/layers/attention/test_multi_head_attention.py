@@ -26,6 +26,7 @@ from score_bias_cases import random_bias
 from score_bias_cases import scores_rank_bias
 from sublayer_weights import sublayer_weights
 
+from keras_attention.layers.attention.grouped_query_attention import GroupQueryAttention
 from keras_attention.layers.attention.multi_head_attention import MultiHeadAttention
 
 RNG = np.random.default_rng(7)
@@ -455,6 +456,26 @@ def test_bad_cache_calls():
     uneven = MultiHeadAttention(num_heads=2, key_dim=4, value_dim=2)
     with pytest.raises(ValueError, match="value_dim=2"):
         uneven(query, query, cache=np.zeros((2, 2, 5, 2, 4), "float32"), cache_update_index=0)
+
+
+@pytest.mark.parametrize(
+    "layer",
+    [
+        MultiHeadAttention(num_heads=2, key_dim=4),
+        GroupQueryAttention(head_dim=4, num_query_heads=2, num_key_value_heads=2),
+    ],
+    ids=["mha", "gqa"],
+)
+def test_a_cache_index_where_the_query_does_not_fit_is_refused_not_clamped(layer):
+    query, cache = _normal(2, 2, 6), np.zeros((2, 2, 5, 2, 4), "float32")
+    for index in (4, 5, -1):  # two positions from 4 would end past the 5 of the cache
+        with pytest.raises(ValueError, match=r"must be from 0 to 3: the cache holds 5 positions"):
+            layer(query, query, cache=cache, cache_update_index=index)
+    with pytest.raises(ValueError, match=r"must be an integer.*cache_update_index=2.0"):
+        layer(query, query, cache=cache, cache_update_index=2.0)
+    _, written = layer(query, query, cache=cache, cache_update_index=np.int32(3))
+    written = np.asarray(written)  # (B, 2, S, H, D): the last two positions, nothing else
+    assert np.any(written[:, :, 3:] != 0) and np.all(written[:, :, :3] == 0)
 
 
 # ---------------------------------------------------------------------------

@@ -210,3 +210,26 @@ def test_scores_with_another_head_count_are_refused():
 
 def test_docstring_examples():
     assert_docstring_examples_pass(relative_position_bias)
+
+
+@pytest.mark.parametrize(
+    "num_buckets, max_distance, bidirectional", [(32, 4, True), (32, 8, True), (8, 4, False)]
+)
+def test_a_max_distance_within_the_exact_buckets_is_refused(
+    num_buckets, max_distance, bidirectional
+):
+    # Half of a side's buckets hold one distance each: 8 of 32 bidirectional, 4 of 8 causal.
+    exact = (num_buckets // 2 if bidirectional else num_buckets) // 2
+    message = (
+        rf"^`max_distance` must be larger than the {exact} distances that get a bucket each .*"
+        rf"Received: max_distance={max_distance}, num_buckets={num_buckets}, "
+    )
+    with pytest.raises(ValueError, match=message):
+        RelativePositionBias(2, num_buckets, max_distance, bidirectional)
+    with pytest.raises(ValueError, match=message):
+        relative_position_buckets(4, 4, num_buckets, max_distance, bidirectional)
+    # One beyond them is the smallest that spreads the rest (no bucket out of range).
+    buckets = np.asarray(
+        relative_position_buckets(1, 64, num_buckets, exact + 1, bidirectional, query_offset=63)
+    )
+    assert buckets.min() >= 0 and buckets.max() < num_buckets
