@@ -145,8 +145,7 @@ def make_translation_function(
     (then every output loses its batch axis; text of another rank fails with an error naming
     its shape), and returns a dict of
 
-    - `translation`: `(B,)` string, the decoded target sentences; a blank source (empty or
-      only whitespace) gives "" without being decoded into an invented sentence;
+    - `translation`: `(B,)` string, the decoded target sentences ("" for a blank source);
     - `attention`: `(B, T, S)` float32 with `T = max_target_length` and
       `S = max_source_length`, the attention on the source pieces when each target piece
       was chosen (rows after the end of a translation are 0);
@@ -154,12 +153,10 @@ def make_translation_function(
       for ("" for padding);
     - `translation_tokens`: `(B, T)` string, the produced pieces the rows stand for (the end
       token included, "" after it);
-    - `source_truncated`: `(B,)` bool, whether the source had more than `max_source_length`
-      pieces: such a source is cut to its first `S` pieces, and its translation covers only
-      those (split long text into sentences before sending it).
+    - `source_truncated`: `(B,)` bool, whether the source had more than `S` pieces (only
+      its first `S` were translated).
 
-    Greedy (`beam_width=1`) or beam
-    search decodes fixed-size groups of `decode_batch_size` sentences (the last one padded)
+    Greedy or beam search decodes groups of `decode_batch_size` sentences (the last padded)
     in one XLA-compiled program, which so serves batches of every size.
 
     Args:

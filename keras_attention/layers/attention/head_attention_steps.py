@@ -210,6 +210,8 @@ class HeadAttentionSteps:
         if cache is not None and cache_update_index is not None:
             check_cache_update_index(cache_update_index, tuple(query.shape), tuple(cache.shape))
         key = value if key is None else key
+        if self.built:
+            self._check_inputs_fit_projections(query=query, value=value, key=key)
         query, value, key = (without_keras_mask(x) for x in (query, value, key))
         masks = CallMasks(attention_mask, query_mask, value_mask, key_mask, bool(use_causal_mask))
         state = cache_state(cache, cache_update_index)
@@ -224,6 +226,25 @@ class HeadAttentionSteps:
             training,
             return_attention_scores,
         )
+
+    def _check_inputs_fit_projections(self, **inputs):
+        """A built layer's inputs have the rank and features its projections were made for.
+
+        Otherwise the projection fails deep in an einsum or a reshape, with
+        no word of which input does not fit.
+        """
+        projections = {"query": self._query_dense, "value": self._value_dense}
+        projections["key"] = self._key_dense
+        for name, tensor in inputs.items():
+            dense = projections[name]
+            rank, width = len(dense.equation.split(",")[0]), dense.kernel.shape[0]
+            shape = tuple(tensor.shape)
+            if len(shape) != rank or shape[-1] not in (None, width):
+                raise ValueError(
+                    f"`{name}` must be of rank {rank} with {width} features (the last axis), "
+                    f"as when this layer was built: its projections have those sizes. "
+                    f"Received: {name}.shape={shape}"
+                )
 
     def _call_heads(self, query, value, key, masks, state, cache, bias, training, return_scores):
         """Project, fold, mask and attend: `call` once its arguments are checked.

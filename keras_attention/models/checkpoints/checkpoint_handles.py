@@ -90,8 +90,13 @@ def checkpoint_folder(preset, argument="preset"):
         ValueError: one line, for a handle that is malformed or cannot be had
             (not cached in offline mode, not on the hub, no connection).
     """
+    if isinstance(preset, os.PathLike):
+        preset = os.fspath(preset)
     if not isinstance(preset, str):
-        return preset
+        raise ValueError(
+            f"`{argument}` must be a checkpoint folder's path, an hf:// or kaggle:// handle, or "
+            f"a preset name. Received: {argument}={preset!r}"
+        )
     if preset.startswith(HF_PREFIX):
         return huggingface_snapshot(preset, argument)
     if preset.startswith(KERAS_HUB_PREFIXES):

@@ -724,3 +724,25 @@ def test_bad_attention_bias_is_refused():
         _PassThrough(num_heads=3, key_dim=4)(
             query, value, attention_bias=np.zeros((4, 5), "float32")
         )
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: MultiHeadAttention(num_heads=2, key_dim=4),
+        lambda: GroupQueryAttention(head_dim=4, num_query_heads=2, num_key_value_heads=1),
+    ],
+    ids=["mha", "gqa"],
+)
+def test_a_built_layer_names_the_input_that_no_longer_fits_its_projections(make):
+    layer = make()
+    query, value = _normal(2, 3, 6), _normal(2, 5, 6)
+    layer(query, value)
+    message = r"`{}` must be of rank 3 with 6 features \(the last axis\), as when this layer"
+    with pytest.raises(ValueError, match=message.format("value") + r".*shape=\(2, 5, 4\)"):
+        layer(query, value[..., :4])
+    with pytest.raises(ValueError, match=message.format("query") + r".*shape=\(2, 6\)"):
+        layer(query[:, 0], value)
+    with pytest.raises(ValueError, match=message.format("key") + r".*shape=\(2, 5, 3\)"):
+        layer(query, value, value[..., :3])
+    assert tuple(layer(query[:, :1], value).shape) == (2, 1, 6)  # other lengths still fit

@@ -130,3 +130,18 @@ def test_a_versioned_kaggle_handle_loads_from_kagglehubs_cache(tmp_path, monkeyp
     pixels = random_pixels()
     theirs = np.asarray(classifier(classifier.preprocessor.image_converter(pixels)))
     np.testing.assert_allclose(np.asarray(model(pixels)), theirs, atol=1e-4)
+
+
+@pytest.mark.parametrize(
+    "model_class", ["TransformerTranslator", "VisionTransformer", "SwinTransformer", "ViTCaptioner"]
+)
+@pytest.mark.parametrize("preset", [None, 42])
+def test_a_preset_that_is_no_path_nor_name_is_refused_naming_the_argument(model_class, preset):
+    import keras_attention as ka
+
+    with pytest.raises(ValueError) as error:
+        getattr(ka.models, model_class).from_preset(preset)
+    assert str(error.value) == (
+        "`preset` must be a checkpoint folder's path, an hf:// or kaggle:// handle, or a preset "
+        f"name. Received: preset={preset!r}"
+    )
