@@ -9,7 +9,7 @@ from keras_attention.models.constructor_config import ConstructorConfig
 from keras_attention.models.constructor_config import check_sizes_and_dropout
 from keras_attention.models.default_compile import DefaultCompile
 from keras_attention.models.held_tokenizers import HeldTokenizers
-from keras_attention.models.unit_scaled_pixels import warn_of_unit_scaled_pixels
+from keras_attention.models.pixel_batches import checked_pixel_batch
 from keras_attention.text.word_pieces import group_pieces
 from keras_attention.validation import check_positive_int
 
@@ -197,7 +197,7 @@ class ImageCaptioner(HeldTokenizers, DefaultCompile, ConstructorConfig, keras.Mo
         if max_length is None:
             max_length = self.max_length or self.max_caption_length
         check_positive_int("decode_batch_size", decode_batch_size)
-        warn_of_unit_scaled_pixels(images, "caption")
+        images = checked_pixel_batch(images, 3, "caption")
         if encoder is None:
             (encoder,) = self.held_tokenizers("caption")
         tokenizer, function = self._caption_function(

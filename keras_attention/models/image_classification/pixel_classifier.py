@@ -11,7 +11,7 @@ from keras_attention.models.image_classification.pixel_classifier_inputs import 
     check_pixel_classifier_arguments,
 )
 from keras_attention.models.image_classification.pixel_classifier_inputs import pixel_layers
-from keras_attention.models.unit_scaled_pixels import warn_of_unit_scaled_pixels
+from keras_attention.models.pixel_batches import checked_pixel_batch
 from keras_attention.validation import check_positive_int
 
 
@@ -189,7 +189,7 @@ class PixelClassifier(DefaultCompile, ConstructorConfig, keras.Model):
         >>> len(maps), maps[0].shape  # one map per block: (B, heads, 1 + N, 1 + N)
         (1, (3, 2, 5, 5))
         """
-        warn_of_unit_scaled_pixels(images, "classify")
+        images = checked_pixel_batch(images, self.channels, "classify")
         logits, maps = self._run_in_batches(images, batch_size, return_attention)
         indices = np.argmax(logits, axis=-1)
         labels = indices if self.class_names is None else np.asarray(self.class_names)[indices]

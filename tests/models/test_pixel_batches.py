@@ -1,4 +1,4 @@
-"""Images divided by 255 given to a model of raw pixels: a warning, as nothing else fails."""
+"""What classify and caption take: a batch of raw pixels, refused otherwise, with one warning."""
 
 import warnings
 
@@ -31,3 +31,25 @@ def test_images_scaled_to_0_1_are_named_in_a_warning_raw_pixels_are_not(kind):
         run(PIXELS)  # 0..255: no warning
         run(PIXELS.astype("uint8"))  # integers are raw pixels whatever their values
         run(np.zeros_like(PIXELS))  # an all-black image: the range cannot tell
+
+
+@pytest.mark.parametrize("kind", ["classifier", "captioner"])
+@pytest.mark.parametrize(
+    "images, message",
+    [
+        (PIXELS[0], r"must be a batch \(batch, height, width, 3\), one image as a batch of one"),
+        (PIXELS[..., :1], r"must be \(batch, height, width, 3\) with at least one image"),
+        (PIXELS[:0], r"must be \(batch, height, width, 3\) with at least one image"),
+        ("cat.jpg", r"must be pixels .* decode them first .*Received: <U7 values \('cat.jpg'\)"),
+        (np.where(PIXELS > 200, np.nan, PIXELS), r"must hold finite pixel values .* NaN or infin"),
+        (PIXELS * 257, r"must hold pixel values in 0..255.*Received: images with values from"),
+    ],
+    ids=["one image", "grayscale", "empty", "file name", "nan", "16-bit"],
+)
+def test_what_is_no_batch_of_pixels_is_a_value_error_naming_images(kind, images, message):
+    if kind == "classifier":
+        run = tiny_models.tiny_vision_transformer(class_names=["a", "b", "c"]).classify
+    else:
+        run = _captioner().caption
+    with pytest.raises(ValueError, match=r"^`images` " + message):
+        run(images)
