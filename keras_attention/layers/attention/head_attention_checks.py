@@ -8,6 +8,7 @@ length alike, and hand their projections mask-free inputs the same way.
 import functools
 import numbers
 
+import numpy as np
 from keras import ops
 from keras.backend import standardize_dtype
 
@@ -160,6 +161,31 @@ the query writes 1 from there. Received: cache_update_index=4
             f"`cache_update_index` must be from 0 to {last}: the cache holds {cache_length} "
             f"positions and the query writes {query_length} from there. "
             f"Received: cache_update_index={cache_update_index}"
+        )
+
+
+def check_padding_mask(mask, name, input_name, input_shape):
+    """A padding mask has the shape of the input it pads, without the feature axis.
+
+    Checked before the mask is laid out against the scores, where a
+    swapped `query_mask` / `value_mask` would be named only by a shape the
+    caller never built.
+
+    Example:
+
+    >>> import numpy as np
+    >>> check_padding_mask(np.ones((2, 6), bool), "query_mask", "query", (2, 4, 16))
+    Traceback (most recent call last):
+    ...
+    ValueError: `query_mask` must have the shape of `query` without its feature axis, (2, 4). \
+Received: query_mask.shape=(2, 6)
+    """
+    shape = tuple(mask.shape) if hasattr(mask, "shape") else np.shape(mask)
+    expected = tuple(input_shape)[:-1]
+    if len(shape) != len(expected) or not all(map(sizes_match, shape, expected)):
+        raise ValueError(
+            f"`{name}` must have the shape of `{input_name}` without its feature axis, "
+            f"{expected}. Received: {name}.shape={shape}"
         )
 
 

@@ -23,6 +23,7 @@ from keras_attention.layers.attention.head_attention_checks import check_attenti
 from keras_attention.layers.attention.head_attention_checks import check_cache_update_index
 from keras_attention.layers.attention.head_attention_checks import check_flash_attention
 from keras_attention.layers.attention.head_attention_checks import check_key_value_shapes
+from keras_attention.layers.attention.head_attention_checks import check_padding_mask
 from keras_attention.layers.attention.head_attention_checks import sizes_match
 from keras_attention.layers.attention.head_attention_checks import without_keras_mask
 from keras_attention.layers.attention.projection_settings import projection_settings_config
@@ -406,10 +407,12 @@ class HeadAttentionSteps:
                 self._to_scores_layout(mask, "attention_mask", projected_query, projected_key)
             )
         if masks.query_mask is not None:
+            check_padding_mask(masks.query_mask, "query_mask", "query", inputs[0].shape)
             positions = self._padding_mask_layout(masks.query_mask, "query_mask", inputs[0])
             result.append(positions[:, None, :, None])  # (B', 1, Tq, 1)
         for name, mask in (("value_mask", masks.value_mask), ("key_mask", masks.key_mask)):
             if mask is not None and not state.in_use:
+                check_padding_mask(mask, name, name.split("_")[0], inputs[1].shape)
                 positions = self._padding_mask_layout(mask, name, inputs[1])
                 result.append(positions[:, None, None, :])  # (B', 1, 1, Tk)
         if state.decoding:

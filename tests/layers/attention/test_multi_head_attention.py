@@ -746,3 +746,23 @@ def test_a_built_layer_names_the_input_that_no_longer_fits_its_projections(make)
     with pytest.raises(ValueError, match=message.format("key") + r".*shape=\(2, 5, 3\)"):
         layer(query, value, value[..., :3])
     assert tuple(layer(query[:, :1], value).shape) == (2, 1, 6)  # other lengths still fit
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: MultiHeadAttention(num_heads=2, key_dim=4),
+        lambda: GroupQueryAttention(head_dim=4, num_query_heads=2, num_key_value_heads=1),
+    ],
+    ids=["mha", "gqa"],
+)
+def test_a_padding_mask_of_the_other_input_is_named_with_the_shape_it_needs(make):
+    layer = make()
+    query, value = _normal(2, 3, 6), _normal(2, 5, 6)
+    for name, mask, expected in (
+        ("query_mask", np.ones((2, 5), bool), "`query` without its feature axis, (2, 3)"),
+        ("value_mask", np.ones((2, 3), bool), "`value` without its feature axis, (2, 5)"),
+        ("key_mask", np.ones((2, 5, 1), bool), "`key` without its feature axis, (2, 5)"),
+    ):
+        with pytest.raises(ValueError, match=rf"`{name}` must have the shape of {expected}"):
+            layer(query, value, **{name: mask})
