@@ -764,5 +764,7 @@ def test_a_padding_mask_of_the_other_input_is_named_with_the_shape_it_needs(make
         ("value_mask", np.ones((2, 3), bool), "`value` without its feature axis, (2, 5)"),
         ("key_mask", np.ones((2, 5, 1), bool), "`key` without its feature axis, (2, 5)"),
     ):
-        with pytest.raises(ValueError, match=rf"`{name}` must have the shape of {expected}"):
+        with pytest.raises(
+            ValueError, match=re.escape(f"`{name}` must have the shape of {expected}")
+        ):
             layer(query, value, **{name: mask})
