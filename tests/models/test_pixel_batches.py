@@ -53,3 +53,8 @@ def test_what_is_no_batch_of_pixels_is_a_value_error_naming_images(kind, images,
         run = _captioner().caption
     with pytest.raises(ValueError, match=r"^`images` " + message):
         run(images)
+
+
+def test_generate_names_its_own_batch_size_argument():
+    with pytest.raises(ValueError, match=r"^`batch_size` must be a positive integer. Received: b"):
+        _captioner().generate(PIXELS, batch_size=0)

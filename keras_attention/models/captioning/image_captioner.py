@@ -127,6 +127,7 @@ class ImageCaptioner(HeldTokenizers, DefaultCompile, ConstructorConfig, keras.Mo
         >>> len(model.attach_tokenizers(tokenizer).generate(np.zeros((3, 16, 16, 3), "uint8")))
         3
         """
+        check_positive_int("batch_size", batch_size)  # named as this method calls it
         (tokenizer,) = self.held_tokenizers("generate")
         return self.caption(
             inputs,
