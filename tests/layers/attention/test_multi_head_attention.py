@@ -458,16 +458,22 @@ def test_bad_cache_calls():
         uneven(query, query, cache=np.zeros((2, 2, 5, 2, 4), "float32"), cache_update_index=0)
 
 
-@pytest.mark.parametrize(
-    "layer",
+# The two layers of projected heads, made anew for each test (with one key/value head for GQA).
+EITHER_HEAD_LAYER = pytest.mark.parametrize(
+    "make",
     [
-        MultiHeadAttention(num_heads=2, key_dim=4),
-        GroupQueryAttention(head_dim=4, num_query_heads=2, num_key_value_heads=2),
+        lambda: MultiHeadAttention(num_heads=2, key_dim=4),
+        lambda: GroupQueryAttention(head_dim=4, num_query_heads=2, num_key_value_heads=1),
     ],
     ids=["mha", "gqa"],
 )
-def test_a_cache_index_where_the_query_does_not_fit_is_refused_not_clamped(layer):
-    query, cache = _normal(2, 2, 6), np.zeros((2, 2, 5, 2, 4), "float32")
+
+
+@EITHER_HEAD_LAYER
+def test_a_cache_index_where_the_query_does_not_fit_is_refused_not_clamped(make):
+    layer = make()
+    heads = 2 if isinstance(layer, MultiHeadAttention) else 1  # the cache's key/value heads
+    query, cache = _normal(2, 2, 6), np.zeros((2, 2, 5, heads, 4), "float32")
     for index in (4, 5, -1):  # two positions from 4 would end past the 5 of the cache
         with pytest.raises(ValueError, match=r"must be from 0 to 3: the cache holds 5 positions"):
             layer(query, query, cache=cache, cache_update_index=index)
@@ -726,14 +732,7 @@ def test_bad_attention_bias_is_refused():
         )
 
 
-@pytest.mark.parametrize(
-    "make",
-    [
-        lambda: MultiHeadAttention(num_heads=2, key_dim=4),
-        lambda: GroupQueryAttention(head_dim=4, num_query_heads=2, num_key_value_heads=1),
-    ],
-    ids=["mha", "gqa"],
-)
+@EITHER_HEAD_LAYER
 def test_a_built_layer_names_the_input_that_no_longer_fits_its_projections(make):
     layer = make()
     query, value = _normal(2, 3, 6), _normal(2, 5, 6)
@@ -748,14 +747,7 @@ def test_a_built_layer_names_the_input_that_no_longer_fits_its_projections(make)
     assert tuple(layer(query[:, :1], value).shape) == (2, 1, 6)  # other lengths still fit
 
 
-@pytest.mark.parametrize(
-    "make",
-    [
-        lambda: MultiHeadAttention(num_heads=2, key_dim=4),
-        lambda: GroupQueryAttention(head_dim=4, num_query_heads=2, num_key_value_heads=1),
-    ],
-    ids=["mha", "gqa"],
-)
+@EITHER_HEAD_LAYER
 def test_a_padding_mask_of_the_other_input_is_named_with_the_shape_it_needs(make):
     layer = make()
     query, value = _normal(2, 3, 6), _normal(2, 5, 6)
