@@ -7,6 +7,9 @@ This module imports nothing from the package, so every level may use it.
 import math
 import numbers
 
+# Raw pixels, as 8-bit images store them: what the image models and their SavedModels take.
+PIXEL_RANGE = (0.0, 255.0)
+
 
 def check_positive_int(name, value, allow_none=False):
     """Raise a ValueError unless `value` is a positive int (or None if allowed)."""

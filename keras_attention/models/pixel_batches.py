@@ -27,7 +27,7 @@ import warnings
 
 import numpy as np
 
-from keras_attention.serving.image_inputs import PIXEL_RANGE
+from keras_attention.validation import PIXEL_RANGE
 
 
 def checked_pixel_batch(images, channels, method):

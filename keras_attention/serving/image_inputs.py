@@ -20,8 +20,7 @@ XLA-compiled call (the decoding of a captioner), as they do here.
 
 import tensorflow as tf
 
-# Pixels are 0..255, as 8-bit images store them.
-PIXEL_RANGE = (0.0, 255.0)
+from keras_attention.validation import PIXEL_RANGE
 
 
 def image_input_spec(dtype=tf.float32):
