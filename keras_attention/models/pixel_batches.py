@@ -69,6 +69,7 @@ def checked_pixel_batch(images, channels, method):
             f"`images` must be (batch, height, width, {channels}) with at least one image of "
             f"height, width > 0. Received: images.shape={pixels.shape}"
         )
+    given_floats = np.issubdtype(pixels.dtype, np.floating)  # integers are raw pixels anyway
     pixels = pixels.astype("float32")
     nonfinite = int(np.sum(~np.isfinite(pixels)))
     if nonfinite:
@@ -84,7 +85,7 @@ def checked_pixel_batch(images, channels, method):
             f"float on that scale). Received: images with values from {smallest:g} to "
             f"{largest:g}"
         )
-    if np.issubdtype(np.asarray(images).dtype, np.floating) and 0.0 < largest <= 1.0:
+    if given_floats and 0.0 < largest <= 1.0:
         warnings.warn(
             f"{method}: every pixel of `images` is at most 1.0 (largest {largest:.3g}): this "
             "model reads raw pixels 0..255 and scales them itself, so images divided by 255 "

@@ -234,8 +234,11 @@ class HeadAttentionSteps:
         Otherwise the projection fails deep in an einsum or a reshape, with
         no word of which input does not fit.
         """
-        projections = {"query": self._query_dense, "value": self._value_dense}
-        projections["key"] = self._key_dense
+        projections = {
+            "query": self._query_dense,
+            "value": self._value_dense,
+            "key": self._key_dense,
+        }
         for name, tensor in inputs.items():
             dense = projections[name]
             rank, width = len(dense.equation.split(",")[0]), dense.kernel.shape[0]
