@@ -91,7 +91,7 @@ def checkpoint_folder(preset, argument="preset"):
             (not cached in offline mode, not on the hub, no connection).
     """
     if isinstance(preset, os.PathLike):
-        preset = os.fspath(preset)
+        return preset  # a folder path: no handle to resolve
     if not isinstance(preset, str):
         raise ValueError(
             f"`{argument}` must be a checkpoint folder's path, an hf:// or kaggle:// handle, or "
