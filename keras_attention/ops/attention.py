@@ -1,12 +1,11 @@
 """Scaled dot-product attention with a choice of implementation."""
 
-import math
-
 import keras
 from keras import ops
 
 from keras_attention.ops.attention_arguments import check_attention_inputs
 from keras_attention.ops.attention_arguments import check_scale
+from keras_attention.ops.attention_arguments import default_scale
 from keras_attention.ops.attention_arguments import normalize_bias
 from keras_attention.ops.attention_arguments import normalize_mask
 from keras_attention.ops.chunked_attention import chunked_attention
@@ -154,7 +153,7 @@ def _weights_and_nonempty_rows(query, key, mask, is_causal, scale, bias=None):
     `sees_any_key` (mB, mH, Tq | 1, 1) is False on the rows whose every key
     is hidden, or None when no row can be empty; see `softmax_with_empty_rows`.
     """
-    scale = _default_scale(query) if scale is None else scale
+    scale = default_scale(query) if scale is None else scale
     logits = _biased_logits(query, key, scale, bias)
     mask = keys_the_bias_allows(mask, bias)
     if is_causal:
@@ -165,16 +164,6 @@ def _weights_and_nonempty_rows(query, key, mask, is_causal, scale, bias=None):
         # Top-left causal alone hides no whole row: every query sees key 0.
         sees_any_key = None
     return weights, sees_any_key
-
-
-def _default_scale(query):
-    head_dim = query.shape[-1]
-    if head_dim is None:
-        raise ValueError(
-            "`scale` is needed when the head_dim of `query` is unknown. "
-            f"Received: query.shape={tuple(query.shape)}"
-        )
-    return 1.0 / math.sqrt(head_dim)
 
 
 def dot_product_attention(
@@ -294,7 +283,7 @@ def dot_product_attention(
         # A decoding step: one query over the whole cache, read in place.
         positions = _positions_mask(1, ops.shape(key)[1], is_causal, sliding_window)
         mask = keys_the_bias_allows(merge_masks(mask, positions), bias)
-        scale = _default_scale(query) if scale is None else scale
+        scale = default_scale(query) if scale is None else scale
         return single_query_attention(query, key, value, mask, scale, bias, return_weights)
     if sliding_window is not None and implementation != "chunked":
         # Only the chunked kernel walks the band; the others mask the scores.
@@ -453,7 +442,7 @@ def _attend(
     `sliding_window` reaches here only for the chunked kernel; the others
     receive it merged into `mask`.
     """
-    scale = _default_scale(query) if scale is None else scale
+    scale = default_scale(query) if scale is None else scale
     use_dropout = bool(training) and dropout_rate > 0.0
 
     if implementation == "chunked":

@@ -139,3 +139,21 @@ def check_scale(scale):
             "`scale` must be a finite number multiplying the scores, or None for "
             f"1 / sqrt(head_dim). Received: scale={scale!r}"
         )
+
+
+def default_scale(query):
+    """1 / sqrt(head_dim), the scale of the scores when none is given.
+
+    Example:
+
+    >>> import numpy as np
+    >>> default_scale(np.zeros((1, 2, 1, 16)))
+    0.25
+    """
+    head_dim = query.shape[-1]
+    if head_dim is None:
+        raise ValueError(
+            "`scale` is needed when the head_dim of `query` is unknown. "
+            f"Received: query.shape={tuple(query.shape)}"
+        )
+    return 1.0 / math.sqrt(head_dim)

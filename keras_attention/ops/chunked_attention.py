@@ -26,12 +26,11 @@ the mask, never broadcast to the whole score matrix; its gradient is the
 gradient of the scores, summed over the axes the bias broadcasts along.
 """
 
-import math
-
 from keras import ops
 
 from keras_attention.ops.attention_arguments import check_attention_inputs
 from keras_attention.ops.attention_arguments import check_scale
+from keras_attention.ops.attention_arguments import default_scale
 from keras_attention.ops.attention_arguments import normalize_bias
 from keras_attention.ops.attention_arguments import normalize_mask
 from keras_attention.ops.eager_graph import graph_when_eager
@@ -535,7 +534,7 @@ def chunked_attention(
     mask = normalize_mask(mask, query, key)
     bias = normalize_bias(bias, query, key)
     if scale is None:
-        scale = 1.0 / math.sqrt(query.shape[-1])
+        scale = default_scale(query)
     if 0 in (query.shape[0], query.shape[1], key.shape[1]):
         # Nothing to tile (and block sizes of 0): the materialised kernel's
         # answer, an empty output or, with no keys, zeros.
