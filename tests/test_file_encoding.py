@@ -9,6 +9,8 @@ from keras_attention.file_encoding import check_text_file
 from keras_attention.file_encoding import text_file_problem
 
 PAIRS = "hello\thola\nthank you\tgracias\n"
+# gzip.compress(..., mtime=0) everywhere: the bytes are part of the test ids, and a header
+# holding the time of collection gave the two pytest-xdist workers different ids.
 
 
 @pytest.mark.parametrize(
@@ -17,7 +19,7 @@ PAIRS = "hello\thola\nthank you\tgracias\n"
         ("plain.tsv", PAIRS.encode()),
         ("bom.tsv", b"\xef\xbb\xbf" + PAIRS.encode()),
         ("accents.tsv", "café\tcafé\n".encode()),
-        ("pairs.tsv.gz", gzip.compress(PAIRS.encode())),
+        ("pairs.tsv.gz", gzip.compress(PAIRS.encode(), mtime=0)),
         ("empty.tsv", b""),
         # A stray NUL is a character of UTF-8 text: left to the line readers.
         ("stray_nul.tsv", b"a\x00b\tc\n" + PAIRS.encode()),
@@ -62,12 +64,12 @@ def test_utf8_text_passes(tmp_path, name, data):
         ),
         (
             "packed.tsv",
-            gzip.compress(PAIRS.encode()),
+            gzip.compress(PAIRS.encode(), mtime=0),
             "is gzip-compressed but its name does not end in .gz",
         ),
         ("plain.tsv.gz", PAIRS.encode(), "is not gzip-compressed although its name ends in .gz"),
-        ("cut.tsv.gz", gzip.compress(PAIRS.encode() * 50)[:30], "cannot be uncompressed"),
-        ("excel.tsv.gz", gzip.compress(PAIRS.encode("utf-16")), "is UTF-16 text"),
+        ("cut.tsv.gz", gzip.compress(PAIRS.encode() * 50, mtime=0)[:30], "cannot be uncompressed"),
+        ("excel.tsv.gz", gzip.compress(PAIRS.encode("utf-16"), mtime=0), "is UTF-16 text"),
         (
             "latin1.tsv",
             "Go.\tVe.\nCafé.\tCafé.\nJe suis là.\tEstoy aquí.\n".encode("latin-1"),
@@ -77,7 +79,7 @@ def test_utf8_text_passes(tmp_path, name, data):
         ),
         (
             "quotes.csv.gz",
-            gzip.compress("“Hi”,“Hola”\n‘x’,—\n".encode("cp1252")),
+            gzip.compress("“Hi”,“Hola”\n‘x’,—\n".encode("cp1252"), mtime=0),
             "hold 7 that are not, on 2 lines",
         ),
     ],

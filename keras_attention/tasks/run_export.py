@@ -73,10 +73,10 @@ def export_run(
     if checkpoint:
         checkpoint = os.path.expanduser(checkpoint)
         if not os.path.isfile(checkpoint):
-            state = "a folder" if os.path.isdir(checkpoint) else "does not exist"
+            state = "is a folder" if os.path.isdir(checkpoint) else "does not exist"
             raise RunFolderError(
                 f"`--checkpoint` must be a .keras file. Received: --checkpoint {checkpoint}, "
-                f"which {'is ' if state == 'a folder' else ''}{state}"
+                f"which {state}"
             )
         _check_checkpoint_of_run(checkpoint, run_dir)
     candidates = [checkpoint] if checkpoint else _checkpoints(run_dir)
@@ -146,8 +146,8 @@ def _check_checkpoint_of_run(checkpoint, run_dir):
 
     Compared with the newest of the run's own checkpoints whose config
     reads (a `.keras` file is a zip with `config.json`): the class and every
-    plain constructor argument (numbers, strings, flags and lists of them). A run with no
-    readable checkpoint is not compared.
+    plain constructor argument (numbers, strings, flags and lists of them).
+    A run with no readable checkpoint is not compared.
     """
     inside = os.path.realpath(os.path.join(run_dir, "checkpoints"))
     if os.path.dirname(os.path.realpath(checkpoint)) == inside:
