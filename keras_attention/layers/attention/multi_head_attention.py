@@ -472,14 +472,11 @@ class MultiHeadAttention(HeadAttentionSteps, keras.layers.Layer):
         return ops.reshape(scores, target)  # (B, *F, N, *Aq, *Ak)
 
     def _padding_mask_layout(self, mask, name, reference):
-        """A (B, *positions) padding mask -> (B', T) in the folded order."""
+        """A (B, *positions) padding mask -> (B', T) in the folded order.
+
+        Its shape was checked against `reference` (`check_padding_mask`).
+        """
         mask = boolean_mask(mask, name)
-        if len(mask.shape) != len(reference.shape) - 1:
-            raise ValueError(
-                f"`{name}` must have the shape of its input without the feature axis. "
-                f"Received: {name}.shape={tuple(mask.shape)} for input shape "
-                f"{tuple(reference.shape)}"
-            )
         if self._is_sequence:
             return mask
         return _fold_positions(mask, self._free_axes, self._resolved_axes, trailing=0)
